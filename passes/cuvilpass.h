@@ -1,0 +1,45 @@
+// .cuvilpass files (YAML, version 1): load, validate against the registry, save.
+//
+//   cuvil_pass_version: 1
+//   target: cpu            # cpu | cuda
+//   suite: resnet50        # optional
+//   passes:                # run in this order; a pass not listed is off
+//     - name: fuse-elementwise
+//       params: { max_fusion_depth: 3 }
+//   provenance: { ... }    # optional, free-form, kept on round trip
+//
+// Every problem is a UserError "FILE:LINE: FIELD: message".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace cuvil::passes {
+
+struct PassInvocation {
+  std::string name;
+  ParamMap params;  // every declared parameter, defaults filled in
+};
+
+struct PipelineConfig {
+  int version = 1;
+  std::string target = "cpu";
+  std::string suite;
+  std::vector<PassInvocation> passes;
+  std::string provenance_yaml;  // the provenance mapping as YAML text, or empty
+  std::string source = "<memory>";  // file the config came from, for messages
+};
+
+PipelineConfig parse_cuvilpass(const std::string& text, const std::string& source_name);
+PipelineConfig load_cuvilpass(const std::string& path);  // a missing file is a UserError too
+std::string to_yaml(const PipelineConfig& config);
+void save_cuvilpass(const PipelineConfig& config, const std::string& path);
+
+// Every registered pass with default parameters, in registry order.
+PipelineConfig default_pipeline(const std::string& target);
+// A stable hash of the passes and their parameters (not of comments or provenance).
+std::string config_hash(const PipelineConfig& config);
+
+}  // namespace cuvil::passes

@@ -1,0 +1,262 @@
+#include "passes/ir/graph.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "passes/ir/error.h"
+
+namespace cuvil::ir {
+
+int64_t Attrs::get_int(const std::string& key, int64_t fallback) const {
+  auto it = map_.find(key);
+  if (it == map_.end()) return fallback;
+  if (auto* v = std::get_if<int64_t>(&it->second)) return *v;
+  throw UserError("attribute '" + key + "' is not an integer");
+}
+
+double Attrs::get_float(const std::string& key, double fallback) const {
+  auto it = map_.find(key);
+  if (it == map_.end()) return fallback;
+  if (auto* v = std::get_if<double>(&it->second)) return *v;
+  if (auto* v = std::get_if<int64_t>(&it->second)) return static_cast<double>(*v);
+  throw UserError("attribute '" + key + "' is not a number");
+}
+
+std::string Attrs::get_string(const std::string& key, const std::string& fallback) const {
+  auto it = map_.find(key);
+  if (it == map_.end()) return fallback;
+  if (auto* v = std::get_if<std::string>(&it->second)) return *v;
+  throw UserError("attribute '" + key + "' is not a string");
+}
+
+std::vector<int64_t> Attrs::get_ints(const std::string& key, std::vector<int64_t> fallback) const {
+  auto it = map_.find(key);
+  if (it == map_.end()) return fallback;
+  if (auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;
+  throw UserError("attribute '" + key + "' is not a list of integers");
+}
+
+ValueId Graph::add_value(Value value) {
+  values_.push_back(std::move(value));
+  return static_cast<ValueId>(values_.size() - 1);
+}
+
+ValueId Graph::add_input(const std::string& name, Shape shape, DType dtype, Layout layout) {
+  Value v;
+  v.name = name;
+  v.shape = std::move(shape);
+  v.dtype = dtype;
+  v.layout = layout;
+  v.kind = ValueKind::input;
+  ValueId id = add_value(std::move(v));
+  inputs_.push_back(id);
+  return id;
+}
+
+ValueId Graph::add_constant(const std::string& name, Shape shape, ConstantInit init,
+                            bool trainable) {
+  Value v;
+  v.name = name;
+  v.shape = std::move(shape);
+  v.kind = ValueKind::constant;
+  v.init = init;
+  v.trainable = trainable;
+  return add_value(std::move(v));
+}
+
+ValueId Graph::add_constant_data(const std::string& name, Tensor tensor, bool trainable) {
+  Value v;
+  v.name = name;
+  v.shape = std::move(tensor.shape);
+  v.dtype = tensor.dtype;
+  v.kind = ValueKind::constant;
+  v.trainable = trainable;
+  v.data = std::make_shared<const std::vector<float>>(std::move(tensor.data));
+  return add_value(std::move(v));
+}
+
+ValueId Graph::add_node(OpKind op, std::vector<ValueId> inputs, Attrs attrs,
+                        const std::string& name) {
+  Node node;
+  node.op = op;
+  node.inputs = std::move(inputs);
+  node.attrs = std::move(attrs);
+  node.name = name.empty() ? std::string(to_string(op)) + "_" + std::to_string(nodes_.size())
+                           : name;
+  for (ValueId in : node.inputs) {
+    if (in < 0 || in >= value_count()) {
+      throw UserError("node '" + node.name + "': input value id " + std::to_string(in) +
+                      " does not exist");
+    }
+  }
+  Value out;
+  out.name = node.name;
+  infer_node(*this, node, &out);
+  out.producer = static_cast<NodeId>(nodes_.size());
+  node.output = add_value(std::move(out));
+  nodes_.push_back(std::move(node));
+  return nodes_.back().output;
+}
+
+void Graph::mark_output(ValueId id) {
+  CUVIL_CHECK(id >= 0 && id < value_count(), "output id out of range");
+  outputs_.push_back(id);
+}
+
+const Value& Graph::value(ValueId id) const {
+  CUVIL_CHECK(id >= 0 && id < value_count(), "value id " + std::to_string(id) + " out of range");
+  return values_[static_cast<size_t>(id)];
+}
+
+Value& Graph::mutable_value(ValueId id) {
+  CUVIL_CHECK(id >= 0 && id < value_count(), "value id " + std::to_string(id) + " out of range");
+  return values_[static_cast<size_t>(id)];
+}
+
+const Node& Graph::node(NodeId id) const {
+  CUVIL_CHECK(id >= 0 && id < static_cast<NodeId>(nodes_.size()), "node id out of range");
+  return nodes_[static_cast<size_t>(id)];
+}
+
+std::vector<ValueId> Graph::constants() const {
+  std::vector<ValueId> ids;
+  for (ValueId i = 0; i < value_count(); ++i) {
+    if (values_[static_cast<size_t>(i)].kind == ValueKind::constant) ids.push_back(i);
+  }
+  return ids;
+}
+
+const std::vector<float>& Graph::constant_data(ValueId id) const {
+  const Value& v = value(id);
+  CUVIL_CHECK(v.kind == ValueKind::constant, "value '" + v.name + "' is not a constant");
+  if (!v.data) {
+    // Lazily materialised; the cache lives in the (logically const) value.
+    const_cast<Value&>(v).data = materialize(v.init, num_elements(v.shape));
+  }
+  return *v.data;
+}
+
+void Graph::set_constant_data(ValueId id, std::vector<float> values) {
+  Value& v = mutable_value(id);
+  CUVIL_CHECK(v.kind == ValueKind::constant, "value '" + v.name + "' is not a constant");
+  CUVIL_CHECK(static_cast<int64_t>(values.size()) == num_elements(v.shape),
+              "constant data size mismatch for '" + v.name + "'");
+  v.data = std::make_shared<const std::vector<float>>(std::move(values));
+}
+
+void Graph::replace_all_uses(ValueId from, ValueId to) {
+  for (Node& n : nodes_) {
+    for (ValueId& in : n.inputs) {
+      if (in == from) in = to;
+    }
+  }
+  for (ValueId& out : outputs_) {
+    if (out == from) out = to;
+  }
+}
+
+std::vector<int32_t> Graph::use_counts() const {
+  std::vector<int32_t> uses(static_cast<size_t>(value_count()), 0);
+  for (const Node& n : nodes_) {
+    for (ValueId in : n.inputs) uses[static_cast<size_t>(in)]++;
+  }
+  for (ValueId out : outputs_) uses[static_cast<size_t>(out)]++;
+  return uses;
+}
+
+void Graph::recompute() {
+  // Drop nodes whose results are not needed by any graph output.
+  std::vector<NodeId> producer(static_cast<size_t>(value_count()), -1);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    producer[static_cast<size_t>(nodes_[i].output)] = static_cast<NodeId>(i);
+  }
+  std::vector<char> live(nodes_.size(), 0), visiting(nodes_.size(), 0);
+  std::vector<NodeId> order;
+  // Iterative DFS post-order gives a topological order of the live nodes.
+  std::vector<std::pair<NodeId, size_t>> stack;
+  auto visit = [&](NodeId root) {
+    if (root < 0 || live[static_cast<size_t>(root)]) return;
+    stack.push_back({root, 0});
+    visiting[static_cast<size_t>(root)] = 1;
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      const Node& node = nodes_[static_cast<size_t>(n)];
+      if (next < node.inputs.size()) {
+        NodeId p = producer[static_cast<size_t>(node.inputs[next++])];
+        if (p >= 0 && !live[static_cast<size_t>(p)]) {
+          if (visiting[static_cast<size_t>(p)]) {
+            throw UserError("graph has a cycle through node '" + nodes_[p].name + "'");
+          }
+          visiting[static_cast<size_t>(p)] = 1;
+          stack.push_back({p, 0});
+        }
+      } else {
+        live[static_cast<size_t>(n)] = 1;
+        visiting[static_cast<size_t>(n)] = 0;
+        order.push_back(n);
+        stack.pop_back();
+      }
+    }
+  };
+  for (ValueId out : outputs_) visit(producer[static_cast<size_t>(out)]);
+  std::vector<Node> sorted;
+  sorted.reserve(order.size());
+  for (NodeId n : order) sorted.push_back(std::move(nodes_[static_cast<size_t>(n)]));
+  nodes_ = std::move(sorted);
+  for (Value& v : values_) {
+    if (v.kind == ValueKind::intermediate) v.producer = -1;
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Node& n = nodes_[i];
+    Value& out = values_[static_cast<size_t>(n.output)];
+    out.producer = static_cast<NodeId>(i);
+    infer(n);
+  }
+}
+
+void Graph::infer(Node& node) {
+  Value& out = values_[static_cast<size_t>(node.output)];
+  Value inferred = out;
+  infer_node(*this, node, &inferred);
+  out.shape = inferred.shape;
+  out.dtype = inferred.dtype;
+  out.layout = inferred.layout;
+}
+
+int64_t Graph::parameter_count() const {
+  int64_t n = 0;
+  for (const Value& v : values_) {
+    if (v.kind == ValueKind::constant && v.trainable) n += num_elements(v.shape);
+  }
+  return n;
+}
+
+int64_t Graph::constant_bytes() const {
+  int64_t n = 0;
+  for (const Value& v : values_) {
+    if (v.kind == ValueKind::constant) n += num_elements(v.shape) * byte_size(v.dtype);
+  }
+  return n;
+}
+
+std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed) {
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const Value& v = graph.value(graph.inputs()[i]);
+    Tensor t(v.shape, v.dtype);
+    const uint64_t s = seed * 1000003ull + i;
+    if (v.dtype == DType::i32) {
+      generate(ConstantInit::uniform(0.0f, 1.0f, s), 0, t.numel(), t.data.data());
+      const int64_t bound = std::max<int64_t>(1, v.index_bound);
+      for (float& x : t.data) {
+        x = static_cast<float>(std::min<int64_t>(bound - 1, static_cast<int64_t>(x * bound)));
+      }
+    } else {
+      generate(ConstantInit::normal(0.0f, 1.0f, s), 0, t.numel(), t.data.data());
+    }
+    tensors.push_back(std::move(t));
+  }
+  return tensors;
+}
+
+}  // namespace cuvil::ir

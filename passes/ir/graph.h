@@ -1,0 +1,136 @@
+// The graph IR: values (shape, dtype, layout), nodes (op, attributes, inputs, one output) and
+// constants. The graph is the algorithm; passes change how it is computed, never what.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "passes/ir/op.h"
+#include "passes/ir/tensor.h"
+#include "passes/ir/types.h"
+
+namespace cuvil::ir {
+
+using ValueId = int32_t;
+using NodeId = int32_t;
+inline constexpr ValueId kNoValue = -1;
+
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
+
+// Named attributes with typed getters; a missing attribute falls back to the given default.
+class Attrs {
+ public:
+  Attrs() = default;
+  Attrs(std::initializer_list<std::pair<const std::string, AttrValue>> init) : map_(init) {}
+
+  void set(const std::string& key, AttrValue value) { map_[key] = std::move(value); }
+  bool has(const std::string& key) const { return map_.count(key) != 0; }
+  void erase(const std::string& key) { map_.erase(key); }
+  int64_t get_int(const std::string& key, int64_t fallback) const;
+  double get_float(const std::string& key, double fallback) const;  // accepts an int too
+  std::string get_string(const std::string& key, const std::string& fallback) const;
+  std::vector<int64_t> get_ints(const std::string& key, std::vector<int64_t> fallback) const;
+  const std::map<std::string, AttrValue>& entries() const { return map_; }
+  bool operator==(const Attrs&) const = default;
+
+ private:
+  std::map<std::string, AttrValue> map_;
+};
+
+enum class ValueKind : uint8_t { input, constant, intermediate };
+
+struct Value {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::f32;
+  Layout layout = Layout::any;
+  ValueKind kind = ValueKind::intermediate;
+  NodeId producer = -1;  // the node that computes it (intermediates only)
+
+  // Constants: values come from `data` when set (e.g. folded weights), else from `init`.
+  ConstantInit init;
+  std::shared_ptr<const std::vector<float>> data;
+  bool trainable = false;  // counts as a model parameter (BatchNorm running stats do not)
+
+  // Inputs of integer type: ids are drawn from [0, index_bound) when inputs are made up.
+  int64_t index_bound = 0;
+
+  // Set by memory planning: byte offset of this intermediate in the activation arena.
+  int64_t arena_offset = -1;
+};
+
+struct Node {
+  OpKind op;
+  std::vector<ValueId> inputs;
+  ValueId output = kNoValue;
+  Attrs attrs;
+  std::vector<EpilogueStep> epilogue;  // fused elementwise steps applied to the result
+  std::string name;
+};
+
+class Graph {
+ public:
+  ValueId add_input(const std::string& name, Shape shape, DType dtype = DType::f32,
+                    Layout layout = Layout::any);
+  ValueId add_constant(const std::string& name, Shape shape, ConstantInit init,
+                       bool trainable = true);
+  ValueId add_constant_data(const std::string& name, Tensor tensor, bool trainable = false);
+  // Appends a node and infers its output's shape, dtype and layout. Bad operands throw
+  // UserError naming the node.
+  ValueId add_node(OpKind op, std::vector<ValueId> inputs, Attrs attrs = {},
+                   const std::string& name = "");
+  void mark_output(ValueId id);
+
+  const Value& value(ValueId id) const;
+  Value& mutable_value(ValueId id);
+  int32_t value_count() const { return static_cast<int32_t>(values_.size()); }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  std::vector<Node>& mutable_nodes() { return nodes_; }
+  const Node& node(NodeId id) const;
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  std::vector<ValueId>& mutable_outputs() { return outputs_; }
+  std::vector<ValueId> constants() const;
+
+  // The constant's values, materialised on first use and shared between copies of the graph.
+  const std::vector<float>& constant_data(ValueId id) const;
+  void set_constant_data(ValueId id, std::vector<float> values);
+
+  // Rewiring for passes. After editing nodes, call recompute() to restore topological order,
+  // producers and inferred shapes, and to drop nodes whose results nobody uses.
+  void replace_all_uses(ValueId from, ValueId to);
+  ValueId add_value(Value value);
+  void recompute();
+
+  // Number of uses of each value by live nodes and graph outputs.
+  std::vector<int32_t> use_counts() const;
+  int64_t parameter_count() const;    // elements of trainable constants
+  int64_t constant_bytes() const;     // bytes of all constants at their dtype
+
+  // Free-form facts a pass leaves for later stages and reports (e.g. "memory.peak_bytes").
+  std::map<std::string, int64_t> annotations;
+
+ private:
+  void infer(Node& node);
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+};
+
+// Infers node.output's shape, dtype and layout from its inputs and attributes; throws UserError
+// naming the node on bad operands.
+void infer_node(const Graph& graph, const Node& node, Value* out);
+
+// Checks structure: ids in range, single assignment, topological order, shapes consistent with
+// inference, outputs present. Throws UserError with the first problem found.
+void verify(const Graph& graph);
+
+// Made-up inputs for a graph, deterministic in seed: floats ~ N(0, 1), ids in [0, index_bound).
+std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed);
+
+}  // namespace cuvil::ir

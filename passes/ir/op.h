@@ -1,0 +1,85 @@
+// The op set: what ResNet-50, Llama-3-8B and the SDXL UNet need. Each op's inputs and attributes
+// are documented here once; shape_inference.cc and the interpreter follow this table.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cuvil::ir {
+
+enum class OpKind : uint8_t {
+  // inputs (x, w[O, C/groups, KH, KW], bias[O]?); attrs stride[2], pad[2], groups, layout
+  conv2d,
+  // inputs (x[..., K], w[N, K], bias[N]?) -> [..., N]   (PyTorch's out_features x in_features)
+  linear,
+  // inputs (a[..., M, K], b[..., K, N]) with batch broadcasting -> [..., M, N]
+  matmul,
+  // inputs (x, scale[C], bias[C], mean[C], var[C]); attrs eps, layout
+  batch_norm,
+  // inputs (x, gamma[C], beta[C]); attrs groups, eps, layout
+  group_norm,
+  // inputs (x[..., D], gamma[D], beta[D]); attr eps
+  layer_norm,
+  // inputs (x[..., D], gamma[D]); attr eps
+  rms_norm,
+  // binary, numpy broadcasting
+  add,
+  sub,
+  mul,
+  div,
+  // unary
+  relu,
+  silu,
+  gelu,  // exact (erf) GELU, as PyTorch's default
+  sigmoid,
+  // attr axis (default -1)
+  softmax,
+  // scaled dot-product attention: q[B, Hq, Sq, D], k[B, Hkv, Skv, D], v[B, Hkv, Skv, Dv]
+  // -> [B, Hq, Sq, Dv]; Hq % Hkv == 0 (grouped-query); attrs causal (0/1), scale (default
+  // 1/sqrt(D)). Causal with Sq < Skv aligns queries to the end (decode with a KV cache).
+  sdpa,
+  // rotary embedding, rotate-half convention: x[B, H, S, D]; attrs theta, pos_offset
+  rope,
+  // attrs kernel[2], stride[2], pad[2], layout
+  max_pool2d,
+  avg_pool2d,  // counts padding (count_include_pad=true)
+  // x[N, C, H, W] (or nhwc) -> [N, C]; attr layout
+  global_avg_pool,
+  // attr scale (integer), layout
+  upsample_nearest2d,
+  // variadic; attr axis
+  concat,
+  // attrs axis, start, end
+  slice,
+  // attr shape (one entry may be -1)
+  reshape,
+  // attr perm
+  transpose,
+  // inputs (table[V, D], ids[...] i32) -> [..., D]
+  embedding,
+};
+
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::embedding) + 1;
+
+std::string_view to_string(OpKind op);
+std::optional<OpKind> parse_op(std::string_view name);
+
+bool is_unary_elementwise(OpKind op);
+bool is_binary_elementwise(OpKind op);
+inline bool is_elementwise(OpKind op) { return is_unary_elementwise(op) || is_binary_elementwise(op); }
+// Ops that carry a "layout" attribute and whose 4-D shapes are physical.
+bool is_layout_aware(OpKind op);
+
+// One step of a fused elementwise epilogue applied to a node's result, in order. A binary step
+// combines the running result with node input `input` (broadcast to the result's shape); the
+// running result is the left operand.
+struct EpilogueStep {
+  OpKind op;
+  int input = -1;
+  bool operator==(const EpilogueStep&) const = default;
+};
+
+}  // namespace cuvil::ir

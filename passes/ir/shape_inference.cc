@@ -1,0 +1,364 @@
+// Shape, dtype and layout inference, one rule per op (see op.h for each op's contract).
+#include <cmath>
+
+#include "passes/ir/error.h"
+#include "passes/ir/graph.h"
+
+namespace cuvil::ir {
+
+namespace {
+
+struct Ctx {
+  const Graph& graph;
+  const Node& node;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw UserError("node '" + node.name + "' (" + std::string(to_string(node.op)) + "): " + what);
+  }
+  const Value& in(size_t i) const { return graph.value(node.inputs[i]); }
+  const Shape& shape(size_t i) const { return in(i).shape; }
+  void arity(size_t lo, size_t hi) const {
+    if (node.inputs.size() < lo || node.inputs.size() > hi) {
+      fail("expects " + (lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi)) +
+           " inputs, got " + std::to_string(node.inputs.size()));
+    }
+  }
+  void rank(size_t i, size_t r) const {
+    if (shape(i).size() != r) {
+      fail("input " + std::to_string(i) + " must have rank " + std::to_string(r) + ", has shape " +
+           to_string(shape(i)));
+    }
+  }
+  void vector_of(size_t i, int64_t n, const char* what) const {
+    if (shape(i) != Shape{n}) {
+      fail(std::string(what) + " must have shape [" + std::to_string(n) + "], has " +
+           to_string(shape(i)));
+    }
+  }
+  Layout layout() const {
+    Layout l = Layout::nchw;
+    const std::string text = node.attrs.get_string("layout", "nchw");
+    if (!parse_layout(text, &l) || l == Layout::any) fail("unknown layout '" + text + "'");
+    return l;
+  }
+  std::vector<int64_t> pair(const char* key, int64_t fallback) const {
+    auto v = node.attrs.get_ints(key, {fallback, fallback});
+    if (v.size() != 2) fail(std::string("attribute '") + key + "' must have 2 entries");
+    return v;
+  }
+};
+
+// Channel/spatial accessors for a physical 4-D activation.
+struct Nchw {
+  int64_t n, c, h, w;
+};
+Nchw split4(const Shape& s, Layout l) {
+  if (l == Layout::nhwc) return {s[0], s[3], s[1], s[2]};
+  return {s[0], s[1], s[2], s[3]};
+}
+Shape join4(Nchw d, Layout l) {
+  if (l == Layout::nhwc) return {d.n, d.h, d.w, d.c};
+  return {d.n, d.c, d.h, d.w};
+}
+
+int64_t norm_axis(const Ctx& c, int64_t axis, size_t rank) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) c.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
+  return axis;
+}
+
+Shape broadcast(const Ctx& c, const Shape& a, const Shape& b) {
+  const size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      c.fail("shapes " + to_string(a) + " and " + to_string(b) + " do not broadcast");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+void infer_conv(const Ctx& c, Value* out) {
+  c.arity(2, 3);
+  c.rank(0, 4);
+  c.rank(1, 4);
+  const Layout l = c.layout();
+  const Nchw x = split4(c.shape(0), l);
+  const Shape& w = c.shape(1);
+  const int64_t groups = c.node.attrs.get_int("groups", 1);
+  if (groups < 1 || x.c % groups != 0 || w[0] % groups != 0) c.fail("bad groups " + std::to_string(groups));
+  if (w[1] * groups != x.c) {
+    c.fail("weight " + to_string(w) + " expects " + std::to_string(w[1] * groups) +
+           " input channels, activation has " + std::to_string(x.c));
+  }
+  if (c.node.inputs.size() == 3) c.vector_of(2, w[0], "bias");
+  const auto stride = c.pair("stride", 1);
+  const auto pad = c.pair("pad", 0);
+  if (stride[0] < 1 || stride[1] < 1 || pad[0] < 0 || pad[1] < 0) c.fail("bad stride or pad");
+  const int64_t oh = (x.h + 2 * pad[0] - w[2]) / stride[0] + 1;
+  const int64_t ow = (x.w + 2 * pad[1] - w[3]) / stride[1] + 1;
+  if (oh < 1 || ow < 1) c.fail("output would be empty");
+  out->shape = join4({x.n, w[0], oh, ow}, l);
+  out->layout = l;
+}
+
+void infer_pool(const Ctx& c, Value* out) {
+  c.arity(1, 1);
+  c.rank(0, 4);
+  const Layout l = c.layout();
+  const Nchw x = split4(c.shape(0), l);
+  const auto k = c.pair("kernel", 1);
+  const auto stride = c.pair("stride", 1);
+  const auto pad = c.pair("pad", 0);
+  if (k[0] < 1 || k[1] < 1 || stride[0] < 1 || stride[1] < 1) c.fail("bad kernel or stride");
+  if (pad[0] * 2 > k[0] || pad[1] * 2 > k[1]) c.fail("padding larger than half the kernel");
+  const int64_t oh = (x.h + 2 * pad[0] - k[0]) / stride[0] + 1;
+  const int64_t ow = (x.w + 2 * pad[1] - k[1]) / stride[1] + 1;
+  if (oh < 1 || ow < 1) c.fail("output would be empty");
+  out->shape = join4({x.n, x.c, oh, ow}, l);
+  out->layout = l;
+}
+
+void infer_norm_nchw(const Ctx& c, size_t params, Value* out) {
+  c.arity(params + 1, params + 1);
+  c.rank(0, 4);
+  const Layout l = c.layout();
+  const Nchw x = split4(c.shape(0), l);
+  for (size_t i = 1; i <= params; ++i) c.vector_of(i, x.c, "per-channel parameter");
+  if (c.node.op == OpKind::group_norm) {
+    const int64_t g = c.node.attrs.get_int("groups", 32);
+    if (g < 1 || x.c % g != 0) c.fail("channels " + std::to_string(x.c) + " not divisible by groups " + std::to_string(g));
+  }
+  out->shape = c.shape(0);
+  out->layout = l;
+}
+
+void infer_last_dim_norm(const Ctx& c, size_t params, Value* out) {
+  c.arity(params + 1, params + 1);
+  if (c.shape(0).empty()) c.fail("input must have rank >= 1");
+  const int64_t d = c.shape(0).back();
+  for (size_t i = 1; i <= params; ++i) c.vector_of(i, d, "normalisation parameter");
+  out->shape = c.shape(0);
+  out->layout = c.in(0).layout;
+}
+
+void infer_matmul(const Ctx& c, Value* out) {
+  c.arity(2, 2);
+  const Shape& a = c.shape(0);
+  const Shape& b = c.shape(1);
+  if (a.size() < 2 || b.size() < 2) c.fail("operands must have rank >= 2");
+  if (a.back() != b[b.size() - 2]) c.fail("inner dimensions differ: " + to_string(a) + " x " + to_string(b));
+  Shape batch = broadcast(c, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  batch.push_back(a[a.size() - 2]);
+  batch.push_back(b.back());
+  out->shape = batch;
+}
+
+void infer_linear(const Ctx& c, Value* out) {
+  c.arity(2, 3);
+  c.rank(1, 2);
+  const Shape& x = c.shape(0);
+  const Shape& w = c.shape(1);
+  if (x.empty() || x.back() != w[1]) {
+    c.fail("input " + to_string(x) + " does not match weight " + to_string(w) + " ([out, in])");
+  }
+  if (c.node.inputs.size() == 3) c.vector_of(2, w[0], "bias");
+  Shape s = x;
+  s.back() = w[0];
+  out->shape = s;
+}
+
+void infer_sdpa(const Ctx& c, Value* out) {
+  c.arity(3, 3);
+  for (size_t i = 0; i < 3; ++i) c.rank(i, 4);
+  const Shape& q = c.shape(0);
+  const Shape& k = c.shape(1);
+  const Shape& v = c.shape(2);
+  if (k[0] != q[0] || v[0] != q[0]) c.fail("batch sizes differ");
+  if (k[1] != v[1] || k[1] < 1 || q[1] % k[1] != 0) {
+    c.fail("query heads " + std::to_string(q[1]) + " must be a multiple of key/value heads " + std::to_string(k[1]));
+  }
+  if (k[2] != v[2]) c.fail("key and value lengths differ");
+  if (k[3] != q[3]) c.fail("query and key head dims differ");
+  if (c.node.attrs.get_int("causal", 0) && q[2] > k[2]) c.fail("causal attention needs Sq <= Skv");
+  out->shape = {q[0], q[1], q[2], v[3]};
+}
+
+void infer_concat(const Ctx& c, Value* out) {
+  if (c.node.inputs.empty()) c.fail("needs at least one input");
+  const Shape& first = c.shape(0);
+  const int64_t axis = norm_axis(c, c.node.attrs.get_int("axis", 0), first.size());
+  Shape s = first;
+  s[static_cast<size_t>(axis)] = 0;
+  for (size_t i = 0; i < c.node.inputs.size(); ++i) {
+    const Shape& si = c.shape(i);
+    if (si.size() != first.size()) c.fail("inputs differ in rank");
+    for (size_t d = 0; d < si.size(); ++d) {
+      if (static_cast<int64_t>(d) != axis && si[d] != first[d]) {
+        c.fail("inputs " + to_string(first) + " and " + to_string(si) + " differ off the concat axis");
+      }
+    }
+    s[static_cast<size_t>(axis)] += si[static_cast<size_t>(axis)];
+  }
+  out->shape = s;
+  out->layout = c.in(0).layout;
+}
+
+void infer_reshape(const Ctx& c, Value* out) {
+  c.arity(1, 1);
+  Shape s = c.node.attrs.get_ints("shape", {});
+  const int64_t total = num_elements(c.shape(0));
+  int64_t known = 1;
+  int wild = -1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) {
+      if (wild >= 0) c.fail("more than one -1 in shape");
+      wild = static_cast<int>(i);
+    } else if (s[i] < 1) {
+      c.fail("bad target dimension " + std::to_string(s[i]));
+    } else {
+      known *= s[i];
+    }
+  }
+  if (wild >= 0) {
+    if (known == 0 || total % known != 0) c.fail("cannot infer -1");
+    s[static_cast<size_t>(wild)] = total / known;
+  }
+  if (num_elements(s) != total) c.fail("cannot reshape " + to_string(c.shape(0)) + " to " + to_string(s));
+  out->shape = s;
+}
+
+void infer_transpose(const Ctx& c, Value* out) {
+  c.arity(1, 1);
+  const Shape& x = c.shape(0);
+  const auto perm = c.node.attrs.get_ints("perm", {});
+  if (perm.size() != x.size()) c.fail("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.size()));
+  std::vector<char> seen(x.size(), 0);
+  Shape s(x.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(x.size()) || seen[static_cast<size_t>(perm[i])]) {
+      c.fail("perm is not a permutation");
+    }
+    seen[static_cast<size_t>(perm[i])] = 1;
+    s[i] = x[static_cast<size_t>(perm[i])];
+  }
+  out->shape = s;
+  // Transposes are how layouts change: NCHW->NHWC is perm {0,2,3,1}.
+  if (x.size() == 4 && perm == std::vector<int64_t>{0, 2, 3, 1}) out->layout = Layout::nhwc;
+  if (x.size() == 4 && perm == std::vector<int64_t>{0, 3, 1, 2}) out->layout = Layout::nchw;
+}
+
+}  // namespace
+
+void infer_node(const Graph& graph, const Node& node, Value* out) {
+  const Ctx c{graph, node};
+  out->kind = ValueKind::intermediate;
+  out->dtype = DType::f32;
+  out->layout = Layout::any;
+  for (ValueId in : node.inputs) {
+    if (in < 0 || in >= graph.value_count()) c.fail("input id " + std::to_string(in) + " does not exist");
+  }
+  switch (node.op) {
+    case OpKind::conv2d: infer_conv(c, out); break;
+    case OpKind::linear: infer_linear(c, out); break;
+    case OpKind::matmul: infer_matmul(c, out); break;
+    case OpKind::batch_norm: infer_norm_nchw(c, 4, out); break;
+    case OpKind::group_norm: infer_norm_nchw(c, 2, out); break;
+    case OpKind::layer_norm: infer_last_dim_norm(c, 2, out); break;
+    case OpKind::rms_norm: infer_last_dim_norm(c, 1, out); break;
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::div:
+      c.arity(2, 2);
+      out->shape = broadcast(c, c.shape(0), c.shape(1));
+      out->layout = out->shape == c.shape(0) ? c.in(0).layout : c.in(1).layout;
+      break;
+    case OpKind::relu:
+    case OpKind::silu:
+    case OpKind::gelu:
+    case OpKind::sigmoid:
+      c.arity(1, 1);
+      out->shape = c.shape(0);
+      out->layout = c.in(0).layout;
+      break;
+    case OpKind::softmax:
+      c.arity(1, 1);
+      norm_axis(c, node.attrs.get_int("axis", -1), c.shape(0).size());
+      out->shape = c.shape(0);
+      break;
+    case OpKind::sdpa: infer_sdpa(c, out); break;
+    case OpKind::rope:
+      c.arity(1, 1);
+      c.rank(0, 4);
+      if (c.shape(0)[3] % 2 != 0) c.fail("head dim must be even");
+      if (node.attrs.get_int("pos_offset", 0) < 0) c.fail("pos_offset must be >= 0");
+      out->shape = c.shape(0);
+      break;
+    case OpKind::max_pool2d:
+    case OpKind::avg_pool2d: infer_pool(c, out); break;
+    case OpKind::global_avg_pool: {
+      c.arity(1, 1);
+      c.rank(0, 4);
+      const Nchw x = split4(c.shape(0), c.layout());
+      out->shape = {x.n, x.c};
+      break;
+    }
+    case OpKind::upsample_nearest2d: {
+      c.arity(1, 1);
+      c.rank(0, 4);
+      const Layout l = c.layout();
+      const int64_t s = node.attrs.get_int("scale", 2);
+      if (s < 1) c.fail("scale must be >= 1");
+      Nchw x = split4(c.shape(0), l);
+      x.h *= s;
+      x.w *= s;
+      out->shape = join4(x, l);
+      out->layout = l;
+      break;
+    }
+    case OpKind::concat: infer_concat(c, out); break;
+    case OpKind::slice: {
+      c.arity(1, 1);
+      const Shape& x = c.shape(0);
+      const int64_t axis = norm_axis(c, node.attrs.get_int("axis", 0), x.size());
+      const int64_t start = node.attrs.get_int("start", 0);
+      const int64_t end = node.attrs.get_int("end", x[static_cast<size_t>(axis)]);
+      if (start < 0 || end > x[static_cast<size_t>(axis)] || start >= end) {
+        c.fail("slice [" + std::to_string(start) + ", " + std::to_string(end) + ") out of range for " + to_string(x));
+      }
+      out->shape = x;
+      out->shape[static_cast<size_t>(axis)] = end - start;
+      break;
+    }
+    case OpKind::reshape: infer_reshape(c, out); break;
+    case OpKind::transpose: infer_transpose(c, out); break;
+    case OpKind::embedding: {
+      c.arity(2, 2);
+      c.rank(0, 2);
+      if (c.in(1).dtype != DType::i32) c.fail("ids must be i32");
+      out->shape = c.shape(1);
+      out->shape.push_back(c.shape(0)[1]);
+      break;
+    }
+  }
+  // Fused epilogue operands must broadcast to the result without changing its shape.
+  for (const EpilogueStep& step : node.epilogue) {
+    if (is_binary_elementwise(step.op)) {
+      if (step.input < 0 || step.input >= static_cast<int>(node.inputs.size())) {
+        c.fail("epilogue step refers to missing input " + std::to_string(step.input));
+      }
+      if (broadcast(c, out->shape, c.shape(static_cast<size_t>(step.input))) != out->shape) {
+        c.fail("epilogue operand would change the result's shape");
+      }
+    } else if (!is_unary_elementwise(step.op)) {
+      c.fail("epilogue step '" + std::string(to_string(step.op)) + "' is not elementwise");
+    }
+  }
+}
+
+}  // namespace cuvil::ir

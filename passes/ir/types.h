@@ -1,0 +1,28 @@
+// Element types, shapes and physical layouts of IR values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cuvil::ir {
+
+// Logical element type. Storage in this pipeline is fp32 for every dtype (ids are exact in fp32
+// below 2^24); the dtype says what the value means and how many bytes a real kernel moves.
+enum class DType : uint8_t { f32, bf16, i32 };
+
+// Physical order of a 4-D activation. Layout-aware ops carry a "layout" attribute and their
+// shapes are physical: an nhwc value has shape [N, H, W, C].
+enum class Layout : uint8_t { any, nchw, nhwc };
+
+using Shape = std::vector<int64_t>;
+
+std::string_view to_string(DType dtype);
+std::string_view to_string(Layout layout);
+bool parse_layout(std::string_view text, Layout* out);
+int64_t byte_size(DType dtype);
+int64_t num_elements(const Shape& shape);
+std::string to_string(const Shape& shape);
+
+}  // namespace cuvil::ir

@@ -1,0 +1,16 @@
+// The one table of passes. Names are written here once.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace cuvil::passes {
+
+// Every registered pass, in the order a full default pipeline runs them.
+const std::vector<std::unique_ptr<Pass>>& pass_registry();
+const Pass* find_pass(std::string_view name);  // nullptr when unknown
+
+}  // namespace cuvil::passes

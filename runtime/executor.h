@@ -1,0 +1,29 @@
+// Runs a Plan on the CPU: owns the activation arena and the thread pool.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "passes/ir/tensor.h"
+#include "runtime/plan.h"
+
+namespace cuvil::runtime {
+
+class Executor {
+ public:
+  explicit Executor(Plan plan);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Inputs and outputs in the graph's order. Inputs with the wrong shape throw UserError.
+  std::vector<ir::Tensor> run(const std::vector<ir::Tensor>& inputs);
+  const Plan& plan() const { return plan_; }
+
+ private:
+  Plan plan_;
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace cuvil::runtime

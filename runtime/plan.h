@@ -1,0 +1,65 @@
+// The execution Plan: what the runtime can execute. Lowering (passes/lower.h) produces it from an
+// optimised graph; the Executor runs it. The runtime knows pass parameters only through what
+// lowering wrote here: the kernel chosen per step, attributes, epilogues and arena offsets.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passes/ir/graph.h"
+
+namespace cuvil::runtime {
+
+class ThreadPool;
+struct Step;
+
+// Everything a kernel sees. in[i] points at the step's i-th input, out at its output.
+struct KernelArgs {
+  const Step& step;
+  const float* const* in;
+  float* out;
+  ThreadPool& pool;
+};
+using KernelFn = void (*)(const KernelArgs& args);
+
+struct PlanTensor {
+  enum class Storage : uint8_t { arena, constant, input };
+  std::string name;
+  ir::Shape shape;
+  ir::DType dtype = ir::DType::f32;
+  Storage storage = Storage::arena;
+  int64_t offset = 0;  // arena: byte offset
+  int32_t index = -1;  // constant: index into Plan::constants; input: index into Plan::inputs
+};
+
+struct Step {
+  ir::OpKind op;
+  std::string kernel;  // the kernel's registered name, e.g. "conv2d.im2col"
+  KernelFn fn = nullptr;
+  std::vector<int32_t> inputs;  // indices into Plan::tensors
+  int32_t output = -1;
+  std::vector<ir::Shape> input_shapes;
+  ir::Shape output_shape;
+  ir::Attrs attrs;
+  std::vector<ir::EpilogueStep> epilogue;
+  std::string node_name;
+  double flops = 0;  // declared work: 2 FLOPs per multiply-accumulate
+  double bytes = 0;  // declared traffic: inputs read once + output written once
+};
+
+struct Plan {
+  std::vector<PlanTensor> tensors;
+  std::vector<Step> steps;
+  std::vector<std::shared_ptr<const std::vector<float>>> constants;
+  std::vector<int32_t> inputs;   // graph inputs, in graph order (tensor indices)
+  std::vector<int32_t> outputs;  // graph outputs, in graph order (tensor indices)
+  int64_t arena_bytes = 0;
+  int threads = 1;
+
+  double total_flops() const;
+  double total_bytes() const;
+};
+
+}  // namespace cuvil::runtime
