@@ -1,0 +1,95 @@
+// Data movement: concat, slice, reshape, transpose, and the embedding gather.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "passes/ir/error.h"
+#include "runtime/reference/ops.h"
+
+namespace cuvil::runtime::reference {
+
+namespace {
+
+// Elements before and after `axis` (the tensor is viewed as [outer, shape[axis], inner]).
+int64_t outer_size(const ir::Shape& shape, size_t axis) {
+  return ir::num_elements(ir::Shape(shape.begin(), shape.begin() + static_cast<int64_t>(axis)));
+}
+int64_t inner_size(const ir::Shape& shape, size_t axis) {
+  return ir::num_elements(ir::Shape(shape.begin() + static_cast<int64_t>(axis) + 1, shape.end()));
+}
+
+}  // namespace
+
+void run_concat(const OpArgs& a) {
+  const size_t axis =
+      static_cast<size_t>(normalize_axis(a.node.attrs.get_int("axis", 0), a.out_shape.size()));
+  const int64_t outer = outer_size(a.out_shape, axis);
+  const int64_t inner = inner_size(a.out_shape, axis);
+  const int64_t out_row = a.out_shape[axis] * inner;
+  int64_t column = 0;  // where the current input starts inside each output row
+  for (const View& in : a.in) {
+    const int64_t in_row = in.shape[axis] * inner;
+    for (int64_t o = 0; o < outer; ++o) {
+      std::copy_n(in.data + o * in_row, in_row, a.out + o * out_row + column);
+    }
+    column += in_row;
+  }
+}
+
+void run_slice(const OpArgs& a) {
+  const View& x = a.in[0];
+  const size_t axis =
+      static_cast<size_t>(normalize_axis(a.node.attrs.get_int("axis", 0), x.shape.size()));
+  const int64_t start = a.node.attrs.get_int("start", 0);
+  const int64_t outer = outer_size(x.shape, axis);
+  const int64_t inner = inner_size(x.shape, axis);
+  const int64_t in_row = x.shape[axis] * inner;
+  const int64_t out_row = a.out_shape[axis] * inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    std::copy_n(x.data + o * in_row + start * inner, out_row, a.out + o * out_row);
+  }
+}
+
+void run_reshape(const OpArgs& a) {
+  std::copy_n(a.in[0].data, a.in[0].numel(), a.out);
+}
+
+// out[i_0, ..., i_r] = x[j] where x's index along dimension perm[d] is i_d.
+void run_transpose(const OpArgs& a) {
+  const View& x = a.in[0];
+  const auto perm = a.node.attrs.get_ints("perm", {});
+  const std::vector<int64_t> in_strides = strides_of(x.shape);
+  const size_t rank = a.out_shape.size();
+  std::vector<int64_t> step(rank);
+  for (size_t d = 0; d < rank; ++d) step[d] = in_strides[static_cast<size_t>(perm[d])];
+  const int64_t n = x.numel();
+  std::vector<int64_t> index(rank, 0);
+  int64_t src = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    a.out[i] = x.data[src];
+    for (size_t d = rank; d-- > 0;) {
+      src += step[d];
+      if (++index[d] < a.out_shape[d]) break;
+      src -= step[d] * a.out_shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// inputs (table[V, D], ids[...]) -> [..., D]; ids are exact integers stored as floats.
+void run_embedding(const OpArgs& a) {
+  const View& table = a.in[0];
+  const View& ids = a.in[1];
+  const int64_t vocab = table.shape[0], dim = table.shape[1];
+  for (int64_t i = 0; i < ids.numel(); ++i) {
+    const float id = ids.data[i];
+    if (!(id >= 0.0f && id < static_cast<float>(vocab)) || id != std::floor(id)) {
+      throw UserError("node '" + a.node.name + "' (embedding): id " + std::to_string(id) +
+                      " at position " + std::to_string(i) + " is not an integer in [0, " +
+                      std::to_string(vocab) + ")");
+    }
+    std::copy_n(table.data + static_cast<int64_t>(id) * dim, dim, a.out + i * dim);
+  }
+}
+
+}  // namespace cuvil::runtime::reference
