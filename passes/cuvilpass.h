@@ -28,7 +28,7 @@ struct PipelineConfig {
   std::string target = "cpu";
   std::string suite;
   std::vector<PassInvocation> passes;
-  std::string provenance_yaml;  // the provenance mapping as YAML text, or empty
+  std::string provenance_yaml;      // the provenance mapping as YAML text, or empty
   std::string source = "<memory>";  // file the config came from, for messages
 };
 

@@ -8,10 +8,14 @@ namespace cuvil::passes {
 
 std::string_view to_string(ParamSpec::Type type) {
   switch (type) {
-    case ParamSpec::Type::integer: return "int";
-    case ParamSpec::Type::real: return "float";
-    case ParamSpec::Type::boolean: return "bool";
-    case ParamSpec::Type::choice: return "enum";
+    case ParamSpec::Type::integer:
+      return "int";
+    case ParamSpec::Type::real:
+      return "float";
+    case ParamSpec::Type::boolean:
+      return "bool";
+    case ParamSpec::Type::choice:
+      return "enum";
   }
   return "?";
 }

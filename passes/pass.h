@@ -20,10 +20,10 @@ struct ParamSpec {
   enum class Type : uint8_t { integer, real, boolean, choice };
   std::string name;
   Type type = Type::integer;
-  int64_t int_min = 0, int_max = 0;    // integer: inclusive range
-  double real_min = 0, real_max = 0;   // real: inclusive range
-  bool log_scale = false;              // the tuner samples it on a log scale
-  std::vector<std::string> choices;    // choice: allowed values
+  int64_t int_min = 0, int_max = 0;   // integer: inclusive range
+  double real_min = 0, real_max = 0;  // real: inclusive range
+  bool log_scale = false;             // the tuner samples it on a log scale
+  std::vector<std::string> choices;   // choice: allowed values
   ParamValue default_value;
   std::string help;
 };

@@ -12,7 +12,11 @@ int64_t read(clockid_t id) {
 }
 }  // namespace
 
-int64_t now_ns() { return read(CLOCK_MONOTONIC_RAW); }
-int64_t process_cpu_ns() { return read(CLOCK_PROCESS_CPUTIME_ID); }
+int64_t now_ns() {
+  return read(CLOCK_MONOTONIC_RAW);
+}
+int64_t process_cpu_ns() {
+  return read(CLOCK_PROCESS_CPUTIME_ID);
+}
 
 }  // namespace cuvil::probes

@@ -1,1 +1,63 @@
-int main() { return 0; }
+// cuvil-bench: list suites and passes, verify compiled pipelines, run the load ladder.
+#include <cstdio>
+#include <exception>
+#include <thread>
+
+#include "bench_suite/cli/commands.h"
+#include "passes/ir/error.h"
+
+namespace cuvil::bench::cli {
+
+void add_pipeline_options(CLI::App& command, PipelineOptions& options) {
+  command.add_option("--suite", options.suite, "resnet50 | llama3-8b | sdxl")->required();
+  command.add_option("--config", options.config,
+                     "a .cuvilpass pipeline (default: configs/<suite>.<target>.cuvilpass)");
+  command.add_option("--target", options.target, "cpu | cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  command.add_option("--threads", options.threads, "worker threads (default: every core)")
+      ->check(CLI::Range(0, 1024));
+}
+
+int resolved_threads(const PipelineOptions& options) {
+  if (options.threads > 0) return options.threads;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+void require_runnable_target(const std::string& target) {
+  if (target == "cuda") {
+    throw UserError(
+        "--target cuda: this build has no CUDA backend yet (the CPU backend is the only one "
+        "implemented); use --target cpu");
+  }
+}
+
+}  // namespace cuvil::bench::cli
+
+int main(int argc, char** argv) {
+  using namespace cuvil::bench::cli;
+  CLI::App app{
+      "cuvil-bench: take the Cuvil pipeline's workloads through the compiler on a ladder "
+      "of loads, verify and measure them"};
+  app.require_subcommand(1);
+  const Action list = add_list_command(app);
+  const Action verify = add_verify_command(app);
+  const Action run = add_run_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int status = app.exit(e);
+    return status == 0 ? 0 : 2;
+  }
+  try {
+    if (app.got_subcommand("list")) return list();
+    if (app.got_subcommand("verify")) return verify();
+    if (app.got_subcommand("run")) return run();
+  } catch (const cuvil::UserError& e) {
+    std::fprintf(stderr, "cuvil-bench: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "cuvil-bench: error: out of memory\n");
+    return 3;
+  }
+  return 2;
+}

@@ -19,7 +19,7 @@ class UserError : public std::runtime_error {
 }  // namespace cuvil
 
 // An internal invariant: if it fails the program is wrong, not the input.
-#define CUVIL_CHECK(cond, detail)                                                   \
-  do {                                                                              \
-    if (!(cond)) ::cuvil::internal_error(__FILE__, __LINE__, #cond, (detail));      \
+#define CUVIL_CHECK(cond, detail)                                              \
+  do {                                                                         \
+    if (!(cond)) ::cuvil::internal_error(__FILE__, __LINE__, #cond, (detail)); \
   } while (0)

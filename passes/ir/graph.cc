@@ -36,6 +36,12 @@ std::vector<int64_t> Attrs::get_ints(const std::string& key, std::vector<int64_t
   throw UserError("attribute '" + key + "' is not a list of integers");
 }
 
+size_t Node::op_input_count() const {
+  size_t extra = 0;
+  for (const EpilogueStep& step : epilogue) extra += is_binary_elementwise(step.op) ? 1 : 0;
+  return extra <= inputs.size() ? inputs.size() - extra : 0;
+}
+
 ValueId Graph::add_value(Value value) {
   values_.push_back(std::move(value));
   return static_cast<ValueId>(values_.size() - 1);
@@ -81,8 +87,8 @@ ValueId Graph::add_node(OpKind op, std::vector<ValueId> inputs, Attrs attrs,
   node.op = op;
   node.inputs = std::move(inputs);
   node.attrs = std::move(attrs);
-  node.name = name.empty() ? std::string(to_string(op)) + "_" + std::to_string(nodes_.size())
-                           : name;
+  node.name =
+      name.empty() ? std::string(to_string(op)) + "_" + std::to_string(nodes_.size()) : name;
   for (ValueId in : node.inputs) {
     if (in < 0 || in >= value_count()) {
       throw UserError("node '" + node.name + "': input value id " + std::to_string(in) +

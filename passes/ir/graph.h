@@ -70,6 +70,9 @@ struct Node {
   Attrs attrs;
   std::vector<EpilogueStep> epilogue;  // fused elementwise steps applied to the result
   std::string name;
+
+  // Inputs of the op itself; epilogue operands follow them (see EpilogueStep).
+  size_t op_input_count() const;
 };
 
 class Graph {
@@ -108,8 +111,8 @@ class Graph {
 
   // Number of uses of each value by live nodes and graph outputs.
   std::vector<int32_t> use_counts() const;
-  int64_t parameter_count() const;    // elements of trainable constants
-  int64_t constant_bytes() const;     // bytes of all constants at their dtype
+  int64_t parameter_count() const;  // elements of trainable constants
+  int64_t constant_bytes() const;   // bytes of all constants at their dtype
 
   // Free-form facts a pass leaves for later stages and reports (e.g. "memory.peak_bytes").
   std::map<std::string, int64_t> annotations;

@@ -3,15 +3,38 @@
 namespace cuvil::ir {
 
 namespace {
-constexpr std::string_view kOpNames[kOpKindCount] = {
-    "conv2d",  "linear",  "matmul",     "batch_norm", "group_norm", "layer_norm",
-    "rms_norm", "add",    "sub",        "mul",        "div",        "relu",
-    "silu",    "gelu",    "sigmoid",    "softmax",    "sdpa",       "rope",
-    "max_pool2d", "avg_pool2d", "global_avg_pool", "upsample_nearest2d", "concat", "slice",
-    "reshape", "transpose", "embedding"};
+constexpr std::string_view kOpNames[kOpKindCount] = {"conv2d",
+                                                     "linear",
+                                                     "matmul",
+                                                     "batch_norm",
+                                                     "group_norm",
+                                                     "layer_norm",
+                                                     "rms_norm",
+                                                     "add",
+                                                     "sub",
+                                                     "mul",
+                                                     "div",
+                                                     "relu",
+                                                     "silu",
+                                                     "gelu",
+                                                     "sigmoid",
+                                                     "softmax",
+                                                     "sdpa",
+                                                     "rope",
+                                                     "max_pool2d",
+                                                     "avg_pool2d",
+                                                     "global_avg_pool",
+                                                     "upsample_nearest2d",
+                                                     "concat",
+                                                     "slice",
+                                                     "reshape",
+                                                     "transpose",
+                                                     "embedding"};
 }  // namespace
 
-std::string_view to_string(OpKind op) { return kOpNames[static_cast<int>(op)]; }
+std::string_view to_string(OpKind op) {
+  return kOpNames[static_cast<int>(op)];
+}
 
 std::optional<OpKind> parse_op(std::string_view name) {
   for (int i = 0; i < kOpKindCount; ++i) {

@@ -69,13 +69,17 @@ std::optional<OpKind> parse_op(std::string_view name);
 
 bool is_unary_elementwise(OpKind op);
 bool is_binary_elementwise(OpKind op);
-inline bool is_elementwise(OpKind op) { return is_unary_elementwise(op) || is_binary_elementwise(op); }
+inline bool is_elementwise(OpKind op) {
+  return is_unary_elementwise(op) || is_binary_elementwise(op);
+}
 // Ops that carry a "layout" attribute and whose 4-D shapes are physical.
 bool is_layout_aware(OpKind op);
 
 // One step of a fused elementwise epilogue applied to a node's result, in order. A binary step
 // combines the running result with node input `input` (broadcast to the result's shape); the
-// running result is the left operand.
+// running result is the left operand. Epilogue operands are APPENDED after the op's own inputs,
+// one per binary step in step order (the k-th binary step reads input op_input_count() + k), so
+// an op's own operands (e.g. a conv's optional bias) are always Node::op_input_count() long.
 struct EpilogueStep {
   OpKind op;
   int input = -1;

@@ -10,7 +10,7 @@ namespace {
 
 struct Ctx {
   const Graph& graph;
-  const Node& node;
+  const Node& node;  // a view holding only the op's own inputs (no epilogue operands)
 
   [[noreturn]] void fail(const std::string& what) const {
     throw UserError("node '" + node.name + "' (" + std::string(to_string(node.op)) + "): " + what);
@@ -19,7 +19,8 @@ struct Ctx {
   const Shape& shape(size_t i) const { return in(i).shape; }
   void arity(size_t lo, size_t hi) const {
     if (node.inputs.size() < lo || node.inputs.size() > hi) {
-      fail("expects " + (lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi)) +
+      fail("expects " +
+           (lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi)) +
            " inputs, got " + std::to_string(node.inputs.size()));
     }
   }
@@ -64,7 +65,8 @@ Shape join4(Nchw d, Layout l) {
 int64_t norm_axis(const Ctx& c, int64_t axis, size_t rank) {
   const int64_t r = static_cast<int64_t>(rank);
   if (axis < 0) axis += r;
-  if (axis < 0 || axis >= r) c.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
+  if (axis < 0 || axis >= r)
+    c.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
   return axis;
 }
 
@@ -90,7 +92,8 @@ void infer_conv(const Ctx& c, Value* out) {
   const Nchw x = split4(c.shape(0), l);
   const Shape& w = c.shape(1);
   const int64_t groups = c.node.attrs.get_int("groups", 1);
-  if (groups < 1 || x.c % groups != 0 || w[0] % groups != 0) c.fail("bad groups " + std::to_string(groups));
+  if (groups < 1 || x.c % groups != 0 || w[0] % groups != 0)
+    c.fail("bad groups " + std::to_string(groups));
   if (w[1] * groups != x.c) {
     c.fail("weight " + to_string(w) + " expects " + std::to_string(w[1] * groups) +
            " input channels, activation has " + std::to_string(x.c));
@@ -131,7 +134,8 @@ void infer_norm_nchw(const Ctx& c, size_t params, Value* out) {
   for (size_t i = 1; i <= params; ++i) c.vector_of(i, x.c, "per-channel parameter");
   if (c.node.op == OpKind::group_norm) {
     const int64_t g = c.node.attrs.get_int("groups", 32);
-    if (g < 1 || x.c % g != 0) c.fail("channels " + std::to_string(x.c) + " not divisible by groups " + std::to_string(g));
+    if (g < 1 || x.c % g != 0)
+      c.fail("channels " + std::to_string(x.c) + " not divisible by groups " + std::to_string(g));
   }
   out->shape = c.shape(0);
   out->layout = l;
@@ -151,7 +155,8 @@ void infer_matmul(const Ctx& c, Value* out) {
   const Shape& a = c.shape(0);
   const Shape& b = c.shape(1);
   if (a.size() < 2 || b.size() < 2) c.fail("operands must have rank >= 2");
-  if (a.back() != b[b.size() - 2]) c.fail("inner dimensions differ: " + to_string(a) + " x " + to_string(b));
+  if (a.back() != b[b.size() - 2])
+    c.fail("inner dimensions differ: " + to_string(a) + " x " + to_string(b));
   Shape batch = broadcast(c, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
   batch.push_back(a[a.size() - 2]);
   batch.push_back(b.back());
@@ -180,7 +185,8 @@ void infer_sdpa(const Ctx& c, Value* out) {
   const Shape& v = c.shape(2);
   if (k[0] != q[0] || v[0] != q[0]) c.fail("batch sizes differ");
   if (k[1] != v[1] || k[1] < 1 || q[1] % k[1] != 0) {
-    c.fail("query heads " + std::to_string(q[1]) + " must be a multiple of key/value heads " + std::to_string(k[1]));
+    c.fail("query heads " + std::to_string(q[1]) + " must be a multiple of key/value heads " +
+           std::to_string(k[1]));
   }
   if (k[2] != v[2]) c.fail("key and value lengths differ");
   if (k[3] != q[3]) c.fail("query and key head dims differ");
@@ -199,7 +205,8 @@ void infer_concat(const Ctx& c, Value* out) {
     if (si.size() != first.size()) c.fail("inputs differ in rank");
     for (size_t d = 0; d < si.size(); ++d) {
       if (static_cast<int64_t>(d) != axis && si[d] != first[d]) {
-        c.fail("inputs " + to_string(first) + " and " + to_string(si) + " differ off the concat axis");
+        c.fail("inputs " + to_string(first) + " and " + to_string(si) +
+               " differ off the concat axis");
       }
     }
     s[static_cast<size_t>(axis)] += si[static_cast<size_t>(axis)];
@@ -228,7 +235,8 @@ void infer_reshape(const Ctx& c, Value* out) {
     if (known == 0 || total % known != 0) c.fail("cannot infer -1");
     s[static_cast<size_t>(wild)] = total / known;
   }
-  if (num_elements(s) != total) c.fail("cannot reshape " + to_string(c.shape(0)) + " to " + to_string(s));
+  if (num_elements(s) != total)
+    c.fail("cannot reshape " + to_string(c.shape(0)) + " to " + to_string(s));
   out->shape = s;
 }
 
@@ -236,11 +244,14 @@ void infer_transpose(const Ctx& c, Value* out) {
   c.arity(1, 1);
   const Shape& x = c.shape(0);
   const auto perm = c.node.attrs.get_ints("perm", {});
-  if (perm.size() != x.size()) c.fail("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.size()));
+  if (perm.size() != x.size())
+    c.fail("perm has " + std::to_string(perm.size()) + " entries for rank " +
+           std::to_string(x.size()));
   std::vector<char> seen(x.size(), 0);
   Shape s(x.size());
   for (size_t i = 0; i < perm.size(); ++i) {
-    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(x.size()) || seen[static_cast<size_t>(perm[i])]) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(x.size()) ||
+        seen[static_cast<size_t>(perm[i])]) {
       c.fail("perm is not a permutation");
     }
     seen[static_cast<size_t>(perm[i])] = 1;
@@ -254,22 +265,40 @@ void infer_transpose(const Ctx& c, Value* out) {
 
 }  // namespace
 
-void infer_node(const Graph& graph, const Node& node, Value* out) {
+void infer_node(const Graph& graph, const Node& full_node, Value* out) {
+  Node node = full_node;
+  node.inputs.resize(full_node.op_input_count());
+  node.epilogue.clear();
   const Ctx c{graph, node};
   out->kind = ValueKind::intermediate;
   out->dtype = DType::f32;
   out->layout = Layout::any;
   for (ValueId in : node.inputs) {
-    if (in < 0 || in >= graph.value_count()) c.fail("input id " + std::to_string(in) + " does not exist");
+    if (in < 0 || in >= graph.value_count())
+      c.fail("input id " + std::to_string(in) + " does not exist");
   }
   switch (node.op) {
-    case OpKind::conv2d: infer_conv(c, out); break;
-    case OpKind::linear: infer_linear(c, out); break;
-    case OpKind::matmul: infer_matmul(c, out); break;
-    case OpKind::batch_norm: infer_norm_nchw(c, 4, out); break;
-    case OpKind::group_norm: infer_norm_nchw(c, 2, out); break;
-    case OpKind::layer_norm: infer_last_dim_norm(c, 2, out); break;
-    case OpKind::rms_norm: infer_last_dim_norm(c, 1, out); break;
+    case OpKind::conv2d:
+      infer_conv(c, out);
+      break;
+    case OpKind::linear:
+      infer_linear(c, out);
+      break;
+    case OpKind::matmul:
+      infer_matmul(c, out);
+      break;
+    case OpKind::batch_norm:
+      infer_norm_nchw(c, 4, out);
+      break;
+    case OpKind::group_norm:
+      infer_norm_nchw(c, 2, out);
+      break;
+    case OpKind::layer_norm:
+      infer_last_dim_norm(c, 2, out);
+      break;
+    case OpKind::rms_norm:
+      infer_last_dim_norm(c, 1, out);
+      break;
     case OpKind::add:
     case OpKind::sub:
     case OpKind::mul:
@@ -291,7 +320,9 @@ void infer_node(const Graph& graph, const Node& node, Value* out) {
       norm_axis(c, node.attrs.get_int("axis", -1), c.shape(0).size());
       out->shape = c.shape(0);
       break;
-    case OpKind::sdpa: infer_sdpa(c, out); break;
+    case OpKind::sdpa:
+      infer_sdpa(c, out);
+      break;
     case OpKind::rope:
       c.arity(1, 1);
       c.rank(0, 4);
@@ -300,7 +331,9 @@ void infer_node(const Graph& graph, const Node& node, Value* out) {
       out->shape = c.shape(0);
       break;
     case OpKind::max_pool2d:
-    case OpKind::avg_pool2d: infer_pool(c, out); break;
+    case OpKind::avg_pool2d:
+      infer_pool(c, out);
+      break;
     case OpKind::global_avg_pool: {
       c.arity(1, 1);
       c.rank(0, 4);
@@ -321,7 +354,9 @@ void infer_node(const Graph& graph, const Node& node, Value* out) {
       out->layout = l;
       break;
     }
-    case OpKind::concat: infer_concat(c, out); break;
+    case OpKind::concat:
+      infer_concat(c, out);
+      break;
     case OpKind::slice: {
       c.arity(1, 1);
       const Shape& x = c.shape(0);
@@ -329,14 +364,19 @@ void infer_node(const Graph& graph, const Node& node, Value* out) {
       const int64_t start = node.attrs.get_int("start", 0);
       const int64_t end = node.attrs.get_int("end", x[static_cast<size_t>(axis)]);
       if (start < 0 || end > x[static_cast<size_t>(axis)] || start >= end) {
-        c.fail("slice [" + std::to_string(start) + ", " + std::to_string(end) + ") out of range for " + to_string(x));
+        c.fail("slice [" + std::to_string(start) + ", " + std::to_string(end) +
+               ") out of range for " + to_string(x));
       }
       out->shape = x;
       out->shape[static_cast<size_t>(axis)] = end - start;
       break;
     }
-    case OpKind::reshape: infer_reshape(c, out); break;
-    case OpKind::transpose: infer_transpose(c, out); break;
+    case OpKind::reshape:
+      infer_reshape(c, out);
+      break;
+    case OpKind::transpose:
+      infer_transpose(c, out);
+      break;
     case OpKind::embedding: {
       c.arity(2, 2);
       c.rank(0, 2);
@@ -346,13 +386,17 @@ void infer_node(const Graph& graph, const Node& node, Value* out) {
       break;
     }
   }
-  // Fused epilogue operands must broadcast to the result without changing its shape.
-  for (const EpilogueStep& step : node.epilogue) {
+  // Fused epilogue operands follow the op's inputs, one per binary step, and must broadcast to
+  // the result without changing its shape.
+  const Ctx full{graph, full_node};
+  size_t next_operand = node.inputs.size();
+  for (const EpilogueStep& step : full_node.epilogue) {
     if (is_binary_elementwise(step.op)) {
-      if (step.input < 0 || step.input >= static_cast<int>(node.inputs.size())) {
-        c.fail("epilogue step refers to missing input " + std::to_string(step.input));
+      if (step.input != static_cast<int>(next_operand++)) {
+        c.fail("epilogue step reads input " + std::to_string(step.input) + ", expected " +
+               std::to_string(next_operand - 1) + " (operands are appended in step order)");
       }
-      if (broadcast(c, out->shape, c.shape(static_cast<size_t>(step.input))) != out->shape) {
+      if (broadcast(c, out->shape, full.shape(static_cast<size_t>(step.input))) != out->shape) {
         c.fail("epilogue operand would change the result's shape");
       }
     } else if (!is_unary_elementwise(step.op)) {

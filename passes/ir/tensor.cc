@@ -28,7 +28,9 @@ inline uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-inline double unit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+inline double unit(uint64_t bits) {
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
 
 }  // namespace
 

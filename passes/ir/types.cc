@@ -6,18 +6,24 @@ namespace cuvil::ir {
 
 std::string_view to_string(DType dtype) {
   switch (dtype) {
-    case DType::f32: return "f32";
-    case DType::bf16: return "bf16";
-    case DType::i32: return "i32";
+    case DType::f32:
+      return "f32";
+    case DType::bf16:
+      return "bf16";
+    case DType::i32:
+      return "i32";
   }
   return "?";
 }
 
 std::string_view to_string(Layout layout) {
   switch (layout) {
-    case Layout::any: return "any";
-    case Layout::nchw: return "nchw";
-    case Layout::nhwc: return "nhwc";
+    case Layout::any:
+      return "any";
+    case Layout::nchw:
+      return "nchw";
+    case Layout::nhwc:
+      return "nhwc";
   }
   return "?";
 }
@@ -34,9 +40,12 @@ bool parse_layout(std::string_view text, Layout* out) {
 
 int64_t byte_size(DType dtype) {
   switch (dtype) {
-    case DType::f32: return 4;
-    case DType::bf16: return 2;
-    case DType::i32: return 4;
+    case DType::f32:
+      return 4;
+    case DType::bf16:
+      return 2;
+    case DType::i32:
+      return 4;
   }
   return 4;
 }

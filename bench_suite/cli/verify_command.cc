@@ -1,0 +1,79 @@
+// cuvil-bench verify: the compiled pipeline against the reference interpreter.
+#include <cstdio>
+#include <memory>
+
+#include "bench_suite/cli/commands.h"
+#include "bench_suite/suites.h"
+#include "bench_suite/verify.h"
+#include "passes/cuvilpass.h"
+
+namespace cuvil::bench::cli {
+
+namespace {
+
+struct VerifyOptions {
+  PipelineOptions pipeline;
+  std::string rungs;
+  bool full_size = false;
+  bool each_pass = false;
+  uint64_t seed = 1;
+};
+
+int run_verify(const VerifyOptions& o) {
+  require_runnable_target(o.pipeline.target);
+  const Suite& suite = find_suite(o.pipeline.suite);
+  const std::string config_path =
+      o.pipeline.config.empty() ? default_config_path(suite, o.pipeline.target) : o.pipeline.config;
+  const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
+  const std::vector<Rung> rungs = select_rungs(load_suite_ladder(suite), o.rungs);
+  const int threads = resolved_threads(o.pipeline);
+  const auto variants =
+      o.each_pass ? pass_variants(config)
+                  : std::vector<std::pair<std::string, passes::PipelineConfig>>{{"config", config}};
+
+  std::printf("verify %s (%s sizes) with %s, %d thread(s); tolerance %.0e (max relative error)\n",
+              suite.name.c_str(), o.full_size ? "full" : "scaled-down", config_path.c_str(),
+              threads, kFp32Tolerance);
+  std::printf("%-16s %-26s %-26s %12s  %s\n", "rung", "pipeline", "output", "max rel err",
+              "result");
+  int failures = 0;
+  for (const Rung& rung : rungs) {
+    const ir::Graph graph = suite.build(rung, !o.full_size);
+    for (const auto& [label, variant] : variants) {
+      const VerifyResult result = verify_graph(graph, variant, threads, o.seed, label);
+      for (const OutputCheck& out : result.outputs) {
+        std::printf("%-16s %-26s %-26s %12.3e  %s\n", rung.name.c_str(), label.c_str(),
+                    out.name.c_str(), out.max_relative_error, out.ok ? "ok" : "FAIL");
+      }
+      if (!result.ok()) ++failures;
+    }
+  }
+  if (failures) {
+    std::printf("verify: %d pipeline variant(s) FAILED\n", failures);
+    return 1;
+  }
+  std::printf("verify: all outputs within tolerance\n");
+  return 0;
+}
+
+}  // namespace
+
+Action add_verify_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("verify",
+                                     "compiled pipeline vs the reference interpreter (exit 1 on a "
+                                     "mismatch)");
+  auto o = std::make_shared<VerifyOptions>();
+  add_pipeline_options(*cmd, o->pipeline);
+  cmd->add_option("--rungs", o->rungs,
+                  "comma-separated rung names, or all (default: the default "
+                  "rungs)");
+  cmd->add_flag("--full-size", o->full_size,
+                "check the rungs at their real dimensions (slow: the interpreter is fp64) instead "
+                "of the scaled-down topology");
+  cmd->add_flag("--each-pass", o->each_pass,
+                "also check no passes, each pass alone, and the config without each pass");
+  cmd->add_option("--seed", o->seed, "seed for the random inputs");
+  return [o] { return run_verify(*o); };
+}
+
+}  // namespace cuvil::bench::cli

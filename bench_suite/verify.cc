@@ -1,0 +1,57 @@
+#include "bench_suite/verify.h"
+
+#include "passes/pipeline.h"
+#include "passes/registry.h"
+#include "runtime/executor.h"
+#include "runtime/reference/interpreter.h"
+
+namespace cuvil::bench {
+
+bool VerifyResult::ok() const {
+  for (const OutputCheck& o : outputs) {
+    if (!o.ok) return false;
+  }
+  return !outputs.empty();
+}
+
+VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& config, int threads,
+                          uint64_t seed, const std::string& label) {
+  const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, seed);
+  const std::vector<ir::Tensor> expected = runtime::reference::interpret(graph, inputs);
+  passes::Compiled compiled = passes::compile(graph, config, threads);
+  runtime::Executor executor(std::move(compiled.plan));
+  const std::vector<ir::Tensor> actual = executor.run(inputs);
+  VerifyResult result;
+  result.label = label;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    OutputCheck check;
+    check.name = graph.value(graph.outputs()[i]).name;
+    check.max_relative_error = ir::max_relative_error(actual[i], expected[i]);
+    check.ok = check.max_relative_error <= kFp32Tolerance;
+    result.outputs.push_back(check);
+  }
+  return result;
+}
+
+std::vector<std::pair<std::string, passes::PipelineConfig>> pass_variants(
+    const passes::PipelineConfig& config) {
+  std::vector<std::pair<std::string, passes::PipelineConfig>> variants;
+  variants.push_back({"config", config});
+  passes::PipelineConfig none = config;
+  none.passes.clear();
+  variants.push_back({"no passes", none});
+  const passes::PipelineConfig all = passes::default_pipeline(config.target);
+  for (const passes::PassInvocation& p : all.passes) {
+    passes::PipelineConfig alone = none;
+    alone.passes.push_back(p);
+    variants.push_back({"only " + p.name, alone});
+  }
+  for (size_t i = 0; i < config.passes.size(); ++i) {
+    passes::PipelineConfig without = config;
+    without.passes.erase(without.passes.begin() + static_cast<std::ptrdiff_t>(i));
+    variants.push_back({"without " + config.passes[i].name, without});
+  }
+  return variants;
+}
+
+}  // namespace cuvil::bench

@@ -1,0 +1,232 @@
+// Shape inference, one op (and one must-fail case) per test.
+#include <gtest/gtest.h>
+
+#include "passes/ir/error.h"
+#include "passes/ir/graph.h"
+
+namespace cuvil::ir {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+ValueId weight(Graph& g, Shape s) {
+  std::string name = "w";
+  name += std::to_string(g.value_count());
+  return g.add_constant(name, std::move(s), ConstantInit::fill(1.0f));
+}
+
+TEST(ShapeInference, Conv2dStridePadNchw) {
+  Graph g;
+  ValueId x = g.add_input("x", {2, 3, 17, 17});
+  ValueId y = g.add_node(OpKind::conv2d, {x, weight(g, {8, 3, 3, 3}), weight(g, {8})},
+                         {{"stride", Ints{2, 2}}, {"pad", Ints{1, 1}}});
+  EXPECT_EQ(g.value(y).shape, (Shape{2, 8, 9, 9}));
+  EXPECT_EQ(g.value(y).layout, Layout::nchw);
+}
+
+TEST(ShapeInference, Conv2dNhwcIsPhysical) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 7, 7, 3}, DType::f32, Layout::nhwc);
+  ValueId y = g.add_node(OpKind::conv2d, {x, weight(g, {5, 3, 1, 1})}, {{"layout", "nhwc"}});
+  EXPECT_EQ(g.value(y).shape, (Shape{1, 7, 7, 5}));
+  EXPECT_EQ(g.value(y).layout, Layout::nhwc);
+}
+
+TEST(ShapeInference, Conv2dGroups) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 6, 5, 5});
+  ValueId y = g.add_node(OpKind::conv2d, {x, weight(g, {6, 1, 3, 3})}, {{"groups", int64_t{6}}});
+  EXPECT_EQ(g.value(y).shape, (Shape{1, 6, 3, 3}));
+}
+
+TEST(ShapeInference, Conv2dRejectsChannelMismatch) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 4, 5, 5});
+  EXPECT_THROW(g.add_node(OpKind::conv2d, {x, weight(g, {6, 3, 3, 3})}), UserError);
+}
+
+TEST(ShapeInference, Conv2dRejectsEmptyOutput) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 2, 2});
+  EXPECT_THROW(g.add_node(OpKind::conv2d, {x, weight(g, {6, 3, 3, 3})}), UserError);
+}
+
+TEST(ShapeInference, LinearUsesOutInWeight) {
+  Graph g;
+  ValueId x = g.add_input("x", {2, 7, 17});
+  ValueId y = g.add_node(OpKind::linear, {x, weight(g, {3, 17}), weight(g, {3})});
+  EXPECT_EQ(g.value(y).shape, (Shape{2, 7, 3}));
+}
+
+TEST(ShapeInference, LinearRejectsInnerMismatch) {
+  Graph g;
+  ValueId x = g.add_input("x", {2, 16});
+  EXPECT_THROW(g.add_node(OpKind::linear, {x, weight(g, {3, 17})}), UserError);
+}
+
+TEST(ShapeInference, MatmulBroadcastsBatch) {
+  Graph g;
+  ValueId a = g.add_input("a", {4, 1, 3, 5});
+  ValueId b = g.add_input("b", {7, 5, 2});
+  ValueId y = g.add_node(OpKind::matmul, {a, b});
+  EXPECT_EQ(g.value(y).shape, (Shape{4, 7, 3, 2}));
+}
+
+TEST(ShapeInference, BinaryBroadcast) {
+  Graph g;
+  ValueId a = g.add_input("a", {2, 320, 9, 9});
+  ValueId b = g.add_input("b", {2, 320, 1, 1});
+  EXPECT_EQ(g.value(g.add_node(OpKind::add, {a, b})).shape, (Shape{2, 320, 9, 9}));
+  EXPECT_EQ(g.value(g.add_node(OpKind::mul, {b, a})).shape, (Shape{2, 320, 9, 9}));
+}
+
+TEST(ShapeInference, BinaryRejectsIncompatible) {
+  Graph g;
+  ValueId a = g.add_input("a", {2, 3});
+  ValueId b = g.add_input("b", {2, 4});
+  EXPECT_THROW(g.add_node(OpKind::sub, {a, b}), UserError);
+}
+
+TEST(ShapeInference, NormsKeepShape) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 64, 3, 3});
+  ValueId c = weight(g, {64});
+  EXPECT_EQ(g.value(g.add_node(OpKind::batch_norm, {x, c, c, c, c})).shape, (Shape{1, 64, 3, 3}));
+  EXPECT_EQ(g.value(g.add_node(OpKind::group_norm, {x, c, c}, {{"groups", int64_t{32}}})).shape,
+            (Shape{1, 64, 3, 3}));
+  ValueId t = g.add_input("t", {1, 7, 64});
+  EXPECT_EQ(g.value(g.add_node(OpKind::layer_norm, {t, c, c})).shape, (Shape{1, 7, 64}));
+  EXPECT_EQ(g.value(g.add_node(OpKind::rms_norm, {t, c})).shape, (Shape{1, 7, 64}));
+}
+
+TEST(ShapeInference, GroupNormRejectsIndivisibleGroups) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 17, 3, 3});
+  ValueId c = weight(g, {17});
+  EXPECT_THROW(g.add_node(OpKind::group_norm, {x, c, c}, {{"groups", int64_t{4}}}), UserError);
+}
+
+TEST(ShapeInference, SdpaGroupedQueryDecode) {
+  Graph g;
+  ValueId q = g.add_input("q", {1, 32, 1, 128});
+  ValueId k = g.add_input("k", {1, 8, 513, 128});
+  ValueId v = g.add_input("v", {1, 8, 513, 128});
+  ValueId y = g.add_node(OpKind::sdpa, {q, k, v}, {{"causal", int64_t{1}}});
+  EXPECT_EQ(g.value(y).shape, (Shape{1, 32, 1, 128}));
+}
+
+TEST(ShapeInference, SdpaRejectsHeadsNotMultiple) {
+  Graph g;
+  ValueId q = g.add_input("q", {1, 6, 3, 8});
+  ValueId k = g.add_input("k", {1, 4, 3, 8});
+  EXPECT_THROW(g.add_node(OpKind::sdpa, {q, k, k}), UserError);
+}
+
+TEST(ShapeInference, SdpaRejectsCausalWithMoreQueriesThanKeys) {
+  Graph g;
+  ValueId q = g.add_input("q", {1, 2, 5, 8});
+  ValueId k = g.add_input("k", {1, 2, 3, 8});
+  EXPECT_THROW(g.add_node(OpKind::sdpa, {q, k, k}, {{"causal", int64_t{1}}}), UserError);
+}
+
+TEST(ShapeInference, RopeRejectsOddHeadDim) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 2, 3, 7});
+  EXPECT_THROW(g.add_node(OpKind::rope, {x}), UserError);
+}
+
+TEST(ShapeInference, PoolsAtOddSizes) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 17, 17});
+  Attrs a{{"kernel", Ints{3, 3}}, {"stride", Ints{2, 2}}, {"pad", Ints{1, 1}}};
+  EXPECT_EQ(g.value(g.add_node(OpKind::max_pool2d, {x}, a)).shape, (Shape{1, 3, 9, 9}));
+  EXPECT_EQ(g.value(g.add_node(OpKind::avg_pool2d, {x}, a)).shape, (Shape{1, 3, 9, 9}));
+  EXPECT_EQ(g.value(g.add_node(OpKind::global_avg_pool, {x})).shape, (Shape{1, 3}));
+}
+
+TEST(ShapeInference, UpsampleNhwc) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 5, 7});
+  ValueId y = g.add_node(OpKind::upsample_nearest2d, {x}, {{"layout", "nhwc"}});
+  EXPECT_EQ(g.value(y).shape, (Shape{1, 6, 10, 7}));
+}
+
+TEST(ShapeInference, ConcatAndSlice) {
+  Graph g;
+  ValueId a = g.add_input("a", {1, 3, 4});
+  ValueId b = g.add_input("b", {1, 5, 4});
+  ValueId c = g.add_node(OpKind::concat, {a, b}, {{"axis", int64_t{1}}});
+  EXPECT_EQ(g.value(c).shape, (Shape{1, 8, 4}));
+  ValueId s = g.add_node(OpKind::slice, {c},
+                         {{"axis", int64_t{-1}}, {"start", int64_t{1}}, {"end", int64_t{3}}});
+  EXPECT_EQ(g.value(s).shape, (Shape{1, 8, 2}));
+}
+
+TEST(ShapeInference, ConcatRejectsMismatchOffAxis) {
+  Graph g;
+  ValueId a = g.add_input("a", {1, 3, 4});
+  ValueId b = g.add_input("b", {1, 3, 5});
+  EXPECT_THROW(g.add_node(OpKind::concat, {a, b}, {{"axis", int64_t{1}}}), UserError);
+}
+
+TEST(ShapeInference, SliceRejectsOutOfRange) {
+  Graph g;
+  ValueId a = g.add_input("a", {4});
+  EXPECT_THROW(g.add_node(OpKind::slice, {a}, {{"start", int64_t{2}}, {"end", int64_t{5}}}),
+               UserError);
+}
+
+TEST(ShapeInference, ReshapeInfersWildcard) {
+  Graph g;
+  ValueId x = g.add_input("x", {2, 7, 64});
+  ValueId y = g.add_node(OpKind::reshape, {x}, {{"shape", Ints{2, 7, 4, -1}}});
+  EXPECT_EQ(g.value(y).shape, (Shape{2, 7, 4, 16}));
+}
+
+TEST(ShapeInference, ReshapeRejectsWrongCount) {
+  Graph g;
+  ValueId x = g.add_input("x", {2, 7});
+  EXPECT_THROW(g.add_node(OpKind::reshape, {x}, {{"shape", Ints{3, 5}}}), UserError);
+}
+
+TEST(ShapeInference, TransposeToNhwcSetsLayout) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 5, 7});
+  ValueId y = g.add_node(OpKind::transpose, {x}, {{"perm", Ints{0, 2, 3, 1}}});
+  EXPECT_EQ(g.value(y).shape, (Shape{1, 5, 7, 3}));
+  EXPECT_EQ(g.value(y).layout, Layout::nhwc);
+}
+
+TEST(ShapeInference, TransposeRejectsNonPermutation) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 5});
+  EXPECT_THROW(g.add_node(OpKind::transpose, {x}, {{"perm", Ints{0, 0, 1}}}), UserError);
+}
+
+TEST(ShapeInference, EmbeddingAppendsDim) {
+  Graph g;
+  ValueId t = weight(g, {97, 16});
+  ValueId ids = g.add_input("ids", {2, 7}, DType::i32);
+  EXPECT_EQ(g.value(g.add_node(OpKind::embedding, {t, ids})).shape, (Shape{2, 7, 16}));
+}
+
+TEST(ShapeInference, EmbeddingRejectsFloatIds) {
+  Graph g;
+  ValueId t = weight(g, {97, 16});
+  ValueId ids = g.add_input("ids", {2, 7});
+  EXPECT_THROW(g.add_node(OpKind::embedding, {t, ids}), UserError);
+}
+
+TEST(ShapeInference, ErrorNamesTheNode) {
+  Graph g;
+  ValueId x = g.add_input("x", {2, 16});
+  try {
+    g.add_node(OpKind::linear, {x, weight(g, {3, 17})}, {}, "block3.fc");
+    FAIL() << "expected UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("block3.fc"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cuvil::ir
