@@ -93,19 +93,20 @@ void run_main_op(const OpArgs& args) {
   CUVIL_CHECK(false, "unhandled op " + std::string(ir::to_string(args.node.op)));
 }
 
-// The running result is always the left operand of a binary step.
-void apply_epilogue(const OpArgs& args) {
+// The running result is always the left operand of a binary step, whose right operand is any of
+// the node's inputs (by convention one appended after the op's own).
+void apply_epilogue(const OpArgs& args, const std::vector<View>& all_inputs) {
   const int64_t n = ir::num_elements(args.out_shape);
   for (const ir::EpilogueStep& step : args.node.epilogue) {
     if (ir::is_unary_elementwise(step.op)) {
       for (int64_t i = 0; i < n; ++i) args.out[i] = apply_unary(step.op, args.out[i]);
     } else {
       CUVIL_CHECK(ir::is_binary_elementwise(step.op), "epilogue step is not elementwise");
-      CUVIL_CHECK(step.input >= 0 && step.input < static_cast<int>(args.in.size()),
+      CUVIL_CHECK(step.input >= 0 && step.input < static_cast<int>(all_inputs.size()),
                   "epilogue operand out of range in node '" + args.node.name + "'");
       const View running{args.out, args.out_shape};
-      binary_broadcast(step.op, running, args.in[static_cast<size_t>(step.input)], args.out_shape,
-                       args.out);
+      binary_broadcast(step.op, running, all_inputs[static_cast<size_t>(step.input)],
+                       args.out_shape, args.out);
     }
   }
 }
@@ -131,17 +132,21 @@ std::vector<ir::Tensor> interpret(const ir::Graph& graph, const std::vector<ir::
   };
 
   std::vector<int32_t> uses = graph.use_counts();
-  std::vector<View> operands;
+  std::vector<View> operands, op_operands;
   for (const ir::Node& node : graph.nodes()) {
     operands.clear();
     for (ir::ValueId id : node.inputs) operands.push_back(bind(id));
+    // Kernels see only the op's own inputs, so an appended epilogue operand is never taken for
+    // an optional one such as a bias.
+    op_operands.assign(operands.begin(),
+                       operands.begin() + static_cast<int64_t>(node.op_input_count()));
     const ir::Value& out_value = graph.value(node.output);
     Slot& out = slots[static_cast<size_t>(node.output)];
     out.owned.assign(static_cast<size_t>(ir::num_elements(out_value.shape)), 0.0f);
     out.data = out.owned.data();
-    const OpArgs args{node, operands, out_value.shape, out.owned.data()};
+    const OpArgs args{node, op_operands, out_value.shape, out.owned.data()};
     run_main_op(args);
-    apply_epilogue(args);
+    apply_epilogue(args, operands);
 
     // Free intermediates nobody reads any more (outputs hold a use until the end).
     for (ir::ValueId id : node.inputs) {
