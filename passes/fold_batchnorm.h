@@ -1,0 +1,18 @@
+// fold-batchnorm: an inference BatchNorm right after a convolution is an affine map per output
+// channel, so it folds into the convolution's weight and bias and disappears.
+#pragma once
+
+#include "passes/pass.h"
+
+namespace cuvil::passes {
+
+class FoldBatchNormPass final : public Pass {
+ public:
+  std::string_view name() const override { return "fold-batchnorm"; }
+  std::string_view summary() const override {
+    return "fold batch_norm after a single-use conv2d into the conv's weight and bias";
+  }
+  void run(ir::Graph& graph, const ParamMap& params) const override;
+};
+
+}  // namespace cuvil::passes

@@ -1,0 +1,133 @@
+#include "passes/memory_plan.h"
+
+#include <algorithm>
+
+#include "passes/ir/error.h"
+
+namespace cuvil::passes {
+
+namespace {
+
+using ir::Graph;
+using ir::ValueId;
+
+struct Interval {
+  ValueId value;
+  int64_t first, last;  // node positions, inclusive
+  int64_t size;         // bytes, aligned
+  int64_t offset = -1;
+};
+
+int64_t align_up(int64_t bytes, int64_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+// Live ranges of every node result over the node order. A value is live from its producer to
+// its last reader inclusive, so a node's output never shares memory with its own inputs; graph
+// outputs stay live to the end.
+std::vector<Interval> live_ranges(const Graph& graph, int64_t alignment) {
+  const auto& nodes = graph.nodes();
+  const int64_t end = static_cast<int64_t>(nodes.size());
+  std::vector<int64_t> last(static_cast<size_t>(graph.value_count()), -1);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (ValueId in : nodes[i].inputs) last[static_cast<size_t>(in)] = static_cast<int64_t>(i);
+  }
+  for (ValueId out : graph.outputs()) last[static_cast<size_t>(out)] = end;
+  std::vector<Interval> intervals;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ValueId v = nodes[i].output;
+    const ir::Value& value = graph.value(v);
+    const int64_t bytes = ir::byte_size(value.dtype) * ir::num_elements(value.shape);
+    const int64_t first = static_cast<int64_t>(i);
+    intervals.push_back({v, first, std::max(first, last[static_cast<size_t>(v)]),
+                         std::max<int64_t>(alignment, align_up(bytes, alignment))});
+  }
+  return intervals;
+}
+
+bool overlap_in_time(const Interval& a, const Interval& b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+// Lowest offset where `item` fits beside every already placed interval live at the same time.
+int64_t lowest_fit(const Interval& item, const std::vector<const Interval*>& placed) {
+  std::vector<const Interval*> busy;
+  for (const Interval* p : placed) {
+    if (overlap_in_time(*p, item)) busy.push_back(p);
+  }
+  std::sort(busy.begin(), busy.end(),
+            [](const Interval* a, const Interval* b) { return a->offset < b->offset; });
+  int64_t offset = 0;
+  for (const Interval* b : busy) {
+    if (b->offset >= offset + item.size) break;  // the gap before b is big enough
+    offset = std::max(offset, b->offset + b->size);
+  }
+  return offset;
+}
+
+void place_in_order(std::vector<Interval>& intervals, const std::vector<size_t>& order) {
+  std::vector<const Interval*> placed;
+  placed.reserve(intervals.size());
+  for (size_t i : order) {
+    intervals[i].offset = lowest_fit(intervals[i], placed);
+    placed.push_back(&intervals[i]);
+  }
+}
+
+}  // namespace
+
+std::vector<ParamSpec> MemoryPlanPass::params() const {
+  ParamSpec strategy;
+  strategy.name = "strategy";
+  strategy.type = ParamSpec::Type::choice;
+  strategy.choices = {"greedy-by-size", "first-fit", "none"};
+  strategy.default_value = std::string("greedy-by-size");
+  strategy.help = "greedy-by-size: place big values first; first-fit: place in program order; "
+                  "none: every value its own region";
+  ParamSpec alignment;
+  alignment.name = "alignment";
+  alignment.type = ParamSpec::Type::integer;
+  alignment.int_min = 16;
+  alignment.int_max = 4096;
+  alignment.log_scale = true;
+  alignment.default_value = int64_t{64};
+  alignment.help = "byte alignment of every value's offset (64: one cache line)";
+  return {strategy, alignment};
+}
+
+void MemoryPlanPass::run(Graph& graph, const ParamMap& params) const {
+  const std::string& strategy = param_choice(params, "strategy");
+  const int64_t alignment = param_int(params, "alignment");
+  CUVIL_CHECK(alignment > 0, "alignment must be positive after validation");
+
+  std::vector<Interval> intervals = live_ranges(graph, alignment);
+  std::vector<size_t> order(intervals.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (strategy == "none") {
+    int64_t offset = 0;
+    for (Interval& it : intervals) {
+      it.offset = offset;
+      offset += it.size;
+    }
+  } else if (strategy == "first-fit") {
+    place_in_order(intervals, order);
+  } else {
+    CUVIL_CHECK(strategy == "greedy-by-size", "unknown memory-plan strategy '" + strategy + "'");
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return intervals[a].size > intervals[b].size;
+    });
+    place_in_order(intervals, order);
+  }
+
+  for (ValueId v = 0; v < graph.value_count(); ++v) graph.mutable_value(v).arena_offset = -1;
+  int64_t peak = 0, naive = 0;
+  for (const Interval& it : intervals) {
+    graph.mutable_value(it.value).arena_offset = it.offset;
+    peak = std::max(peak, it.offset + it.size);
+    naive += it.size;
+  }
+  graph.annotations["memory.peak_bytes"] = peak;
+  graph.annotations["memory.naive_bytes"] = naive;
+}
+
+}  // namespace cuvil::passes

@@ -1,0 +1,19 @@
+// memory-plan: assigns every intermediate a byte offset in one activation arena, reusing memory
+// between values whose live ranges do not overlap.
+#pragma once
+
+#include "passes/pass.h"
+
+namespace cuvil::passes {
+
+class MemoryPlanPass final : public Pass {
+ public:
+  std::string_view name() const override { return "memory-plan"; }
+  std::string_view summary() const override {
+    return "place intermediates in one arena, sharing memory between values never live together";
+  }
+  std::vector<ParamSpec> params() const override;
+  void run(ir::Graph& graph, const ParamMap& params) const override;
+};
+
+}  // namespace cuvil::passes

@@ -1,0 +1,36 @@
+#include "passes/registry.h"
+
+#include "passes/fold_batchnorm.h"
+#include "passes/fuse_elementwise.h"
+#include "passes/layout.h"
+#include "passes/memory_plan.h"
+
+namespace cuvil::passes {
+
+namespace {
+std::vector<std::unique_ptr<Pass>> make_registry() {
+  // Order matters: it is the default pipeline. Folding first removes BNs before layout and
+  // fusion see them; layout runs before fusion so epilogue operands are already in place;
+  // memory planning needs the final node list.
+  std::vector<std::unique_ptr<Pass>> passes;
+  passes.push_back(std::make_unique<FoldBatchNormPass>());
+  passes.push_back(std::make_unique<LayoutPass>());
+  passes.push_back(std::make_unique<FuseElementwisePass>());
+  passes.push_back(std::make_unique<MemoryPlanPass>());
+  return passes;
+}
+}  // namespace
+
+const std::vector<std::unique_ptr<Pass>>& pass_registry() {
+  static const std::vector<std::unique_ptr<Pass>> registry = make_registry();
+  return registry;
+}
+
+const Pass* find_pass(std::string_view name) {
+  for (const auto& pass : pass_registry()) {
+    if (pass->name() == name) return pass.get();
+  }
+  return nullptr;
+}
+
+}  // namespace cuvil::passes
