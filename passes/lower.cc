@@ -1,0 +1,200 @@
+// Lowering: graph values become plan tensors (inputs, shared constants, arena intermediates) and
+// nodes become steps bound to kernels from the runtime's kernel table.
+#include "passes/lower.h"
+
+#include <algorithm>
+#include <string>
+
+#include "passes/ir/error.h"
+#include "runtime/kernel_table.h"
+
+namespace cuvil::passes {
+
+namespace {
+
+using ir::OpKind;
+using runtime::PlanTensor;
+
+constexpr int64_t kAlign = 64;
+int64_t align_up(int64_t v) {
+  return (v + kAlign - 1) / kAlign * kAlign;
+}
+
+// Storage is fp32 whatever the dtype.
+int64_t storage_bytes(const ir::Value& v) {
+  return ir::num_elements(v.shape) * 4;
+}
+
+double declared_flops(const ir::Graph& g, const ir::Node& n) {
+  const ir::Shape& out = g.value(n.output).shape;
+  const double out_elems = static_cast<double>(ir::num_elements(out));
+  const double in_elems = static_cast<double>(ir::num_elements(g.value(n.inputs[0]).shape));
+  double f = 0;
+  switch (n.op) {
+    case OpKind::conv2d: {
+      const ir::Shape& w = g.value(n.inputs[1]).shape;
+      f = 2.0 * out_elems * static_cast<double>(w[1] * w[2] * w[3]);
+      break;
+    }
+    case OpKind::linear:
+    case OpKind::matmul:
+      f = 2.0 * out_elems * static_cast<double>(g.value(n.inputs[0]).shape.back());
+      break;
+    case OpKind::sdpa: {
+      const ir::Shape& q = g.value(n.inputs[0]).shape;
+      const ir::Shape& k = g.value(n.inputs[1]).shape;
+      const ir::Shape& v = g.value(n.inputs[2]).shape;
+      const int64_t sq = q[2], skv = k[2];
+      double pairs = static_cast<double>(sq) * static_cast<double>(skv);
+      if (n.attrs.get_int("causal", 0)) {
+        // Query i sees keys 0 .. i + skv - sq.
+        pairs = 0;
+        for (int64_t i = 0; i < sq; ++i)
+          pairs += static_cast<double>(std::min(skv, i + skv - sq + 1));
+      }
+      f = 2.0 * static_cast<double>(q[0] * q[1]) * pairs * static_cast<double>(q[3] + v[3]);
+      break;
+    }
+    case OpKind::concat:
+    case OpKind::slice:
+    case OpKind::reshape:
+    case OpKind::transpose:
+    case OpKind::embedding:
+    case OpKind::upsample_nearest2d:
+      f = 0;
+      break;
+    default:
+      f = std::max(in_elems, out_elems);
+      break;
+  }
+  return f + out_elems * static_cast<double>(n.epilogue.size());
+}
+
+std::string available_kernels(OpKind op) {
+  std::string names;
+  for (const runtime::KernelInfo* k : runtime::kernels_for(op)) {
+    names += (names.empty() ? "" : ", ") + k->name;
+  }
+  return names;
+}
+
+const runtime::KernelInfo& choose_kernel(const ir::Node& n, const runtime::Step& step) {
+  if (!n.attrs.has("kernel")) return runtime::default_kernel(n.op);
+  const std::string name = n.attrs.get_string("kernel", "");
+  const runtime::KernelInfo* k = runtime::find_kernel(n.op, name);
+  const std::string where = "node '" + n.name + "' (" + std::string(ir::to_string(n.op)) + ")";
+  if (!k) {
+    throw UserError(where + ": unknown kernel '" + name +
+                    "'; available: " + available_kernels(n.op));
+  }
+  if (k->supports && !k->supports(step)) {
+    throw UserError(where + ": kernel '" + name + "' cannot run this node (" + k->description +
+                    "); available: " + available_kernels(n.op));
+  }
+  return *k;
+}
+
+}  // namespace
+
+runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
+  runtime::Plan plan;
+  plan.threads = std::max(1, options.threads);
+  std::vector<int32_t> tensor_of(static_cast<size_t>(graph.value_count()), -1);
+
+  auto add_tensor = [&](ir::ValueId id, PlanTensor t) {
+    const ir::Value& v = graph.value(id);
+    t.name = v.name;
+    t.shape = v.shape;
+    t.dtype = v.dtype;
+    plan.tensors.push_back(std::move(t));
+    tensor_of[static_cast<size_t>(id)] = static_cast<int32_t>(plan.tensors.size() - 1);
+    return tensor_of[static_cast<size_t>(id)];
+  };
+
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    PlanTensor t;
+    t.storage = PlanTensor::Storage::input;
+    t.index = static_cast<int32_t>(i);
+    plan.inputs.push_back(add_tensor(graph.inputs()[i], t));
+  }
+
+  // Arena offsets from memory planning, if it ran. It sizes values by their dtype, but storage
+  // is fp32, so offsets are scaled by 4 / (smallest planned element size): scaling keeps
+  // disjoint ranges disjoint and makes every range cover its fp32 storage.
+  int64_t min_elem = 4;
+  bool planned = false;
+  for (const ir::Node& n : graph.nodes()) {
+    const ir::Value& v = graph.value(n.output);
+    if (v.arena_offset >= 0) {
+      planned = true;
+      min_elem = std::min(min_elem, ir::byte_size(v.dtype));
+    }
+  }
+  const int64_t scale = planned ? 4 / std::max<int64_t>(1, min_elem) : 1;
+  int64_t arena_end = 0;
+  for (const ir::Node& n : graph.nodes()) {
+    const ir::Value& v = graph.value(n.output);
+    if (v.arena_offset >= 0) {
+      arena_end = std::max(arena_end, align_up(v.arena_offset * scale + storage_bytes(v)));
+    }
+  }
+
+  auto operand = [&](ir::ValueId id, const ir::Node& user) -> int32_t {
+    if (tensor_of[static_cast<size_t>(id)] >= 0) return tensor_of[static_cast<size_t>(id)];
+    const ir::Value& v = graph.value(id);
+    if (v.kind != ir::ValueKind::constant) {
+      throw UserError("node '" + user.name + "' reads value '" + v.name +
+                      "' before it is computed");
+    }
+    graph.constant_data(id);  // materialise once; the plan shares the graph's buffer
+    PlanTensor t;
+    t.storage = PlanTensor::Storage::constant;
+    t.index = static_cast<int32_t>(plan.constants.size());
+    plan.constants.push_back(v.data);
+    return add_tensor(id, t);
+  };
+
+  for (const ir::Node& n : graph.nodes()) {
+    runtime::Step step;
+    step.op = n.op;
+    step.node_name = n.name;
+    step.attrs = n.attrs;
+    step.epilogue = n.epilogue;
+    double bytes = 0;
+    for (ir::ValueId in : n.inputs) {
+      step.inputs.push_back(operand(in, n));
+      const ir::Value& v = graph.value(in);
+      step.input_shapes.push_back(v.shape);
+      bytes += static_cast<double>(ir::num_elements(v.shape) * ir::byte_size(v.dtype));
+    }
+    const ir::Value& out = graph.value(n.output);
+    PlanTensor t;
+    t.storage = PlanTensor::Storage::arena;
+    if (out.arena_offset >= 0) {
+      t.offset = out.arena_offset * scale;
+    } else {
+      t.offset = arena_end;
+      arena_end = align_up(arena_end + storage_bytes(out));
+    }
+    step.output = add_tensor(n.output, t);
+    step.output_shape = out.shape;
+    bytes += static_cast<double>(ir::num_elements(out.shape) * ir::byte_size(out.dtype));
+    step.bytes = bytes;
+    step.flops = declared_flops(graph, n);
+    const runtime::KernelInfo& k = choose_kernel(n, step);
+    step.kernel = k.name;
+    step.fn = k.fn;
+    plan.steps.push_back(std::move(step));
+  }
+  plan.arena_bytes = arena_end;
+
+  // Outputs read their storage directly, whether arena, input or constant, repeated or not.
+  for (ir::ValueId id : graph.outputs()) {
+    plan.outputs.push_back(tensor_of[static_cast<size_t>(id)] >= 0
+                               ? tensor_of[static_cast<size_t>(id)]
+                               : operand(id, ir::Node{OpKind::reshape, {}, id, {}, {}, "output"}));
+  }
+  return plan;
+}
+
+}  // namespace cuvil::passes

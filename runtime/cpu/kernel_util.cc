@@ -1,0 +1,34 @@
+#include "runtime/cpu/kernel_util.h"
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+constexpr int kLanes = 8;
+
+template <class F>
+double lane_sum(const float* x, int64_t n, F f) {
+  double acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) acc[l] += f(static_cast<double>(x[i + l]));
+  }
+  double s = 0;
+  for (; i < n; ++i) s += f(static_cast<double>(x[i]));
+  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  return s;
+}
+}  // namespace
+
+double sum_f64(const float* x, int64_t n) {
+  return lane_sum(x, n, [](double v) { return v; });
+}
+
+double sum_sq_dev_f64(const float* x, int64_t n, double mean) {
+  return lane_sum(x, n, [mean](double v) { return (v - mean) * (v - mean); });
+}
+
+double sum_sq_f64(const float* x, int64_t n) {
+  return lane_sum(x, n, [](double v) { return v * v; });
+}
+
+}  // namespace cuvil::runtime::cpu

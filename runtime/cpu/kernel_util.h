@@ -1,0 +1,46 @@
+// Small helpers shared by the CPU kernels: attribute access and 4-D geometry.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "passes/ir/types.h"
+#include "runtime/plan.h"
+
+namespace cuvil::runtime::cpu {
+
+inline bool is_nhwc(const Step& s) {
+  return s.attrs.get_string("layout", "nchw") == "nhwc";
+}
+
+// Whether optional operand `index` (a bias) is present: epilogue operands are appended to the
+// node's inputs, so an input there that an epilogue step reads is not the bias.
+inline bool has_operand(const Step& s, size_t index) {
+  if (s.inputs.size() <= index) return false;
+  for (const ir::EpilogueStep& e : s.epilogue) {
+    if (e.input == static_cast<int>(index)) return false;
+  }
+  return true;
+}
+
+struct Dims4 {
+  int64_t n, c, h, w;
+};
+// Logical N, C, H, W of a physical 4-D shape.
+inline Dims4 dims4(const ir::Shape& s, bool nhwc) {
+  if (nhwc) return {s[0], s[3], s[1], s[2]};
+  return {s[0], s[1], s[2], s[3]};
+}
+
+inline std::vector<int64_t> attr_pair(const Step& s, const char* key, int64_t fallback) {
+  return s.attrs.get_ints(key, {fallback, fallback});
+}
+
+// Sums in fp64 with independent lanes so the compiler can vectorise them.
+double sum_f64(const float* x, int64_t n);
+// Sum of (x - mean)^2 in fp64.
+double sum_sq_dev_f64(const float* x, int64_t n, double mean);
+// Sum of x^2 in fp64.
+double sum_sq_f64(const float* x, int64_t n);
+
+}  // namespace cuvil::runtime::cpu

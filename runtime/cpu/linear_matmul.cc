@@ -1,0 +1,62 @@
+// linear (x W^T + b) and batched matmul on the packed GEMM.
+#include <algorithm>
+
+#include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/gemm.h"
+#include "runtime/cpu/kernel_util.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::cpu {
+
+void linear_gemm(const KernelArgs& a) {
+  const ir::Shape& w = a.step.input_shapes[1];
+  const Epilogue epi(a.step, a.in, a.out);
+  GemmProblem p;
+  p.n = w[0];
+  p.k = w[1];
+  p.m = ir::num_elements(a.step.output_shape) / p.n;
+  p.a = a.in[0], p.lda = p.k;
+  p.b = a.in[1], p.ldb = p.k, p.b_transposed = true;
+  p.c = a.out, p.ldc = p.n;
+  p.bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
+  p.epilogue = epi.empty() ? nullptr : &epi;
+  gemm(p, a.pool);
+}
+
+void matmul_gemm(const KernelArgs& a) {
+  const ir::Shape& as = a.step.input_shapes[0];
+  const ir::Shape& bs = a.step.input_shapes[1];
+  const ir::Shape& os = a.step.output_shape;
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  const ir::Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const ir::Shape o_batch(os.begin(), os.end() - 2);
+  const int64_t batches = ir::num_elements(o_batch);
+  const Broadcast abc(a_batch, o_batch), bbc(b_batch, o_batch);
+  const Epilogue epi(a.step, a.in, a.out);
+
+  auto problem = [&](int64_t bi) {
+    int64_t ao = 0, bo = 0;
+    abc.for_each_run(bi, 1, [&](int64_t, int64_t off, int64_t, int64_t) { ao = off; });
+    bbc.for_each_run(bi, 1, [&](int64_t, int64_t off, int64_t, int64_t) { bo = off; });
+    GemmProblem p;
+    p.m = m, p.n = n, p.k = k;
+    p.a = a.in[0] + ao * m * k, p.lda = k;
+    p.b = a.in[1] + bo * k * n, p.ldb = n;
+    p.c = a.out + bi * m * n, p.ldc = n;
+    p.epilogue = epi.empty() ? nullptr : &epi;
+    return p;
+  };
+  // Many small products: one thread per product; few large ones: split each product.
+  const bool per_batch = batches >= 2 * a.pool.threads() ||
+                         (batches >= a.pool.threads() && m * n * k < (int64_t{1} << 21));
+  if (per_batch) {
+    a.pool.parallel_for_tid(batches, [&](int tid, int64_t b0, int64_t b1) {
+      for (int64_t bi = b0; bi < b1; ++bi) gemm_serial(problem(bi), a.pool, tid);
+    });
+  } else {
+    for (int64_t bi = 0; bi < batches; ++bi) gemm(problem(bi), a.pool);
+  }
+}
+
+}  // namespace cuvil::runtime::cpu

@@ -1,0 +1,153 @@
+// Pooling and nearest upsampling, both layouts (NHWC vectorises over channels).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/kernel_util.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+template <bool kMax>
+void pool2d(const KernelArgs& a) {
+  const bool nhwc = is_nhwc(a.step);
+  const Dims4 x = dims4(a.step.input_shapes[0], nhwc);
+  const Dims4 y = dims4(a.step.output_shape, nhwc);
+  const auto k = attr_pair(a.step, "kernel", 1);
+  const auto st = attr_pair(a.step, "stride", 1);
+  const auto pd = attr_pair(a.step, "pad", 0);
+  const float inv_area = 1.0f / static_cast<float>(k[0] * k[1]);
+  const float init = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  const Epilogue epi(a.step, a.in, a.out);
+  const float* in = a.in[0];
+  if (nhwc) {
+    // One output row (all its pixels, all channels) per task.
+    a.pool.parallel_for(y.n * y.h, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t img = r / y.h, oy = r % y.h;
+        for (int64_t ox = 0; ox < y.w; ++ox) {
+          float* o = a.out + ((img * y.h + oy) * y.w + ox) * x.c;
+          std::fill(o, o + x.c, init);
+          for (int64_t ki = 0; ki < k[0]; ++ki) {
+            const int64_t iy = oy * st[0] - pd[0] + ki;
+            if (iy < 0 || iy >= x.h) continue;
+            for (int64_t kj = 0; kj < k[1]; ++kj) {
+              const int64_t ix = ox * st[1] - pd[1] + kj;
+              if (ix < 0 || ix >= x.w) continue;
+              const float* p = in + ((img * x.h + iy) * x.w + ix) * x.c;
+              for (int64_t c = 0; c < x.c; ++c) o[c] = kMax ? std::max(o[c], p[c]) : o[c] + p[c];
+            }
+          }
+          if (!kMax) {
+            for (int64_t c = 0; c < x.c; ++c) o[c] *= inv_area;
+          }
+        }
+        if (!epi.empty()) epi.apply(a.out + (img * y.h + oy) * y.w * x.c, y.w * x.c);
+      }
+    });
+    return;
+  }
+  a.pool.parallel_for(x.n * x.c, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const float* plane = in + p * x.h * x.w;
+      float* o = a.out + p * y.h * y.w;
+      for (int64_t oy = 0; oy < y.h; ++oy) {
+        for (int64_t ox = 0; ox < y.w; ++ox) {
+          float acc = init;
+          for (int64_t ki = 0; ki < k[0]; ++ki) {
+            const int64_t iy = oy * st[0] - pd[0] + ki;
+            if (iy < 0 || iy >= x.h) continue;
+            for (int64_t kj = 0; kj < k[1]; ++kj) {
+              const int64_t ix = ox * st[1] - pd[1] + kj;
+              if (ix < 0 || ix >= x.w) continue;
+              const float v = plane[iy * x.w + ix];
+              acc = kMax ? std::max(acc, v) : acc + v;
+            }
+          }
+          o[oy * y.w + ox] = kMax ? acc : acc * inv_area;
+        }
+      }
+      if (!epi.empty()) epi.apply(o, y.h * y.w);
+    }
+  });
+}
+
+}  // namespace
+
+void max_pool2d(const KernelArgs& a) {
+  pool2d<true>(a);
+}
+void avg_pool2d(const KernelArgs& a) {
+  pool2d<false>(a);
+}
+
+void global_avg_pool(const KernelArgs& a) {
+  const bool nhwc = is_nhwc(a.step);
+  const Dims4 x = dims4(a.step.input_shapes[0], nhwc);
+  const int64_t hw = x.h * x.w;
+  const float* in = a.in[0];
+  if (nhwc) {
+    // Per (image, channel block): sums over pixels in fp64, channels innermost.
+    constexpr int64_t kCb = 64;
+    const int64_t cblocks = (x.c + kCb - 1) / kCb;
+    a.pool.parallel_for(x.n * cblocks, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t img = t / cblocks, c0 = (t % cblocks) * kCb;
+        const int64_t nc = std::min(kCb, x.c - c0);
+        double acc[kCb] = {};
+        for (int64_t p = 0; p < hw; ++p) {
+          const float* row = in + (img * hw + p) * x.c + c0;
+          for (int64_t c = 0; c < nc; ++c) acc[c] += row[c];
+        }
+        for (int64_t c = 0; c < nc; ++c) {
+          a.out[img * x.c + c0 + c] = static_cast<float>(acc[c] / static_cast<double>(hw));
+        }
+      }
+    });
+  } else {
+    a.pool.parallel_for(x.n * x.c, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        a.out[p] = static_cast<float>(sum_f64(in + p * hw, hw) / static_cast<double>(hw));
+      }
+    });
+  }
+  Epilogue(a.step, a.in, a.out).apply_all(a.pool);
+}
+
+void upsample_nearest2d(const KernelArgs& a) {
+  const bool nhwc = is_nhwc(a.step);
+  const Dims4 x = dims4(a.step.input_shapes[0], nhwc);
+  const Dims4 y = dims4(a.step.output_shape, nhwc);
+  const int64_t s = a.step.attrs.get_int("scale", 2);
+  const Epilogue epi(a.step, a.in, a.out);
+  const float* in = a.in[0];
+  if (nhwc) {
+    a.pool.parallel_for(y.n * y.h, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t img = r / y.h, oy = r % y.h;
+        const float* src = in + (img * x.h + oy / s) * x.w * x.c;
+        float* o = a.out + r * y.w * x.c;
+        for (int64_t ox = 0; ox < y.w; ++ox) {
+          std::memcpy(o + ox * x.c, src + (ox / s) * x.c, static_cast<size_t>(x.c) * sizeof(float));
+        }
+        if (!epi.empty()) epi.apply(o, y.w * x.c);
+      }
+    });
+    return;
+  }
+  a.pool.parallel_for(y.n * x.c * y.h, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t plane = r / y.h, oy = r % y.h;
+      const float* src = in + (plane * x.h + oy / s) * x.w;
+      float* o = a.out + r * y.w;
+      for (int64_t ox = 0; ox < y.w; ++ox) o[ox] = src[ox / s];
+      if (!epi.empty()) epi.apply(o, y.w);
+    }
+  });
+}
+
+}  // namespace cuvil::runtime::cpu

@@ -1,0 +1,125 @@
+// The Executor: the arena and input buffers are allocated once, every step's operand pointers
+// are resolved once, and run() only copies inputs in, calls the kernels in order and copies the
+// outputs out.
+#include "runtime/executor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "passes/ir/error.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime {
+
+namespace {
+
+struct AlignedBuffer {
+  float* data = nullptr;
+  explicit AlignedBuffer(int64_t bytes) {
+    const size_t size = static_cast<size_t>((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
+    data = static_cast<float*>(std::aligned_alloc(64, size));
+    if (!data) throw std::bad_alloc();
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(AlignedBuffer&& o) noexcept : data(o.data) { o.data = nullptr; }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+};
+
+}  // namespace
+
+struct Executor::State {
+  explicit State(int threads) : pool(threads) {}
+  ThreadPool pool;
+  std::unique_ptr<AlignedBuffer> arena;
+  std::vector<AlignedBuffer> input_buffers;  // one per graph input
+  std::vector<float*> tensor_ptrs;           // resolved storage of every plan tensor
+  std::vector<std::vector<const float*>> step_inputs;
+};
+
+Executor::Executor(Plan plan)
+    : plan_(std::move(plan)), state_(std::make_unique<State>(plan_.threads)) {
+  State& s = *state_;
+  s.arena = std::make_unique<AlignedBuffer>(plan_.arena_bytes);
+  for (int32_t t : plan_.inputs) {
+    CUVIL_CHECK(t >= 0 && t < static_cast<int32_t>(plan_.tensors.size()), "bad plan input");
+    s.input_buffers.emplace_back(ir::num_elements(plan_.tensors[t].shape) * 4);
+  }
+  s.tensor_ptrs.resize(plan_.tensors.size());
+  for (size_t i = 0; i < plan_.tensors.size(); ++i) {
+    const PlanTensor& t = plan_.tensors[i];
+    const int64_t bytes = ir::num_elements(t.shape) * 4;
+    switch (t.storage) {
+      case PlanTensor::Storage::arena:
+        CUVIL_CHECK(t.offset >= 0 && t.offset % 4 == 0 && t.offset + bytes <= plan_.arena_bytes,
+                    "tensor '" + t.name + "' lies outside the arena");
+        s.tensor_ptrs[i] = s.arena->data + t.offset / 4;
+        break;
+      case PlanTensor::Storage::constant:
+        CUVIL_CHECK(t.index >= 0 && t.index < static_cast<int32_t>(plan_.constants.size()) &&
+                        plan_.constants[t.index] &&
+                        static_cast<int64_t>(plan_.constants[t.index]->size()) * 4 == bytes,
+                    "constant '" + t.name + "' has no data of the right size");
+        // Kernels never write their inputs; the const_cast only unifies the pointer table.
+        s.tensor_ptrs[i] = const_cast<float*>(plan_.constants[t.index]->data());
+        break;
+      case PlanTensor::Storage::input:
+        CUVIL_CHECK(t.index >= 0 && t.index < static_cast<int32_t>(plan_.inputs.size()),
+                    "input '" + t.name + "' has a bad index");
+        s.tensor_ptrs[i] = s.input_buffers[static_cast<size_t>(t.index)].data;
+        break;
+    }
+  }
+  s.step_inputs.reserve(plan_.steps.size());
+  for (const Step& step : plan_.steps) {
+    CUVIL_CHECK(step.fn != nullptr, "step '" + step.node_name + "' has no kernel");
+    CUVIL_CHECK(step.output >= 0 && step.output < static_cast<int32_t>(plan_.tensors.size()) &&
+                    plan_.tensors[step.output].storage == PlanTensor::Storage::arena,
+                "step '" + step.node_name + "' must write an arena tensor");
+    std::vector<const float*> ptrs;
+    for (int32_t in : step.inputs) {
+      CUVIL_CHECK(in >= 0 && in < static_cast<int32_t>(plan_.tensors.size()),
+                  "step '" + step.node_name + "' reads a missing tensor");
+      ptrs.push_back(s.tensor_ptrs[in]);
+    }
+    s.step_inputs.push_back(std::move(ptrs));
+  }
+}
+
+Executor::~Executor() = default;
+
+std::vector<ir::Tensor> Executor::run(const std::vector<ir::Tensor>& inputs) {
+  State& s = *state_;
+  if (inputs.size() != plan_.inputs.size()) {
+    throw UserError("expected " + std::to_string(plan_.inputs.size()) + " inputs, got " +
+                    std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const PlanTensor& t = plan_.tensors[plan_.inputs[i]];
+    if (inputs[i].shape != t.shape ||
+        static_cast<int64_t>(inputs[i].data.size()) != ir::num_elements(t.shape)) {
+      throw UserError("input " + std::to_string(i) + " ('" + t.name + "') has shape " +
+                      ir::to_string(inputs[i].shape) + ", expected " + ir::to_string(t.shape));
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::memcpy(s.input_buffers[i].data, inputs[i].data.data(), inputs[i].data.size() * 4);
+  }
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const Step& step = plan_.steps[i];
+    const KernelArgs args{step, s.step_inputs[i].data(), s.tensor_ptrs[step.output], s.pool};
+    step.fn(args);
+  }
+  std::vector<ir::Tensor> outputs;
+  outputs.reserve(plan_.outputs.size());
+  for (int32_t t : plan_.outputs) {
+    const PlanTensor& pt = plan_.tensors[t];
+    const float* src = s.tensor_ptrs[t];
+    const int64_t n = ir::num_elements(pt.shape);
+    outputs.emplace_back(pt.shape, std::vector<float>(src, src + n), pt.dtype);
+  }
+  return outputs;
+}
+
+}  // namespace cuvil::runtime

@@ -1,0 +1,80 @@
+#include "runtime/kernel_table.h"
+
+#include "passes/ir/error.h"
+#include "runtime/cpu/kernels.h"
+
+namespace cuvil::runtime {
+
+namespace {
+
+using ir::OpKind;
+
+std::vector<KernelInfo> build_table() {
+  std::vector<KernelInfo> t;
+  auto add = [&t](OpKind op, const char* variant, KernelFn fn, const char* what,
+                  bool (*supports)(const Step&) = nullptr) {
+    t.push_back({op, std::string(ir::to_string(op)) + "." + variant, fn, supports, what});
+  };
+  add(OpKind::conv2d, "auto", cpu::conv2d_auto, "1x1 stride-1 as GEMM, otherwise im2col + GEMM");
+  add(OpKind::conv2d, "im2col", cpu::conv2d_im2col, "im2col (blocked) + packed GEMM");
+  add(OpKind::conv2d, "gemm_1x1", cpu::conv2d_gemm_1x1, "1x1 stride-1 unpadded as one GEMM",
+      cpu::conv2d_is_1x1);
+  add(OpKind::linear, "gemm", cpu::linear_gemm, "packed GEMM with B transposed");
+  add(OpKind::matmul, "gemm", cpu::matmul_gemm, "batched packed GEMM");
+  add(OpKind::batch_norm, "cpu", cpu::batch_norm, "per-channel affine");
+  add(OpKind::group_norm, "cpu", cpu::group_norm, "two-pass, fp64 statistics");
+  add(OpKind::layer_norm, "cpu", cpu::layer_norm, "two-pass, fp64 statistics");
+  add(OpKind::rms_norm, "cpu", cpu::rms_norm, "fp64 statistics");
+  for (OpKind op : {OpKind::add, OpKind::sub, OpKind::mul, OpKind::div}) {
+    add(op, "cpu", cpu::binary, "broadcasting elementwise");
+  }
+  for (OpKind op : {OpKind::relu, OpKind::silu, OpKind::gelu, OpKind::sigmoid}) {
+    add(op, "cpu", cpu::unary, "vectorised elementwise");
+  }
+  add(OpKind::softmax, "cpu", cpu::softmax, "max-subtracted, any axis");
+  add(OpKind::sdpa, "blocked", cpu::sdpa_blocked,
+      "query blocks x all keys per (batch, kv head): GEMM, softmax, GEMM");
+  add(OpKind::rope, "cpu", cpu::rope, "rotate-half, angles per position");
+  add(OpKind::max_pool2d, "cpu", cpu::max_pool2d, "direct");
+  add(OpKind::avg_pool2d, "cpu", cpu::avg_pool2d, "direct, counts padding");
+  add(OpKind::global_avg_pool, "cpu", cpu::global_avg_pool, "fp64 sums");
+  add(OpKind::upsample_nearest2d, "cpu", cpu::upsample_nearest2d, "direct");
+  add(OpKind::concat, "cpu", cpu::concat, "block copies");
+  add(OpKind::slice, "cpu", cpu::slice, "block copies");
+  add(OpKind::reshape, "cpu", cpu::reshape, "copy");
+  add(OpKind::transpose, "cpu", cpu::transpose, "blocked 2-D for layout perms, else strided");
+  add(OpKind::embedding, "cpu", cpu::embedding, "row gather");
+  return t;
+}
+
+}  // namespace
+
+const std::vector<KernelInfo>& kernel_table() {
+  static const std::vector<KernelInfo> table = build_table();
+  return table;
+}
+
+std::vector<const KernelInfo*> kernels_for(ir::OpKind op) {
+  std::vector<const KernelInfo*> out;
+  for (const KernelInfo& k : kernel_table()) {
+    if (k.op == op) out.push_back(&k);
+  }
+  return out;
+}
+
+const KernelInfo& default_kernel(ir::OpKind op) {
+  for (const KernelInfo& k : kernel_table()) {
+    if (k.op == op) return k;
+  }
+  CUVIL_CHECK(false, "no kernel registered for op " + std::string(ir::to_string(op)));
+  __builtin_unreachable();
+}
+
+const KernelInfo* find_kernel(ir::OpKind op, const std::string& name) {
+  for (const KernelInfo& k : kernel_table()) {
+    if (k.op == op && k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace cuvil::runtime

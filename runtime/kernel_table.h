@@ -1,0 +1,31 @@
+// The runtime's table of CPU kernels: for each op, the registered kernels by name ("op.variant")
+// and the default one. Lowering looks kernels up here; a node attribute "kernel" picks a variant.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "passes/ir/op.h"
+#include "runtime/plan.h"
+
+namespace cuvil::runtime {
+
+struct KernelInfo {
+  ir::OpKind op;
+  std::string name;  // e.g. "conv2d.im2col"
+  KernelFn fn = nullptr;
+  // When set, whether the kernel can run this step (e.g. 1x1 convolutions only); null = any.
+  bool (*supports)(const Step& step) = nullptr;
+  std::string description;
+};
+
+// Every registered kernel, ops in OpKind order, the default kernel of each op first.
+const std::vector<KernelInfo>& kernel_table();
+// The kernels registered for `op` (default first).
+std::vector<const KernelInfo*> kernels_for(ir::OpKind op);
+// The op's default kernel (every op has one).
+const KernelInfo& default_kernel(ir::OpKind op);
+// The kernel with this name for this op, or nullptr.
+const KernelInfo* find_kernel(ir::OpKind op, const std::string& name);
+
+}  // namespace cuvil::runtime

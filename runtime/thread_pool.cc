@@ -1,0 +1,126 @@
+#include "runtime/thread_pool.h"
+
+#include <cstdlib>
+#include <new>
+
+#include "passes/ir/error.h"
+
+namespace cuvil::runtime {
+
+namespace {
+// Which pool and thread the current thread is running a part for (nested loops run inline).
+thread_local const ThreadPool* tls_pool = nullptr;
+thread_local int tls_tid = 0;
+
+void part_range(int64_t n, int parts, int p, int64_t* b, int64_t* e) {
+  *b = n * p / parts;
+  *e = n * (p + 1) / parts;
+}
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
+  buffers_.resize(static_cast<size_t>(threads_) * kSlotCount);
+  for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    generation_.fetch_add(1);
+  }
+  wake_.notify_all();
+  for (std::thread& w : workers_) w.join();
+  for (Buffer& b : buffers_) std::free(b.data);
+}
+
+int ThreadPool::current_thread() const {
+  return tls_pool == this ? tls_tid : 0;
+}
+
+float* ThreadPool::scratch(int tid, Slot slot, size_t count) {
+  CUVIL_CHECK(tid >= 0 && tid < threads_, "scratch: bad thread id");
+  Buffer& b = buffers_[static_cast<size_t>(tid) * kSlotCount + slot];
+  if (b.count < count) {
+    std::free(b.data);
+    // Grow geometrically so that a sequence of slightly larger requests settles quickly.
+    size_t want = count + count / 4 + 16;
+    size_t bytes = (want * sizeof(float) + 63) / 64 * 64;
+    b.data = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (!b.data) throw std::bad_alloc();
+    b.count = bytes / sizeof(float);
+  }
+  return b.data;
+}
+
+void ThreadPool::run(int64_t n, Task task, void* ctx) {
+  if (tls_pool == this || threads_ == 1 || n == 1) {
+    // Nested or single-threaded: the calling thread does all of it.
+    const bool outer = tls_pool != this;
+    const int tid = outer ? 0 : tls_tid;
+    if (outer) tls_pool = this;
+    task(ctx, tid, 0, n);
+    if (outer) tls_pool = nullptr;
+    return;
+  }
+  const int parts = static_cast<int>(n < threads_ ? n : threads_);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    task_ = task;
+    ctx_ = ctx;
+    n_ = n;
+    parts_ = parts;
+    pending_.store(parts - 1);
+    generation_.fetch_add(1);
+  }
+  wake_.notify_all();
+  tls_pool = this;
+  tls_tid = 0;
+  int64_t b, e;
+  part_range(n, parts, 0, &b, &e);
+  task(ctx, 0, b, e);
+  tls_pool = nullptr;
+  // Spin a little: parts are balanced, so the others usually finish about now.
+  for (int spin = 0; spin < 20000 && pending_.load(std::memory_order_acquire) != 0; ++spin) {
+  }
+  if (pending_.load(std::memory_order_acquire) != 0) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return pending_.load() == 0; });
+  }
+}
+
+void ThreadPool::worker_loop(int tid) {
+  tls_pool = this;
+  tls_tid = tid;
+  uint64_t seen = 0;
+  for (;;) {
+    // Spin briefly for the next job before sleeping: steps follow each other closely.
+    for (int spin = 0; spin < 20000 && generation_.load(std::memory_order_acquire) == seen;
+         ++spin) {
+    }
+    Task task;
+    void* ctx;
+    int64_t n;
+    int parts;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return generation_.load() != seen; });
+      seen = generation_.load();
+      if (stop_) return;
+      task = task_;
+      ctx = ctx_;
+      n = n_;
+      parts = parts_;
+    }
+    if (tid >= parts) continue;
+    int64_t b, e;
+    part_range(n, parts, tid, &b, &e);
+    task(ctx, tid, b, e);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_.notify_one();
+    }
+  }
+}
+
+}  // namespace cuvil::runtime

@@ -1,0 +1,77 @@
+// A fixed pool of worker threads for data-parallel loops inside kernels. The caller is one of the
+// threads, so `threads` = 1 runs everything inline. Workers sleep between loops (spin briefly,
+// then wait on a condition variable) and are reused across steps, so no thread churn per step.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace cuvil::runtime {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int threads() const { return threads_; }
+
+  // Calls f(tid, begin, end) on min(n, threads) disjoint, contiguous, static parts of [0, n),
+  // one part per thread; tid identifies the thread (for scratch). A call from inside a parallel
+  // region runs inline on the calling thread.
+  template <class F>
+  void parallel_for_tid(int64_t n, F&& f) {
+    if (n <= 0) return;
+    auto call = [](void* ctx, int tid, int64_t b, int64_t e) {
+      (*static_cast<F*>(ctx))(tid, b, e);
+    };
+    run(n, call, &f);
+  }
+  // Calls f(begin, end) on static parts of [0, n).
+  template <class F>
+  void parallel_for(int64_t n, F&& f) {
+    parallel_for_tid(n, [&f](int, int64_t b, int64_t e) { f(b, e); });
+  }
+
+  // The calling thread's id inside a parallel region of this pool (0 outside).
+  int current_thread() const;
+
+  // Per-thread scratch memory, 64-byte aligned, at least `count` floats; kept between calls so
+  // that steady-state runs do not allocate. Distinct slots never alias.
+  enum Slot { kPackA = 0, kPackB, kTile, kKernel, kKernel2, kSlotCount };
+  float* scratch(int tid, Slot slot, size_t count);
+
+ private:
+  using Task = void (*)(void* ctx, int tid, int64_t begin, int64_t end);
+  void run(int64_t n, Task task, void* ctx);
+  void worker_loop(int tid);
+
+  struct Buffer {
+    float* data = nullptr;
+    size_t count = 0;
+  };
+
+  int threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  // Current job, published under mutex_ with a new generation number.
+  Task task_ = nullptr;
+  void* ctx_ = nullptr;
+  int64_t n_ = 0;
+  int parts_ = 0;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  bool stop_ = false;
+  std::vector<Buffer> buffers_;  // threads_ x kSlotCount
+};
+
+}  // namespace cuvil::runtime
