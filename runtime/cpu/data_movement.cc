@@ -7,6 +7,7 @@
 
 #include "passes/ir/error.h"
 #include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/thread_pool.h"
 
@@ -35,13 +36,7 @@ void concat(const KernelArgs& a) {
   for (int64_t i = 0; i < axis; ++i) outer *= os[static_cast<size_t>(i)];
   for (size_t i = static_cast<size_t>(axis) + 1; i < os.size(); ++i) inner *= os[i];
   const int64_t out_row = os[static_cast<size_t>(axis)] * inner;
-  const size_t count = a.step.input_shapes.size() - [&] {
-    size_t extra = 0;  // epilogue operands appended after the concatenated inputs
-    for (const ir::EpilogueStep& e : a.step.epilogue) {
-      if (e.input >= 0) extra = std::max(extra, a.step.input_shapes.size() - e.input);
-    }
-    return extra;
-  }();
+  const size_t count = op_input_count(a.step);
   a.pool.parallel_for(outer, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       int64_t at = 0;

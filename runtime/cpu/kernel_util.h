@@ -13,14 +13,15 @@ inline bool is_nhwc(const Step& s) {
   return s.attrs.get_string("layout", "nchw") == "nhwc";
 }
 
-// Whether optional operand `index` (a bias) is present: epilogue operands are appended to the
-// node's inputs, so an input there that an epilogue step reads is not the bias.
+// The op's own inputs: epilogue operands are appended after them, one per binary step (see
+// ir::EpilogueStep), so e.g. a conv's bias is present iff op_input_count > 2.
+inline size_t op_input_count(const Step& s) {
+  size_t binary = 0;
+  for (const ir::EpilogueStep& e : s.epilogue) binary += ir::is_binary_elementwise(e.op) ? 1 : 0;
+  return s.inputs.size() - binary;
+}
 inline bool has_operand(const Step& s, size_t index) {
-  if (s.inputs.size() <= index) return false;
-  for (const ir::EpilogueStep& e : s.epilogue) {
-    if (e.input == static_cast<int>(index)) return false;
-  }
-  return true;
+  return index < op_input_count(s);
 }
 
 struct Dims4 {

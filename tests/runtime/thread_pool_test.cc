@@ -1,0 +1,85 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime {
+namespace {
+
+// Counts how often each index of [0, n) is visited by one parallel_for.
+std::vector<int> visits(ThreadPool& pool, int64_t n) {
+  std::vector<std::atomic<int>> count(static_cast<size_t>(n));
+  pool.parallel_for(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) count[static_cast<size_t>(i)]++;
+  });
+  std::vector<int> out;
+  for (auto& c : count) out.push_back(c.load());
+  return out;
+}
+
+TEST(ThreadPool, CoversEveryIndexOnceWhenFewerItemsThanThreads) {
+  ThreadPool pool(4);
+  EXPECT_EQ(visits(pool, 3), std::vector<int>(3, 1));
+}
+
+TEST(ThreadPool, ZeroItemsCallsNothing) {
+  ThreadPool pool(2);
+  int calls = 0;
+  pool.parallel_for(0, [&](int64_t, int64_t) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(ThreadPool, ManyLoopsReuseTheWorkers) {
+  ThreadPool pool(2);
+  for (int rep = 0; rep < 200; ++rep) {
+    const int64_t n = 1 + rep * 37 % 1001;
+    ASSERT_EQ(visits(pool, n), std::vector<int>(static_cast<size_t>(n), 1)) << "n=" << n;
+  }
+}
+
+TEST(ThreadPool, SingleThreadRunsInlineAsOnePart) {
+  ThreadPool pool(1);
+  int parts = 0;
+  pool.parallel_for(17, [&](int64_t b, int64_t e) {
+    ++parts;
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 17);
+  });
+  EXPECT_EQ(parts, 1);
+}
+
+TEST(ThreadPool, NestedLoopRunsInlineOnTheCallingThread) {
+  ThreadPool pool(2);
+  std::vector<std::atomic<int>> count(64);
+  pool.parallel_for_tid(2, [&](int tid, int64_t b, int64_t e) {
+    for (int64_t outer = b; outer < e; ++outer) {
+      pool.parallel_for_tid(32, [&](int inner_tid, int64_t ib, int64_t ie) {
+        EXPECT_EQ(inner_tid, tid);
+        for (int64_t i = ib; i < ie; ++i) count[static_cast<size_t>(outer * 32 + i)]++;
+      });
+    }
+  });
+  for (auto& c : count) EXPECT_EQ(c.load(), 1);
+}
+
+TEST(ThreadPool, ThreadIdsAreDistinctPerPart) {
+  ThreadPool pool(2);
+  std::vector<std::atomic<int>> seen(2);
+  pool.parallel_for_tid(2, [&](int tid, int64_t, int64_t) { seen[static_cast<size_t>(tid)]++; });
+  EXPECT_EQ(seen[0].load(), 1);
+  EXPECT_EQ(seen[1].load(), 1);
+}
+
+TEST(ThreadPool, ScratchIsAlignedAndKeptBetweenCalls) {
+  ThreadPool pool(2);
+  float* a = pool.scratch(1, ThreadPool::kKernel, 1000);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+  EXPECT_EQ(pool.scratch(1, ThreadPool::kKernel, 500), a);
+  EXPECT_NE(pool.scratch(1, ThreadPool::kPackA, 10), a);
+}
+
+}  // namespace
+}  // namespace cuvil::runtime
