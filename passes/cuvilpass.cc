@@ -21,7 +21,9 @@ constexpr int kVersion = 1;
 const char* const kTopLevelKeys[] = {"cuvil_pass_version", "target", "suite", "passes",
                                      "provenance"};
 
-bool valid_target(const std::string& target) { return target == "cpu" || target == "cuda"; }
+bool valid_target(const std::string& target) {
+  return target == "cpu" || target == "cuda";
+}
 
 // Reports problems as "FILE:LINE: FIELD: message", with lines taken from yaml-cpp marks.
 class Reader {
@@ -82,12 +84,15 @@ std::string closest_pass(const std::string& name) {
 
 std::string registered_names() {
   std::string names;
-  for (const auto& pass : pass_registry()) names += (names.empty() ? "" : ", ") + std::string(pass->name());
+  for (const auto& pass : pass_registry())
+    names += (names.empty() ? "" : ", ") + std::string(pass->name());
   return names;
 }
 
 // A plain (unquoted) scalar: quoted text is a string even when it looks like a number.
-bool is_plain_scalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
+bool is_plain_scalar(const YAML::Node& node) {
+  return node.IsScalar() && node.Tag() != "!";
+}
 
 bool parse_int(const std::string& text, int64_t* out) {
   const char* begin = text.data();
@@ -106,8 +111,8 @@ bool parse_real(const std::string& text, double* out) {
 }
 
 // Converts and range-checks one parameter value against its spec.
-ParamValue read_param(const Reader& reader, const ParamSpec& spec, const YAML::Node& node,
-                      int line, const std::string& field) {
+ParamValue read_param(const Reader& reader, const ParamSpec& spec, const YAML::Node& node, int line,
+                      const std::string& field) {
   const std::string expected = describe_range(spec);
   auto wrong = [&]() -> ParamValue {
     reader.fail(line, field, "expected " + expected + ", got " + describe(node));
@@ -155,24 +160,28 @@ PassInvocation read_pass(const Reader& reader, const YAML::Node& entry, size_t i
                          int list_line) {
   const std::string where = "passes[" + std::to_string(index) + "]";
   const int line = Reader::line_of(entry, list_line);
-  if (!entry.IsMap()) reader.fail(line, where, "expected a mapping with 'name', got " + describe(entry));
-  YAML::Node name_node;
-  YAML::Node params_node;
+  if (!entry.IsMap())
+    reader.fail(line, where, "expected a mapping with 'name', got " + describe(entry));
+  // A default YAML::Node is a defined null, so presence is tracked separately.
+  YAML::Node name_node, params_node;
+  bool has_name = false, has_params = false;
   for (const auto& kv : entry) {
     const std::string key = kv.first.Scalar();
     const int key_line = Reader::line_of(kv.first, line);
     if (key == "name") {
       name_node = kv.second;
+      has_name = true;
     } else if (key == "params") {
       params_node = kv.second;
+      has_params = true;
     } else {
       reader.fail(key_line, where + "." + key, "unknown key (expected name, params)");
     }
   }
-  if (!name_node.IsDefined() || !is_plain_scalar(name_node) || name_node.Scalar().empty()) {
+  if (!has_name) reader.fail(line, where + ".name", "missing: every pass entry needs a name");
+  if (!is_plain_scalar(name_node) || name_node.Scalar().empty()) {
     reader.fail(Reader::line_of(name_node, line), where + ".name",
-                name_node.IsDefined() ? "expected a pass name, got " + describe(name_node)
-                                      : "missing: every pass entry needs a name");
+                "expected a pass name, got " + describe(name_node));
   }
   PassInvocation invocation;
   invocation.name = name_node.Scalar();
@@ -183,7 +192,7 @@ PassInvocation read_pass(const Reader& reader, const YAML::Node& entry, size_t i
                     closest_pass(invocation.name) + "'? registered: " + registered_names() + ")");
   }
   invocation.params = defaults_of(*pass);
-  if (!params_node.IsDefined() || params_node.IsNull()) return invocation;
+  if (!has_params || params_node.IsNull()) return invocation;
   const int params_line = Reader::line_of(params_node, line);
   if (!params_node.IsMap()) {
     reader.fail(params_line, where + ".params", "expected a mapping, got " + describe(params_node));
@@ -380,7 +389,8 @@ void save_cuvilpass(const PipelineConfig& config, const std::string& path) {
 }
 
 PipelineConfig default_pipeline(const std::string& target) {
-  if (!valid_target(target)) throw UserError("unknown target '" + target + "' (expected cpu or cuda)");
+  if (!valid_target(target))
+    throw UserError("unknown target '" + target + "' (expected cpu or cuda)");
   PipelineConfig config;
   config.target = target;
   config.source = "<default pipeline>";

@@ -27,7 +27,9 @@ bool can_produce(OpKind op) {
   }
 }
 
-bool is_commutative(OpKind op) { return op == OpKind::add || op == OpKind::mul; }
+bool is_commutative(OpKind op) {
+  return op == OpKind::add || op == OpKind::mul;
+}
 
 // numpy broadcasting of `operand` onto `result` leaves `result`'s shape unchanged.
 bool broadcasts_onto(const Shape& operand, const Shape& result) {
@@ -41,7 +43,8 @@ bool broadcasts_onto(const Shape& operand, const Shape& result) {
 
 class Fuser {
  public:
-  Fuser(Graph& graph, int64_t max_depth) : graph_(graph), max_depth_(max_depth) {
+  Fuser(Graph& graph, int64_t max_depth, bool fuse_binary)
+      : graph_(graph), max_depth_(max_depth), fuse_binary_(fuse_binary) {
     uses_ = graph.use_counts();
     producer_.assign(static_cast<size_t>(graph.value_count()), -1);
     for (size_t i = 0; i < graph.nodes().size(); ++i) {
@@ -60,6 +63,7 @@ class Fuser {
     for (size_t i = 0; i < nodes.size(); ++i) {
       const Node& e = nodes[i];
       if (!ir::is_elementwise(e.op) || !e.epilogue.empty()) continue;
+      if (ir::is_binary_elementwise(e.op) && !fuse_binary_) continue;
       // The running result must be the left operand; add and mul may swap theirs.
       std::vector<int> sides = {0};
       if (is_commutative(e.op)) sides.push_back(1);
@@ -73,7 +77,9 @@ class Fuser {
     }
     size_t kept = 0;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (!removed[i]) nodes[kept++] = std::move(nodes[i]);
+      if (removed[i]) continue;
+      if (kept != i) nodes[kept] = std::move(nodes[i]);
+      ++kept;
     }
     nodes.resize(kept);
     return fused;
@@ -132,6 +138,7 @@ class Fuser {
 
   Graph& graph_;
   int64_t max_depth_;
+  bool fuse_binary_;
   std::vector<int32_t> uses_;
   std::vector<NodeId> producer_;
   std::vector<char> is_output_;
@@ -149,13 +156,20 @@ std::vector<ParamSpec> FuseElementwisePass::params() const {
   depth.int_max = 8;
   depth.default_value = int64_t{4};
   depth.help = "most elementwise ops folded into one producer's epilogue (0: no fusion)";
-  return {depth};
+  ParamSpec binary;
+  binary.name = "fuse_binary";
+  binary.type = ParamSpec::Type::boolean;
+  binary.default_value = true;
+  binary.help =
+      "also fuse add/sub/mul/div (each adds an operand stream to the producer's kernel); "
+      "false fuses only activations";
+  return {depth, binary};
 }
 
 void FuseElementwisePass::run(Graph& graph, const ParamMap& params) const {
   const int64_t depth = param_int(params, "max_fusion_depth");
   int64_t fused = 0;
-  if (depth > 0) fused = Fuser(graph, depth).run();
+  if (depth > 0) fused = Fuser(graph, depth, param_bool(params, "fuse_binary")).run();
   graph.annotations["fuse-elementwise.fused"] += fused;
   if (fused > 0) graph.recompute();
 }

@@ -19,7 +19,9 @@ using ir::ValueId;
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 
-bool is_rank4(const Graph& graph, ValueId id) { return graph.value(id).shape.size() == 4; }
+bool is_rank4(const Graph& graph, ValueId id) {
+  return graph.value(id).shape.size() == 4;
+}
 
 bool all_ones(const Shape& shape) {
   for (int64_t d : shape) {
@@ -80,18 +82,16 @@ class Rewriter {
     auto key = std::make_pair(v, want);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     const std::string suffix = want == Layout::nhwc ? ".to_nhwc" : ".to_nchw";
-    const ValueId t =
-        graph_.add_node(OpKind::transpose, {v}, {{"perm", want == Layout::nhwc ? kToNhwc : kToNchw}},
-                        graph_.value(v).name + suffix);
+    const ValueId t = graph_.add_node(OpKind::transpose, {v},
+                                      {{"perm", want == Layout::nhwc ? kToNhwc : kToNchw}},
+                                      graph_.value(v).name + suffix);
     inserted_.insert(t);
     record(t, want);
     cache_[key] = t;
     return t;
   }
 
-  ValueId to_original(ValueId v) {
-    return is_rank4(graph_, v) ? convert(v, original(v)) : v;
-  }
+  ValueId to_original(ValueId v) { return is_rank4(graph_, v) ? convert(v, original(v)) : v; }
 
   // An operand that broadcasts against a result held in layout `want` (logically `logical`).
   ValueId convert_operand(ValueId v, Layout want, Layout logical) {
@@ -198,7 +198,8 @@ class Rewriter {
   std::set<ValueId> inserted_;
 };
 
-std::vector<int64_t> compose(const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
+std::vector<int64_t> compose(const std::vector<int64_t>& first,
+                             const std::vector<int64_t>& second) {
   std::vector<int64_t> out(second.size());
   for (size_t i = 0; i < second.size(); ++i) out[i] = first[static_cast<size_t>(second[i])];
   return out;
@@ -216,7 +217,8 @@ bool is_identity(const std::vector<int64_t>& perm) {
 void cancel_transpose_pairs(Graph& graph) {
   std::vector<ir::NodeId> producer(static_cast<size_t>(graph.value_count()), -1);
   auto& nodes = graph.mutable_nodes();
-  for (size_t i = 0; i < nodes.size(); ++i) producer[static_cast<size_t>(nodes[i].output)] = static_cast<ir::NodeId>(i);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    producer[static_cast<size_t>(nodes[i].output)] = static_cast<ir::NodeId>(i);
   for (size_t i = 0; i < nodes.size(); ++i) {
     Node& outer = nodes[i];
     if (outer.op != OpKind::transpose || !outer.epilogue.empty()) continue;
@@ -239,8 +241,9 @@ std::vector<ParamSpec> LayoutPass::params() const {
   layout.type = ParamSpec::Type::choice;
   layout.choices = {"nchw", "nhwc"};
   layout.default_value = std::string("nhwc");
-  layout.help = "activation layout of convolutions, norms and pools (nhwc: channels innermost, "
-                "contiguous for the GEMM-style inner loops)";
+  layout.help =
+      "activation layout of convolutions, norms and pools (nhwc: channels innermost, "
+      "contiguous for the GEMM-style inner loops)";
   return {layout};
 }
 

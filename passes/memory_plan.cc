@@ -82,8 +82,9 @@ std::vector<ParamSpec> MemoryPlanPass::params() const {
   strategy.type = ParamSpec::Type::choice;
   strategy.choices = {"greedy-by-size", "first-fit", "none"};
   strategy.default_value = std::string("greedy-by-size");
-  strategy.help = "greedy-by-size: place big values first; first-fit: place in program order; "
-                  "none: every value its own region";
+  strategy.help =
+      "greedy-by-size: place big values first; first-fit: place in program order; "
+      "none: every value its own region";
   ParamSpec alignment;
   alignment.name = "alignment";
   alignment.type = ParamSpec::Type::integer;
@@ -113,9 +114,8 @@ void MemoryPlanPass::run(Graph& graph, const ParamMap& params) const {
     place_in_order(intervals, order);
   } else {
     CUVIL_CHECK(strategy == "greedy-by-size", "unknown memory-plan strategy '" + strategy + "'");
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return intervals[a].size > intervals[b].size;
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return intervals[a].size > intervals[b].size; });
     place_in_order(intervals, order);
   }
 

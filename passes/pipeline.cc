@@ -31,6 +31,8 @@ ParamMap resolve_params(const Pass& pass, const ParamMap& given) {
 }  // namespace
 
 void run_pipeline(ir::Graph& graph, const PipelineConfig& config) {
+  // A broken input is the caller's mistake, not a pass's: report it before any pass runs.
+  ir::verify(graph);
   for (const PassInvocation& invocation : config.passes) {
     const Pass* pass = find_pass(invocation.name);
     if (pass == nullptr) throw UserError("unknown pass '" + invocation.name + "'");

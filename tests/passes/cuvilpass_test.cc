@@ -1,0 +1,336 @@
+#include "passes/cuvilpass.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "passes/ir/error.h"
+#include "passes/registry.h"
+
+namespace cuvil::passes {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The message a rejected config gives, or "" when it was accepted.
+std::string rejection(const std::string& text) {
+  try {
+    parse_cuvilpass(text, "bad.cuvilpass");
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Every rejection names the file, the line and the field, in that order, on one line.
+void expect_rejected(const std::string& text, int line, const std::string& field,
+                     const std::string& detail) {
+  const std::string message = rejection(text);
+  SCOPED_TRACE(text);
+  EXPECT_THAT(message, HasSubstr("bad.cuvilpass:" + std::to_string(line) + ": " + field + ": "));
+  EXPECT_THAT(message, HasSubstr(detail));
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+}
+
+const char* const kValid = R"(# tuned for a test
+cuvil_pass_version: 1
+target: cpu
+suite: resnet50
+passes:
+  - name: fold-batchnorm
+  - name: fuse-elementwise
+    params: { max_fusion_depth: 3 }
+  - name: memory-plan
+    params:
+      strategy: first-fit
+provenance:
+  hardware: test-machine
+  commit: abc123
+  importance: { max_fusion_depth: 0.7 }
+)";
+
+TEST(Cuvilpass, ParsesValidFile) {
+  const PipelineConfig c = parse_cuvilpass(kValid, "ok.cuvilpass");
+  EXPECT_EQ(c.version, 1);
+  EXPECT_EQ(c.target, "cpu");
+  EXPECT_EQ(c.suite, "resnet50");
+  EXPECT_EQ(c.source, "ok.cuvilpass");
+  ASSERT_EQ(c.passes.size(), 3u);
+  EXPECT_EQ(c.passes[0].name, "fold-batchnorm");
+  EXPECT_EQ(param_int(c.passes[1].params, "max_fusion_depth"), 3);
+  EXPECT_EQ(param_choice(c.passes[2].params, "strategy"), "first-fit");
+  EXPECT_THAT(c.provenance_yaml, HasSubstr("test-machine"));
+}
+
+TEST(Cuvilpass, MissingParamsTakeDefaults) {
+  const PipelineConfig c = parse_cuvilpass(kValid, "ok.cuvilpass");
+  EXPECT_EQ(param_int(c.passes[2].params, "alignment"), 64);
+}
+
+TEST(Cuvilpass, UnlistedPassesAreOff) {
+  const PipelineConfig c = parse_cuvilpass(kValid, "ok.cuvilpass");
+  for (const PassInvocation& p : c.passes) EXPECT_NE(p.name, "layout");
+}
+
+TEST(Cuvilpass, EmptyPassListIsAllowed) {
+  const PipelineConfig c =
+      parse_cuvilpass("cuvil_pass_version: 1\ntarget: cuda\npasses: []\n", "ok.cuvilpass");
+  EXPECT_TRUE(c.passes.empty());
+  EXPECT_EQ(c.target, "cuda");
+}
+
+TEST(Cuvilpass, RoundTripKeepsEverything) {
+  const PipelineConfig first = parse_cuvilpass(kValid, "ok.cuvilpass");
+  const PipelineConfig second = parse_cuvilpass(to_yaml(first), "again.cuvilpass");
+  EXPECT_EQ(second.version, first.version);
+  EXPECT_EQ(second.target, first.target);
+  EXPECT_EQ(second.suite, first.suite);
+  ASSERT_EQ(second.passes.size(), first.passes.size());
+  for (size_t i = 0; i < first.passes.size(); ++i) {
+    EXPECT_EQ(second.passes[i].name, first.passes[i].name);
+    EXPECT_EQ(second.passes[i].params, first.passes[i].params);
+  }
+  EXPECT_EQ(second.provenance_yaml, first.provenance_yaml);
+  EXPECT_EQ(config_hash(second), config_hash(first));
+}
+
+TEST(Cuvilpass, SaveAndLoadRoundTrip) {
+  const std::string path = testing::TempDir() + "/roundtrip.cuvilpass";
+  const PipelineConfig first = parse_cuvilpass(kValid, "ok.cuvilpass");
+  save_cuvilpass(first, path);
+  const PipelineConfig loaded = load_cuvilpass(path);
+  EXPECT_EQ(loaded.source, path);
+  EXPECT_EQ(config_hash(loaded), config_hash(first));
+  EXPECT_EQ(loaded.provenance_yaml, first.provenance_yaml);
+  std::remove(path.c_str());
+}
+
+TEST(Cuvilpass, DefaultPipelineRoundTrips) {
+  const PipelineConfig d = default_pipeline("cpu");
+  const PipelineConfig again = parse_cuvilpass(to_yaml(d), "default.cuvilpass");
+  EXPECT_EQ(config_hash(again), config_hash(d));
+}
+
+TEST(Cuvilpass, DefaultPipelineListsRegistryInOrder) {
+  const PipelineConfig d = default_pipeline("cpu");
+  const auto& registry = pass_registry();
+  ASSERT_EQ(d.passes.size(), registry.size());
+  for (size_t i = 0; i < registry.size(); ++i) EXPECT_EQ(d.passes[i].name, registry[i]->name());
+}
+
+TEST(Cuvilpass, DefaultPipelineRejectsUnknownTarget) {
+  EXPECT_THROW(default_pipeline("tpu"), UserError);
+}
+
+TEST(Cuvilpass, HashIsStable) {
+  EXPECT_EQ(config_hash(default_pipeline("cpu")), config_hash(default_pipeline("cpu")));
+  EXPECT_EQ(config_hash(default_pipeline("cpu")).size(), 16u);
+}
+
+TEST(Cuvilpass, HashChangesWithAParameter) {
+  PipelineConfig a = default_pipeline("cpu");
+  PipelineConfig b = a;
+  for (PassInvocation& p : b.passes) {
+    if (p.name == "fuse-elementwise") p.params["max_fusion_depth"] = int64_t{2};
+  }
+  EXPECT_NE(config_hash(a), config_hash(b));
+}
+
+TEST(Cuvilpass, HashChangesWithTargetAndOrder) {
+  const PipelineConfig cpu = default_pipeline("cpu");
+  EXPECT_NE(config_hash(cpu), config_hash(default_pipeline("cuda")));
+  PipelineConfig swapped = cpu;
+  std::swap(swapped.passes[0], swapped.passes[1]);
+  EXPECT_NE(config_hash(cpu), config_hash(swapped));
+}
+
+TEST(Cuvilpass, HashIgnoresProvenanceAndSuite) {
+  PipelineConfig a = default_pipeline("cpu");
+  PipelineConfig b = a;
+  b.provenance_yaml = "commit: 1234";
+  b.suite = "sdxl";
+  EXPECT_EQ(config_hash(a), config_hash(b));
+}
+
+TEST(Cuvilpass, RejectsMalformedYaml) {
+  expect_rejected("cuvil_pass_version: 1\ntarget: cpu\npasses: [\n  - name: x\n", 4, "yaml",
+                  "malformed YAML");
+}
+
+TEST(Cuvilpass, RejectsBadIndentation) {
+  expect_rejected("cuvil_pass_version: 1\ntarget: cpu\n  passes: []\n", 3, "yaml",
+                  "malformed YAML");
+}
+
+TEST(Cuvilpass, RejectsMissingVersion) {
+  expect_rejected("target: cpu\npasses: []\n", 1, "cuvil_pass_version", "missing");
+}
+
+TEST(Cuvilpass, RejectsWrongVersion) {
+  expect_rejected("target: cpu\ncuvil_pass_version: 2\npasses: []\n", 2, "cuvil_pass_version",
+                  "unsupported version");
+}
+
+TEST(Cuvilpass, RejectsNonNumericVersion) {
+  expect_rejected("cuvil_pass_version: one\ntarget: cpu\npasses: []\n", 1, "cuvil_pass_version",
+                  "unsupported version");
+}
+
+TEST(Cuvilpass, RejectsNonMappingDocument) {
+  expect_rejected("- just\n- a list\n", 1, "cuvil_pass_version", "expected a mapping");
+}
+
+TEST(Cuvilpass, RejectsUnknownTopLevelKey) {
+  expect_rejected("cuvil_pass_version: 1\ntarget: cpu\npasses: []\ntargte: cuda\n", 4, "targte",
+                  "unknown key");
+}
+
+TEST(Cuvilpass, RejectsUnknownTarget) {
+  expect_rejected("cuvil_pass_version: 1\ntarget: tpu\npasses: []\n", 2, "target",
+                  "expected cpu or cuda");
+}
+
+TEST(Cuvilpass, RejectsMissingTarget) {
+  expect_rejected("cuvil_pass_version: 1\npasses: []\n", 1, "target", "missing");
+}
+
+TEST(Cuvilpass, RejectsPassesNotAList) {
+  expect_rejected("cuvil_pass_version: 1\ntarget: cpu\npasses:\n  name: layout\n", 4, "passes",
+                  "expected a list");
+}
+
+TEST(Cuvilpass, RejectsEntryWithoutName) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: layout\n  - params: { a: 1 }\n", 5,
+      "passes[1].name", "missing");
+}
+
+TEST(Cuvilpass, RejectsUnknownPassWithSuggestion) {
+  expect_rejected("cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fuse-elementwize\n", 4,
+                  "passes[0].name", "did you mean 'fuse-elementwise'");
+}
+
+TEST(Cuvilpass, RejectsPassListedTwice) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: layout\n  - name: fold-batchnorm\n"
+      "  - name: layout\n",
+      6, "passes[2].name", "listed twice (first on line 4)");
+}
+
+TEST(Cuvilpass, RejectsUnknownParameter) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fuse-elementwise\n    params:\n"
+      "      max_depth: 3\n",
+      6, "passes[0].params.max_depth", "unknown parameter");
+}
+
+TEST(Cuvilpass, RejectsUnknownKeyInPassEntry) {
+  expect_rejected("cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: layout\n    parms: {}\n",
+                  5, "passes[0].parms", "unknown key");
+}
+
+TEST(Cuvilpass, RejectsTextForInteger) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: layout\n"
+      "  - name: fuse-elementwise\n    params: { max_fusion_depth: abc }\n",
+      6, "passes[1].params.max_fusion_depth", "expected int in [0, 8]");
+}
+
+TEST(Cuvilpass, RejectsFractionForInteger) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fuse-elementwise\n"
+      "    params: { max_fusion_depth: 3.5 }\n",
+      5, "passes[0].params.max_fusion_depth", "got '3.5'");
+}
+
+TEST(Cuvilpass, RejectsQuotedNumberForInteger) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fuse-elementwise\n"
+      "    params: { max_fusion_depth: \"3\" }\n",
+      5, "passes[0].params.max_fusion_depth", "the string");
+}
+
+TEST(Cuvilpass, RejectsOutOfRangeInteger) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fuse-elementwise\n"
+      "    params: { max_fusion_depth: 9 }\n",
+      5, "passes[0].params.max_fusion_depth", "out of range: expected int in [0, 8]");
+}
+
+TEST(Cuvilpass, RejectsNegativeOutOfRangeInteger) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: memory-plan\n"
+      "    params: { alignment: -64 }\n",
+      5, "passes[0].params.alignment", "out of range");
+}
+
+TEST(Cuvilpass, RejectsYesForBool) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fuse-elementwise\n"
+      "    params: { fuse_binary: yes }\n",
+      5, "passes[0].params.fuse_binary", "expected bool");
+}
+
+TEST(Cuvilpass, AcceptsTrueAndFalseForBool) {
+  const PipelineConfig c = parse_cuvilpass(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fuse-elementwise\n"
+      "    params: { fuse_binary: false }\n",
+      "ok.cuvilpass");
+  EXPECT_FALSE(param_bool(c.passes[0].params, "fuse_binary"));
+}
+
+TEST(Cuvilpass, RejectsChoiceNotAmongChoices) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: layout\n"
+      "    params: { memory_layout: nchw16c }\n",
+      5, "passes[0].params.memory_layout", "one of nchw|nhwc");
+}
+
+TEST(Cuvilpass, RejectsListAsParameterValue) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: layout\n"
+      "    params: { memory_layout: [nhwc] }\n",
+      5, "passes[0].params.memory_layout", "got a list");
+}
+
+TEST(Cuvilpass, RejectsParamsNotAMapping) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: layout\n    params: nhwc\n", 5,
+      "passes[0].params", "expected a mapping");
+}
+
+TEST(Cuvilpass, RejectsDuplicateTopLevelKey) {
+  expect_rejected("cuvil_pass_version: 1\ntarget: cpu\ntarget: cuda\npasses: []\n", 3, "target",
+                  "given twice");
+}
+
+TEST(Cuvilpass, MissingFileNamesThePath) {
+  const std::string path = testing::TempDir() + "/does-not-exist.cuvilpass";
+  try {
+    load_cuvilpass(path);
+    FAIL() << "loading a missing file succeeded";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path));
+  }
+}
+
+TEST(Cuvilpass, LoadReportsTheFilePath) {
+  const std::string path = testing::TempDir() + "/bad-target.cuvilpass";
+  {
+    std::ofstream out(path);
+    out << "cuvil_pass_version: 1\ntarget: gpu\npasses: []\n";
+  }
+  try {
+    load_cuvilpass(path);
+    FAIL() << "a bad target was accepted";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path + ":2: target: "));
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace cuvil::passes

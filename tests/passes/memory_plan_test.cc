@@ -1,0 +1,154 @@
+#include <gtest/gtest.h>
+
+#include "passes/ir/graph.h"
+#include "tests/passes/test_support.h"
+
+namespace cuvil::passes {
+namespace {
+
+using ir::Graph;
+using ir::OpKind;
+using ir::ValueId;
+using testing::run_pass;
+
+struct Placed {
+  ValueId value;
+  int64_t first, last, begin, end;
+};
+
+// An independent statement of the rule: a node result lives from the node that computes it to
+// the last node reading it (inclusive; graph outputs to the end), and two results live at the
+// same time must not share a byte.
+std::vector<Placed> placements(const Graph& g) {
+  const auto& nodes = g.nodes();
+  std::vector<Placed> out;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ValueId v = nodes[i].output;
+    Placed p{v, static_cast<int64_t>(i), static_cast<int64_t>(i), g.value(v).arena_offset, 0};
+    for (size_t j = i + 1; j < nodes.size(); ++j) {
+      for (ValueId in : nodes[j].inputs) {
+        if (in == v) p.last = static_cast<int64_t>(j);
+      }
+    }
+    for (ValueId o : g.outputs()) {
+      if (o == v) p.last = static_cast<int64_t>(nodes.size());
+    }
+    p.end = p.begin + ir::byte_size(g.value(v).dtype) * ir::num_elements(g.value(v).shape);
+    out.push_back(p);
+  }
+  return out;
+}
+
+void expect_valid_plan(const Graph& g, int64_t alignment) {
+  const std::vector<Placed> placed = placements(g);
+  for (const Placed& p : placed) {
+    ASSERT_GE(p.begin, 0) << g.value(p.value).name << " has no arena offset";
+    EXPECT_EQ(p.begin % alignment, 0) << g.value(p.value).name;
+    EXPECT_LE(p.end, g.annotations.at("memory.peak_bytes"));
+  }
+  for (size_t a = 0; a < placed.size(); ++a) {
+    for (size_t b = a + 1; b < placed.size(); ++b) {
+      const Placed& x = placed[a];
+      const Placed& y = placed[b];
+      const bool together = x.first <= y.last && y.first <= x.last;
+      const bool share = x.begin < y.end && y.begin < x.end;
+      EXPECT_FALSE(together && share) << g.value(x.value).name << " and " << g.value(y.value).name
+                                      << " are live together and overlap";
+    }
+  }
+}
+
+Graph optimised(Graph g, bool fuse) {
+  run_pass(g, "fold-batchnorm");
+  run_pass(g, "layout");
+  if (fuse) run_pass(g, "fuse-elementwise");
+  return g;
+}
+
+std::vector<Graph> sample_graphs() {
+  return {testing::tiny_resnet(2, 7, 9), optimised(testing::tiny_resnet(1, 3, 5), true),
+          testing::tiny_decoder(1, 5, 24), optimised(testing::tiny_unet_block(2, 7, 5), false),
+          optimised(testing::tiny_unet_block(1, 3, 1), true)};
+}
+
+class MemoryPlanStrategies : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MemoryPlanStrategies, NoLiveValuesOverlap) {
+  for (int64_t alignment : {16, 64, 100, 4096}) {
+    for (Graph& g : sample_graphs()) {
+      SCOPED_TRACE("alignment " + std::to_string(alignment));
+      run_pass(g, "memory-plan", {{"strategy", GetParam()}, {"alignment", alignment}});
+      expect_valid_plan(g, alignment);
+    }
+  }
+}
+
+TEST_P(MemoryPlanStrategies, PeakIsAtMostNaive) {
+  for (Graph& g : sample_graphs()) {
+    run_pass(g, "memory-plan", {{"strategy", GetParam()}});
+    EXPECT_LE(g.annotations.at("memory.peak_bytes"), g.annotations.at("memory.naive_bytes"));
+    EXPECT_GT(g.annotations.at("memory.peak_bytes"), 0);
+  }
+}
+
+TEST_P(MemoryPlanStrategies, InputsAndConstantsStayOutOfTheArena) {
+  Graph g = testing::tiny_resnet(1, 3, 5);
+  run_pass(g, "memory-plan", {{"strategy", GetParam()}});
+  for (ValueId v : g.inputs()) EXPECT_EQ(g.value(v).arena_offset, -1);
+  for (ValueId v : g.constants()) EXPECT_EQ(g.value(v).arena_offset, -1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, MemoryPlanStrategies,
+                         ::testing::Values("greedy-by-size", "first-fit", "none"));
+
+TEST(MemoryPlan, NoneGivesEveryValueItsOwnRegion) {
+  for (Graph& g : sample_graphs()) {
+    run_pass(g, "memory-plan", {{"strategy", std::string("none")}});
+    EXPECT_EQ(g.annotations.at("memory.peak_bytes"), g.annotations.at("memory.naive_bytes"));
+  }
+}
+
+TEST(MemoryPlan, NaiveIsTheSumOfAlignedSizes) {
+  Graph g = testing::tiny_decoder(1, 5, 24);
+  run_pass(g, "memory-plan", {{"alignment", int64_t{64}}});
+  int64_t sum = 0;
+  for (const ir::Node& n : g.nodes()) {
+    const int64_t bytes = 4 * ir::num_elements(g.value(n.output).shape);
+    sum += (bytes + 63) / 64 * 64;
+  }
+  EXPECT_EQ(g.annotations.at("memory.naive_bytes"), sum);
+}
+
+TEST(MemoryPlan, ChainReusesMemory) {
+  // relu chain of 9 equal tensors: only two need to exist at once.
+  Graph g;
+  ValueId v = g.add_input("x", {3, 17});
+  for (int i = 0; i < 9; ++i) v = g.add_node(OpKind::relu, {v});
+  g.mark_output(v);
+  for (const char* strategy : {"greedy-by-size", "first-fit"}) {
+    run_pass(g, "memory-plan", {{"strategy", std::string(strategy)}, {"alignment", int64_t{64}}});
+    const int64_t one = (3 * 17 * 4 + 63) / 64 * 64;
+    EXPECT_EQ(g.annotations.at("memory.peak_bytes"), 2 * one) << strategy;
+    expect_valid_plan(g, 64);
+  }
+}
+
+TEST(MemoryPlan, OutputNeverSharesWithItsInput) {
+  Graph g;
+  const ValueId x = g.add_input("x", {7});
+  const ValueId a = g.add_node(OpKind::relu, {x});
+  const ValueId b = g.add_node(OpKind::silu, {a});
+  g.mark_output(g.add_node(OpKind::gelu, {b}));
+  run_pass(g, "memory-plan");
+  EXPECT_NE(g.value(a).arena_offset, g.value(b).arena_offset);
+  EXPECT_NE(g.value(b).arena_offset, g.value(g.outputs()[0]).arena_offset);
+}
+
+TEST(MemoryPlan, GreedyBeatsNoneOnResnet) {
+  Graph g = optimised(testing::tiny_resnet(2, 17, 9), true);
+  run_pass(g, "memory-plan");
+  EXPECT_LT(g.annotations.at("memory.peak_bytes"), g.annotations.at("memory.naive_bytes"));
+}
+
+}  // namespace
+}  // namespace cuvil::passes

@@ -1,0 +1,127 @@
+#include "passes/pipeline.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "passes/ir/error.h"
+#include "passes/registry.h"
+#include "tests/passes/test_support.h"
+
+namespace cuvil::passes {
+namespace {
+
+using ir::Graph;
+using ir::OpKind;
+using testing::count_ops;
+using testing::max_error_after;
+
+PipelineConfig pipeline_with(const std::string& layout, int64_t depth) {
+  PipelineConfig config = default_pipeline("cpu");
+  for (PassInvocation& p : config.passes) {
+    if (p.name == "layout") p.params["memory_layout"] = layout;
+    if (p.name == "fuse-elementwise") p.params["max_fusion_depth"] = depth;
+  }
+  return config;
+}
+
+TEST(Pipeline, DefaultPipelineOnTinyResnet) {
+  const Graph before = testing::tiny_resnet(2, 7, 9);
+  Graph after = before;
+  run_pipeline(after, default_pipeline("cpu"));
+  EXPECT_EQ(count_ops(after, OpKind::batch_norm), 0);
+  EXPECT_EQ(count_ops(after, OpKind::relu), 0);
+  EXPECT_EQ(count_ops(after, OpKind::transpose), 1);
+  EXPECT_GT(after.annotations.at("memory.peak_bytes"), 0);
+  EXPECT_LT(max_error_after(before, after), 1e-4);
+}
+
+TEST(Pipeline, DefaultPipelineOnTinyDecoder) {
+  const Graph before = testing::tiny_decoder(2, 7, 24);
+  Graph after = before;
+  run_pipeline(after, default_pipeline("cpu"));
+  EXPECT_LT(after.nodes().size(), before.nodes().size());
+  EXPECT_LT(max_error_after(before, after), 1e-4);
+}
+
+TEST(Pipeline, DefaultPipelineOnTinyUnetBlock) {
+  const Graph before = testing::tiny_unet_block(2, 7, 5);
+  Graph after = before;
+  run_pipeline(after, default_pipeline("cpu"));
+  EXPECT_LT(max_error_after(before, after), 1e-4);
+}
+
+TEST(Pipeline, EveryLayoutAndDepthMatchesReference) {
+  for (const char* layout : {"nchw", "nhwc"}) {
+    for (int64_t depth : {0, 1, 3, 8}) {
+      SCOPED_TRACE(std::string(layout) + " depth " + std::to_string(depth));
+      for (const Graph& before :
+           {testing::tiny_resnet(1, 3, 5), testing::tiny_unet_block(1, 3, 5)}) {
+        Graph after = before;
+        run_pipeline(after, pipeline_with(layout, depth));
+        EXPECT_LT(max_error_after(before, after), 1e-4);
+      }
+    }
+  }
+}
+
+TEST(Pipeline, ComparisonCatchesAChangedGraph) {
+  // Guards the harness itself: a real change in semantics must show up as a large error.
+  const Graph before = testing::tiny_resnet(1, 3, 5);
+  Graph changed = before;
+  for (ir::Node& n : changed.mutable_nodes()) {
+    if (n.op == OpKind::relu) n.op = OpKind::silu;
+  }
+  changed.recompute();
+  EXPECT_GT(max_error_after(before, changed), 1e-3);
+}
+
+TEST(Pipeline, EmptyPipelineLeavesGraphAlone) {
+  Graph g = testing::tiny_resnet(1, 3, 5);
+  const size_t nodes = g.nodes().size();
+  PipelineConfig config;
+  run_pipeline(g, config);
+  EXPECT_EQ(g.nodes().size(), nodes);
+}
+
+TEST(Pipeline, MissingParamsTakeDefaults) {
+  Graph g = testing::tiny_resnet(1, 3, 5);
+  PipelineConfig config;
+  config.passes.push_back({"fuse-elementwise", {}});
+  run_pipeline(g, config);
+  EXPECT_GT(g.annotations.at("fuse-elementwise.fused"), 0);
+}
+
+TEST(Pipeline, UnknownPassInCodeBuiltConfigIsUserError) {
+  Graph g = testing::tiny_resnet(1, 3, 5);
+  PipelineConfig config;
+  config.passes.push_back({"no-such-pass", {}});
+  EXPECT_THROW(run_pipeline(g, config), UserError);
+}
+
+TEST(Pipeline, UnknownParamInCodeBuiltConfigIsUserError) {
+  Graph g = testing::tiny_resnet(1, 3, 5);
+  PipelineConfig config;
+  config.passes.push_back({"layout", {{"layout", std::string("nhwc")}}});
+  EXPECT_THROW(run_pipeline(g, config), UserError);
+}
+
+TEST(Pipeline, WrongParamTypeInCodeBuiltConfigIsUserError) {
+  Graph g = testing::tiny_resnet(1, 3, 5);
+  PipelineConfig config;
+  config.passes.push_back({"fuse-elementwise", {{"max_fusion_depth", 2.0}}});
+  EXPECT_THROW(run_pipeline(g, config), UserError);
+}
+
+TEST(Pipeline, SuiteConfigFilesAreValidDefaults) {
+  for (const char* suite : {"resnet50", "llama3-8b", "sdxl"}) {
+    const std::string path = std::string(CUVIL_SOURCE_DIR) + "/configs/" + suite + ".cpu.cuvilpass";
+    SCOPED_TRACE(path);
+    const PipelineConfig config = load_cuvilpass(path);
+    EXPECT_EQ(config.target, "cpu");
+    EXPECT_EQ(config.suite, suite);
+    EXPECT_EQ(config_hash(config), config_hash(default_pipeline("cpu")));
+  }
+}
+
+}  // namespace
+}  // namespace cuvil::passes
