@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <variant>
 
 #include "passes/ir/error.h"
 #include "runtime/kernel_table.h"
@@ -79,8 +80,12 @@ std::string available_kernels(OpKind op) {
 }
 
 const runtime::KernelInfo& choose_kernel(const ir::Node& n, const runtime::Step& step) {
-  if (!n.attrs.has("kernel")) return runtime::default_kernel(n.op);
-  const std::string name = n.attrs.get_string("kernel", "");
+  // Pools use "kernel" for their window (a list of ints); only a string names a kernel.
+  const auto it = n.attrs.entries().find("kernel");
+  if (it == n.attrs.entries().end() || !std::holds_alternative<std::string>(it->second)) {
+    return runtime::default_kernel(n.op);
+  }
+  const std::string name = std::get<std::string>(it->second);
   const runtime::KernelInfo* k = runtime::find_kernel(n.op, name);
   const std::string where = "node '" + n.name + "' (" + std::string(ir::to_string(n.op)) + ")";
   if (!k) {

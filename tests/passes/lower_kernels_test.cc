@@ -1,0 +1,255 @@
+// Every CPU kernel against the reference interpreter, on single-op graphs lowered with
+// passes::lower, with 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "lower_support.h"
+#include "test_support.h"
+
+namespace cuvil::passes {
+namespace {
+
+using ir::Graph;
+using ir::OpKind;
+using ir::Shape;
+using ir::ValueId;
+using Ints = std::vector<int64_t>;
+using testing::compiled_error;
+using testing::random_constant;
+
+void expect_matches_reference(const Graph& g) {
+  for (int threads : {1, 2}) {
+    EXPECT_LT(compiled_error(g, threads), 1e-4) << "threads=" << threads;
+  }
+}
+
+Graph single(OpKind op, const std::vector<Shape>& inputs, ir::Attrs attrs = {}) {
+  Graph g;
+  std::vector<ValueId> ids;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    ids.push_back(g.add_input("x" + std::to_string(i), inputs[i]));
+  g.mark_output(g.add_node(op, ids, attrs, "op"));
+  return g;
+}
+
+struct ConvCase {
+  int64_t n, c, h, w, o, k, stride, pad, groups;
+  bool bias;
+};
+
+Graph conv_graph(const ConvCase& cc, const std::string& layout, const std::string& kernel = "") {
+  Graph g;
+  const Shape xs = layout == "nhwc" ? Shape{cc.n, cc.h, cc.w, cc.c} : Shape{cc.n, cc.c, cc.h, cc.w};
+  std::vector<ValueId> in = {g.add_input("x", xs),
+                             random_constant(g, "w", {cc.o, cc.c / cc.groups, cc.k, cc.k}, 1)};
+  if (cc.bias) in.push_back(random_constant(g, "b", {cc.o}, 2));
+  ir::Attrs a{{"stride", Ints{cc.stride, cc.stride}},
+              {"pad", Ints{cc.pad, cc.pad}},
+              {"groups", cc.groups},
+              {"layout", layout}};
+  if (!kernel.empty()) a.set("kernel", kernel);
+  g.mark_output(g.add_node(OpKind::conv2d, in, a, "conv"));
+  return g;
+}
+
+const ConvCase kConvCases[] = {
+    {1, 3, 9, 9, 8, 3, 1, 1, 1, true},   {2, 5, 17, 13, 7, 3, 2, 1, 1, false},
+    {1, 6, 11, 11, 4, 3, 1, 0, 2, true}, {1, 3, 17, 17, 5, 7, 2, 3, 1, true},
+    {2, 7, 5, 6, 9, 1, 1, 0, 1, true},   {1, 8, 9, 9, 6, 1, 2, 0, 1, false},
+    {1, 12, 6, 7, 9, 1, 1, 0, 3, true}};
+
+TEST(LowerKernels, Conv2dNchwMatchesReference) {
+  for (const ConvCase& cc : kConvCases) expect_matches_reference(conv_graph(cc, "nchw"));
+}
+
+TEST(LowerKernels, Conv2dNhwcMatchesReference) {
+  for (const ConvCase& cc : kConvCases) expect_matches_reference(conv_graph(cc, "nhwc"));
+}
+
+TEST(LowerKernels, Conv2dIm2colVariantHandlesOneByOne) {
+  expect_matches_reference(conv_graph({2, 7, 5, 6, 9, 1, 1, 0, 1, true}, "nchw", "conv2d.im2col"));
+  expect_matches_reference(conv_graph({2, 7, 5, 6, 9, 1, 1, 0, 1, true}, "nhwc", "conv2d.im2col"));
+}
+
+// conv -> epilogue (relu, add residual) with the residual appended after the op's inputs.
+Graph conv_with_epilogue(const std::string& layout, bool bias) {
+  Graph g = conv_graph({1, 5, 9, 7, 6, 3, 1, 1, 1, bias}, layout);
+  const Shape out = g.value(g.outputs()[0]).shape;
+  const ValueId residual = g.add_input("residual", out);
+  ir::Node& conv = g.mutable_nodes()[0];
+  conv.inputs.push_back(residual);
+  conv.epilogue = {{OpKind::relu, -1}, {OpKind::add, static_cast<int>(conv.inputs.size() - 1)}};
+  g.recompute();
+  return g;
+}
+
+TEST(LowerKernels, Conv2dEpilogueMatchesReference) {
+  for (const char* layout : {"nchw", "nhwc"}) {
+    for (bool bias : {false, true}) expect_matches_reference(conv_with_epilogue(layout, bias));
+  }
+}
+
+TEST(LowerKernels, LinearWithBiasAndEpilogueMatchesReference) {
+  Graph g;
+  const ValueId x = g.add_input("x", {3, 7, 33});
+  const ValueId y = g.add_node(
+      OpKind::linear, {x, random_constant(g, "w", {17, 33}, 1), random_constant(g, "b", {17}, 2)},
+      {}, "fc");
+  g.mark_output(y);
+  g.mutable_nodes()[0].epilogue = {{OpKind::gelu, -1}};
+  g.recompute();
+  expect_matches_reference(g);
+  expect_matches_reference(single(OpKind::linear, {{1, 5}, {3, 5}}));
+}
+
+TEST(LowerKernels, MatmulWithBatchBroadcastingMatchesReference) {
+  expect_matches_reference(single(OpKind::matmul, {{2, 3, 5, 7}, {3, 7, 9}}));
+  expect_matches_reference(single(OpKind::matmul, {{17, 33}, {33, 3}}));
+  expect_matches_reference(single(OpKind::matmul, {{1, 4, 1, 8}, {2, 1, 8, 5}}));
+}
+
+ir::Attrs sdpa_attrs(bool causal) {
+  return {{"causal", int64_t{causal ? 1 : 0}}};
+}
+
+TEST(LowerKernels, SdpaMatchesReference) {
+  expect_matches_reference(single(OpKind::sdpa, {{2, 3, 7, 16}, {2, 3, 9, 16}, {2, 3, 9, 8}}));
+}
+
+TEST(LowerKernels, SdpaCausalMatchesReference) {
+  expect_matches_reference(
+      single(OpKind::sdpa, {{1, 2, 17, 8}, {1, 2, 17, 8}, {1, 2, 17, 8}}, sdpa_attrs(true)));
+}
+
+TEST(LowerKernels, SdpaGroupedQueryCausalEndAlignedMatchesReference) {
+  expect_matches_reference(
+      single(OpKind::sdpa, {{2, 4, 5, 16}, {2, 2, 9, 16}, {2, 2, 9, 16}}, sdpa_attrs(true)));
+}
+
+TEST(LowerKernels, SdpaDecodeOneQueryMatchesReference) {
+  expect_matches_reference(
+      single(OpKind::sdpa, {{1, 8, 1, 32}, {1, 2, 33, 32}, {1, 2, 33, 32}}, sdpa_attrs(true)));
+}
+
+TEST(LowerKernels, SdpaLongKeysAndExplicitScaleMatchReference) {
+  // More keys than one block of scores holds per row group.
+  expect_matches_reference(
+      single(OpKind::sdpa, {{1, 1, 70, 8}, {1, 1, 300, 8}, {1, 1, 300, 4}}, {{"scale", 0.3}}));
+}
+
+TEST(LowerKernels, BatchNormBothLayoutsMatchReference) {
+  for (const char* layout : {"nchw", "nhwc"}) {
+    Graph g;
+    const Shape xs = std::string(layout) == "nhwc" ? Shape{2, 5, 3, 7} : Shape{2, 7, 5, 3};
+    const ValueId x = g.add_input("x", xs);
+    g.mark_output(testing::add_batch_norm(g, x, 7, 3, layout));
+    expect_matches_reference(g);
+  }
+}
+
+TEST(LowerKernels, GroupNormBothLayoutsMatchReference) {
+  for (const char* layout : {"nchw", "nhwc"}) {
+    Graph g;
+    const Shape xs = std::string(layout) == "nhwc" ? Shape{2, 5, 3, 6} : Shape{2, 6, 5, 3};
+    const ValueId x = g.add_input("x", xs);
+    g.mark_output(g.add_node(OpKind::group_norm,
+                             {x, random_constant(g, "g", {6}, 1), random_constant(g, "b", {6}, 2)},
+                             {{"groups", int64_t{3}}, {"layout", std::string(layout)}}, "gn"));
+    expect_matches_reference(g);
+  }
+}
+
+TEST(LowerKernels, LayerAndRmsNormMatchReference) {
+  Graph g;
+  const ValueId x = g.add_input("x", {3, 5, 37});
+  g.mark_output(g.add_node(OpKind::layer_norm,
+                           {x, random_constant(g, "g", {37}, 1), random_constant(g, "b", {37}, 2)},
+                           {{"eps", 1e-5}}, "ln"));
+  g.mark_output(g.add_node(OpKind::rms_norm, {x, random_constant(g, "r", {37}, 3)}, {}, "rms"));
+  expect_matches_reference(g);
+}
+
+TEST(LowerKernels, SoftmaxAnyAxisMatchesReference) {
+  expect_matches_reference(single(OpKind::softmax, {{3, 5, 33}}));
+  expect_matches_reference(single(OpKind::softmax, {{3, 5, 7}}, {{"axis", int64_t{1}}}));
+}
+
+TEST(LowerKernels, BinaryBroadcastingMatchesReference) {
+  for (OpKind op : {OpKind::add, OpKind::sub, OpKind::mul, OpKind::div}) {
+    expect_matches_reference(single(op, {{3, 17}, {3, 17}}));
+    expect_matches_reference(single(op, {{3, 1, 5}, {4, 1}}));
+    expect_matches_reference(single(op, {{1, 6, 1, 1}, {2, 6, 3, 5}}));
+    expect_matches_reference(single(op, {{2, 6, 3, 5}, {5}}));
+  }
+}
+
+TEST(LowerKernels, UnaryMatchesReference) {
+  for (OpKind op : {OpKind::relu, OpKind::silu, OpKind::gelu, OpKind::sigmoid}) {
+    expect_matches_reference(single(op, {{3, 7, 19}}));
+  }
+}
+
+TEST(LowerKernels, RopeWithOffsetMatchesReference) {
+  expect_matches_reference(
+      single(OpKind::rope, {{2, 3, 7, 16}}, {{"theta", 500000.0}, {"pos_offset", int64_t{5}}}));
+}
+
+TEST(LowerKernels, PoolsBothLayoutsMatchReference) {
+  for (const char* layout : {"nchw", "nhwc"}) {
+    const Shape xs = std::string(layout) == "nhwc" ? Shape{2, 9, 7, 3} : Shape{2, 3, 9, 7};
+    const ir::Attrs a{{"kernel", Ints{3, 3}},
+                      {"stride", Ints{2, 2}},
+                      {"pad", Ints{1, 1}},
+                      {"layout", std::string(layout)}};
+    expect_matches_reference(single(OpKind::max_pool2d, {xs}, a));
+    expect_matches_reference(single(OpKind::avg_pool2d, {xs}, a));
+    expect_matches_reference(
+        single(OpKind::global_avg_pool, {xs}, {{"layout", std::string(layout)}}));
+    expect_matches_reference(single(OpKind::upsample_nearest2d, {xs},
+                                    {{"scale", int64_t{2}}, {"layout", std::string(layout)}}));
+  }
+}
+
+TEST(LowerKernels, ConcatSliceReshapeMatchReference) {
+  Graph g;
+  const ValueId a = g.add_input("a", {2, 3, 5});
+  const ValueId b = g.add_input("b", {2, 1, 5});
+  const ValueId c = g.add_input("c", {2, 4, 5});
+  const ValueId cat = g.add_node(OpKind::concat, {a, b, c}, {{"axis", int64_t{1}}}, "cat");
+  g.mark_output(cat);
+  g.mark_output(g.add_node(OpKind::slice, {cat},
+                           {{"axis", int64_t{2}}, {"start", int64_t{1}}, {"end", int64_t{4}}},
+                           "sl"));
+  g.mark_output(g.add_node(OpKind::reshape, {cat}, {{"shape", Ints{-1, 8}}}, "rs"));
+  expect_matches_reference(g);
+}
+
+TEST(LowerKernels, TransposeEveryPermKindMatchesReference) {
+  const std::vector<Ints> perms4 = {
+      {0, 2, 3, 1}, {0, 3, 1, 2}, {0, 2, 1, 3}, {3, 2, 1, 0}, {0, 1, 2, 3}};
+  for (const Ints& p : perms4) {
+    expect_matches_reference(single(OpKind::transpose, {{2, 3, 37, 5}}, {{"perm", p}}));
+  }
+  expect_matches_reference(single(OpKind::transpose, {{33, 47}}, {{"perm", Ints{1, 0}}}));
+  expect_matches_reference(single(OpKind::transpose, {{3, 1, 7}}, {{"perm", Ints{2, 0, 1}}}));
+}
+
+TEST(LowerKernels, EmbeddingMatchesReference) {
+  Graph g;
+  const ValueId ids = g.add_input("ids", {2, 5}, ir::DType::i32);
+  g.mutable_value(ids).index_bound = 11;
+  g.mark_output(
+      g.add_node(OpKind::embedding, {random_constant(g, "table", {11, 6}, 1), ids}, {}, "emb"));
+  expect_matches_reference(g);
+}
+
+TEST(LowerKernels, TinyModelsMatchReference) {
+  expect_matches_reference(testing::tiny_resnet(2, 8, 12));
+  expect_matches_reference(testing::tiny_decoder(2, 7, 32));
+  expect_matches_reference(testing::tiny_unet_block(1, 8, 6));
+}
+
+}  // namespace
+}  // namespace cuvil::passes
