@@ -375,7 +375,13 @@ std::string to_yaml(const PipelineConfig& config) {
   }
   out << YAML::EndSeq;
   if (!config.provenance_yaml.empty()) {
-    out << YAML::Key << "provenance" << YAML::Value << YAML::Load(config.provenance_yaml);
+    YAML::Node provenance;
+    try {
+      provenance = YAML::Load(config.provenance_yaml);
+    } catch (const YAML::Exception& e) {
+      throw UserError("provenance of " + config.source + " is not valid YAML: " + e.msg);
+    }
+    out << YAML::Key << "provenance" << YAML::Value << provenance;
   }
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

@@ -108,6 +108,20 @@ TEST(Cuvilpass, SaveAndLoadRoundTrip) {
   std::remove(path.c_str());
 }
 
+TEST(Cuvilpass, SavingMalformedProvenanceIsUserError) {
+  PipelineConfig c = default_pipeline("cpu");
+  c.provenance_yaml = "a: [unclosed";
+  EXPECT_THROW(to_yaml(c), UserError);
+}
+
+TEST(Cuvilpass, ProvenanceIsWrittenBack) {
+  PipelineConfig c = default_pipeline("cpu");
+  c.provenance_yaml = "commit: abc123\nimportance: {max_fusion_depth: 0.7}";
+  const std::string text = to_yaml(c);
+  EXPECT_THAT(text, HasSubstr("provenance:"));
+  EXPECT_THAT(parse_cuvilpass(text, "x.cuvilpass").provenance_yaml, HasSubstr("abc123"));
+}
+
 TEST(Cuvilpass, DefaultPipelineRoundTrips) {
   const PipelineConfig d = default_pipeline("cpu");
   const PipelineConfig again = parse_cuvilpass(to_yaml(d), "default.cuvilpass");
