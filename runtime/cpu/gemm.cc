@@ -126,10 +126,55 @@ int64_t round_up(int64_t v, int64_t m) {
   return (v + m - 1) / m * m;
 }
 
+// Few rows of A (decode, batch-1 linear layers): the product is bound by streaming B once, so
+// B is read in place, without packing. Computes columns [j0, j1) of every row, then finishes
+// them (bias, epilogue).
+void skinny(const GemmProblem& g, int64_t j0, int64_t j1) {
+  constexpr int64_t kCols = 256;  // columns per block: a block of C rows stays in L1
+  for (int64_t jb = j0; jb < j1; jb += kCols) {
+    const int64_t je = std::min(j1, jb + kCols);
+    for (int64_t i = 0; i < g.m; ++i) {
+      const float* a = g.a + i * g.lda;
+      float* c = g.c + i * g.ldc;
+      if (g.b_transposed) {
+        for (int64_t j = jb; j < je; ++j) {
+          const float* b = g.b + j * g.ldb;
+          float acc[16] = {};
+          int64_t p = 0;
+          for (; p + 16 <= g.k; p += 16) {
+            for (int l = 0; l < 16; ++l) acc[l] += a[p + l] * b[p + l];
+          }
+          float sum = 0;
+          for (; p < g.k; ++p) sum += a[p] * b[p];
+          for (int l = 0; l < 16; ++l) sum += acc[l];
+          c[j] = sum;
+        }
+      } else {
+        for (int64_t j = jb; j < je; ++j) c[j] = 0.0f;
+        for (int64_t p = 0; p < g.k; ++p) {
+          const float av = a[p];
+          const float* b = g.b + p * g.ldb;
+          for (int64_t j = jb; j < je; ++j) c[j] += av * b[j];
+        }
+      }
+      if (g.bias) {
+        for (int64_t j = jb; j < je; ++j) c[j] += g.bias_per_row ? g.bias[i] : g.bias[j];
+      }
+      if (g.epilogue) g.epilogue->apply(c + jb, je - jb);
+    }
+  }
+}
+
+constexpr int64_t kSkinnyRows = 4;
+
 }  // namespace
 
 void gemm_serial(const GemmProblem& g, ThreadPool& pool, int tid) {
   if (g.m <= 0 || g.n <= 0) return;
+  if (g.m <= kSkinnyRows && !g.blocking.portable) {
+    skinny(g, 0, g.n);
+    return;
+  }
   const MicroKernel micro = pick_micro(g.blocking.portable);
   const int64_t mc_max = round_up(std::max<int64_t>(1, g.blocking.mc), MR);
   const int64_t kc_max = std::max<int64_t>(1, g.blocking.kc);
@@ -197,6 +242,11 @@ void gemm_serial(const GemmProblem& g, ThreadPool& pool, int tid) {
 
 void gemm(const GemmProblem& g, ThreadPool& pool) {
   const int threads = pool.threads();
+  if (g.m <= kSkinnyRows && g.m > 0 && !g.blocking.portable) {
+    pool.parallel_for((g.n + 63) / 64,
+                      [&](int64_t b0, int64_t b1) { skinny(g, b0 * 64, std::min(g.n, b1 * 64)); });
+    return;
+  }
   const int64_t tiles_m = (g.m + MR - 1) / MR;
   const int64_t tiles_n = (g.n + NR - 1) / NR;
   const double work =

@@ -111,6 +111,16 @@ TEST(Gemm, BiasPerColumnAndPerRow) {
   EXPECT_LT(run_case({33, 65, 17, false}, 1, {}, true, true), 1e-4);
 }
 
+TEST(Gemm, FewRowsReadBInPlaceWithBiasOnTwoThreads) {
+  for (int64_t m : {1, 2, 4}) {
+    for (bool transposed : {false, true}) {
+      for (bool per_row : {false, true}) {
+        ASSERT_LT(run_case({m, 301, 67, transposed}, 2, {}, true, per_row), 1e-4) << m;
+      }
+    }
+  }
+}
+
 TEST(Gemm, TwoThreadsSplitAlongEitherDimension) {
   EXPECT_LT(run_case({7, 515, 33, true}, 2, {}, true), 1e-4);         // split N
   EXPECT_LT(run_case({515, 7, 33, false}, 2, {}, true, true), 1e-4);  // split M
