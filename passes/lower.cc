@@ -23,7 +23,7 @@ int64_t align_up(int64_t v) {
 
 // Storage is fp32 whatever the dtype.
 int64_t storage_bytes(const ir::Value& v) {
-  return ir::num_elements(v.shape) * 4;
+  return ir::num_elements(v.shape) * ir::kStorageBytesPerElement;
 }
 
 double declared_flops(const ir::Graph& g, const ir::Node& n) {
@@ -80,12 +80,9 @@ std::string available_kernels(OpKind op) {
 }
 
 const runtime::KernelInfo& choose_kernel(const ir::Node& n, const runtime::Step& step) {
-  // Pools use "kernel" for their window (a list of ints); only a string names a kernel.
-  const auto it = n.attrs.entries().find("kernel");
-  if (it == n.attrs.entries().end() || !std::holds_alternative<std::string>(it->second)) {
-    return runtime::default_kernel(n.op);
-  }
-  const std::string name = std::get<std::string>(it->second);
+  // "impl", not "kernel": pools already use "kernel" for their window size.
+  if (!n.attrs.has("impl")) return runtime::default_kernel(n.op);
+  const std::string name = n.attrs.get_string("impl", "");
   const runtime::KernelInfo* k = runtime::find_kernel(n.op, name);
   const std::string where = "node '" + n.name + "' (" + std::string(ir::to_string(n.op)) + ")";
   if (!k) {
@@ -123,24 +120,12 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
     plan.inputs.push_back(add_tensor(graph.inputs()[i], t));
   }
 
-  // Arena offsets from memory planning, if it ran. It sizes values by their dtype, but storage
-  // is fp32, so offsets are scaled by 4 / (smallest planned element size): scaling keeps
-  // disjoint ranges disjoint and makes every range cover its fp32 storage.
-  int64_t min_elem = 4;
-  bool planned = false;
-  for (const ir::Node& n : graph.nodes()) {
-    const ir::Value& v = graph.value(n.output);
-    if (v.arena_offset >= 0) {
-      planned = true;
-      min_elem = std::min(min_elem, ir::byte_size(v.dtype));
-    }
-  }
-  const int64_t scale = planned ? 4 / std::max<int64_t>(1, min_elem) : 1;
+  // Arena offsets from memory planning, if it ran (sized at fp32 storage, like everything).
   int64_t arena_end = 0;
   for (const ir::Node& n : graph.nodes()) {
     const ir::Value& v = graph.value(n.output);
     if (v.arena_offset >= 0) {
-      arena_end = std::max(arena_end, align_up(v.arena_offset * scale + storage_bytes(v)));
+      arena_end = std::max(arena_end, align_up(v.arena_offset + storage_bytes(v)));
     }
   }
 
@@ -176,7 +161,7 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
     PlanTensor t;
     t.storage = PlanTensor::Storage::arena;
     if (out.arena_offset >= 0) {
-      t.offset = out.arena_offset * scale;
+      t.offset = out.arena_offset;
     } else {
       t.offset = arena_end;
       arena_end = align_up(arena_end + storage_bytes(out));

@@ -1,6 +1,6 @@
 // Lowering: an optimised graph becomes a runtime Plan. Intermediates take the arena offsets that
 // memory planning assigned (Value::arena_offset); without them each gets its own region. Each
-// node's kernel comes from the runtime's kernel table; a node attribute "kernel" selects a
+// node's kernel comes from the runtime's kernel table; a node attribute "impl" selects a
 // variant.
 #pragma once
 

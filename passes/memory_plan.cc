@@ -37,7 +37,7 @@ std::vector<Interval> live_ranges(const Graph& graph, int64_t alignment) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ValueId v = nodes[i].output;
     const ir::Value& value = graph.value(v);
-    const int64_t bytes = ir::byte_size(value.dtype) * ir::num_elements(value.shape);
+    const int64_t bytes = ir::kStorageBytesPerElement * ir::num_elements(value.shape);
     const int64_t first = static_cast<int64_t>(i);
     intervals.push_back({v, first, std::max(first, last[static_cast<size_t>(v)]),
                          std::max<int64_t>(alignment, align_up(bytes, alignment))});

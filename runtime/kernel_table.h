@@ -1,5 +1,5 @@
 // The runtime's table of CPU kernels: for each op, the registered kernels by name ("op.variant")
-// and the default one. Lowering looks kernels up here; a node attribute "kernel" picks a variant.
+// and the default one. Lowering looks kernels up here; a node attribute "impl" picks a variant.
 #pragma once
 
 #include <string>

@@ -25,8 +25,11 @@ struct RunOptions {
   uint64_t seed = 1;
 };
 
+// `weights` keeps this rung's constants alive after it ends, so the next rung of the suite
+// shares them instead of generating them again (ir::materialize).
 RungResult run_rung(const Suite& suite, const Rung& rung, const passes::PipelineConfig& config,
-                    const RunOptions& o, int threads) {
+                    const RunOptions& o, int threads,
+                    std::vector<std::shared_ptr<const std::vector<float>>>* weights) {
   RungResult result;
   result.suite = suite.name;
   result.rung = rung.name;
@@ -39,6 +42,7 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   result.declared_flops = compiled.plan.total_flops();
   result.declared_bytes = compiled.plan.total_bytes();
   result.arena_bytes = compiled.plan.arena_bytes;
+  *weights = compiled.plan.constants;
   runtime::Executor executor(std::move(compiled.plan));
   result.compile_s = static_cast<double>(probes::now_ns() - t0) * 1e-9;
   result.measurement = measure(executor, inputs, o.measure);
@@ -64,8 +68,9 @@ int run_suite(const RunOptions& o, const std::string& executable) {
   document["context"] = context_json(context);
   document["benchmarks"] = nlohmann::json::array();
   int family = 0;
+  std::vector<std::shared_ptr<const std::vector<float>>> weights;
   for (const Rung& rung : rungs) {
-    const RungResult r = run_rung(suite, rung, config, o, threads);
+    const RungResult r = run_rung(suite, rung, config, o, threads, &weights);
     const Summary s = summarize(r.measurement.real_ns);
     const double median_s = s.median * 1e-9;
     std::printf("%-22s %5lld %11.3f %11.3f %11.3f %6.2f %9.1f %9.2f %10.1f %9.2f\n",

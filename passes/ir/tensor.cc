@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "passes/ir/error.h"
@@ -47,19 +49,24 @@ void generate(const ConstantInit& init, int64_t first, int64_t count, float* out
       }
       return;
     case ConstantInit::Kind::normal:
-      // Box-Muller on two independent uniforms drawn from the element's own counter.
+      // Irwin-Hall: the sum of four 16-bit uniforms from one hash, rescaled to unit variance.
+      // Approximately normal (bounded at +-2*sqrt(3) sigma) and ~15x cheaper than Box-Muller,
+      // which matters when SDXL's 2.6 B weights are made at every run.
       for (int64_t i = 0; i < count; ++i) {
-        const uint64_t c = static_cast<uint64_t>(first + i) * 2;
-        const double u1 = unit(mix(stream + c)) + 0x1.0p-54;
-        const double u2 = unit(mix(stream + c + 1));
-        const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+        const uint64_t bits = mix(stream + static_cast<uint64_t>(first + i));
+        const double sum = static_cast<double>((bits & 0xFFFF) + ((bits >> 16) & 0xFFFF) +
+                                               ((bits >> 32) & 0xFFFF) + (bits >> 48)) +
+                           2.0;  // + 4 * 0.5: the midpoint of each 16-bit bucket
+        const double z = (sum * (1.0 / 65536.0) - 2.0) * 1.7320508075688772;
         out[i] = static_cast<float>(init.a + init.b * z);
       }
       return;
   }
 }
 
-std::shared_ptr<const std::vector<float>> materialize(const ConstantInit& init, int64_t count) {
+namespace {
+
+std::shared_ptr<const std::vector<float>> generate_all(const ConstantInit& init, int64_t count) {
   auto values = std::make_shared<std::vector<float>>(static_cast<size_t>(count));
   // Large weights (SDXL holds 2.6 B parameters) are generated on every core.
   const int64_t kParallelThreshold = 1 << 20;
@@ -79,6 +86,39 @@ std::shared_ptr<const std::vector<float>> materialize(const ConstantInit& init, 
     }
   }
   for (auto& t : threads) t.join();
+  return values;
+}
+
+struct CacheKey {
+  int kind;
+  float a, b;
+  uint64_t seed;
+  int64_t count;
+  auto operator<=>(const CacheKey&) const = default;
+};
+
+}  // namespace
+
+std::shared_ptr<const std::vector<float>> materialize(const ConstantInit& init, int64_t count) {
+  // Small constants are cheaper to make than to look up.
+  const int64_t kCacheThreshold = 4096;
+  if (count < kCacheThreshold || init.kind == ConstantInit::Kind::fill) {
+    return generate_all(init, count);
+  }
+  static std::mutex mutex;
+  static std::map<CacheKey, std::weak_ptr<const std::vector<float>>> cache;
+  const CacheKey key{static_cast<int>(init.kind), init.a, init.b, init.seed, count};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) {
+      if (auto alive = it->second.lock()) return alive;
+    }
+  }
+  auto values = generate_all(init, count);
+  std::lock_guard<std::mutex> lock(mutex);
+  // Drop entries whose data is gone so the map does not grow without bound.
+  std::erase_if(cache, [](const auto& entry) { return entry.second.expired(); });
+  cache[key] = values;
   return values;
 }
 

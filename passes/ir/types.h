@@ -22,6 +22,8 @@ std::string_view to_string(DType dtype);
 std::string_view to_string(Layout layout);
 bool parse_layout(std::string_view text, Layout* out);
 int64_t byte_size(DType dtype);
+// Bytes each element occupies in memory today: storage is fp32 whatever the dtype.
+inline constexpr int64_t kStorageBytesPerElement = 4;
 int64_t num_elements(const Shape& shape);
 std::string to_string(const Shape& shape);
 

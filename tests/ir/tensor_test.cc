@@ -81,3 +81,21 @@ TEST(RandomInputs, IdsStayBelowBound) {
 
 }  // namespace
 }  // namespace cuvil::ir
+
+namespace cuvil::ir {
+namespace {
+
+TEST(ConstantInit, MaterialiseSharesLiveDataAndRegeneratesAfterRelease) {
+  const ConstantInit init = ConstantInit::normal(0.0f, 1.0f, 77);
+  auto first = materialize(init, 10007);
+  auto second = materialize(init, 10007);
+  EXPECT_EQ(first.get(), second.get());
+  const std::vector<float> copy = *first;
+  first.reset();
+  second.reset();
+  EXPECT_EQ(*materialize(init, 10007), copy);  // made again, identically
+  EXPECT_NE(materialize(ConstantInit::normal(0.0f, 1.0f, 78), 10007)->at(0), copy[0]);
+}
+
+}  // namespace
+}  // namespace cuvil::ir

@@ -52,7 +52,7 @@ Graph conv_graph(const ConvCase& cc, const std::string& layout, const std::strin
               {"pad", Ints{cc.pad, cc.pad}},
               {"groups", cc.groups},
               {"layout", layout}};
-  if (!kernel.empty()) a.set("kernel", kernel);
+  if (!kernel.empty()) a.set("impl", kernel);
   g.mark_output(g.add_node(OpKind::conv2d, in, a, "conv"));
   return g;
 }

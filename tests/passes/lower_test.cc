@@ -22,7 +22,7 @@ Graph conv_relu(const std::string& kernel = "") {
   Graph g;
   const ValueId x = g.add_input("x", {1, 3, 8, 8});
   ir::Attrs a{{"pad", Ints{1, 1}}};
-  if (!kernel.empty()) a.set("kernel", kernel);
+  if (!kernel.empty()) a.set("impl", kernel);
   const ValueId c =
       g.add_node(OpKind::conv2d, {x, testing::random_constant(g, "w", {4, 3, 3, 3}, 1)}, a, "conv");
   const ValueId r = g.add_node(OpKind::relu, {c}, {}, "relu");

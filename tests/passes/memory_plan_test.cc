@@ -33,7 +33,7 @@ std::vector<Placed> placements(const Graph& g) {
     for (ValueId o : g.outputs()) {
       if (o == v) p.last = static_cast<int64_t>(nodes.size());
     }
-    p.end = p.begin + ir::byte_size(g.value(v).dtype) * ir::num_elements(g.value(v).shape);
+    p.end = p.begin + ir::kStorageBytesPerElement * ir::num_elements(g.value(v).shape);
     out.push_back(p);
   }
   return out;

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# cuvil-bench on bad input: a one-line error naming file, line and field, exit status 2, and
+# nothing written. Usage: bad_input_test.sh path/to/cuvil-bench
+set -u
+BENCH=$1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+
+# expect_error NAME EXPECTED_SUBSTRING -- ARGS...
+expect_error() {
+  local name=$1 want=$2
+  shift 3
+  local out="$TMP/out.json"
+  rm -f "$out"
+  "$BENCH" "$@" --out "$out" >"$TMP/stdout" 2>"$TMP/stderr"
+  local status=$?
+  local lines
+  lines=$(grep -c . "$TMP/stderr")
+  if [ "$status" -ne 2 ]; then
+    echo "FAIL $name: exit status $status, expected 2"; failures=$((failures + 1))
+  elif ! grep -qF -- "$want" "$TMP/stderr"; then
+    echo "FAIL $name: stderr lacks '$want':"; cat "$TMP/stderr"; failures=$((failures + 1))
+  elif [ "$lines" -ne 1 ]; then
+    echo "FAIL $name: expected a one-line error, got $lines lines:"; cat "$TMP/stderr"; failures=$((failures + 1))
+  elif [ -e "$out" ]; then
+    echo "FAIL $name: wrote $out"; failures=$((failures + 1))
+  else
+    echo "ok   $name: $(cat "$TMP/stderr")"
+  fi
+}
+
+cat >"$TMP/malformed.cuvilpass" <<'YAML'
+cuvil_pass_version: 1
+target: cpu
+passes:
+  - name: fuse-elementwise
+    params: { max_fusion_depth: 3
+YAML
+cat >"$TMP/unknown_pass.cuvilpass" <<'YAML'
+cuvil_pass_version: 1
+target: cpu
+passes:
+  - name: fold-batchnorm
+  - name: fuse-elementwize
+YAML
+cat >"$TMP/out_of_range.cuvilpass" <<'YAML'
+cuvil_pass_version: 1
+target: cpu
+passes:
+  - name: fuse-elementwise
+    params:
+      max_fusion_depth: 99
+YAML
+cat >"$TMP/wrong_type.cuvilpass" <<'YAML'
+cuvil_pass_version: 1
+target: cpu
+passes:
+  - name: layout
+    params:
+      memory_layout: 3
+YAML
+cat >"$TMP/unknown_param.cuvilpass" <<'YAML'
+cuvil_pass_version: 1
+target: cpu
+passes:
+  - name: memory-plan
+    params:
+      strategy: greedy-by-size
+      alignmnet: 64
+YAML
+
+expect_error "unknown suite" "unknown suite 'resnet51'" -- run --suite resnet51
+expect_error "unknown rung" "unknown rung 'b3'" -- run --suite resnet50 --rungs b3
+expect_error "missing config" "$TMP/nope.cuvilpass" -- run --suite resnet50 --config "$TMP/nope.cuvilpass"
+expect_error "malformed yaml" "malformed.cuvilpass:" -- run --suite resnet50 --config "$TMP/malformed.cuvilpass"
+expect_error "unknown pass" "unknown_pass.cuvilpass:5:" -- run --suite resnet50 --config "$TMP/unknown_pass.cuvilpass"
+expect_error "out of range" "out_of_range.cuvilpass:6:" -- run --suite resnet50 --config "$TMP/out_of_range.cuvilpass"
+expect_error "wrong type" "wrong_type.cuvilpass:6:" -- run --suite resnet50 --config "$TMP/wrong_type.cuvilpass"
+expect_error "unknown parameter" "unknown_param.cuvilpass:7:" -- run --suite resnet50 --config "$TMP/unknown_param.cuvilpass"
+expect_error "cuda target" "--target cuda" -- run --suite resnet50 --target cuda
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures bad-input case(s) failed"
+  exit 1
+fi
