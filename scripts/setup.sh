@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   build-essential cmake ninja-build git pkg-config clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+  nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libdnnl-dev libsqlite3-dev
 )
 
 missing=()
