@@ -174,6 +174,16 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
     const runtime::KernelInfo& k = choose_kernel(n, step);
     step.kernel = k.name;
     step.fn = k.fn;
+    if (k.prepare) {
+      std::vector<const float*> constant_inputs;
+      for (int32_t t : step.inputs) {
+        const PlanTensor& pt = plan.tensors[static_cast<size_t>(t)];
+        constant_inputs.push_back(pt.storage == PlanTensor::Storage::constant
+                                      ? plan.constants[static_cast<size_t>(pt.index)]->data()
+                                      : nullptr);
+      }
+      step.prepared = k.prepare(step, constant_inputs.data());
+    }
     plan.steps.push_back(std::move(step));
   }
   plan.arena_bytes = arena_end;

@@ -2,6 +2,7 @@
 // and the default one. Lowering looks kernels up here; a node attribute "impl" picks a variant.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ struct KernelInfo {
   // When set, whether the kernel can run this step (e.g. 1x1 convolutions only); null = any.
   bool (*supports)(const Step& step) = nullptr;
   std::string description;
+  // When set, called once at lowering with the step's inputs (constant_inputs[i] is null unless
+  // input i is a constant); its result becomes Step::prepared. Lets a kernel lift work on
+  // weights (packing, precision conversion) out of the measured loop.
+  std::shared_ptr<const void> (*prepare)(const Step& step,
+                                         const float* const* constant_inputs) = nullptr;
 };
 
 // Every registered kernel, ops in OpKind order, the default kernel of each op first.

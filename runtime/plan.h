@@ -47,6 +47,11 @@ struct Step {
   std::string node_name;
   double flops = 0;  // declared work: 2 FLOPs per multiply-accumulate
   double bytes = 0;  // declared traffic: inputs read once + output written once
+
+  // Kernel-specific data made once before execution from the step's constant inputs (packed
+  // weight panels, bf16 or int8 copies with scales, ...); null when the kernel prepares nothing.
+  // The kernel that made it is the only one that reads it.
+  std::shared_ptr<const void> prepared;
 };
 
 struct Plan {
