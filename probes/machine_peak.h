@@ -9,11 +9,11 @@ namespace cuvil::probes {
 
 struct MachinePeak {
   int threads = 1;
-  double fp32_gflops = 0;      // all `threads` together, FMA = 2 FLOPs
-  double mem_read_gbps = 0;    // streaming reads of a buffer far larger than the caches
+  double fp32_gflops = 0;    // all `threads` together, FMA = 2 FLOPs
+  double mem_read_gbps = 0;  // streaming reads of a buffer far larger than the caches
   std::string cpu_model;
-  std::string isa;             // the FMA width measured: "avx512", "avx2" or "scalar"
-  std::string measured_at;     // ISO date
+  std::string isa;          // the FMA width measured: "avx512", "avx2" or "scalar"
+  std::string measured_at;  // ISO date
   bool from_cache = false;
 };
 

@@ -1,0 +1,262 @@
+#include "probes/machine_peak.h"
+
+#include <immintrin.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "probes/clock.h"
+
+namespace cuvil::probes {
+
+namespace {
+
+// Each thread runs the FMA loop this long; the best of kTrials is kept (a peak, not a mean).
+constexpr double kFmaSecondsPerTrial = 0.15;
+constexpr int kTrials = 3;
+// Read buffer far larger than any last-level cache here (32 MiB+).
+constexpr size_t kReadBufferBytes = size_t{512} << 20;
+constexpr int kFmaChains = 12;  // independent accumulators, enough to hide FMA latency
+constexpr int64_t kFmaIterationsPerCheck = 1 << 16;
+
+__attribute__((target("avx512f"))) double fma_loop_avx512(double seconds) {
+  __m512 acc[kFmaChains];
+  for (int i = 0; i < kFmaChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i) * 1e-3f);
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  int64_t iterations = 0;
+  const int64_t end = now_ns() + static_cast<int64_t>(seconds * 1e9);
+  const int64_t start = now_ns();
+  while (now_ns() < end) {
+    for (int64_t it = 0; it < kFmaIterationsPerCheck; ++it) {
+      for (int i = 0; i < kFmaChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+    }
+    iterations += kFmaIterationsPerCheck;
+  }
+  const double elapsed = static_cast<double>(now_ns() - start) * 1e-9;
+  __m512 sum = acc[0];
+  for (int i = 1; i < kFmaChains; ++i) sum = _mm512_add_ps(sum, acc[i]);
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  volatile float sink = lanes[0];  // keeps the loop alive
+  (void)sink;
+  return static_cast<double>(iterations) * kFmaChains * 16 * 2 / elapsed;
+}
+
+__attribute__((target("avx2,fma"))) double fma_loop_avx2(double seconds) {
+  __m256 acc[kFmaChains];
+  for (int i = 0; i < kFmaChains; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i) * 1e-3f);
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  int64_t iterations = 0;
+  const int64_t end = now_ns() + static_cast<int64_t>(seconds * 1e9);
+  const int64_t start = now_ns();
+  while (now_ns() < end) {
+    for (int64_t it = 0; it < kFmaIterationsPerCheck; ++it) {
+      for (int i = 0; i < kFmaChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
+    }
+    iterations += kFmaIterationsPerCheck;
+  }
+  const double elapsed = static_cast<double>(now_ns() - start) * 1e-9;
+  volatile float sink = _mm256_cvtss_f32(acc[0]);
+  (void)sink;
+  return static_cast<double>(iterations) * kFmaChains * 8 * 2 / elapsed;
+}
+
+double fma_loop_scalar(double seconds) {
+  float acc[kFmaChains];
+  for (int i = 0; i < kFmaChains; ++i) acc[i] = static_cast<float>(i) * 1e-3f;
+  int64_t iterations = 0;
+  const int64_t end = now_ns() + static_cast<int64_t>(seconds * 1e9);
+  const int64_t start = now_ns();
+  while (now_ns() < end) {
+    for (int64_t it = 0; it < kFmaIterationsPerCheck; ++it) {
+      for (int i = 0; i < kFmaChains; ++i) acc[i] = acc[i] * 0.999999f + 1e-7f;
+    }
+    iterations += kFmaIterationsPerCheck;
+  }
+  const double elapsed = static_cast<double>(now_ns() - start) * 1e-9;
+  volatile float sink = acc[0];
+  (void)sink;
+  return static_cast<double>(iterations) * kFmaChains * 2 / elapsed;
+}
+
+std::string fma_isa() {
+  if (__builtin_cpu_supports("avx512f")) return "avx512";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+  return "scalar";
+}
+
+// Runs fn(i) on `threads` threads at once and returns the results.
+template <typename Fn>
+std::vector<double> on_threads(int threads, Fn fn) {
+  std::vector<double> results(static_cast<size_t>(threads), 0.0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] { results[static_cast<size_t>(t)] = fn(t); });
+  for (auto& th : pool) th.join();
+  return results;
+}
+
+double measure_fma(int threads, const std::string& isa) {
+  double best = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const auto per_thread = on_threads(threads, [&](int) {
+      if (isa == "avx512") return fma_loop_avx512(kFmaSecondsPerTrial);
+      if (isa == "avx2") return fma_loop_avx2(kFmaSecondsPerTrial);
+      return fma_loop_scalar(kFmaSecondsPerTrial);
+    });
+    double total = 0;
+    for (double f : per_thread) total += f;
+    best = std::max(best, total);
+  }
+  return best * 1e-9;
+}
+
+double measure_read_bandwidth(int threads) {
+  const size_t count = kReadBufferBytes / sizeof(float);
+  std::unique_ptr<float[]> buffer(new float[count]);
+  // Each thread first-touches its own part (so pages sit near the thread that reads them).
+  const size_t chunk = count / static_cast<size_t>(threads);
+  on_threads(threads, [&](int t) {
+    std::fill(buffer.get() + chunk * static_cast<size_t>(t),
+              buffer.get() + chunk * static_cast<size_t>(t + 1), 1.0f);
+    return 0.0;
+  });
+  double best = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const int64_t start = now_ns();
+    const auto sums = on_threads(threads, [&](int t) {
+      const float* p = buffer.get() + chunk * static_cast<size_t>(t);
+      // Several independent sums so the adds never limit the stream.
+      float s[16] = {0};
+      for (size_t i = 0; i + 16 <= chunk; i += 16) {
+        for (int j = 0; j < 16; ++j) s[j] += p[i + static_cast<size_t>(j)];
+      }
+      double total = 0;
+      for (float v : s) total += v;
+      return total;
+    });
+    const double seconds = static_cast<double>(now_ns() - start) * 1e-9;
+    volatile double sink = sums[0];
+    (void)sink;
+    best = std::max(
+        best, static_cast<double>(chunk * static_cast<size_t>(threads) * sizeof(float)) / seconds);
+  }
+  return best * 1e-9;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      std::string m = line.substr(line.find(':') + 1);
+      m.erase(0, m.find_first_not_of(' '));
+      return m;
+    }
+  }
+  return "unknown";
+}
+
+std::string cache_path() {
+  std::string dir;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
+    dir = x;
+  } else if (const char* h = std::getenv("HOME"); h && *h) {
+    dir = std::string(h) + "/.cache";
+  } else {
+    return "";
+  }
+  mkdir(dir.c_str(), 0755);
+  dir += "/cuvil";
+  mkdir(dir.c_str(), 0755);
+  return dir + "/machine_peak.json";
+}
+
+std::string cache_key(const std::string& model, int threads) {
+  return model + "|cores=" + std::to_string(std::thread::hardware_concurrency()) +
+         "|threads=" + std::to_string(threads);
+}
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace
+
+MachinePeak measure_machine_peak(int threads) {
+  MachinePeak peak;
+  peak.threads = std::max(1, threads);
+  peak.cpu_model = cpu_model();
+  peak.isa = fma_isa();
+  peak.fp32_gflops = measure_fma(peak.threads, peak.isa);
+  peak.mem_read_gbps = measure_read_bandwidth(peak.threads);
+  peak.measured_at = today();
+  return peak;
+}
+
+MachinePeak machine_peak(int threads, bool remeasure) {
+  threads = std::max(1, threads);
+  const std::string path = cache_path();
+  const std::string key = cache_key(cpu_model(), threads);
+  nlohmann::json cache = nlohmann::json::object();
+  if (!path.empty()) {
+    std::ifstream in(path);
+    if (in) {
+      try {
+        cache = nlohmann::json::parse(in);
+      } catch (const nlohmann::json::exception&) {
+        cache = nlohmann::json::object();  // a damaged cache is measured again
+      }
+    }
+  }
+  if (!remeasure && cache.is_object() && cache.contains(key)) {
+    try {
+      const auto& e = cache[key];
+      MachinePeak p;
+      p.threads = threads;
+      p.fp32_gflops = e.at("fp32_gflops").get<double>();
+      p.mem_read_gbps = e.at("mem_read_gbps").get<double>();
+      p.cpu_model = e.at("cpu_model").get<std::string>();
+      p.isa = e.at("isa").get<std::string>();
+      p.measured_at = e.at("measured_at").get<std::string>();
+      p.from_cache = true;
+      if (p.fp32_gflops > 0 && p.mem_read_gbps > 0) return p;
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  MachinePeak p = measure_machine_peak(threads);
+  if (!path.empty()) {
+    if (!cache.is_object()) cache = nlohmann::json::object();
+    cache[key] = {{"fp32_gflops", p.fp32_gflops},
+                  {"mem_read_gbps", p.mem_read_gbps},
+                  {"cpu_model", p.cpu_model},
+                  {"isa", p.isa},
+                  {"measured_at", p.measured_at}};
+    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+    std::ofstream out(tmp);
+    if (out << cache.dump(2) << "\n") {
+      out.close();
+      std::rename(tmp.c_str(), path.c_str());
+    } else {
+      std::remove(tmp.c_str());
+    }
+  }
+  return p;
+}
+
+}  // namespace cuvil::probes

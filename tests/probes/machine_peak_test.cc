@@ -1,0 +1,65 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "probes/machine_peak.h"
+
+namespace cuvil::probes {
+namespace {
+
+// Points the cache at a fresh folder for the duration of a test.
+class ScopedCacheHome {
+ public:
+  explicit ScopedCacheHome(const std::string& name) {
+    const char* old = std::getenv("XDG_CACHE_HOME");
+    had_old_ = old != nullptr;
+    if (had_old_) old_ = old;
+    const std::string dir = ::testing::TempDir() + name;
+    std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+    setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  }
+  ~ScopedCacheHome() {
+    if (had_old_) {
+      setenv("XDG_CACHE_HOME", old_.c_str(), 1);
+    } else {
+      unsetenv("XDG_CACHE_HOME");
+    }
+  }
+
+ private:
+  bool had_old_ = false;
+  std::string old_;
+};
+
+TEST(MachinePeak, MeasuresPositiveFigures) {
+  const MachinePeak p = measure_machine_peak(1);
+  EXPECT_GT(p.fp32_gflops, 0.1);
+  EXPECT_GT(p.mem_read_gbps, 0.1);
+  EXPECT_FALSE(p.isa.empty());
+  EXPECT_FALSE(p.from_cache);
+}
+
+TEST(MachinePeak, SecondCallComesFromTheCacheUnlessRemeasured) {
+  ScopedCacheHome home("peak_cache");
+  const MachinePeak first = machine_peak(1);
+  EXPECT_FALSE(first.from_cache);
+  const MachinePeak second = machine_peak(1);
+  EXPECT_TRUE(second.from_cache);
+  EXPECT_DOUBLE_EQ(second.fp32_gflops, first.fp32_gflops);
+  EXPECT_FALSE(machine_peak(1, /*remeasure=*/true).from_cache);
+}
+
+TEST(MachinePeak, DamagedCacheIsMeasuredAgain) {
+  ScopedCacheHome home("peak_damaged");
+  std::system(("mkdir -p '" + std::string(std::getenv("XDG_CACHE_HOME")) +
+               "/cuvil' && echo '{not json' > '" + std::string(std::getenv("XDG_CACHE_HOME")) +
+               "/cuvil/machine_peak.json'")
+                  .c_str());
+  const MachinePeak p = machine_peak(1);
+  EXPECT_FALSE(p.from_cache);
+  EXPECT_GT(p.fp32_gflops, 0.1);
+}
+
+}  // namespace
+}  // namespace cuvil::probes
