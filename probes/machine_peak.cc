@@ -240,6 +240,14 @@ MachinePeak machine_peak(int threads, bool remeasure) {
     }
   }
   MachinePeak p = measure_machine_peak(threads);
+  // A peak is an upper bound: a re-measurement on a busy machine must not lower the cached one.
+  if (cache.is_object() && cache.contains(key)) {
+    try {
+      p.fp32_gflops = std::max(p.fp32_gflops, cache[key].at("fp32_gflops").get<double>());
+      p.mem_read_gbps = std::max(p.mem_read_gbps, cache[key].at("mem_read_gbps").get<double>());
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
   if (!path.empty()) {
     if (!cache.is_object()) cache = nlohmann::json::object();
     cache[key] = {{"fp32_gflops", p.fp32_gflops},
