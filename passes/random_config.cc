@@ -1,0 +1,58 @@
+#include "passes/random_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "passes/registry.h"
+
+namespace cuvil::passes {
+
+namespace {
+
+ParamValue draw(const ParamSpec& spec, std::mt19937_64& rng) {
+  switch (spec.type) {
+    case ParamSpec::Type::integer: {
+      if (spec.log_scale && spec.int_min > 0) {
+        std::uniform_real_distribution<double> u(std::log(static_cast<double>(spec.int_min)),
+                                                 std::log(static_cast<double>(spec.int_max) + 1));
+        const int64_t v = static_cast<int64_t>(std::floor(std::exp(u(rng))));
+        return std::clamp(v, spec.int_min, spec.int_max);
+      }
+      return std::uniform_int_distribution<int64_t>(spec.int_min, spec.int_max)(rng);
+    }
+    case ParamSpec::Type::real: {
+      if (spec.log_scale && spec.real_min > 0) {
+        std::uniform_real_distribution<double> u(std::log(spec.real_min), std::log(spec.real_max));
+        return std::clamp(std::exp(u(rng)), spec.real_min, spec.real_max);
+      }
+      return std::uniform_real_distribution<double>(spec.real_min, spec.real_max)(rng);
+    }
+    case ParamSpec::Type::boolean:
+      return std::bernoulli_distribution(0.5)(rng);
+    case ParamSpec::Type::choice: {
+      std::uniform_int_distribution<size_t> pick(0, spec.choices.size() - 1);
+      return spec.choices[pick(rng)];
+    }
+  }
+  return spec.default_value;
+}
+
+}  // namespace
+
+PipelineConfig random_pipeline(const std::string& target, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 17);
+  PipelineConfig config;
+  config.target = target;
+  config.source = "<random seed " + std::to_string(seed) + ">";
+  for (const auto& pass : pass_registry()) {
+    if (!std::bernoulli_distribution(0.5)(rng)) continue;
+    PassInvocation inv;
+    inv.name = std::string(pass->name());
+    for (const ParamSpec& spec : pass->params()) inv.params[spec.name] = draw(spec, rng);
+    config.passes.push_back(std::move(inv));
+  }
+  return config;
+}
+
+}  // namespace cuvil::passes
