@@ -1,0 +1,64 @@
+// Comparing two runs benchmark by benchmark: the change of the median, a Mann-Whitney U test
+// on the raw samples, and a verdict. Times are lower-is-better.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reports/mann_whitney.h"
+#include "reports/run_document.h"
+
+namespace cuvil::reports {
+
+struct CompareOptions {
+  double alpha = 0.05;  // significance level of the two-sided test
+  // A significant change smaller than this (in %) is still "same": with thousands of samples
+  // the test detects differences far below what matters or what the machine can repeat.
+  double min_change_pct = 1.0;
+};
+
+enum class Verdict { kFaster, kSlower, kSame };
+const char* verdict_name(Verdict verdict);
+
+// Below this many samples on either side the test has little power; the row says so.
+constexpr size_t kFewSamples = 5;
+
+struct BenchmarkComparison {
+  std::string name;
+  size_t n_old = 0, n_new = 0;
+  double old_median_ns = 0, new_median_ns = 0;
+  double change_pct = 0;  // (new / old - 1) * 100: positive is slower
+  MannWhitneyResult test;
+  bool significant = false;  // p < alpha
+  bool low_power = false;    // too few samples to trust, or too few to ever reach alpha
+  bool noisy = false;        // either run flagged this benchmark's measurement as noisy
+  Verdict verdict = Verdict::kSame;
+};
+
+struct Comparison {
+  std::vector<BenchmarkComparison> rows;  // in the old run's order
+  std::vector<std::string> only_in_old, only_in_new;
+  // Geometric mean of new/old median ratios over the rows (1 when there are none or a median
+  // is 0): below 1 the new run is faster overall.
+  double geomean_ratio = 1;
+  CompareOptions options;
+};
+
+Comparison compare_runs(const std::vector<BenchmarkSamples>& old_run,
+                        const std::vector<BenchmarkSamples>& new_run,
+                        const CompareOptions& options);
+
+// Benchmarks significantly (p < alpha) slower by more than max_slowdown_pct, whatever
+// min_change_pct says: the CI gate's own threshold decides.
+std::vector<const BenchmarkComparison*> regressions(const Comparison& comparison,
+                                                    double max_slowdown_pct);
+
+// The comparison as a terminal table with the unmatched benchmarks and the geometric mean.
+std::string format_comparison(const Comparison& comparison, const std::string& old_label,
+                              const std::string& new_label);
+
+// One line per caveat the reader must see (too few samples, noisy measurements); empty when
+// there is none.
+std::vector<std::string> comparison_warnings(const Comparison& comparison);
+
+}  // namespace cuvil::reports

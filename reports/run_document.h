@@ -1,0 +1,38 @@
+// Reading run.json documents (Google Benchmark's schema) into per-benchmark raw samples. The
+// same reader serves cuvil's own output and plain Google Benchmark JSON: raw samples come from
+// the median entry's "cuvil.real_ns" when present, else from the "iteration" entries'
+// real_time, else from the median (or mean) aggregate alone.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace cuvil::reports {
+
+struct BenchmarkSamples {
+  std::string name;   // the run name without aggregate suffix, e.g. "resnet50/b1"
+  std::string suite;  // the part of name before the first '/', or the whole name
+  std::string rung;   // the part after it, or empty
+  std::vector<double> real_ns;
+  std::vector<double> cpu_ns;  // empty when the document has none
+  int threads = 1;
+  double gflops = 0;  // the median entry's "GFLOP/s" counter, 0 when absent
+  double gbps = 0;    // the median entry's "GB/s" counter, 0 when absent
+  bool noisy = false;
+};
+
+// Reads and parses a run.json file; a missing file or malformed JSON is a UserError.
+nlohmann::json read_run_json(const std::string& path);
+
+// The benchmarks of a document in order of first appearance. `source` names the document in
+// error messages. A document without a "benchmarks" array, an entry without a name, or a time
+// that is not a non-negative number is a UserError; entries with "error_occurred" are skipped.
+std::vector<BenchmarkSamples> benchmarks_of(const nlohmann::json& document,
+                                            const std::string& source);
+
+// The string at the first of `pointers` (JSON pointers, e.g. "/cuvil/git_commit") that holds a
+// string in `j`, or empty. Fields other modules add over time are read this way, defensively.
+std::string first_string(const nlohmann::json& j, std::initializer_list<const char*> pointers);
+
+}  // namespace cuvil::reports

@@ -1,0 +1,190 @@
+// compare_runs: verdicts, the A/A false-positive rate over many deterministic seeds, shifts,
+// the geometric mean, unmatched benchmarks and the regression gate.
+#include "reports/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace cuvil::reports {
+namespace {
+
+// splitmix64: a fixed generator, so the seeds give the same samples everywhere.
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1p-53; }
+};
+
+// Timing-like samples: a floor plus skewed (exponential) noise of `noise` relative size.
+std::vector<double> timings(Rng& rng, int n, double median_ns, double noise) {
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) out.push_back(median_ns * (1 + noise * -std::log(rng.uniform())));
+  return out;
+}
+
+BenchmarkSamples bench(const std::string& name, std::vector<double> real_ns) {
+  BenchmarkSamples b;
+  b.name = name;
+  b.real_ns = std::move(real_ns);
+  return b;
+}
+
+double false_positive_rate(int samples_per_side, const CompareOptions& options) {
+  constexpr int kSeeds = 1000;
+  int called_different = 0;
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    Rng rng{static_cast<uint64_t>(seed) * 7919 + 17};
+    const auto a = timings(rng, samples_per_side, 1e6, 0.05);
+    const auto b = timings(rng, samples_per_side, 1e6, 0.05);
+    const Comparison c = compare_runs({bench("s/r", a)}, {bench("s/r", b)}, options);
+    called_different += c.rows[0].verdict != Verdict::kSame;
+  }
+  return static_cast<double>(called_different) / kSeeds;
+}
+
+TEST(Compare, AAComparisonIsCalledSameAtAboutAlphaWithTheExactTest) {
+  CompareOptions options;
+  options.min_change_pct = 0;  // the test's own calibration, nothing else
+  const double sigma = std::sqrt(0.05 * 0.95 / 1000);
+  const double rate = false_positive_rate(20, options);
+  EXPECT_GE(rate, 0.05 - 3 * sigma);
+  EXPECT_LE(rate, 0.05 + 3 * sigma);
+}
+
+TEST(Compare, AAComparisonIsCalledSameAtAboutAlphaWithTheNormalApproximation) {
+  CompareOptions options;
+  options.min_change_pct = 0;
+  const double sigma = std::sqrt(0.05 * 0.95 / 1000);
+  const double rate = false_positive_rate(60, options);
+  EXPECT_GE(rate, 0.05 - 3 * sigma);
+  EXPECT_LE(rate, 0.05 + 3 * sigma);
+}
+
+TEST(Compare, MinimumChangeOnlyLowersTheFalsePositiveRate) {
+  CompareOptions strict;
+  strict.min_change_pct = 0;
+  EXPECT_LE(false_positive_rate(20, CompareOptions{}), false_positive_rate(20, strict));
+}
+
+TEST(Compare, TenPercentSlowerWithLowNoiseIsSlower) {
+  Rng rng{42};
+  const auto old_samples = timings(rng, 9, 1e6, 0.01);
+  const auto new_samples = timings(rng, 11, 1.1e6, 0.01);
+  const Comparison c =
+      compare_runs({bench("s/r", old_samples)}, {bench("s/r", new_samples)}, CompareOptions{});
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::kSlower);
+  EXPECT_NEAR(c.rows[0].change_pct, 10, 2);
+  EXPECT_LT(c.rows[0].test.p_value, 0.001);
+  EXPECT_FALSE(c.rows[0].low_power);
+}
+
+TEST(Compare, TenPercentFasterIsFaster) {
+  Rng rng{7};
+  const auto old_samples = timings(rng, 15, 1e6, 0.01);
+  const auto new_samples = timings(rng, 15, 0.9e6, 0.01);
+  const Comparison c =
+      compare_runs({bench("s/r", old_samples)}, {bench("s/r", new_samples)}, CompareOptions{});
+  EXPECT_EQ(c.rows[0].verdict, Verdict::kFaster);
+  EXPECT_LT(c.rows[0].change_pct, 0);
+}
+
+TEST(Compare, SignificantButTinyChangeIsSame) {
+  // 0.5% apart with almost no noise: significant, but below the 1% minimum change.
+  std::vector<double> a, b;
+  for (int i = 0; i < 17; ++i) {
+    a.push_back(1e6 + i);
+    b.push_back(1.005e6 + i);
+  }
+  const Comparison c = compare_runs({bench("s/r", a)}, {bench("s/r", b)}, CompareOptions{});
+  EXPECT_TRUE(c.rows[0].significant);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::kSame);
+  CompareOptions no_minimum;
+  no_minimum.min_change_pct = 0;
+  EXPECT_EQ(compare_runs({bench("s/r", a)}, {bench("s/r", b)}, no_minimum).rows[0].verdict,
+            Verdict::kSlower);
+}
+
+TEST(Compare, FewSamplesAreFlaggedAndNeverSignificant) {
+  // Three samples a side cannot reach p < 0.05 even when completely separated.
+  const Comparison c =
+      compare_runs({bench("s/r", {1, 2, 3})}, {bench("s/r", {10, 20, 30})}, CompareOptions{});
+  EXPECT_TRUE(c.rows[0].low_power);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::kSame);
+}
+
+TEST(Compare, GeometricMeanOfMedianRatios) {
+  const Comparison c = compare_runs({bench("s/a", {100}), bench("s/b", {100}), bench("s/c", {50})},
+                                    {bench("s/a", {200}), bench("s/b", {50}), bench("s/c", {100})},
+                                    CompareOptions{});
+  // (2 * 0.5 * 2)^(1/3)
+  EXPECT_NEAR(c.geomean_ratio, std::cbrt(2.0), 1e-12);
+}
+
+TEST(Compare, MediansOfOddAndEvenCounts) {
+  const Comparison c =
+      compare_runs({bench("s/r", {5, 1, 3})}, {bench("s/r", {4, 1, 2, 10})}, CompareOptions{});
+  EXPECT_DOUBLE_EQ(c.rows[0].old_median_ns, 3);
+  EXPECT_DOUBLE_EQ(c.rows[0].new_median_ns, 3);
+  EXPECT_DOUBLE_EQ(c.rows[0].change_pct, 0);
+}
+
+TEST(Compare, UnmatchedBenchmarksAreListedOnEachSide) {
+  const Comparison c = compare_runs({bench("s/a", {1}), bench("s/gone", {1})},
+                                    {bench("s/new", {1}), bench("s/a", {1})}, CompareOptions{});
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].name, "s/a");
+  EXPECT_EQ(c.only_in_old, std::vector<std::string>{"s/gone"});
+  EXPECT_EQ(c.only_in_new, std::vector<std::string>{"s/new"});
+}
+
+TEST(Compare, RegressionGateUsesItsOwnThreshold) {
+  std::vector<double> a, slow3, slow20;
+  for (int i = 0; i < 7; ++i) {
+    a.push_back(1000 + i);
+    slow3.push_back(1030 + i);
+    slow20.push_back(1200 + i);
+  }
+  const Comparison c = compare_runs({bench("s/x", a), bench("s/y", a)},
+                                    {bench("s/x", slow3), bench("s/y", slow20)}, CompareOptions{});
+  EXPECT_EQ(regressions(c, 5).size(), 1u);
+  EXPECT_EQ(regressions(c, 5)[0]->name, "s/y");
+  EXPECT_EQ(regressions(c, 1).size(), 2u);
+  EXPECT_TRUE(regressions(c, 25).empty());
+}
+
+TEST(Compare, FasterIsNeverARegression) {
+  std::vector<double> a, fast;
+  for (int i = 0; i < 7; ++i) {
+    a.push_back(1000 + i);
+    fast.push_back(500 + i);
+  }
+  EXPECT_TRUE(
+      regressions(compare_runs({bench("s/x", a)}, {bench("s/x", fast)}, CompareOptions{}), 0)
+          .empty());
+}
+
+TEST(Compare, TableNamesVerdictsAndGeometricMean) {
+  std::vector<double> a, b;
+  for (int i = 0; i < 7; ++i) {
+    a.push_back(1e6 + i);
+    b.push_back(1.2e6 + i);
+  }
+  const std::string table = format_comparison(
+      compare_runs({bench("s/x", a), bench("s/old", a)}, {bench("s/x", b)}, CompareOptions{}),
+      "a.json", "b.json");
+  EXPECT_NE(table.find("slower"), std::string::npos) << table;
+  EXPECT_NE(table.find("+20.00%"), std::string::npos) << table;
+  EXPECT_NE(table.find("only in old: s/old"), std::string::npos) << table;
+  EXPECT_NE(table.find("geometric mean"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace cuvil::reports
