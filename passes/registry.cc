@@ -3,6 +3,7 @@
 #include "passes/fold_batchnorm.h"
 #include "passes/fuse_elementwise.h"
 #include "passes/layout.h"
+#include "passes/lowering_choice.h"
 #include "passes/memory_plan.h"
 
 namespace cuvil::passes {
@@ -16,6 +17,7 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   passes.push_back(std::make_unique<FoldBatchNormPass>());
   passes.push_back(std::make_unique<LayoutPass>());
   passes.push_back(std::make_unique<FuseElementwisePass>());
+  passes.push_back(std::make_unique<LoweringChoicePass>());
   passes.push_back(std::make_unique<MemoryPlanPass>());
   return passes;
 }

@@ -1,7 +1,9 @@
 #include "runtime/kernel_table.h"
 
 #include "passes/ir/error.h"
+#include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/onednn/onednn_kernels.h"
 
 namespace cuvil::runtime {
 
@@ -19,8 +21,18 @@ std::vector<KernelInfo> build_table() {
   add(OpKind::conv2d, "im2col", cpu::conv2d_im2col, "im2col (blocked) + packed GEMM");
   add(OpKind::conv2d, "gemm_1x1", cpu::conv2d_gemm_1x1, "1x1 stride-1 unpadded as one GEMM",
       cpu::conv2d_is_1x1);
+  add(OpKind::conv2d, "direct_nhwc", cpu::conv2d_direct_nhwc,
+      "direct, NHWC only: MR pixels x NV*16 channels register tile, packed weights",
+      cpu::conv2d_direct_supports);
+  t.back().prepare = cpu::conv2d_direct_prepare;
+  add(OpKind::conv2d, "onednn", onednn::conv2d, "oneDNN convolution primitive (library)");
+  t.back().prepare = onednn::conv2d_prepare;
   add(OpKind::linear, "gemm", cpu::linear_gemm, "packed GEMM with B transposed");
+  add(OpKind::linear, "onednn", onednn::linear, "oneDNN matmul primitive (library)");
+  t.back().prepare = onednn::linear_prepare;
   add(OpKind::matmul, "gemm", cpu::matmul_gemm, "batched packed GEMM");
+  add(OpKind::matmul, "onednn", onednn::matmul, "oneDNN matmul primitive (library)");
+  t.back().prepare = onednn::matmul_prepare;
   add(OpKind::batch_norm, "cpu", cpu::batch_norm, "per-channel affine");
   add(OpKind::group_norm, "cpu", cpu::group_norm, "two-pass, fp64 statistics");
   add(OpKind::layer_norm, "cpu", cpu::layer_norm, "two-pass, fp64 statistics");

@@ -6,7 +6,7 @@
 
 namespace cuvil::runtime::cpu {
 
-// conv.cc
+// conv_im2col.cc, conv_1x1.cc (more conv kernels: conv_kernels.h)
 void conv2d_auto(const KernelArgs& args);    // 1x1 stride-1 as GEMM, else im2col
 void conv2d_im2col(const KernelArgs& args);  // im2col + GEMM, any geometry
 void conv2d_gemm_1x1(const KernelArgs& args);

@@ -1,10 +1,10 @@
-// conv2d: 1x1 stride-1 unpadded convolutions are one GEMM per group (NHWC: pixels x channels
-// times W^T; NCHW: W times channels x pixels per image); everything else goes through im2col in
-// blocks of output pixels (bounded scratch) and the same GEMM. Bias and epilogue are applied by
-// the GEMM to each finished output block.
+// conv2d through im2col in blocks of output pixels (bounded scratch) and the packed GEMM, for any
+// geometry; and conv2d.auto, which sends 1x1 stride-1 unpadded convolutions to the GEMM directly
+// (conv_1x1.cc). Bias and epilogue are applied by the GEMM to each finished output block.
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
@@ -14,68 +14,12 @@ namespace cuvil::runtime::cpu {
 
 namespace {
 
-struct Conv {
-  bool nhwc;
-  int64_t n, c, h, w;      // input
-  int64_t o, kh, kw;       // weight [o, c/groups, kh, kw]
-  int64_t oh, ow;          // output
-  int64_t sh, sw, ph, pw;  // stride, padding
-  int64_t groups, cg, og;  // per-group channels
-};
-
-Conv geometry(const Step& s) {
-  Conv g{};
-  g.nhwc = is_nhwc(s);
-  const Dims4 x = dims4(s.input_shapes[0], g.nhwc);
-  const Dims4 y = dims4(s.output_shape, g.nhwc);
-  const ir::Shape& w = s.input_shapes[1];
-  const auto stride = attr_pair(s, "stride", 1);
-  const auto pad = attr_pair(s, "pad", 0);
-  g.n = x.n, g.c = x.c, g.h = x.h, g.w = x.w;
-  g.o = w[0], g.kh = w[2], g.kw = w[3];
-  g.oh = y.h, g.ow = y.w;
-  g.sh = stride[0], g.sw = stride[1], g.ph = pad[0], g.pw = pad[1];
-  g.groups = s.attrs.get_int("groups", 1);
-  g.cg = g.c / g.groups;
-  g.og = g.o / g.groups;
-  return g;
-}
+using Conv = ConvGeometry;
 
 // Output pixels per im2col block: keeps the column buffer near 8 MiB.
 int64_t pixel_block(const Conv& g, int64_t k) {
   constexpr int64_t kColFloats = int64_t{1} << 21;
   return std::clamp<int64_t>(kColFloats / std::max<int64_t>(k, 1), 64, g.oh * g.ow);
-}
-
-void conv_1x1(const KernelArgs& a, const Conv& g) {
-  const float* x = a.in[0];
-  const float* w = a.in[1];
-  const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
-  const Epilogue epi(a.step, a.in, a.out);
-  const int64_t hw = g.h * g.w;
-  for (int64_t grp = 0; grp < g.groups; ++grp) {
-    GemmProblem p;
-    p.k = g.cg;
-    p.epilogue = epi.empty() ? nullptr : &epi;
-    if (g.nhwc) {
-      p.m = g.n * hw, p.n = g.og;
-      p.a = x + grp * g.cg, p.lda = g.c;
-      p.b = w + grp * g.og * g.cg, p.ldb = g.cg, p.b_transposed = true;
-      p.c = a.out + grp * g.og, p.ldc = g.o;
-      p.bias = bias ? bias + grp * g.og : nullptr;
-      gemm(p, a.pool);
-    } else {
-      for (int64_t img = 0; img < g.n; ++img) {
-        p.m = g.og, p.n = hw;
-        p.a = w + grp * g.og * g.cg, p.lda = g.cg;
-        p.b = x + (img * g.c + grp * g.cg) * hw, p.ldb = hw;
-        p.c = a.out + (img * g.o + grp * g.og) * hw, p.ldc = hw;
-        p.bias = bias ? bias + grp * g.og : nullptr;
-        p.bias_per_row = true;
-        gemm(p, a.pool);
-      }
-    }
-  }
 }
 
 // NCHW column block: col[k][p] for k = (c, kh, kw) of group grp and output pixels p0 .. p0+np.
@@ -162,26 +106,16 @@ void conv_im2col(const KernelArgs& a, const Conv& g) {
 
 }  // namespace
 
-bool conv2d_is_1x1(const Step& s) {
-  const Conv g = geometry(s);
-  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
-}
-
 void conv2d_auto(const KernelArgs& a) {
-  const Conv g = geometry(a.step);
-  if (conv2d_is_1x1(a.step)) {
-    conv_1x1(a, g);
+  if (conv_geometry(a.step).is_1x1_unit_stride()) {
+    conv2d_gemm_1x1(a);
   } else {
-    conv_im2col(a, g);
+    conv_im2col(a, conv_geometry(a.step));
   }
 }
 
 void conv2d_im2col(const KernelArgs& a) {
-  conv_im2col(a, geometry(a.step));
-}
-
-void conv2d_gemm_1x1(const KernelArgs& a) {
-  conv_1x1(a, geometry(a.step));
+  conv_im2col(a, conv_geometry(a.step));
 }
 
 }  // namespace cuvil::runtime::cpu

@@ -1,0 +1,123 @@
+#include "passes/lowering_choice.h"
+
+#include <map>
+
+#include "passes/ir/error.h"
+#include "runtime/kernel_table.h"
+
+namespace cuvil::passes {
+
+namespace {
+
+using ir::OpKind;
+
+struct ClassSpec {
+  const char* param;
+  OpKind op;
+  std::vector<std::string> choices;
+  const char* default_choice;
+  const char* fallback;  // a kernel that runs every node of the class
+  const char* help;
+};
+
+// Defaults: the fastest choice per class measured on ResNet-50 batch 1 (bench_suite/micro/
+// conv_bench.cc and cuvil-bench run), generated kernels where they tie with the library.
+const std::vector<ClassSpec>& classes() {
+  static const std::vector<ClassSpec> specs = {
+      {"conv_1x1",
+       OpKind::conv2d,
+       {"gemm", "im2col", "direct", "onednn"},
+       "gemm",
+       "conv2d.im2col",
+       "1x1 stride-1 unpadded convolutions"},
+      {"conv_3x3",
+       OpKind::conv2d,
+       {"im2col", "direct", "onednn"},
+       "direct",
+       "conv2d.im2col",
+       "3x3 stride-1 convolutions"},
+      {"conv_other",
+       OpKind::conv2d,
+       {"im2col", "direct", "onednn"},
+       "direct",
+       "conv2d.im2col",
+       "every other convolution: strided, 7x7 stems, ..."},
+      {"linear", OpKind::linear, {"gemm", "onednn"}, "gemm", "linear.gemm", "linear layers"},
+      {"matmul", OpKind::matmul, {"gemm", "onednn"}, "gemm", "matmul.gemm", "batched matmuls"},
+  };
+  return specs;
+}
+
+std::string kernel_name(OpKind op, const std::string& choice) {
+  static const std::map<std::string, std::string> conv = {
+      {"gemm", "gemm_1x1"}, {"im2col", "im2col"}, {"direct", "direct_nhwc"}, {"onednn", "onednn"}};
+  const std::string variant = op == OpKind::conv2d ? conv.at(choice) : choice;
+  return std::string(ir::to_string(op)) + "." + variant;
+}
+
+// What a kernel's supports() sees of this node at lowering.
+runtime::Step probe_step(const ir::Graph& graph, const ir::Node& n) {
+  runtime::Step s;
+  s.op = n.op;
+  s.node_name = n.name;
+  s.attrs = n.attrs;
+  s.epilogue = n.epilogue;
+  for (ir::ValueId in : n.inputs) {
+    s.inputs.push_back(0);
+    s.input_shapes.push_back(graph.value(in).shape);
+  }
+  s.output_shape = graph.value(n.output).shape;
+  return s;
+}
+
+}  // namespace
+
+std::string conv_class(const ir::Graph& graph, const ir::Node& node) {
+  const ir::Shape& w = graph.value(node.inputs[1]).shape;
+  const auto stride = node.attrs.get_ints("stride", {1, 1});
+  const auto pad = node.attrs.get_ints("pad", {0, 0});
+  const bool unit_stride = stride[0] == 1 && stride[1] == 1;
+  if (w[2] == 1 && w[3] == 1 && unit_stride && pad[0] == 0 && pad[1] == 0) return "conv_1x1";
+  if (w[2] == 3 && w[3] == 3 && unit_stride) return "conv_3x3";
+  return "conv_other";
+}
+
+std::vector<ParamSpec> LoweringChoicePass::params() const {
+  std::vector<ParamSpec> out;
+  for (const ClassSpec& c : classes()) {
+    ParamSpec p;
+    p.name = c.param;
+    p.type = ParamSpec::Type::choice;
+    p.choices = c.choices;
+    p.default_value = std::string(c.default_choice);
+    p.help = std::string("lowering of ") + c.help;
+    out.push_back(p);
+  }
+  return out;
+}
+
+void LoweringChoicePass::run(ir::Graph& graph, const ParamMap& params) const {
+  int64_t fallbacks = 0, chosen = 0;
+  for (ir::Node& n : graph.mutable_nodes()) {
+    if (n.attrs.has("impl")) continue;
+    const ClassSpec* spec = nullptr;
+    const std::string cls = n.op == OpKind::conv2d ? conv_class(graph, n) : "";
+    for (const ClassSpec& c : classes()) {
+      if (c.op == n.op && (n.op != OpKind::conv2d || cls == c.param)) spec = &c;
+    }
+    if (!spec) continue;
+    std::string name = kernel_name(n.op, param_choice(params, spec->param));
+    const runtime::KernelInfo* k = runtime::find_kernel(n.op, name);
+    CUVIL_CHECK(k, "select-lowering: kernel " + name + " is not registered");
+    if (k->supports && !k->supports(probe_step(graph, n))) {
+      name = spec->fallback;
+      ++fallbacks;
+    }
+    n.attrs.set("impl", name);
+    ++chosen;
+  }
+  graph.annotations["select-lowering.nodes"] += chosen;
+  graph.annotations["select-lowering.fallbacks"] += fallbacks;
+}
+
+}  // namespace cuvil::passes

@@ -1,0 +1,29 @@
+// select-lowering: the pipeline's "dialect choice". For each op class (1x1 convolutions, 3x3
+// stride-1 convolutions, other convolutions, linear, matmul) a choice parameter says which
+// lowering runs it: a generated kernel (GEMM, im2col + GEMM, direct) or the oneDNN library. The
+// pass writes the kernel's name into node attribute "impl"; nodes that already carry an "impl"
+// (set by the user or an earlier pass) keep it. A choice that cannot run a node (the direct
+// kernel on NCHW, 1x1-as-GEMM on a strided conv) falls back to the class's universal kernel and
+// is counted in graph annotation "select-lowering.fallbacks".
+#pragma once
+
+#include <string>
+
+#include "passes/pass.h"
+
+namespace cuvil::passes {
+
+class LoweringChoicePass final : public Pass {
+ public:
+  std::string_view name() const override { return "select-lowering"; }
+  std::string_view summary() const override {
+    return "choose per op class between generated kernels and the oneDNN library";
+  }
+  std::vector<ParamSpec> params() const override;
+  void run(ir::Graph& graph, const ParamMap& params) const override;
+};
+
+// The op class select-lowering puts a conv2d node in: "conv_1x1", "conv_3x3" or "conv_other".
+std::string conv_class(const ir::Graph& graph, const ir::Node& node);
+
+}  // namespace cuvil::passes

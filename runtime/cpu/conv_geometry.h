@@ -1,0 +1,44 @@
+// The geometry of a conv2d step (physical layout, shapes, stride, padding, groups), shared by the
+// convolution kernels (1x1-as-GEMM, im2col, direct) and by the lowering choice that classifies
+// convolutions.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/cpu/kernel_util.h"
+#include "runtime/plan.h"
+
+namespace cuvil::runtime::cpu {
+
+struct ConvGeometry {
+  bool nhwc = false;
+  int64_t n = 0, c = 0, h = 0, w = 0;      // input
+  int64_t o = 0, kh = 0, kw = 0;           // weight [o, c/groups, kh, kw]
+  int64_t oh = 0, ow = 0;                  // output
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0;  // stride, padding
+  int64_t groups = 1, cg = 0, og = 0;      // per-group channels
+
+  bool is_1x1_unit_stride() const {
+    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
+  }
+};
+
+inline ConvGeometry conv_geometry(const Step& s) {
+  ConvGeometry g;
+  g.nhwc = is_nhwc(s);
+  const Dims4 x = dims4(s.input_shapes[0], g.nhwc);
+  const Dims4 y = dims4(s.output_shape, g.nhwc);
+  const ir::Shape& w = s.input_shapes[1];
+  const auto stride = attr_pair(s, "stride", 1);
+  const auto pad = attr_pair(s, "pad", 0);
+  g.n = x.n, g.c = x.c, g.h = x.h, g.w = x.w;
+  g.o = w[0], g.kh = w[2], g.kw = w[3];
+  g.oh = y.h, g.ow = y.w;
+  g.sh = stride[0], g.sw = stride[1], g.ph = pad[0], g.pw = pad[1];
+  g.groups = s.attrs.get_int("groups", 1);
+  g.cg = g.c / g.groups;
+  g.og = g.o / g.groups;
+  return g;
+}
+
+}  // namespace cuvil::runtime::cpu

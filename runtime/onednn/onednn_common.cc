@@ -1,0 +1,115 @@
+#include "runtime/onednn/onednn_common.h"
+
+#include <omp.h>
+
+#include <unordered_map>
+
+#include "passes/ir/error.h"
+#include "runtime/cpu/epilogue.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::onednn {
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+void use_threads(int threads) {
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+}
+
+int default_threads() {
+  return omp_get_max_threads();
+}
+
+dnnl::memory::desc dense_desc(const dnnl::memory::dims& dims) {
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+bool epilogue_post_ops(const Step& step,
+                       const std::function<bool(int input, dnnl::memory::desc*)>& operand_desc,
+                       dnnl::post_ops* ops, std::vector<BinaryOperand>* operands) {
+  using dnnl::algorithm;
+  int index = 0;
+  for (const ir::EpilogueStep& e : step.epilogue) {
+    switch (e.op) {
+      case ir::OpKind::relu:
+        ops->append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+        break;
+      case ir::OpKind::silu:
+        ops->append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);
+        break;
+      case ir::OpKind::gelu:
+        ops->append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+        break;
+      case ir::OpKind::sigmoid:
+        ops->append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
+        break;
+      case ir::OpKind::add:
+      case ir::OpKind::sub:
+      case ir::OpKind::mul:
+      case ir::OpKind::div: {
+        BinaryOperand b;
+        b.post_op = index;
+        b.input = e.input;
+        if (!operand_desc(e.input, &b.desc)) return false;
+        const algorithm alg = e.op == ir::OpKind::add   ? algorithm::binary_add
+                              : e.op == ir::OpKind::sub ? algorithm::binary_sub
+                              : e.op == ir::OpKind::mul ? algorithm::binary_mul
+                                                        : algorithm::binary_div;
+        ops->append_binary(alg, b.desc);
+        operands->push_back(b);
+        break;
+      }
+      default:
+        return false;
+    }
+    ++index;
+  }
+  return true;
+}
+
+PreparedCache::PreparedCache(Make make, bool constant_weights, const float* const* constants)
+    : make_(std::move(make)), constant_weights_(constant_weights) {
+  const int threads = default_threads();
+  by_threads_[threads] = std::make_unique<Prepared>(make_(threads, constants));
+}
+
+const Prepared& PreparedCache::get(int threads, const float* const* inputs) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = by_threads_.find(threads);
+  if (it != by_threads_.end()) return *it->second;
+  // Constant weights are the step's input itself, unchanged since lowering.
+  static const float* const kNone[64] = {};
+  auto made = std::make_unique<Prepared>(make_(threads, constant_weights_ ? inputs : kNone));
+  return *(by_threads_[threads] = std::move(made));
+}
+
+void execute(const Prepared& p, const KernelArgs& a, int weights_input, int bias_input) {
+  use_threads(a.pool.threads());
+  auto mem = [](const dnnl::memory::desc& d, const float* data) {
+    return dnnl::memory(d, cpu_engine(), const_cast<float*>(data));
+  };
+  std::unordered_map<int, dnnl::memory> args;
+  args[DNNL_ARG_SRC] = mem(p.src, a.in[0]);
+  args[DNNL_ARG_WEIGHTS] =
+      p.weights_memory ? p.weights_memory : mem(p.weights, a.in[weights_input]);
+  if (bias_input >= 0) args[DNNL_ARG_BIAS] = mem(p.bias, a.in[bias_input]);
+  args[DNNL_ARG_DST] = mem(p.dst, a.out);
+  if (p.fused_epilogue) {
+    for (const BinaryOperand& b : p.operands) {
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(b.post_op) | DNNL_ARG_SRC_1] = mem(b.desc, a.in[b.input]);
+    }
+  }
+  thread_local dnnl::stream stream(cpu_engine());
+  p.primitive.execute(stream, args);
+  stream.wait();
+  if (!p.fused_epilogue && !a.step.epilogue.empty()) {
+    cpu::Epilogue(a.step, a.in, a.out).apply_all(a.pool);
+  }
+}
+
+}  // namespace cuvil::runtime::onednn

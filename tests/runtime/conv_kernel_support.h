@@ -1,0 +1,67 @@
+// Runs node 0 of a one-node graph through one named kernel from the kernel table, the way
+// lowering would (prepare hook with the constant inputs, then the kernel), and measures its
+// error against the reference interpreter. For the conv and oneDNN kernel tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "passes/ir/graph.h"
+#include "runtime/kernel_table.h"
+#include "runtime/reference/interpreter.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::testing {
+
+inline Step step_for(const ir::Graph& g, const KernelInfo& k) {
+  const ir::Node& n = g.nodes().at(0);
+  Step s;
+  s.op = n.op;
+  s.kernel = k.name;
+  s.fn = k.fn;
+  s.attrs = n.attrs;
+  s.epilogue = n.epilogue;
+  s.node_name = n.name;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    s.inputs.push_back(static_cast<int32_t>(i));
+    s.input_shapes.push_back(g.value(n.inputs[i]).shape);
+  }
+  s.output_shape = g.value(n.output).shape;
+  return s;
+}
+
+// Worst relative error of `kernel` on the graph's only node, with `threads` threads.
+inline double kernel_error(const ir::Graph& g, const std::string& kernel, int threads,
+                           uint64_t seed = 5) {
+  const ir::Node& n = g.nodes().at(0);
+  const KernelInfo* k = find_kernel(n.op, kernel);
+  EXPECT_NE(k, nullptr) << kernel;
+  if (!k) return 1e9;
+  const std::vector<ir::Tensor> inputs = ir::random_inputs(g, seed);
+  const std::vector<ir::Tensor> want = reference::interpret(g, inputs);
+  Step step = step_for(g, *k);
+  EXPECT_TRUE(!k->supports || k->supports(step)) << kernel << " refuses this node";
+  std::vector<const float*> in, constants;
+  for (ir::ValueId v : n.inputs) {
+    const ir::Value& value = g.value(v);
+    if (value.kind == ir::ValueKind::constant) {
+      in.push_back(g.constant_data(v).data());
+      constants.push_back(in.back());
+    } else {
+      size_t index = 0;
+      while (g.inputs()[index] != v) ++index;
+      in.push_back(inputs[index].data.data());
+      constants.push_back(nullptr);
+    }
+  }
+  if (k->prepare) step.prepared = k->prepare(step, constants.data());
+  std::vector<float> out(static_cast<size_t>(ir::num_elements(step.output_shape)), -7.0f);
+  ThreadPool pool(threads);
+  // Twice: the second run must not depend on state the first one left behind.
+  for (int run = 0; run < 2; ++run) k->fn({step, in.data(), out.data(), pool});
+  return ir::max_relative_error(ir::Tensor(step.output_shape, out), want.at(0));
+}
+
+}  // namespace cuvil::runtime::testing

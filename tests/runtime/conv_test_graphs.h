@@ -1,0 +1,60 @@
+// One-node conv2d graphs at odd shapes for the conv and oneDNN kernel tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "passes/ir/graph.h"
+
+namespace cuvil::runtime::testing {
+
+struct ConvCase {
+  int64_t n, c, h, w, o, k, stride, pad, groups;
+  bool bias;
+};
+
+// Channels 3, 7, 17; spatial 1, 5, 9; strides 1 and 2; grouped; 1x1, 3x3, 7x7; wide outputs.
+inline const std::vector<ConvCase>& conv_cases() {
+  static const std::vector<ConvCase> cases = {
+      {1, 3, 9, 9, 17, 3, 1, 1, 1, true},    {2, 7, 5, 5, 7, 3, 2, 1, 1, false},
+      {1, 17, 1, 1, 33, 1, 1, 0, 1, true},   {1, 6, 9, 7, 4, 3, 1, 0, 2, true},
+      {1, 3, 17, 17, 9, 7, 2, 3, 1, true},   {2, 7, 5, 9, 70, 1, 1, 0, 1, false},
+      {1, 17, 9, 9, 40, 1, 2, 0, 1, true},   {1, 12, 5, 6, 9, 3, 1, 1, 3, false},
+      {1, 16, 30, 31, 64, 3, 1, 1, 1, true}, {1, 5, 1, 1, 3, 3, 1, 1, 1, true},
+  };
+  return cases;
+}
+
+inline ir::Shape conv_input_shape(const ConvCase& cc, bool nhwc) {
+  return nhwc ? ir::Shape{cc.n, cc.h, cc.w, cc.c} : ir::Shape{cc.n, cc.c, cc.h, cc.w};
+}
+
+// conv(x, w[, b]); weights are a constant unless `weights_input`; `epilogue` adds relu and a
+// full-size residual add as fused epilogue steps.
+inline ir::Graph conv_graph(const ConvCase& cc, const std::string& layout, bool weights_input,
+                            bool epilogue) {
+  ir::Graph g;
+  using Ints = std::vector<int64_t>;
+  const ir::Shape ws = {cc.o, cc.c / cc.groups, cc.k, cc.k};
+  std::vector<ir::ValueId> in = {g.add_input("x", conv_input_shape(cc, layout == "nhwc"))};
+  in.push_back(weights_input ? g.add_input("w", ws)
+                             : g.add_constant("w", ws, ir::ConstantInit::normal(0, 0.5f, 1)));
+  if (cc.bias) in.push_back(g.add_constant("b", {cc.o}, ir::ConstantInit::normal(0, 0.5f, 2)));
+  ir::Attrs a{{"stride", Ints{cc.stride, cc.stride}},
+              {"pad", Ints{cc.pad, cc.pad}},
+              {"groups", cc.groups},
+              {"layout", layout}};
+  const ir::ValueId y = g.add_node(ir::OpKind::conv2d, in, a, "conv");
+  g.mark_output(y);
+  if (epilogue) {
+    const ir::ValueId residual = g.add_input("residual", g.value(y).shape);
+    ir::Node& conv = g.mutable_nodes()[0];
+    conv.inputs.push_back(residual);
+    conv.epilogue = {{ir::OpKind::relu, -1},
+                     {ir::OpKind::add, static_cast<int>(conv.inputs.size() - 1)}};
+    g.recompute();
+  }
+  return g;
+}
+
+}  // namespace cuvil::runtime::testing
