@@ -1,5 +1,6 @@
 #include "passes/registry.h"
 
+#include "passes/attention_tiling.h"
 #include "passes/fold_batchnorm.h"
 #include "passes/fuse_elementwise.h"
 #include "passes/layout.h"
@@ -18,6 +19,7 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   passes.push_back(std::make_unique<LayoutPass>());
   passes.push_back(std::make_unique<FuseElementwisePass>());
   passes.push_back(std::make_unique<LoweringChoicePass>());
+  passes.push_back(std::make_unique<AttentionTilingPass>());
   passes.push_back(std::make_unique<MemoryPlanPass>());
   return passes;
 }

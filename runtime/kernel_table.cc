@@ -2,6 +2,7 @@
 
 #include "passes/ir/error.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/attention.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/onednn/onednn_kernels.h"
 
@@ -44,6 +45,9 @@ std::vector<KernelInfo> build_table() {
     add(op, "cpu", cpu::unary, "vectorised elementwise");
   }
   add(OpKind::softmax, "cpu", cpu::softmax, "max-subtracted, any axis");
+  add(OpKind::sdpa, "auto", cpu::sdpa_auto, "flash, or blocked when a kv head has <= 16 query rows");
+  add(OpKind::sdpa, "flash", cpu::sdpa_flash,
+      "query tiles x key tiles, online softmax, packed K^T panels");
   add(OpKind::sdpa, "blocked", cpu::sdpa_blocked,
       "query blocks x all keys per (batch, kv head): GEMM, softmax, GEMM");
   add(OpKind::rope, "cpu", cpu::rope, "rotate-half, angles per position");

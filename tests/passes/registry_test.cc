@@ -24,7 +24,7 @@ TEST(Registry, OrderIsTheDefaultPipeline) {
   std::vector<std::string_view> names;
   for (const auto& pass : pass_registry()) names.push_back(pass->name());
   EXPECT_EQ(names, (std::vector<std::string_view>{"fold-batchnorm", "layout", "fuse-elementwise",
-                                                  "memory-plan"}));
+                                                  "attention-tiling", "memory-plan"}));
 }
 
 TEST(Registry, FindsPassesByName) {
