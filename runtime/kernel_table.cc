@@ -3,6 +3,7 @@
 #include "passes/ir/error.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/attention.h"
+#include "runtime/cpu/gemm_bf16_kernels.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/onednn/onednn_kernels.h"
 
@@ -28,10 +29,28 @@ std::vector<KernelInfo> build_table() {
   t.back().prepare = cpu::conv2d_direct_prepare;
   add(OpKind::conv2d, "onednn", onednn::conv2d, "oneDNN convolution primitive (library)");
   t.back().prepare = onednn::conv2d_prepare;
+  // Reduced precision (passes/precision.cc picks them): weights converted once in prepare.
+  add(OpKind::conv2d, "bf16", cpu::conv2d_bf16,
+      "NHWC groups=1: bf16 weights, 1x1 as GEMM or im2col (avx512_bf16)",
+      cpu::conv2d_bf16_supported);
+  t.back().prepare = cpu::prepare_conv2d_bf16;
+  add(OpKind::conv2d, "int8", cpu::conv2d_int8,
+      "NHWC groups=1: int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
+      cpu::conv2d_int8_supported);
+  t.back().prepare = cpu::prepare_conv2d_int8;
   add(OpKind::linear, "gemm", cpu::linear_gemm, "packed GEMM with B transposed");
   add(OpKind::linear, "onednn", onednn::linear, "oneDNN matmul primitive (library)");
   t.back().prepare = onednn::linear_prepare;
   add(OpKind::matmul, "gemm", cpu::matmul_gemm, "batched packed GEMM");
+  add(OpKind::linear, "bf16", cpu::linear_bf16,
+      "bf16 weights packed in K pairs, fp32 accumulation (avx512_bf16)", cpu::bf16_supported);
+  t.back().prepare = cpu::prepare_linear_bf16;
+  add(OpKind::linear, "int8", cpu::linear_int8,
+      "int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
+      cpu::linear_int8_supported);
+  t.back().prepare = cpu::prepare_linear_int8;
+  add(OpKind::matmul, "bf16", cpu::matmul_bf16,
+      "both operands converted to bf16 per call (avx512_bf16)", cpu::bf16_supported);
   add(OpKind::matmul, "onednn", onednn::matmul, "oneDNN matmul primitive (library)");
   t.back().prepare = onednn::matmul_prepare;
   add(OpKind::batch_norm, "cpu", cpu::batch_norm, "per-channel affine");

@@ -1,0 +1,138 @@
+// bf16 linear, matmul and conv2d on gemm_bf16: weights converted and packed once in prepare.
+#include <algorithm>
+
+#include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/gemm_bf16.h"
+#include "runtime/cpu/gemm_bf16_kernels.h"
+#include "runtime/cpu/kernel_util.h"
+#include "runtime/cpu/quantize_conv.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+std::shared_ptr<Bf16PackedWeights> pack_weights(const float* bt, int64_t n, int64_t k,
+                                                ThreadPool* pool) {
+  auto w = std::make_shared<Bf16PackedWeights>();
+  w->k = k;
+  w->n = n;
+  w->words = AlignedArray<uint32_t>(bf16_packed_words(k, n));
+  pack_b_bf16(bt, k, true, k, n, w->words.data(), pool);
+  return w;
+}
+
+// The step's packed weights: made at lowering, or (weights that are not constants) now.
+std::shared_ptr<const Bf16PackedWeights> weights_of(const KernelArgs& a, bool conv) {
+  if (a.step.prepared) return std::static_pointer_cast<const Bf16PackedWeights>(a.step.prepared);
+  const float* constants[2] = {nullptr, a.in[1]};
+  return std::static_pointer_cast<const Bf16PackedWeights>(
+      conv ? prepare_conv2d_bf16(a.step, constants) : prepare_linear_bf16(a.step, constants));
+}
+
+}  // namespace
+
+bool bf16_supported(const Step&) {
+  return cpu_has_avx512_bf16();
+}
+
+bool conv2d_bf16_supported(const Step& step) {
+  return cpu_has_avx512_bf16() && lowp_conv_shape_ok(step);
+}
+
+std::shared_ptr<const void> prepare_linear_bf16(const Step& step, const float* const* constants) {
+  if (!constants[1]) return nullptr;
+  const ir::Shape& w = step.input_shapes[1];
+  return pack_weights(constants[1], w[0], w[1], nullptr);
+}
+
+std::shared_ptr<const void> prepare_conv2d_bf16(const Step& step, const float* const* constants) {
+  if (!constants[1]) return nullptr;
+  const LowpConv g = lowp_conv(step);
+  const std::vector<float> bt = conv_weight_khwc(g, constants[1]);
+  return pack_weights(bt.data(), g.o, g.k(), nullptr);
+}
+
+void linear_bf16(const KernelArgs& a) {
+  const auto w = weights_of(a, false);
+  const Epilogue epi(a.step, a.in, a.out);
+  Bf16Gemm g;
+  g.n = w->n;
+  g.k = w->k;
+  g.m = ir::num_elements(a.step.output_shape) / g.n;
+  g.a = a.in[0], g.lda = g.k;
+  g.b = w->words.data();
+  g.c = a.out, g.ldc = g.n;
+  g.bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
+  g.epilogue = epi.empty() ? nullptr : &epi;
+  gemm_bf16(g, a.pool);
+}
+
+void matmul_bf16(const KernelArgs& a) {
+  const ir::Shape& as = a.step.input_shapes[0];
+  const ir::Shape& bs = a.step.input_shapes[1];
+  const ir::Shape& os = a.step.output_shape;
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  const ir::Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const ir::Shape o_batch(os.begin(), os.end() - 2);
+  const int64_t batches = ir::num_elements(o_batch);
+  const Broadcast abc(a_batch, o_batch), bbc(b_batch, o_batch);
+  const Epilogue epi(a.step, a.in, a.out);
+  // Both operands are activations: B is converted and packed per product.
+  uint32_t* packed = reinterpret_cast<uint32_t*>(a.pool.scratch(
+      a.pool.current_thread(), ThreadPool::kKernel, static_cast<size_t>(bf16_packed_words(k, n))));
+  int64_t packed_offset = -1;
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    int64_t ao = 0, bo = 0;
+    abc.for_each_run(bi, 1, [&](int64_t, int64_t off, int64_t, int64_t) { ao = off; });
+    bbc.for_each_run(bi, 1, [&](int64_t, int64_t off, int64_t, int64_t) { bo = off; });
+    if (bo != packed_offset) {
+      pack_b_bf16(a.in[1] + bo * k * n, n, false, k, n, packed, &a.pool);
+      packed_offset = bo;
+    }
+    Bf16Gemm g;
+    g.m = m, g.n = n, g.k = k;
+    g.a = a.in[0] + ao * m * k, g.lda = k;
+    g.b = packed;
+    g.c = a.out + bi * m * n, g.ldc = n;
+    g.epilogue = epi.empty() ? nullptr : &epi;
+    gemm_bf16(g, a.pool);
+  }
+}
+
+void conv2d_bf16(const KernelArgs& a) {
+  const LowpConv cg = lowp_conv(a.step);
+  const auto w = weights_of(a, true);
+  const Epilogue epi(a.step, a.in, a.out);
+  Bf16Gemm g;
+  g.n = cg.o, g.k = cg.k();
+  g.b = w->words.data();
+  g.ldc = cg.o;
+  g.bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
+  g.epilogue = epi.empty() ? nullptr : &epi;
+  if (cg.is_1x1()) {
+    g.m = cg.n * cg.h * cg.w;
+    g.a = a.in[0], g.lda = cg.c;
+    g.c = a.out;
+    gemm_bf16(g, a.pool);
+    return;
+  }
+  const int64_t ohw = cg.oh * cg.ow;
+  const int64_t pb = lowp_pixel_block(cg, int64_t{1} << 21);
+  float* col =
+      a.pool.scratch(a.pool.current_thread(), ThreadPool::kKernel, static_cast<size_t>(pb * g.k));
+  for (int64_t img = 0; img < cg.n; ++img) {
+    for (int64_t p0 = 0; p0 < ohw; p0 += pb) {
+      const int64_t np = std::min(pb, ohw - p0);
+      a.pool.parallel_for(np, [&](int64_t b, int64_t e) {
+        im2col_khwc<float>(cg, a.in[0], img, p0, np, 0.0f, col, g.k, b, e);
+      });
+      g.m = np;
+      g.a = col, g.lda = g.k;
+      g.c = a.out + (img * ohw + p0) * cg.o;
+      gemm_bf16(g, a.pool);
+    }
+  }
+}
+
+}  // namespace cuvil::runtime::cpu

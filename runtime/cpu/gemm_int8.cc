@@ -1,0 +1,278 @@
+#include "runtime/cpu/gemm_int8.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "passes/ir/error.h"
+#include "runtime/thread_pool.h"
+
+// GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
+// where they are inlined (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+// Compiled for AVX512_VNNI whatever -march says; only called after cpu_has_avx512_vnni().
+#define CUVIL_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+constexpr int MR = kInt8MR;
+constexpr int NR = kInt8NR;
+static_assert(NR == 32, "a sliver row of K quads is two 16-lane vectors");
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+int64_t round_up(int64_t v, int64_t m) {
+  return ceil_div(v, m) * m;
+}
+
+inline uint32_t load_quad(const uint8_t* p) {
+  uint32_t w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
+// Per-call column data: fp32 scale sa * sw[j] and the int32 compensation za * colsum[j].
+struct Columns {
+  const float* scale;
+  const int32_t* comp;
+};
+
+// C[MR, NR] = dequant(A-sliver x B-sliver over kq K quads).
+CUVIL_VNNI_TARGET void micro(int64_t kq, const uint32_t* a, const uint32_t* b, float* c,
+                             int64_t ldc, const float* cs, const int32_t* comp) {
+  __m512i c0[MR], c1[MR];
+#pragma GCC unroll 12
+  for (int i = 0; i < MR; ++i) c0[i] = c1[i] = _mm512_setzero_si512();
+  for (int64_t p = 0; p < kq; ++p) {
+    const __m512i b0 = _mm512_loadu_si512(b);
+    const __m512i b1 = _mm512_loadu_si512(b + 16);
+    _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; ++i) {
+      const __m512i ai = _mm512_set1_epi32(static_cast<int>(a[i]));
+      c0[i] = _mm512_dpbusd_epi32(c0[i], ai, b0);
+      c1[i] = _mm512_dpbusd_epi32(c1[i], ai, b1);
+    }
+    a += MR;
+    b += NR;
+  }
+  const __m512 s0 = _mm512_loadu_ps(cs), s1 = _mm512_loadu_ps(cs + 16);
+  const __m512i z0 = _mm512_loadu_si512(comp), z1 = _mm512_loadu_si512(comp + 16);
+#pragma GCC unroll 12
+  for (int i = 0; i < MR; ++i) {
+    float* row = c + i * ldc;
+    _mm512_storeu_ps(row, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c0[i], z0)), s0));
+    _mm512_storeu_ps(row + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c1[i], z1)), s1));
+  }
+}
+
+// Rows [0, rows) of u8 A into MR-row slivers of K quads: dst[sliver][p][i], zero-padded rows.
+void pack_a(const uint8_t* a, int64_t lda, int64_t rows, int64_t kq, uint32_t* dst) {
+  for (int64_t r0 = 0; r0 < rows; r0 += MR) {
+    const int64_t mr = std::min<int64_t>(MR, rows - r0);
+    uint32_t* d = dst + r0 * kq;
+    for (int64_t i = 0; i < MR; ++i) {
+      if (i >= mr) {
+        for (int64_t p = 0; p < kq; ++p) d[p * MR + i] = 0;
+        continue;
+      }
+      const uint8_t* src = a + (r0 + i) * lda;
+      for (int64_t p = 0; p < kq; ++p) d[p * MR + i] = load_quad(src + 4 * p);
+    }
+  }
+}
+
+void finish_row(const Int8Gemm& g, float* row, int64_t j0, int64_t len) {
+  if (g.bias) {
+    for (int64_t j = 0; j < len; ++j) row[j] += g.bias[j0 + j];
+  }
+  if (g.epilogue) g.epilogue->apply(row, len);
+}
+
+// Few rows: stream each packed sliver once; two accumulator sets per row.
+template <int M>
+CUVIL_VNNI_TARGET void skinny(const Int8Gemm& g, const Columns& cols, int64_t s0, int64_t s1) {
+  const int64_t kq = ceil_div(g.b->k, 4);
+  for (int64_t s = s0; s < s1; ++s) {
+    const uint32_t* b = g.b->words.data() + s * kq * NR;
+    __m512i acc[M][4];
+    for (int m = 0; m < M; ++m) {
+      acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = _mm512_setzero_si512();
+    }
+    int64_t p = 0;
+    for (; p + 2 <= kq; p += 2) {
+      const __m512i b0 = _mm512_loadu_si512(b + p * NR);
+      const __m512i b1 = _mm512_loadu_si512(b + p * NR + 16);
+      const __m512i b2 = _mm512_loadu_si512(b + p * NR + 32);
+      const __m512i b3 = _mm512_loadu_si512(b + p * NR + 48);
+      for (int m = 0; m < M; ++m) {
+        const uint8_t* a = g.a + m * g.lda + 4 * p;
+        const __m512i a0 = _mm512_set1_epi32(static_cast<int>(load_quad(a)));
+        const __m512i a1 = _mm512_set1_epi32(static_cast<int>(load_quad(a + 4)));
+        acc[m][0] = _mm512_dpbusd_epi32(acc[m][0], a0, b0);
+        acc[m][1] = _mm512_dpbusd_epi32(acc[m][1], a0, b1);
+        acc[m][2] = _mm512_dpbusd_epi32(acc[m][2], a1, b2);
+        acc[m][3] = _mm512_dpbusd_epi32(acc[m][3], a1, b3);
+      }
+    }
+    for (; p < kq; ++p) {
+      const __m512i b0 = _mm512_loadu_si512(b + p * NR);
+      const __m512i b1 = _mm512_loadu_si512(b + p * NR + 16);
+      for (int m = 0; m < M; ++m) {
+        const __m512i a0 = _mm512_set1_epi32(static_cast<int>(load_quad(g.a + m * g.lda + 4 * p)));
+        acc[m][0] = _mm512_dpbusd_epi32(acc[m][0], a0, b0);
+        acc[m][1] = _mm512_dpbusd_epi32(acc[m][1], a0, b1);
+      }
+    }
+    const int64_t j0 = s * NR;
+    const int64_t nr = std::min<int64_t>(NR, g.b->n - j0);
+    const __m512 sc0 = _mm512_loadu_ps(cols.scale + j0),
+                 sc1 = _mm512_loadu_ps(cols.scale + j0 + 16);
+    const __m512i z0 = _mm512_loadu_si512(cols.comp + j0);
+    const __m512i z1 = _mm512_loadu_si512(cols.comp + j0 + 16);
+    for (int m = 0; m < M; ++m) {
+      alignas(64) float out[NR];
+      const __m512i t0 = _mm512_sub_epi32(_mm512_add_epi32(acc[m][0], acc[m][2]), z0);
+      const __m512i t1 = _mm512_sub_epi32(_mm512_add_epi32(acc[m][1], acc[m][3]), z1);
+      _mm512_store_ps(out, _mm512_mul_ps(_mm512_cvtepi32_ps(t0), sc0));
+      _mm512_store_ps(out + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(t1), sc1));
+      float* row = g.c + m * g.ldc + j0;
+      std::copy(out, out + nr, row);
+      finish_row(g, row, j0, nr);
+    }
+  }
+}
+
+void skinny_rows(const Int8Gemm& g, const Columns& cols, int64_t s0, int64_t s1) {
+  switch (g.m) {
+    case 1:
+      return skinny<1>(g, cols, s0, s1);
+    case 2:
+      return skinny<2>(g, cols, s0, s1);
+    case 3:
+      return skinny<3>(g, cols, s0, s1);
+    default:
+      return skinny<4>(g, cols, s0, s1);
+  }
+}
+
+constexpr int64_t kSkinnyRows = 4;
+
+// Rows [i0, i1) x slivers [s0, s1) of C on thread tid; K in one piece.
+void gemm_block(const Int8Gemm& g, const Columns& cols, int64_t i0, int64_t i1, int64_t s0,
+                int64_t s1, ThreadPool& pool, int tid) {
+  const int64_t n = g.b->n;
+  const int64_t kq = ceil_div(g.b->k, 4);
+  const int64_t mc_max = round_up(std::max<int64_t>(1, g.mc), MR);
+  uint32_t* ap = reinterpret_cast<uint32_t*>(
+      pool.scratch(tid, ThreadPool::kPackA,
+                   static_cast<size_t>(std::min(mc_max, round_up(i1 - i0, MR)) * kq + 1)));
+  float* tile = pool.scratch(tid, ThreadPool::kTile, MR * NR);
+  const int64_t col0 = s0 * NR, ncols = std::min(n, s1 * NR) - col0;
+  for (int64_t ic = i0; ic < i1; ic += mc_max) {
+    const int64_t mc = std::min(mc_max, i1 - ic);
+    pack_a(g.a + ic * g.lda, g.lda, mc, kq, ap);
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t j0 = s * NR;
+      const int64_t nr = std::min<int64_t>(NR, n - j0);
+      const uint32_t* bs = g.b->words.data() + s * kq * NR;
+      for (int64_t ir = 0; ir < mc; ir += MR) {
+        const int64_t mr = std::min<int64_t>(MR, mc - ir);
+        float* c = g.c + (ic + ir) * g.ldc + j0;
+        if (mr == MR && nr == NR) {
+          micro(kq, ap + ir * kq, bs, c, g.ldc, cols.scale + j0, cols.comp + j0);
+        } else {
+          micro(kq, ap + ir * kq, bs, tile, NR, cols.scale + j0, cols.comp + j0);
+          for (int64_t i = 0; i < mr; ++i)
+            std::copy(tile + i * NR, tile + i * NR + nr, c + i * g.ldc);
+        }
+      }
+    }
+    if (g.bias || g.epilogue) {
+      for (int64_t i = 0; i < mc; ++i) finish_row(g, g.c + (ic + i) * g.ldc + col0, col0, ncols);
+    }
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<Int8PackedWeights> quantize_pack_int8(const float* bt, int64_t n, int64_t k,
+                                                      int64_t ld) {
+  auto w = std::make_shared<Int8PackedWeights>();
+  w->k = k;
+  w->n = n;
+  const int64_t kq = ceil_div(k, 4);
+  const int64_t slivers = ceil_div(n, NR);
+  w->words = AlignedArray<uint32_t>(slivers * kq * NR);
+  w->scale = AlignedArray<float>(slivers * NR);
+  w->colsum = AlignedArray<int32_t>(slivers * NR);
+  std::vector<int8_t> q(static_cast<size_t>(std::max<int64_t>(k, 1)));
+  for (int64_t j = 0; j < n; ++j) {
+    quantize_rows_s8(bt + j * ld, 1, k, ld, q.data(), w->scale.data() + j);
+    int32_t sum = 0;
+    for (int64_t p = 0; p < k; ++p) sum += q[static_cast<size_t>(p)];
+    w->colsum.data()[j] = sum;
+    uint32_t* d = w->words.data() + (j / NR) * kq * NR + j % NR;
+    for (int64_t p = 0; p < kq; ++p) {
+      uint32_t word = 0;
+      for (int64_t l = 0; l < 4 && 4 * p + l < k; ++l) {
+        word |= static_cast<uint32_t>(static_cast<uint8_t>(q[static_cast<size_t>(4 * p + l)]))
+                << (8 * l);
+      }
+      d[p * NR] = word;
+    }
+  }
+  return w;
+}
+
+void gemm_int8(const Int8Gemm& g, ThreadPool& pool) {
+  CUVIL_CHECK(cpu_has_avx512_vnni(), "gemm_int8 called on a CPU without avx512_vnni");
+  CUVIL_CHECK(g.b != nullptr, "gemm_int8 without packed weights");
+  const int64_t n = g.b->n;
+  if (g.m <= 0 || n <= 0) return;
+  const int64_t slivers = ceil_div(n, NR);
+  const int64_t padded = slivers * NR;
+  // Per-call column data on the calling thread's scratch (its pack-B slot is unused here).
+  float* scratch =
+      pool.scratch(pool.current_thread(), ThreadPool::kPackB, static_cast<size_t>(2 * padded));
+  float* scale = scratch;
+  int32_t* comp = reinterpret_cast<int32_t*>(scratch + padded);
+  for (int64_t j = 0; j < padded; ++j) {
+    scale[j] = g.aq.scale * g.b->scale.data()[j];
+    comp[j] = g.aq.zero_point * g.b->colsum.data()[j];
+  }
+  const Columns cols{scale, comp};
+  const int threads = pool.threads();
+  if (g.m <= kSkinnyRows) {
+    pool.parallel_for(slivers, [&](int64_t s0, int64_t s1) { skinny_rows(g, cols, s0, s1); });
+    return;
+  }
+  const int64_t tiles_m = ceil_div(g.m, MR);
+  const double work =
+      static_cast<double>(g.m) * static_cast<double>(n) * static_cast<double>(g.b->k);
+  if (threads == 1 || work < 32.0 * 32 * 64 || (tiles_m < 2 && slivers < 2)) {
+    gemm_block(g, cols, 0, g.m, 0, slivers, pool, pool.current_thread());
+    return;
+  }
+  const bool split_n = slivers >= 4 * threads || slivers >= tiles_m;
+  const int64_t tiles = split_n ? slivers : tiles_m;
+  const int64_t parts = std::min<int64_t>(threads, tiles);
+  pool.parallel_for_tid(parts, [&](int tid, int64_t p0, int64_t p1) {
+    for (int64_t part = p0; part < p1; ++part) {
+      const int64_t t0 = tiles * part / parts, t1 = tiles * (part + 1) / parts;
+      if (split_n) {
+        gemm_block(g, cols, 0, g.m, t0, t1, pool, tid);
+      } else {
+        gemm_block(g, cols, t0 * MR, std::min(g.m, t1 * MR), 0, slivers, pool, tid);
+      }
+    }
+  });
+}
+
+}  // namespace cuvil::runtime::cpu

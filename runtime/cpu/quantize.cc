@@ -1,0 +1,94 @@
+#include "runtime/cpu/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+bool disabled_by_env(const char* feature) {
+  const char* env = std::getenv("CUVIL_CPU_DISABLE");
+  if (!env) return false;
+  const std::string list = std::string(",") + env + ",";
+  return list.find(std::string(",") + feature + ",") != std::string::npos;
+}
+
+}  // namespace
+
+bool cpu_has_avx512_bf16() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512bf16") && !disabled_by_env("avx512_bf16");
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vnni") && !disabled_by_env("avx512_vnni");
+#else
+  return false;
+#endif
+}
+
+ActivationQuant choose_activation_quant(const float* x, int64_t count, ThreadPool& pool) {
+  const int parts = pool.threads();
+  std::vector<float> lo(static_cast<size_t>(parts), 0.0f), hi(static_cast<size_t>(parts), 0.0f);
+  pool.parallel_for_tid(count, [&](int tid, int64_t b, int64_t e) {
+    float mn = 0.0f, mx = 0.0f;
+    for (int64_t i = b; i < e; ++i) {
+      mn = std::min(mn, x[i]);
+      mx = std::max(mx, x[i]);
+    }
+    lo[static_cast<size_t>(tid)] = std::min(lo[static_cast<size_t>(tid)], mn);
+    hi[static_cast<size_t>(tid)] = std::max(hi[static_cast<size_t>(tid)], mx);
+  });
+  const float mn = *std::min_element(lo.begin(), lo.end());
+  const float mx = *std::max_element(hi.begin(), hi.end());
+  ActivationQuant q;
+  if (mn >= 0.0f) {
+    q.zero_point = 0;
+    q.scale = mx > 0.0f ? mx / 255.0f : 1.0f;
+  } else {
+    q.zero_point = 128;
+    const float absmax = std::max(-mn, mx);
+    q.scale = absmax / 127.0f;
+  }
+  return q;
+}
+
+void quantize_u8(const float* x, int64_t count, ActivationQuant q, uint8_t* dst, ThreadPool& pool) {
+  const float inv = 1.0f / q.scale;
+  const float zp = static_cast<float>(q.zero_point);
+  pool.parallel_for(count, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const float v = std::nearbyint(x[i] * inv) + zp;
+      dst[i] = static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));
+    }
+  });
+}
+
+void quantize_rows_s8(const float* w, int64_t rows, int64_t cols, int64_t ld, int8_t* q,
+                      float* scale) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = w + r * ld;
+    float absmax = 0.0f;
+    for (int64_t c = 0; c < cols; ++c) absmax = std::max(absmax, std::fabs(row[c]));
+    const float s = absmax > 0.0f ? absmax / 127.0f : 1.0f;
+    scale[r] = s;
+    const float inv = 1.0f / s;
+    for (int64_t c = 0; c < cols; ++c) {
+      q[r * cols + c] =
+          static_cast<int8_t>(std::clamp(std::nearbyint(row[c] * inv), -127.0f, 127.0f));
+    }
+  }
+}
+
+}  // namespace cuvil::runtime::cpu

@@ -1,0 +1,124 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "passes/ir/tensor.h"
+#include "runtime/cpu/gemm_bf16.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::cpu {
+namespace {
+
+std::vector<float> random_vector(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// C = A B (+ bias) in fp64; B is [k, n], or B^T stored [n, k] when transposed.
+ir::Tensor naive(int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
+                 const std::vector<float>& b, bool transposed, const float* bias) {
+  ir::Tensor out({m, n});
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = bias ? bias[j] : 0.0;
+      for (int64_t p = 0; p < k; ++p) {
+        acc += static_cast<double>(a[i * k + p]) * (transposed ? b[j * k + p] : b[p * n + j]);
+      }
+      out.data[static_cast<size_t>(i * n + j)] = static_cast<float>(acc);
+    }
+  }
+  return out;
+}
+
+double bf16_error(int64_t m, int64_t n, int64_t k, bool transposed, bool bias,
+                  Bf16Blocking blocking = {}, int threads = 2) {
+  const auto a = random_vector(m * k, 1);
+  const auto b = random_vector(k * n, 2);
+  const auto bv = random_vector(n, 3);
+  AlignedArray<uint32_t> packed(bf16_packed_words(k, n));
+  pack_b_bf16(b.data(), transposed ? k : n, transposed, k, n, packed.data());
+  ThreadPool pool(threads);
+  ir::Tensor c({m, n});
+  Bf16Gemm g;
+  g.m = m, g.n = n, g.k = k;
+  g.a = a.data(), g.lda = k;
+  g.b = packed.data();
+  g.c = c.data.data(), g.ldc = n;
+  g.bias = bias ? bv.data() : nullptr;
+  g.blocking = blocking;
+  gemm_bf16(g, pool);
+  return ir::max_relative_error(c, naive(m, n, k, a, b, transposed, bias ? bv.data() : nullptr));
+}
+
+class Bf16GemmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cpu_has_avx512_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  }
+};
+
+// The stated bound for one bf16 product (8-bit mantissa, fp32 accumulation).
+constexpr double kBound = kBf16GemmTolerance;
+
+TEST_F(Bf16GemmTest, OddSizesMatchFp64WithinBound) {
+  double worst = 0;
+  for (int64_t m : {1, 3, 5, 7, 17, 33}) {
+    for (int64_t n : {1, 3, 17, 33, 65}) {
+      for (int64_t k : {1, 3, 7, 17, 33, 300}) {
+        const double e = bf16_error(m, n, k, true, false);
+        worst = std::max(worst, e);
+        EXPECT_LE(e, kBound) << m << "x" << n << "x" << k;
+      }
+    }
+  }
+  std::printf("bf16 GEMM worst max_relative_error over odd sizes: %.3g\n", worst);
+}
+
+TEST_F(Bf16GemmTest, NotTransposedBAndBias) {
+  for (int64_t m : {2, 13, 50}) {
+    EXPECT_LE(bf16_error(m, 37, 29, false, true), kBound) << m;
+  }
+}
+
+TEST_F(Bf16GemmTest, SmallBlocksSplitKAndEdges) {
+  Bf16Blocking small;
+  small.mc = 12, small.kc = 6, small.nc = 32;
+  EXPECT_LE(bf16_error(41, 70, 45, true, true, small), kBound);
+  EXPECT_LE(bf16_error(41, 70, 45, true, true, small, 1), kBound);
+}
+
+TEST_F(Bf16GemmTest, DecodeRowsStreamPackedWeights) {
+  for (int64_t m : {1, 2, 3, 4}) EXPECT_LE(bf16_error(m, 129, 515, true, true), kBound) << m;
+}
+
+TEST_F(Bf16GemmTest, LargeKErrorStaysWithinBound) {
+  const double e = bf16_error(20, 64, 4096, true, false);
+  std::printf("bf16 GEMM max_relative_error at K = 4096: %.3g\n", e);
+  EXPECT_LE(e, kBound);
+}
+
+TEST(Bf16Features, EnvironmentCanDisableBf16) {
+  const bool before = cpu_has_avx512_bf16();
+  setenv("CUVIL_CPU_DISABLE", "avx512_vnni,avx512_bf16", 1);
+  EXPECT_FALSE(cpu_has_avx512_bf16());
+  unsetenv("CUVIL_CPU_DISABLE");
+  EXPECT_EQ(cpu_has_avx512_bf16(), before);
+}
+
+TEST(Bf16Conversion, RoundsToNearestEven) {
+  EXPECT_EQ(to_bf16(1.0f), 0x3F80);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1.0).
+  EXPECT_EQ(to_bf16(1.0f + 1.0f / 256), 0x3F80);
+  EXPECT_EQ(to_bf16(1.0f + 3.0f / 256), 0x3F82);
+  EXPECT_FLOAT_EQ(from_bf16(to_bf16(-2.5f)), -2.5f);
+}
+
+}  // namespace
+}  // namespace cuvil::runtime::cpu
