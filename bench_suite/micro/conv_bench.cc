@@ -1,0 +1,154 @@
+// ResNet-50's distinct convolutions (batch 1, 224 px, NHWC, bias + ReLU fused as after BN
+// folding) through every conv lowering side by side in one binary: 1x1-as-GEMM, im2col + GEMM,
+// direct NHWC, and the oneDNN library. Each case is lowered by passes::lower (so prepare hooks
+// pack or reorder the weights once, outside the timed loop) and its one step is timed alone.
+// Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this machine's measured FMA peak.
+//
+//   build-conv/bench_suite/micro/cuvil-micro-conv                 (threads: CUVIL_THREADS, else
+//   all) build-conv/bench_suite/micro/cuvil-micro-conv --benchmark_filter='layer4'
+//   CUVIL_LAYOUT=nchw build-conv/bench_suite/micro/cuvil-micro-conv   (im2col, gemm, onednn only)
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "passes/ir/graph.h"
+#include "passes/lower.h"
+#include "probes/machine_peak.h"
+#include "runtime/kernel_table.h"
+#include "runtime/thread_pool.h"
+
+namespace {
+
+using cuvil::ir::Graph;
+using cuvil::ir::OpKind;
+using cuvil::ir::Shape;
+
+int bench_threads() {
+  if (const char* env = std::getenv("CUVIL_THREADS")) return std::max(1, std::atoi(env));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::string bench_layout() {
+  const char* env = std::getenv("CUVIL_LAYOUT");
+  return env && std::string(env) == "nchw" ? "nchw" : "nhwc";
+}
+
+cuvil::runtime::ThreadPool& pool() {
+  static cuvil::runtime::ThreadPool p(bench_threads());
+  return p;
+}
+
+struct ConvShape {
+  const char* name;
+  int64_t c, hw, o, k, stride;
+};
+
+// Every distinct conv of torchvision's ResNet-50 v1.5 at 224 px (the stride sits in the 3x3).
+const ConvShape kShapes[] = {
+    {"stem_7x7s2", 3, 224, 64, 7, 2},
+    {"layer1_1x1_64_64", 64, 56, 64, 1, 1},
+    {"layer1_3x3_64", 64, 56, 64, 3, 1},
+    {"layer1_1x1_64_256", 64, 56, 256, 1, 1},
+    {"layer1_1x1_256_64", 256, 56, 64, 1, 1},
+    {"layer2_1x1_256_128", 256, 56, 128, 1, 1},
+    {"layer2_3x3s2_128", 128, 56, 128, 3, 2},
+    {"layer2_1x1_128_512", 128, 28, 512, 1, 1},
+    {"layer2_ds_1x1s2_256_512", 256, 56, 512, 1, 2},
+    {"layer2_1x1_512_128", 512, 28, 128, 1, 1},
+    {"layer2_3x3_128", 128, 28, 128, 3, 1},
+    {"layer3_1x1_512_256", 512, 28, 256, 1, 1},
+    {"layer3_3x3s2_256", 256, 28, 256, 3, 2},
+    {"layer3_1x1_256_1024", 256, 14, 1024, 1, 1},
+    {"layer3_ds_1x1s2_512_1024", 512, 28, 1024, 1, 2},
+    {"layer3_1x1_1024_256", 1024, 14, 256, 1, 1},
+    {"layer3_3x3_256", 256, 14, 256, 3, 1},
+    {"layer4_1x1_1024_512", 1024, 14, 512, 1, 1},
+    {"layer4_3x3s2_512", 512, 14, 512, 3, 2},
+    {"layer4_1x1_512_2048", 512, 7, 2048, 1, 1},
+    {"layer4_ds_1x1s2_1024_2048", 1024, 14, 2048, 1, 2},
+    {"layer4_1x1_2048_512", 2048, 7, 512, 1, 1},
+    {"layer4_3x3_512", 512, 7, 512, 3, 1},
+};
+
+Graph conv_graph(const ConvShape& s, const std::string& layout, const std::string& kernel) {
+  Graph g;
+  const Shape x = layout == "nhwc" ? Shape{1, s.hw, s.hw, s.c} : Shape{1, s.c, s.hw, s.hw};
+  const auto w =
+      g.add_constant("w", {s.o, s.c, s.k, s.k}, cuvil::ir::ConstantInit::normal(0, 0.05f, 1));
+  const auto b = g.add_constant("b", {s.o}, cuvil::ir::ConstantInit::normal(0, 0.1f, 2));
+  const int64_t pad = s.k / 2;
+  cuvil::ir::Attrs attrs{{"stride", std::vector<int64_t>{s.stride, s.stride}},
+                         {"pad", std::vector<int64_t>{pad, pad}},
+                         {"groups", int64_t{1}},
+                         {"layout", layout},
+                         {"impl", kernel}};
+  g.mark_output(g.add_node(OpKind::conv2d, {g.add_input("x", x), w, b}, attrs, "conv"));
+  g.mutable_nodes()[0].epilogue = {{OpKind::relu, -1}};
+  g.recompute();
+  return g;
+}
+
+void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
+  const std::string layout = bench_layout();
+  const Graph g = conv_graph(shape, layout, kernel);
+  const cuvil::runtime::Plan plan = cuvil::passes::lower(g, {bench_threads()});
+  const cuvil::runtime::Step& step = plan.steps.at(0);
+  std::vector<float> x(static_cast<size_t>(cuvil::ir::num_elements(step.input_shapes[0])), 0.5f);
+  std::vector<float> out(static_cast<size_t>(cuvil::ir::num_elements(step.output_shape)));
+  std::vector<const float*> in = {x.data()};
+  for (size_t i = 1; i < step.inputs.size(); ++i) {
+    const auto& t = plan.tensors[static_cast<size_t>(step.inputs[i])];
+    in.push_back(plan.constants[static_cast<size_t>(t.index)]->data());
+  }
+  const cuvil::runtime::KernelArgs args{step, in.data(), out.data(), pool()};
+  step.fn(args);  // warm-up: scratch buffers, first-touch, oneDNN's JIT on first execution
+  for (auto _ : state) {
+    step.fn(args);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  const double flops = step.flops - static_cast<double>(out.size());  // minus the ReLU
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  static const double peak = cuvil::probes::machine_peak(bench_threads()).fp32_gflops;
+  if (peak > 0) {
+    state.counters["pct_peak"] = benchmark::Counter(100.0 * flops * 1e-9 / peak,
+                                                    benchmark::Counter::kIsIterationInvariantRate);
+  }
+  state.SetLabel(step.kernel);
+}
+
+void register_all() {
+  const std::string layout = bench_layout();
+  for (const ConvShape& s : kShapes) {
+    std::vector<std::string> kernels;
+    if (s.k == 1 && s.stride == 1) kernels.push_back("conv2d.gemm_1x1");
+    kernels.push_back("conv2d.im2col");
+    if (layout == "nhwc") kernels.push_back("conv2d.direct_nhwc");
+    kernels.push_back("conv2d.onednn");
+    for (const std::string& k : kernels) {
+      const std::string name = std::string("conv/") + s.name + "/" + k.substr(k.find('.') + 1);
+      benchmark::RegisterBenchmark(name.c_str(), run_conv, s, k)
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(0.2)
+          ->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("threads", std::to_string(bench_threads()));
+  benchmark::AddCustomContext("layout", bench_layout());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

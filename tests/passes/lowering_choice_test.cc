@@ -1,0 +1,151 @@
+// select-lowering: op classes, every choice compiled and run against the reference interpreter
+// in both layouts, fallbacks for choices that cannot run a node, and respect for existing "impl".
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "lower_support.h"
+#include "passes/cuvilpass.h"
+#include "passes/ir/error.h"
+#include "passes/lowering_choice.h"
+#include "test_support.h"
+
+namespace cuvil::passes {
+namespace {
+
+using ir::Graph;
+using ir::OpKind;
+using ir::ValueId;
+using testing::add_conv;
+using testing::compiled_error;
+using testing::random_constant;
+using testing::run_pass;
+
+// tiny_resnet's convs (3x3 stem from 3 channels, 3x3, 1x1 stride 2) plus a grouped 3x3, a
+// 7x7 stride-2 conv and a 1x1, then the linear head.
+Graph conv_net(int64_t channels, int64_t spatial) {
+  Graph g = testing::tiny_resnet(1, channels, spatial);
+  const ValueId x = g.add_input("x2", {2, 6, spatial, spatial});
+  ValueId y = add_conv(g, x, 6, 9, 3, 1, true, 101, "nchw", 3);
+  y = g.add_node(OpKind::relu, {y});
+  y = add_conv(g, y, 9, 17, 7, 2, true, 102);
+  y = add_conv(g, y, 17, 7, 1, 1, false, 103);
+  g.mark_output(y);
+  return g;
+}
+
+Graph product_net() {
+  Graph g;
+  const ValueId a = g.add_input("a", {2, 3, 5, 7});
+  const ValueId b = g.add_input("b", {3, 7, 9});
+  ValueId y = g.add_node(OpKind::matmul, {a, b});
+  y = g.add_node(OpKind::linear,
+                 {y, random_constant(g, "w", {17, 9}, 1), random_constant(g, "bias", {17}, 2)});
+  g.mark_output(g.add_node(OpKind::relu, {y}));
+  return g;
+}
+
+// layout -> fuse-elementwise -> select-lowering with `choices`, compiled vs the reference.
+double error_with(const Graph& original, const std::string& layout, const ParamMap& choices,
+                  int threads = 2) {
+  Graph g = original;
+  run_pass(g, "fold-batchnorm");
+  run_pass(g, "layout", {{"memory_layout", layout}});
+  run_pass(g, "fuse-elementwise");
+  run_pass(g, "select-lowering", choices);
+  const auto inputs = ir::random_inputs(original, 11);
+  const auto want = runtime::reference::interpret(original, inputs);
+  runtime::Executor executor(lower(g, {threads}));
+  const auto got = executor.run(inputs);
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    worst = std::max(worst, ir::max_relative_error(got[i], want[i]));
+  }
+  return worst;
+}
+
+TEST(SelectLowering, ClassifiesConvolutions) {
+  Graph g;
+  const ValueId x = g.add_input("x", {1, 4, 9, 9});
+  add_conv(g, x, 4, 5, 1, 1, false, 1);
+  add_conv(g, x, 4, 5, 3, 1, false, 2);
+  add_conv(g, x, 4, 5, 3, 2, false, 3);
+  add_conv(g, x, 4, 5, 1, 2, false, 4);
+  add_conv(g, x, 4, 5, 7, 1, false, 5);
+  const std::vector<std::string> want = {"conv_1x1", "conv_3x3", "conv_other", "conv_other",
+                                         "conv_other"};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(conv_class(g, g.nodes()[i]), want[i]);
+}
+
+TEST(SelectLowering, EveryConvChoiceMatchesReferenceInBothLayouts) {
+  const std::vector<std::string> one = {"gemm", "im2col", "direct", "onednn"};
+  const std::vector<std::string> other = {"im2col", "direct", "onednn", "direct"};
+  for (const Graph& g : {conv_net(7, 9), conv_net(3, 5)}) {
+    for (const char* layout : {"nchw", "nhwc"}) {
+      for (size_t i = 0; i < one.size(); ++i) {
+        const ParamMap p = {{"conv_1x1", one[i]}, {"conv_3x3", other[i]}, {"conv_other", other[i]}};
+        EXPECT_LT(error_with(g, layout, p), 1e-4) << layout << " " << one[i] << "/" << other[i];
+      }
+    }
+  }
+}
+
+TEST(SelectLowering, EveryProductChoiceMatchesReference) {
+  for (const char* choice : {"gemm", "onednn"}) {
+    for (int threads : {1, 2}) {
+      EXPECT_LT(
+          error_with(product_net(), "nhwc", {{"linear", choice}, {"matmul", choice}}, threads),
+          1e-4)
+          << choice;
+    }
+  }
+}
+
+TEST(SelectLowering, SetsImplOnEveryConvLinearAndMatmul) {
+  Graph g = conv_net(7, 9);
+  run_pass(g, "layout", {{"memory_layout", "nhwc"}});
+  run_pass(g, "select-lowering",
+           {{"conv_1x1", "onednn"}, {"conv_3x3", "direct"}, {"conv_other", "im2col"}});
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op == OpKind::conv2d) {
+      const std::string cls = conv_class(g, n);
+      const std::string want = cls == "conv_1x1"   ? "conv2d.onednn"
+                               : cls == "conv_3x3" ? "conv2d.direct_nhwc"
+                                                   : "conv2d.im2col";
+      EXPECT_EQ(n.attrs.get_string("impl", ""), want) << n.name;
+    }
+    if (n.op == OpKind::linear) EXPECT_EQ(n.attrs.get_string("impl", ""), "linear.gemm");
+  }
+  EXPECT_EQ(g.annotations["select-lowering.fallbacks"], 0);
+}
+
+TEST(SelectLowering, DirectOnNchwFallsBackToIm2colAndCountsIt) {
+  Graph g = conv_net(7, 9);
+  run_pass(g, "layout", {{"memory_layout", "nchw"}});
+  run_pass(g, "select-lowering", {{"conv_3x3", "direct"}, {"conv_other", "direct"}});
+  int64_t non_1x1 = 0;
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::conv2d || conv_class(g, n) == "conv_1x1") continue;
+    ++non_1x1;
+    EXPECT_EQ(n.attrs.get_string("impl", ""), "conv2d.im2col") << n.name;
+  }
+  EXPECT_EQ(g.annotations["select-lowering.fallbacks"], non_1x1);
+}
+
+TEST(SelectLowering, KeepsAnImplAlreadyChosen) {
+  Graph g = conv_net(7, 9);
+  g.mutable_nodes()[0].attrs.set("impl", std::string("conv2d.im2col"));
+  run_pass(g, "select-lowering", {{"conv_3x3", "onednn"}});
+  EXPECT_EQ(g.nodes()[0].attrs.get_string("impl", ""), "conv2d.im2col");
+}
+
+TEST(SelectLowering, UnknownChoiceInConfigIsRejected) {
+  const std::string text =
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n"
+      "  - name: select-lowering\n    params: { conv_3x3: winograd }\n";
+  EXPECT_THROW(parse_cuvilpass(text, "bad.cuvilpass"), UserError);
+}
+
+}  // namespace
+}  // namespace cuvil::passes
