@@ -1,0 +1,169 @@
+// cuvil-bench serve: the compiled pipeline as a server, measured in the MLPerf LoadGen style
+// (SingleStream, Offline, Server with Poisson arrivals and a search for the knee).
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "bench_suite/cli/commands.h"
+#include "bench_suite/json_report.h"
+#include "bench_suite/serve/compiled_sut.h"
+#include "bench_suite/serve/serve_report.h"
+#include "bench_suite/serve/server_search.h"
+#include "bench_suite/serve/workload.h"
+#include "bench_suite/suites.h"
+#include "passes/ir/error.h"
+
+namespace cuvil::bench::cli {
+
+namespace {
+
+constexpr int kCalibrationBatches = 3;
+
+struct ServeOptions {
+  PipelineOptions pipeline;
+  std::string rung;
+  std::string scenario = "server";
+  double target_p99_ms = 0;   // 0: the suite's MLPerf default
+  double target_tpot_ms = 0;  // 0: the suite's MLPerf default
+  serve::SearchOptions search;
+  serve::WorkloadOptions workload;
+  std::string out;
+};
+
+serve::LatencyTarget resolve_target(const ServeOptions& o, const Suite& suite, bool p99_given,
+                                    bool tpot_given) {
+  serve::LatencyTarget target = serve::default_target(suite);
+  if (p99_given) {
+    if (!(o.target_p99_ms > 0)) {
+      throw UserError("--target-p99-ms must be > 0, got " + std::to_string(o.target_p99_ms));
+    }
+    target.p99_ms = o.target_p99_ms;
+  }
+  if (tpot_given) {
+    if (!(o.target_tpot_ms > 0)) {
+      throw UserError("--target-tpot-ms must be > 0, got " + std::to_string(o.target_tpot_ms));
+    }
+    target.tpot_p99_ms = o.target_tpot_ms;
+  }
+  return target;
+}
+
+void validate(const ServeOptions& o) {
+  if (o.scenario != "single-stream" && o.scenario != "offline" && o.scenario != "server") {
+    throw UserError("--scenario: unknown scenario '" + o.scenario +
+                    "' (known: single-stream, offline, server)");
+  }
+  if (!(o.search.load.min_duration_s >= 0) || !std::isfinite(o.search.load.min_duration_s)) {
+    throw UserError("--duration must be >= 0 seconds");
+  }
+  if (o.search.load.min_queries < 1) throw UserError("--min-queries must be >= 1");
+  if (o.search.bisect_steps < 0) throw UserError("--bisect-steps must be >= 0");
+}
+
+Rung pick_rung(const Suite& suite, const std::string& name) {
+  if (name.find(',') != std::string::npos || name == "all") {
+    throw UserError("--rung: serve takes one rung, got '" + name + "'");
+  }
+  const std::vector<Rung> rungs = select_rungs(load_suite_ladder(suite), name);
+  if (rungs.empty()) throw UserError("--rung: suite " + suite.name + " has no default rung");
+  return rungs.front();  // without --rung: the lightest default rung
+}
+
+void print_progress(const serve::ScenarioResult& r) {
+  std::fprintf(stderr, "  %s %.4g QPS: p99 %.3f ms, %s\n", r.phase.c_str(), r.offered_qps,
+               (r.ttft ? *r.ttft : r.latency).p99_ms, r.valid ? "ok" : r.verdict.c_str());
+}
+
+int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
+  validate(o);
+  require_runnable_target(o.pipeline.target);
+  const Suite& suite = find_suite(o.pipeline.suite);
+  const serve::LatencyTarget target = resolve_target(o, suite, p99_given, tpot_given);
+  const std::string config_path =
+      o.pipeline.config.empty() ? default_config_path(suite, o.pipeline.target) : o.pipeline.config;
+  const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
+  const Rung rung = pick_rung(suite, o.rung);
+  const serve::QueryWorkload workload = serve::query_workload(suite, rung, o.workload);
+  const int threads = resolved_threads(o.pipeline);
+
+  serve::CompiledSut sut(suite, workload, config, threads, o.search.load.seed);
+  serve::RealClock clock;
+  serve::ServeReport report;
+  report.suite = suite.name;
+  report.rung = rung.name;
+  report.scenario = o.scenario;
+  report.query = workload.summary;
+  report.target = target;
+  report.load = o.search.load;
+  report.threads = threads;
+  report.calibration = serve::calibrate(sut, clock, kCalibrationBatches);
+
+  if (o.scenario == "single-stream") {
+    report.results.push_back(serve::run_single_stream(sut, clock, o.search.load));
+  } else if (o.scenario == "offline") {
+    // Enough queries to fill the minimum duration at the calibrated capacity, in whole batches.
+    const int64_t wanted =
+        std::max<int64_t>(o.search.load.min_queries,
+                          static_cast<int64_t>(std::ceil(o.search.load.min_duration_s *
+                                                         report.calibration.capacity_qps())));
+    const int64_t queries = (wanted + workload.batch - 1) / workload.batch * workload.batch;
+    report.results.push_back(serve::run_offline(sut, clock, queries));
+  } else {
+    if (isatty(STDERR_FILENO)) o.search.on_step = print_progress;
+    serve::ServerCurve curve =
+        serve::search_server(sut, clock, report.calibration, target, o.search);
+    report.results = std::move(curve.steps);
+    report.knee = curve.knee;
+    report.note = curve.note;
+  }
+  serve::print_table(stdout, report);
+  if (!o.out.empty()) {
+    RunContext context;
+    context.executable = "cuvil-bench";
+    context.config_source = config_path;
+    context.config_hash = passes::config_hash(config);
+    context.target = o.pipeline.target;
+    nlohmann::json document;
+    document["context"] = context_json(context);
+    document["serve"] = serve::report_json(report);
+    write_json_file(o.out, document);
+    std::printf("wrote %s\n", o.out.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_serve_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "MLPerf LoadGen-style serving: single-stream, offline, or server (Poisson arrivals, search "
+      "for the highest QPS whose p99 meets the target)");
+  auto o = std::make_shared<ServeOptions>();
+  add_pipeline_options(*cmd, o->pipeline);
+  cmd->add_option("--rung", o->rung, "the rung to serve (default: the suite's lightest)");
+  cmd->add_option("--scenario", o->scenario, "single-stream | offline | server (default)");
+  CLI::Option* p99 = cmd->add_option(
+      "--target-p99-ms", o->target_p99_ms,
+      "p99 latency bound (Llama: time to first token); default MLPerf's: resnet50 15, "
+      "llama3-8b 2000, sdxl 20000");
+  CLI::Option* tpot = cmd->add_option("--target-tpot-ms", o->target_tpot_ms,
+                                      "llama3-8b: p99 time-per-output-token bound (default 100)");
+  cmd->add_option("--duration", o->search.load.min_duration_s,
+                  "seconds each run (each server step) lasts, at least (default 5)");
+  cmd->add_option("--min-queries", o->search.load.min_queries,
+                  "queries each run (each server step) issues, at least (default 64)");
+  cmd->add_option("--bisect-steps", o->search.bisect_steps,
+                  "server: bisections between the last good and first bad QPS (default 4)");
+  cmd->add_option("--decode-tokens", o->workload.decode_tokens,
+                  "llama3-8b: output tokens after the first, per query (default 8)");
+  cmd->add_option("--unet-steps", o->workload.unet_steps,
+                  "sdxl: UNet denoising steps per query (default 20)");
+  cmd->add_option("--seed", o->search.load.seed, "seed for the arrivals and the random inputs");
+  cmd->add_option("--out", o->out, "write the latency-vs-throughput curve as JSON");
+  return [o, p99, tpot] { return run_serve(*o, p99->count() > 0, tpot->count() > 0); };
+}
+
+}  // namespace cuvil::bench::cli

@@ -1,0 +1,77 @@
+#include "bench_suite/serve/server_search.h"
+
+#include <cstdio>
+
+#include "passes/ir/error.h"
+
+namespace cuvil::bench::serve {
+
+namespace {
+
+std::string qps_text(double qps) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g QPS", qps);
+  return buf;
+}
+
+}  // namespace
+
+ServerCurve search_server(Sut& sut, Clock& clock, const Calibration& calibration,
+                          const LatencyTarget& target, const SearchOptions& options) {
+  if (!(options.start_fraction > 0)) throw UserError("start fraction must be > 0");
+  if (!(options.step_factor > 1)) throw UserError("step factor must be > 1");
+  if (options.bisect_steps < 0) throw UserError("bisection steps must be >= 0");
+  CUVIL_CHECK(calibration.capacity_qps() > 0, "calibration without a service time");
+  ServerCurve curve;
+  curve.calibration = calibration;
+  const std::optional<std::string> unreachable = unreachable_target(calibration, sut, target);
+
+  auto run_step = [&](double qps, const char* phase) -> const ScenarioResult& {
+    ScenarioResult r = run_server(sut, clock, qps, options.load);
+    r.phase = phase;
+    judge(r, target);
+    if (options.on_step) options.on_step(r);
+    curve.steps.push_back(std::move(r));
+    return curve.steps.back();
+  };
+
+  // Step up. With an unreachable target every step fails; keep stepping to saturation anyway so
+  // the curve shows how latency grows with load.
+  double good = 0, bad = 0;
+  double qps = options.start_fraction * calibration.capacity_qps();
+  for (int i = 0; i < options.max_steps; ++i, qps *= options.step_factor) {
+    const ScenarioResult& r = run_step(qps, "step");
+    if (r.valid) {
+      good = qps;
+      continue;
+    }
+    if (unreachable && r.load < 1.0) continue;
+    bad = qps;
+    break;
+  }
+  if (unreachable) {
+    curve.note = "no knee: the " + *unreachable + "; no offered load can meet it";
+    return curve;
+  }
+  if (bad == 0) {
+    curve.note = "every step up to " + qps_text(good) + " met the target (" +
+                 std::to_string(options.max_steps) + " steps): the knee is above it";
+  } else {
+    for (int i = 0; i < options.bisect_steps; ++i) {
+      const double mid = 0.5 * (good + bad);
+      (run_step(mid, "bisect").valid ? good : bad) = mid;
+    }
+  }
+  for (size_t i = 0; i < curve.steps.size(); ++i) {
+    const ScenarioResult& s = curve.steps[i];
+    if (s.valid && s.offered_qps == good) curve.knee = i;
+  }
+  if (!curve.knee) {
+    curve.note = "no knee: even " + qps_text(bad) + " misses the target";
+  } else if (bad > 0) {
+    curve.note = "knee between " + qps_text(good) + " (meets) and " + qps_text(bad) + " (misses)";
+  }
+  return curve;
+}
+
+}  // namespace cuvil::bench::serve
