@@ -10,6 +10,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace cuvil::runtime::cpu::avx512 {
 
 // 2^x = 2^n * 2^f with n = round(x), |f| <= 0.5: a degree-6 polynomial for 2^f (~2 ulp).
@@ -50,6 +52,32 @@ inline __m512 exp(__m512 x) {
 inline __m512 sigmoid(__m512 x) {
   const __m512 e = exp(_mm512_sub_ps(_mm512_setzero_ps(), x));
   return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+// erf(z) by Abramowitz & Stegun 7.1.26: 1 - t (a1 + t (a2 + ... a5)) e^(-z^2), t = 1/(1 + p|z|),
+// sign restored; |error| <= 1.5e-7, and the e^(-z^2) factor shrinks it for large |z|.
+inline __m512 erf(__m512 z) {
+  const __m512 az = _mm512_abs_ps(z);
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), az, one));
+  __m512 p = _mm512_set1_ps(1.061405429f);
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+  p = _mm512_mul_ps(p, t);
+  const __m512 e = exp(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), az), az));
+  const __m512 r = _mm512_fnmadd_ps(p, e, one);
+  // Copy z's sign onto r (r >= 0).
+  const __m512i sign = _mm512_and_si512(_mm512_castps_si512(z), _mm512_set1_epi32(INT32_MIN));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(r), sign));
+}
+
+// Exact-erf GELU: 0.5 x (1 + erf(x / sqrt 2)).
+inline __m512 gelu(__m512 x) {
+  const __m512 half_x = _mm512_mul_ps(_mm512_set1_ps(0.5f), x);
+  const __m512 e = erf(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752440f)));
+  return _mm512_fmadd_ps(half_x, e, half_x);
 }
 
 // A mask of the first n (0..16) lanes.

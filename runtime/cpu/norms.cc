@@ -1,10 +1,13 @@
-// Normalisations and softmax. Statistics are accumulated in fp64 (two passes: mean, then the
-// sum of squared deviations) so results stay within 1e-4 of an fp64 reference at any size.
+// Normalisations and softmax. Statistics are two-pass (mean, then the sum of squared deviations
+// from it), accumulated in fp32 vector lanes over short chunks and in fp64 across chunks: as
+// fast as plain fp32 sums and within 1e-4 of an fp64 reference at any size. NHWC GroupNorm sums
+// per channel over pixels (contiguous, vectorised over channels) and combines channels per group.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "runtime/cpu/elementwise_math.h"
+#include "runtime/cpu/elementwise_math_avx512.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
@@ -13,6 +16,63 @@
 namespace cuvil::runtime::cpu {
 
 namespace {
+
+// Elements summed in fp32 lanes before the partial sum joins the fp64 total.
+constexpr int64_t kChunk = 1024;
+
+// sum over x of f(x), f applied to 16 lanes at a time.
+template <class F>
+double chunked_sum(const float* x, int64_t n, F f) {
+  double total = 0;
+  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+    const int64_t len = std::min(kChunk, n - c0);
+    const float* p = x + c0;
+#ifdef __AVX512F__
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= len; i += 32) {
+      a0 = _mm512_add_ps(a0, f(_mm512_loadu_ps(p + i)));
+      a1 = _mm512_add_ps(a1, f(_mm512_loadu_ps(p + i + 16)));
+    }
+    for (; i < len; i += 16) {
+      const __mmask16 m = avx512::first_lanes(len - i);
+      a0 = _mm512_add_ps(a0, _mm512_maskz_mov_ps(m, f(_mm512_maskz_loadu_ps(m, p + i))));
+    }
+    total += _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+#else
+    float acc = 0;
+    for (int64_t i = 0; i < len; ++i) acc += f(p[i]);
+    total += acc;
+#endif
+  }
+  return total;
+}
+
+#ifdef __AVX512F__
+double fast_sum(const float* x, int64_t n) {
+  return chunked_sum(x, n, [](__m512 v) { return v; });
+}
+double fast_sum_sq(const float* x, int64_t n) {
+  return chunked_sum(x, n, [](__m512 v) { return _mm512_mul_ps(v, v); });
+}
+double fast_sum_sq_dev(const float* x, int64_t n, float mean) {
+  const __m512 m = _mm512_set1_ps(mean);
+  return chunked_sum(x, n, [m](__m512 v) {
+    const __m512 d = _mm512_sub_ps(v, m);
+    return _mm512_mul_ps(d, d);
+  });
+}
+#else
+double fast_sum(const float* x, int64_t n) {
+  return chunked_sum(x, n, [](float v) { return v; });
+}
+double fast_sum_sq(const float* x, int64_t n) {
+  return chunked_sum(x, n, [](float v) { return v * v; });
+}
+double fast_sum_sq_dev(const float* x, int64_t n, float mean) {
+  return chunked_sum(x, n, [mean](float v) { return (v - mean) * (v - mean); });
+}
+#endif
 
 // y[c] = x[c] * mul[c] + add[c] over rows of `c` channels (NHWC) or y = x * mul + add over
 // planes of `hw` pixels (NCHW), then the epilogue; parallel over rows / planes.
@@ -64,43 +124,113 @@ void batch_norm(const KernelArgs& a) {
   channel_affine(a, nhwc, d, mul, add, 0);
 }
 
+namespace {
+
+// Per-channel sums over the pixels of each image, NHWC: sums[img * C + c] = sum over pixels of
+// f(x, img, c). Parallel over (image, pixel range) parts with fp64 partials per part; within a part
+// channels are accumulated in fp32 over runs of kPixelRun pixels (contiguous, vectorised).
+template <class F>
+void nhwc_channel_sums(const float* x, ThreadPool& pool, const Dims4& d, F f, double* sums) {
+  constexpr int64_t kPixelRun = 64;
+  const int64_t hw = d.h * d.w;
+  const int64_t parts_per_image = std::clamp<int64_t>(hw / 256, 1, 4 * pool.threads());
+  const int64_t parts = d.n * parts_per_image;
+  double* partial = reinterpret_cast<double*>(
+      pool.scratch(0, ThreadPool::kKernel, static_cast<size_t>(2 * parts * d.c)));
+  pool.parallel_for_tid(parts, [&](int tid, int64_t t0, int64_t t1) {
+    float* acc = pool.scratch(tid, ThreadPool::kTile, static_cast<size_t>(d.c));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t img = t / parts_per_image, part = t % parts_per_image;
+      const int64_t p0 = hw * part / parts_per_image, p1 = hw * (part + 1) / parts_per_image;
+      double* out = partial + t * d.c;
+      std::fill(out, out + d.c, 0.0);
+      for (int64_t r0 = p0; r0 < p1; r0 += kPixelRun) {
+        std::fill(acc, acc + d.c, 0.0f);
+        for (int64_t p = r0; p < std::min(p1, r0 + kPixelRun); ++p) {
+          const float* px = x + (img * hw + p) * d.c;
+          for (int64_t c = 0; c < d.c; ++c) acc[c] += f(px[c], img, c);
+        }
+        for (int64_t c = 0; c < d.c; ++c) out[c] += acc[c];
+      }
+    }
+  });
+  std::fill(sums, sums + d.n * d.c, 0.0);
+  for (int64_t t = 0; t < parts; ++t) {
+    double* dst = sums + (t / parts_per_image) * d.c;
+    for (int64_t c = 0; c < d.c; ++c) dst[c] += partial[t * d.c + c];
+  }
+}
+
+}  // namespace
+
 void group_norm(const KernelArgs& a) {
   const bool nhwc = is_nhwc(a.step);
   const Dims4 d = dims4(a.step.input_shapes[0], nhwc);
   const int64_t groups = a.step.attrs.get_int("groups", 32);
   const double eps = a.step.attrs.get_float("eps", 1e-5);
   const int64_t cg = d.c / groups, hw = d.h * d.w;
+  const double count = static_cast<double>(cg * hw);
   const float* x = a.in[0];
   const float* gamma = a.in[1];
   const float* beta = a.in[2];
-  // Per (image, channel) multiplier and offset, from per (image, group) statistics.
-  float* mul = a.pool.scratch(a.pool.current_thread(), ThreadPool::kKernel2,
-                              static_cast<size_t>(2 * d.n * d.c));
-  float* add = mul + d.n * d.c;
-  a.pool.parallel_for(d.n * groups, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t img = t / groups, g = t % groups;
-      const double count = static_cast<double>(cg * hw);
-      double sum = 0, ss = 0;
-      if (nhwc) {
-        const float* base = x + img * hw * d.c + g * cg;
-        for (int64_t p = 0; p < hw; ++p) sum += sum_f64(base + p * d.c, cg);
-        const double mean = sum / count;
-        for (int64_t p = 0; p < hw; ++p) ss += sum_sq_dev_f64(base + p * d.c, cg, mean);
-      } else {
-        const float* base = x + (img * d.c + g * cg) * hw;
-        sum = sum_f64(base, cg * hw);
-        ss = sum_sq_dev_f64(base, cg * hw, sum / count);
-      }
-      const double mean = sum / count;
-      const double rstd = 1.0 / std::sqrt(ss / count + eps);
-      for (int64_t c = g * cg; c < (g + 1) * cg; ++c) {
-        const double m = gamma[c] * rstd;
-        mul[img * d.c + c] = static_cast<float>(m);
-        add[img * d.c + c] = static_cast<float>(beta[c] - mean * m);
+  // Scratch: fp64 per-channel sums and sums of squares (n*c each) and group means (n*groups)
+  // first, for alignment; then per (image, channel) floats: multiplier, offset, group mean.
+  const int64_t nc = d.n * d.c;
+  double* sum =
+      reinterpret_cast<double*>(a.pool.scratch(a.pool.current_thread(), ThreadPool::kKernel2,
+                                               static_cast<size_t>(7 * nc + 2 * d.n * groups)));
+  double* ss = sum + nc;
+  double* mean = ss + nc;  // per (image, group)
+  float* mul = reinterpret_cast<float*>(mean + d.n * groups);
+  float* add = mul + nc;
+  float* chan_mean = add + nc;  // the group's mean, per (image, channel)
+  auto set_affine = [&](int64_t img, int64_t g, double mean, double ss) {
+    const double rstd = 1.0 / std::sqrt(ss / count + eps);
+    for (int64_t c = g * cg; c < (g + 1) * cg; ++c) {
+      const double m = gamma[c] * rstd;
+      mul[img * d.c + c] = static_cast<float>(m);
+      add[img * d.c + c] = static_cast<float>(beta[c] - mean * m);
+    }
+  };
+  if (nhwc) {
+    nhwc_channel_sums(
+        x, a.pool, d, [](float v, int64_t, int64_t) { return v; }, sum);
+    for (int64_t img = 0; img < d.n; ++img) {
+      for (int64_t g = 0; g < groups; ++g) {
+        double s = 0;
+        for (int64_t c = g * cg; c < (g + 1) * cg; ++c) s += sum[img * d.c + c];
+        mean[img * groups + g] = s / count;
+        for (int64_t c = g * cg; c < (g + 1) * cg; ++c) {
+          chan_mean[img * d.c + c] = static_cast<float>(s / count);
+        }
       }
     }
-  });
+    const float* cm = chan_mean;
+    const int64_t channels = d.c;
+    nhwc_channel_sums(
+        x, a.pool, d,
+        [cm, channels](float v, int64_t img, int64_t c) {
+          const float dv = v - cm[img * channels + c];
+          return dv * dv;
+        },
+        ss);
+    for (int64_t img = 0; img < d.n; ++img) {
+      for (int64_t g = 0; g < groups; ++g) {
+        double q = 0;
+        for (int64_t c = g * cg; c < (g + 1) * cg; ++c) q += ss[img * d.c + c];
+        set_affine(img, g, mean[img * groups + g], q);
+      }
+    }
+  } else {
+    a.pool.parallel_for(d.n * groups, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t img = t / groups, g = t % groups;
+        const float* base = x + (img * d.c + g * cg) * hw;
+        const double mean = fast_sum(base, cg * hw) / count;
+        set_affine(img, g, mean, fast_sum_sq_dev(base, cg * hw, static_cast<float>(mean)));
+      }
+    });
+  }
   channel_affine(a, nhwc, d, mul, add, d.c);
 }
 
@@ -118,11 +248,12 @@ void row_norm(const KernelArgs& a, bool rms) {
       const float* x = a.in[0] + r * dim;
       float* y = a.out + r * dim;
       if (rms) {
-        const float s = static_cast<float>(1.0 / std::sqrt(sum_sq_f64(x, dim) / dim + eps));
+        const float s = static_cast<float>(1.0 / std::sqrt(fast_sum_sq(x, dim) / dim + eps));
         for (int64_t i = 0; i < dim; ++i) y[i] = x[i] * s * gamma[i];
       } else {
-        const double mean = sum_f64(x, dim) / dim;
-        const double rstd = 1.0 / std::sqrt(sum_sq_dev_f64(x, dim, mean) / dim + eps);
+        const double mean = fast_sum(x, dim) / dim;
+        const double ss = fast_sum_sq_dev(x, dim, static_cast<float>(mean));
+        const double rstd = 1.0 / std::sqrt(ss / dim + eps);
         const float m = static_cast<float>(mean), s = static_cast<float>(rstd);
         for (int64_t i = 0; i < dim; ++i) y[i] = (x[i] - m) * s * gamma[i] + beta[i];
       }
@@ -139,6 +270,22 @@ void rms_norm(const KernelArgs& a) {
   row_norm(a, true);
 }
 
+namespace {
+float row_max(const float* x, int64_t n) {
+  float mx = -std::numeric_limits<float>::infinity();
+#ifdef __AVX512F__
+  __m512 v = _mm512_set1_ps(mx);
+  for (int64_t i = 0; i < n; i += 16) {
+    v = _mm512_max_ps(v, _mm512_mask_loadu_ps(v, avx512::first_lanes(n - i), x + i));
+  }
+  mx = _mm512_reduce_max_ps(v);
+#else
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]);
+#endif
+  return mx;
+}
+}  // namespace
+
 void softmax(const KernelArgs& a) {
   const ir::Shape& s = a.step.input_shapes[0];
   int64_t axis = a.step.attrs.get_int("axis", -1);
@@ -153,8 +300,7 @@ void softmax(const KernelArgs& a) {
       for (int64_t r = r0; r < r1; ++r) {
         const float* x = a.in[0] + r * len;
         float* y = a.out + r * len;
-        float mx = -std::numeric_limits<float>::infinity();
-        for (int64_t i = 0; i < len; ++i) mx = std::max(mx, x[i]);
+        const float mx = row_max(x, len);
         const float inv = static_cast<float>(1.0 / exp_affine_sum(x, 1.0f, -mx, y, len));
         for (int64_t i = 0; i < len; ++i) y[i] *= inv;
         if (!epi.empty()) epi.apply(y, len);
