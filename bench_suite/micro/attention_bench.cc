@@ -1,6 +1,7 @@
 // Attention kernels at the workloads' shapes, side by side: sdpa.blocked (query blocks x all keys,
 // two GEMMs), sdpa.flash (tiled, online softmax) and sdpa.auto (what the default pipeline runs).
 // FLOPs: 2 per multiply-accumulate of Q K^T and P V; causal counts only the visible pairs.
+// The tiles/ family sweeps flash tile sizes (--benchmark_filter=-tiles/ skips it, about a minute).
 // Run: cuvil-micro-attention [--benchmark_filter=sdxl] (threads: CUVIL_THREADS, default 2).
 #include <benchmark/benchmark.h>
 
@@ -59,7 +60,8 @@ std::vector<float> random_vector(int64_t n, uint64_t seed) {
   return v;
 }
 
-void run_attention(benchmark::State& state, const Shape& s, const std::string& kernel) {
+void run_attention(benchmark::State& state, const Shape& s, const std::string& kernel,
+                   int64_t block_q = 0, int64_t block_kv = 0) {
   const cuvil::runtime::KernelInfo* k =
       cuvil::runtime::find_kernel(cuvil::ir::OpKind::sdpa, kernel);
   if (!k) {
@@ -75,6 +77,8 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
   step.kernel = kernel;
   step.fn = k->fn;
   step.attrs.set("causal", int64_t{s.causal ? 1 : 0});
+  if (block_q > 0) step.attrs.set("attention.block_q", block_q);
+  if (block_kv > 0) step.attrs.set("attention.block_kv", block_kv);
   step.inputs = {0, 1, 2};
   step.input_shapes = {{1, s.hq, s.sq, s.d}, {1, s.hkv, s.skv, s.d}, {1, s.hkv, s.skv, s.d}};
   step.output_shape = {1, s.hq, s.sq, s.d};
@@ -98,6 +102,21 @@ const int kRegistered = [] {
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.3);
+    }
+  }
+  // Tile sizes of sdpa.flash (the attention-tiling pass's knobs) on two shapes.
+  for (const Shape& s : {kShapes[1], kShapes[4]}) {
+    for (int64_t bq : {16, 32, 64, 128, 256}) {
+      for (int64_t bkv : {64, 128, 256, 512, 1024}) {
+        const std::string name = std::string("tiles/") + s.name + "/q" + std::to_string(bq) +
+                                 "_kv" + std::to_string(bkv);
+        benchmark::RegisterBenchmark(
+            name.c_str(),
+            [s, bq, bkv](benchmark::State& st) { run_attention(st, s, "sdpa.flash", bq, bkv); })
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(0.3);
+      }
     }
   }
   return 0;
