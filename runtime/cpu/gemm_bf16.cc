@@ -13,6 +13,8 @@
 
 // Compiled for AVX512_BF16 whatever -march says; only called after cpu_has_avx512_bf16().
 #define CUVIL_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define CUVIL_AMX_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
 
 namespace cuvil::runtime::cpu {
 
@@ -225,10 +227,142 @@ void gemm_block(const Bf16Gemm& g, int64_t i0, int64_t i1, int64_t s0, int64_t s
   }
 }
 
+// ---- AMX-BF16 path (rows > kSkinnyRows when cpu_has_amx_bf16()) ----
+// Tiles: C 32 x 32 in tmm0..3 (two row halves x two column halves), A rows in tmm4/5 (16 rows x
+// 32 bf16), B in tmm6/7 (16 K pairs x 16 columns): the packed sliver layout is exactly two B
+// tiles side by side with a row stride of NR words. A is converted to row-major bf16 per panel.
+constexpr int kAmxRows = 32;  // C rows per tile block
+constexpr int kAmxK = 32;     // K elements per TDPBF16PS
+
+struct TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+CUVIL_AMX_TARGET void amx_configure() {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  _tile_loadconfig(&cfg);
+}
+
+// Rows [0, rows) x columns [k0, k0 + kc) of fp32 A -> row-major bf16 dst[rows_pad][kc_pad],
+// zero-padded.
+CUVIL_AMX_TARGET void convert_a_rowmajor(const float* a, int64_t lda, int64_t rows,
+                                         int64_t rows_pad, int64_t k0, int64_t kc, int64_t kc_pad,
+                                         uint16_t* dst) {
+  for (int64_t r = 0; r < rows_pad; ++r) {
+    uint16_t* d = dst + r * kc_pad;
+    if (r >= rows) {
+      std::fill(d, d + kc_pad, uint16_t{0});
+      continue;
+    }
+    const float* src = a + r * lda + k0;
+    int64_t p = 0;
+    for (; p + 32 <= kc; p += 32) {
+      const __m512bh v =
+          _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + p + 16), _mm512_loadu_ps(src + p));
+      _mm512_storeu_si512(d + p, reinterpret_cast<const __m512i&>(v));
+    }
+    for (; p < kc; ++p) d[p] = to_bf16(src[p]);
+    for (; p < kc_pad; ++p) d[p] = 0;
+  }
+}
+
+// One 32 x 32 block of C (+)= A[32, kc_pad] x B sliver over kc_pad / 32 steps.
+CUVIL_AMX_TARGET void amx_block(const uint16_t* a, int64_t kc_pad, const uint32_t* b, int64_t steps,
+                                float* c, int64_t ldc, bool accumulate) {
+  const int64_t cs = ldc * static_cast<int64_t>(sizeof(float));
+  if (accumulate) {
+    _tile_loadd(0, c, cs);
+    _tile_loadd(1, c + 16, cs);
+    _tile_loadd(2, c + 16 * ldc, cs);
+    _tile_loadd(3, c + 16 * ldc + 16, cs);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  const int64_t as = kc_pad * static_cast<int64_t>(sizeof(uint16_t));
+  constexpr int64_t bs = NR * sizeof(uint32_t);
+  for (int64_t t = 0; t < steps; ++t) {
+    _tile_loadd(4, a + t * kAmxK, as);
+    _tile_loadd(5, a + 16 * kc_pad + t * kAmxK, as);
+    _tile_loadd(6, b + t * 16 * NR, bs);
+    _tile_loadd(7, b + t * 16 * NR + 16, bs);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, cs);
+  _tile_stored(1, c + 16, cs);
+  _tile_stored(2, c + 16 * ldc, cs);
+  _tile_stored(3, c + 16 * ldc + 16, cs);
+}
+
+void gemm_block_amx(const Bf16Gemm& g, int64_t i0, int64_t i1, int64_t s0, int64_t s1,
+                    ThreadPool& pool, int tid) {
+  amx_configure();
+  const int64_t kp = ceil_div(g.k, 2);
+  const int64_t kcb = round_up(std::max<int64_t>(kAmxK, g.blocking.kc), kAmxK);
+  const int64_t mc_max = round_up(std::max<int64_t>(1, g.blocking.mc), kAmxRows);
+  const int64_t ncs = std::max<int64_t>(1, g.blocking.nc / NR);
+  const int64_t rows_cap = std::min(mc_max, round_up(i1 - i0, kAmxRows));
+  const int64_t kc_cap = std::min(kcb, round_up(std::max<int64_t>(g.k, 1), kAmxK));
+  uint16_t* ap = reinterpret_cast<uint16_t*>(
+      pool.scratch(tid, ThreadPool::kPackA, static_cast<size_t>(rows_cap * kc_cap / 2 + 16)));
+  float* tile = pool.scratch(tid, ThreadPool::kTile, kAmxRows * NR);
+  for (int64_t js = s0; js < s1; js += ncs) {
+    const int64_t je = std::min(s1, js + ncs);
+    const int64_t col0 = js * NR, cols = std::min(g.n, je * NR) - col0;
+    for (int64_t pc = 0; pc < g.k || pc == 0; pc += kcb) {
+      const int64_t kc = std::min(kcb, g.k - pc);
+      const int64_t kc_pad = round_up(std::max<int64_t>(kc, 1), kAmxK);
+      const bool first = pc == 0, last = pc + kc >= g.k;
+      for (int64_t ic = i0; ic < i1; ic += mc_max) {
+        const int64_t mc = std::min(mc_max, i1 - ic);
+        const int64_t mc_pad = round_up(mc, kAmxRows);
+        convert_a_rowmajor(g.a + ic * g.lda, g.lda, mc, mc_pad, pc, kc, kc_pad, ap);
+        for (int64_t s = js; s < je; ++s) {
+          const int64_t j0 = s * NR;
+          const int64_t nr = std::min<int64_t>(NR, g.n - j0);
+          const uint32_t* bs = g.b + (s * kp + pc / 2) * NR;
+          for (int64_t ir = 0; ir < mc_pad; ir += kAmxRows) {
+            const int64_t mr = std::min<int64_t>(kAmxRows, mc - ir);
+            float* c = g.c + (ic + ir) * g.ldc + j0;
+            if (mr == kAmxRows && nr == NR) {
+              amx_block(ap + ir * kc_pad, kc_pad, bs, kc_pad / kAmxK, c, g.ldc, !first);
+              continue;
+            }
+            // Edge block: through a 32 x 32 buffer holding the valid part of C.
+            std::fill(tile, tile + kAmxRows * NR, 0.0f);
+            if (!first) {
+              for (int64_t i = 0; i < mr; ++i)
+                std::copy(c + i * g.ldc, c + i * g.ldc + nr, tile + i * NR);
+            }
+            amx_block(ap + ir * kc_pad, kc_pad, bs, kc_pad / kAmxK, tile, NR, !first);
+            for (int64_t i = 0; i < mr; ++i)
+              std::copy(tile + i * NR, tile + i * NR + nr, c + i * g.ldc);
+          }
+        }
+        if (last && (g.bias || g.epilogue)) {
+          for (int64_t i = 0; i < mc; ++i) finish_row(g, g.c + (ic + i) * g.ldc + col0, col0, cols);
+        }
+      }
+      if (g.k == 0) break;
+    }
+  }
+}
+
 }  // namespace
 
 int64_t bf16_packed_words(int64_t k, int64_t n) {
-  return ceil_div(n, NR) * ceil_div(k, 2) * NR;
+  // Plus one AMX step of K pairs: the last tile load of the last sliver may read past its pairs
+  // (against zero A columns).
+  return ceil_div(n, NR) * ceil_div(k, 2) * NR + kAmxK / 2 * NR;
 }
 
 void pack_b_bf16(const float* b, int64_t ldb, bool transposed, int64_t k, int64_t n, uint32_t* dst,
@@ -259,6 +393,7 @@ void pack_b_bf16(const float* b, int64_t ldb, bool transposed, int64_t k, int64_
     }
   };
   const int64_t count = ceil_div(n, NR);
+  std::fill(dst + count * kp * NR, dst + bf16_packed_words(k, n), 0u);
   if (pool) {
     pool->parallel_for(count, slivers);
   } else {
@@ -279,11 +414,20 @@ void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
     pool.parallel_for(slivers, [&](int64_t s0, int64_t s1) { skinny_rows(g, ap, s0, s1); });
     return;
   }
-  const int64_t tiles_m = ceil_div(g.m, MR);
+  const bool amx = cpu_has_amx_bf16();
+  const int64_t row_tile = amx ? kAmxRows : MR;
+  auto block = [&](int64_t i0, int64_t i1, int64_t b0, int64_t b1, int tid) {
+    if (amx) {
+      gemm_block_amx(g, i0, i1, b0, b1, pool, tid);
+    } else {
+      gemm_block(g, i0, i1, b0, b1, pool, tid);
+    }
+  };
+  const int64_t tiles_m = ceil_div(g.m, row_tile);
   const double work =
       static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   if (threads == 1 || work < 32.0 * 32 * 64 || (tiles_m < 2 && slivers < 2)) {
-    gemm_block(g, 0, g.m, 0, slivers, pool, pool.current_thread());
+    block(0, g.m, 0, slivers, pool.current_thread());
     return;
   }
   // One strip of C per thread, cut along N (each thread streams only its B slivers) unless N is
@@ -295,9 +439,9 @@ void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
     for (int64_t part = p0; part < p1; ++part) {
       const int64_t t0 = tiles * part / parts, t1 = tiles * (part + 1) / parts;
       if (split_n) {
-        gemm_block(g, 0, g.m, t0, t1, pool, tid);
+        block(0, g.m, t0, t1, tid);
       } else {
-        gemm_block(g, t0 * MR, std::min(g.m, t1 * MR), 0, slivers, pool, tid);
+        block(t0 * row_tile, std::min(g.m, t1 * row_tile), 0, slivers, tid);
       }
     }
   });

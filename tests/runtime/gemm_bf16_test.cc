@@ -92,6 +92,9 @@ TEST_F(Bf16GemmTest, SmallBlocksSplitKAndEdges) {
   small.mc = 12, small.kc = 6, small.nc = 32;
   EXPECT_LE(bf16_error(41, 70, 45, true, true, small), kBound);
   EXPECT_LE(bf16_error(41, 70, 45, true, true, small, 1), kBound);
+  // Several K panels of whole AMX steps, and a ragged last one.
+  small.kc = 64;
+  EXPECT_LE(bf16_error(70, 100, 200, true, true, small), kBound);
 }
 
 TEST_F(Bf16GemmTest, DecodeRowsStreamPackedWeights) {
@@ -102,6 +105,17 @@ TEST_F(Bf16GemmTest, LargeKErrorStaysWithinBound) {
   const double e = bf16_error(20, 64, 4096, true, false);
   std::printf("bf16 GEMM max_relative_error at K = 4096: %.3g\n", e);
   EXPECT_LE(e, kBound);
+}
+
+// Without AMX tiles the VDPBF16PS register-tile kernel runs every size.
+TEST_F(Bf16GemmTest, VectorPathWithoutAmxMatchesBound) {
+  setenv("CUVIL_CPU_DISABLE", "amx_bf16", 1);
+  EXPECT_FALSE(cpu_has_amx_bf16());
+  for (int64_t m : {5, 13, 40}) EXPECT_LE(bf16_error(m, 45, 77, true, true), kBound) << m;
+  Bf16Blocking small;
+  small.mc = 12, small.kc = 6, small.nc = 32;
+  EXPECT_LE(bf16_error(41, 70, 45, true, true, small), kBound);
+  unsetenv("CUVIL_CPU_DISABLE");
 }
 
 TEST(Bf16Features, EnvironmentCanDisableBf16) {
