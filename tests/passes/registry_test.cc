@@ -23,8 +23,9 @@ TEST(Registry, NamesAreUnique) {
 TEST(Registry, OrderIsTheDefaultPipeline) {
   std::vector<std::string_view> names;
   for (const auto& pass : pass_registry()) names.push_back(pass->name());
-  EXPECT_EQ(names, (std::vector<std::string_view>{"fold-batchnorm", "layout", "fuse-elementwise",
-                                                  "attention-tiling", "memory-plan"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string_view>{"fold-batchnorm", "layout", "fuse-elementwise",
+                                           "attention-tiling", "select-lowering", "memory-plan"}));
 }
 
 TEST(Registry, FindsPassesByName) {
