@@ -13,6 +13,7 @@ using Action = std::function<int()>;
 Action add_list_command(CLI::App& app);
 Action add_verify_command(CLI::App& app);
 Action add_run_command(CLI::App& app);
+Action add_tune_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 
 // Options shared by commands that compile a suite.

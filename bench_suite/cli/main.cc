@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   const Action list = add_list_command(app);
   const Action verify = add_verify_command(app);
   const Action run = add_run_command(app);
+  const Action tune = add_tune_command(app);
   const Action serve = add_serve_command(app);
   try {
     app.parse(argc, argv);
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("list")) return list();
     if (app.got_subcommand("verify")) return verify();
     if (app.got_subcommand("run")) return run();
+    if (app.got_subcommand("tune")) return tune();
     if (app.got_subcommand("serve")) return serve();
   } catch (const cuvil::UserError& e) {
     std::fprintf(stderr, "cuvil-bench: error: %s\n", e.what());

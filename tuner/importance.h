@@ -1,0 +1,76 @@
+// Which parameters matter: a gradient-boosted tree model (XGBoost, C API) fitted from the
+// trials' parameters to log latency, explained with exact TreeSHAP (pred_contribs). Parameters
+// are ranked by mean |SHAP value|; refits on bootstrap resamples of the trials give each
+// parameter's 5th-95th percentile of importance and of rank (how stable the ranking is); SHAP
+// interaction values (pred_interactions) give pairwise interaction strength between the top
+// parameters.
+//
+// Encoding: booleans 0/1, numbers as they are (trees are invariant to monotone transforms, so
+// log-scaled parameters need no transform), choices one-hot with one column per observed value;
+// a parameter's SHAP value is the sum over its columns (SHAP values are additive). A parameter
+// absent from a trial (its pass was off) is a missing value, which XGBoost routes natively.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tuner/trial_log.h"
+
+namespace cuvil::tuner {
+
+struct Dataset {
+  std::vector<std::string> params;   // what is ranked
+  std::vector<std::string> columns;  // encoded feature names
+  std::vector<int> column_param;     // column -> index in params
+  std::vector<float> x;              // rows x columns, row-major; NaN = missing
+  std::vector<float> y;              // the target (log latency)
+  size_t rows() const { return y.size(); }
+};
+
+// Complete trials only; y = log(objective). Parameters constant over every trial are left out.
+Dataset encode_trials(const std::vector<TrialRecord>& trials);
+
+struct ShapFit {
+  std::vector<double> predictions;        // per row
+  std::vector<double> bias;               // per row (the expected value)
+  std::vector<std::vector<double>> shap;  // rows x params (columns summed per parameter)
+};
+
+struct GbtOptions {
+  int rounds = 100;
+  int max_depth = 3;
+  double eta = 0.1;
+  uint64_t seed = 0;
+};
+
+// Fits on `fit_rows` (indices into the dataset, repeats allowed) and explains every row.
+ShapFit fit_and_explain(const Dataset& data, const std::vector<size_t>& fit_rows,
+                        const GbtOptions& options);
+
+struct ParamImportance {
+  std::string name;
+  double mean_abs_shap = 0;  // on log latency: 0.1 ~ moves latency by about 10%
+  double share = 0;          // of the sum over parameters
+  double low = 0, high = 0;  // 5th-95th percentile of mean |SHAP| over bootstrap refits
+  int rank = 0;              // 1 = most important
+  int rank_low = 0, rank_high = 0;
+};
+
+struct Interaction {
+  std::string a, b;
+  double strength = 0;  // mean |SHAP interaction value| of the pair (both halves)
+};
+
+struct ImportanceReport {
+  std::vector<ParamImportance> ranking;   // most important first
+  std::vector<Interaction> interactions;  // among the top parameters, strongest first
+  size_t trials = 0;
+  int refits = 0;
+  std::string encoding = "bool 0/1, numbers as-is, choices one-hot (SHAP summed per parameter)";
+};
+
+ImportanceReport rank_importance(const Dataset& data, int refits = 20, int top = 5,
+                                 const GbtOptions& options = {});
+
+}  // namespace cuvil::tuner

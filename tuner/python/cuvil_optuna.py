@@ -1,0 +1,288 @@
+#!/usr/bin/python3
+"""cuvil's Optuna side: ask-and-tell over a line-based JSON protocol on stdin/stdout.
+
+One request per line, one reply per line. Every reply has "ok"; a failed request answers
+{"ok": false, "error": "..."} and the process keeps serving. Operations:
+  hello                         -> optuna version, whether sklearn (fANOVA) is importable
+  open {storage, study_name, sampler, pruner, seed, space, attrs, allow_mismatch, enqueue}
+                                -> created, requeued (trials left RUNNING by a killed process,
+                                   now FAIL and enqueued again), counts per state
+  ask                           -> number, values (resolved: every dimension, fixed ones too)
+  report {number, step, value}  -> prune (the pruner's verdict after this intermediate value)
+  tell {number, state, value?, reason?}   state: complete | fail | pruned
+  best                          -> number, value, values
+  trials                        -> every trial: number, state, value, values, user_attrs
+  fanova {seed}                 -> importances {dimension: value} (complete trials only)
+  close
+The space is the list tuner/search_space.cc writes (space_to_json): it is sampled define-by-run;
+a power-of-two parameter is sampled as its exponent "NAME~log2", a multiple of another as the
+factor "NAME~factor".
+"""
+import json
+import math
+import sys
+import traceback
+
+optuna = None
+study = None
+space = None
+running = {}  # number -> optuna Trial (asked in this process)
+
+
+def fail(message):
+    return {"ok": False, "error": message}
+
+
+def suggest(trial, dims):
+    """Samples every dimension whose condition holds; returns the resolved values."""
+    values = {}
+    for d in dims:
+        name = d["name"]
+        cond = d.get("condition")
+        if cond is not None and not values.get(cond, False):
+            continue
+        if "fixed" in d:
+            values[name] = d["fixed"]
+            continue
+        kind = d["kind"]
+        if kind == "bool":
+            values[name] = trial.suggest_categorical(name, [True, False])
+        elif kind == "choice":
+            values[name] = trial.suggest_categorical(name, list(d["choices"]))
+        elif kind == "float":
+            values[name] = trial.suggest_float(name, d["low"], d["high"], log=d.get("log", False))
+        elif d.get("power_of_two"):
+            lo = math.ceil(math.log2(d["low"]))
+            hi = math.floor(math.log2(d["high"]))
+            values[name] = 2 ** trial.suggest_int(name + "~log2", lo, hi)
+        elif d.get("multiple_of"):
+            base = values.get(d["multiple_of"])
+            k = trial.suggest_int(name + "~factor", d["factor_low"], d["factor_high"])
+            if base is None:
+                base = 1
+            value = k * base
+            # The factor's range is static (so samplers see one distribution); the product is
+            # brought back into [low, high] on the base's grid.
+            if value > d["high"]:
+                value = max(base, (d["high"] // base) * base)
+            if value < d["low"]:
+                value = -(-d["low"] // base) * base
+            values[name] = value
+        else:
+            log = d.get("log", False)
+            step = d.get("step", 1)
+            if log and step != 1:
+                log = False
+            values[name] = trial.suggest_int(name, d["low"], d["high"], step=step, log=log)
+    return values
+
+
+def internal_params(values, dims):
+    """Resolved values -> the sampler's parameters (for enqueue_trial)."""
+    params = {}
+    present = set()
+    for d in dims:
+        name = d["name"]
+        cond = d.get("condition")
+        if cond is not None and not values.get(cond, False):
+            continue
+        if name not in values:
+            continue
+        present.add(name)
+        if "fixed" in d:
+            continue
+        v = values[name]
+        if d["kind"] == "int" and d.get("power_of_two"):
+            params[name + "~log2"] = int(round(math.log2(max(1, v))))
+        elif d["kind"] == "int" and d.get("multiple_of"):
+            base = values.get(d["multiple_of"], 1) or 1
+            k = max(d["factor_low"], min(d["factor_high"], int(round(v / base))))
+            params[name + "~factor"] = k
+        else:
+            params[name] = v
+    return params
+
+
+def make_sampler(name, seed):
+    s = optuna.samplers
+    if name == "tpe":
+        return s.TPESampler(multivariate=True, group=True, seed=seed, n_startup_trials=5,
+                            warn_independent_sampling=False)
+    if name == "cmaes":
+        return s.CmaEsSampler(seed=seed, n_startup_trials=5, warn_independent_sampling=False)
+    if name == "random":
+        return s.RandomSampler(seed=seed)
+    if name == "qmc":
+        return s.QMCSampler(seed=seed, warn_independent_sampling=False)
+    raise ValueError("unknown sampler '%s' (tpe, cmaes, random, qmc)" % name)
+
+
+def make_pruner(name):
+    p = optuna.pruners
+    if name == "median":
+        return p.MedianPruner(n_startup_trials=3, n_warmup_steps=0)
+    if name in ("sha", "successive-halving"):
+        return p.SuccessiveHalvingPruner()
+    if name == "none":
+        return p.NopPruner()
+    raise ValueError("unknown pruner '%s' (median, successive-halving, none)" % name)
+
+
+def counts():
+    out = {}
+    for t in study.get_trials(deepcopy=False):
+        out[t.state.name.lower()] = out.get(t.state.name.lower(), 0) + 1
+    return out
+
+
+def op_open(req):
+    global study, space
+    TrialState = optuna.trial.TrialState
+    space = req["space"]
+    seed = req.get("seed")
+    storage = optuna.storages.RDBStorage(req["storage"], heartbeat_interval=None)
+    existing = [s.study_name for s in optuna.study.get_all_study_summaries(storage)]
+    created = req["study_name"] not in existing
+    # Seeds mix in the trial count so a resumed study does not replay the same samples.
+    n_before = 0
+    if not created:
+        n_before = len(optuna.load_study(study_name=req["study_name"], storage=storage).trials)
+    sampler = make_sampler(req.get("sampler", "tpe"), None if seed is None else seed + n_before)
+    study = optuna.create_study(storage=storage, study_name=req["study_name"], sampler=sampler,
+                                pruner=make_pruner(req.get("pruner", "median")),
+                                direction="minimize", load_if_exists=True)
+    attrs = req.get("attrs", {})
+    if created:
+        for k, v in attrs.items():
+            study.set_user_attr(k, v)
+    elif not req.get("allow_mismatch", False):
+        for k, v in attrs.items():
+            have = study.user_attrs.get(k)
+            if have != v:
+                return fail("study '%s' was made with %s=%s, this run has %s=%s (pass "
+                            "--allow-study-mismatch to use it anyway)"
+                            % (req["study_name"], k, json.dumps(have), k, json.dumps(v)))
+    requeued = []
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        # Left running by a process that was killed: fail it and try its configuration again.
+        study._storage.set_trial_user_attr(t._trial_id, "fail_reason",
+                                           "interrupted (the tuning process died)")
+        study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+        study.enqueue_trial(t.params, user_attrs={"retry_of": t.number}, skip_if_exists=False)
+        requeued.append({"number": t.number,
+                         "values": t.user_attrs.get("cuvil_values", {})})
+    if created:
+        for values in req.get("enqueue", []):
+            study.enqueue_trial(internal_params(values, space), user_attrs={"baseline": True})
+    return {"ok": True, "created": created, "requeued": requeued, "counts": counts(),
+            "attrs": study.user_attrs}
+
+
+def op_ask(req):
+    trial = study.ask()
+    values = suggest(trial, space)
+    trial.set_user_attr("cuvil_values", values)
+    running[trial.number] = trial
+    return {"ok": True, "number": trial.number, "values": values,
+            "baseline": bool(trial.user_attrs.get("baseline", False)),
+            "retry_of": trial.user_attrs.get("retry_of")}
+
+
+def op_report(req):
+    trial = running[req["number"]]
+    trial.report(float(req["value"]), int(req["step"]))
+    return {"ok": True, "prune": bool(trial.should_prune())}
+
+
+def op_tell(req):
+    TrialState = optuna.trial.TrialState
+    number = req["number"]
+    trial = running.pop(number)
+    if req.get("reason"):
+        trial.set_user_attr("fail_reason", req["reason"])
+    state = req["state"]
+    if state == "complete":
+        study.tell(trial, float(req["value"]))
+    elif state == "pruned":
+        study.tell(trial, state=TrialState.PRUNED)
+    else:
+        study.tell(trial, state=TrialState.FAIL)
+    return {"ok": True}
+
+
+def trial_json(t):
+    return {"number": t.number, "state": t.state.name.lower(), "value": t.value,
+            "values": t.user_attrs.get("cuvil_values", {}), "user_attrs": t.user_attrs,
+            "intermediate": {str(k): v for k, v in t.intermediate_values.items()}}
+
+
+def op_best(req):
+    try:
+        t = study.best_trial
+    except ValueError:
+        return fail("the study has no complete trial yet")
+    return dict(trial_json(t), ok=True)
+
+
+def op_trials(req):
+    return {"ok": True, "trials": [trial_json(t) for t in study.get_trials(deepcopy=False)]}
+
+
+def op_fanova(req):
+    try:
+        import sklearn  # noqa: F401  fANOVA's forest comes from scikit-learn
+    except ImportError:
+        return fail("fANOVA needs scikit-learn (python3-sklearn)")
+    ev = optuna.importance.FanovaImportanceEvaluator(seed=req.get("seed", 0))
+    imp = optuna.importance.get_param_importances(study, evaluator=ev)
+    out = {}
+    for k, v in imp.items():
+        name = k.split("~")[0]
+        out[name] = out.get(name, 0.0) + float(v)
+    return {"ok": True, "importances": out}
+
+
+def main():
+    global optuna
+    handlers = {"open": op_open, "ask": op_ask, "report": op_report, "tell": op_tell,
+                "best": op_best, "trials": op_trials, "fanova": op_fanova}
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            op = req.get("op")
+            if op == "hello":
+                try:
+                    import optuna as _optuna
+                    _optuna.logging.set_verbosity(_optuna.logging.WARNING)
+                    optuna = _optuna
+                except ImportError as e:
+                    reply = fail("optuna is not importable by %s: %s (install python3-optuna)"
+                                 % (sys.executable, e))
+                else:
+                    try:
+                        import sklearn  # noqa: F401
+                        have_sklearn = True
+                    except ImportError:
+                        have_sklearn = False
+                    reply = {"ok": True, "optuna": optuna.__version__, "sklearn": have_sklearn}
+            elif op == "close":
+                print(json.dumps({"ok": True}), flush=True)
+                return
+            elif op in handlers:
+                if op != "open" and study is None:
+                    reply = fail("no study is open")
+                else:
+                    reply = handlers[op](req)
+            else:
+                reply = fail("unknown op '%s'" % op)
+        except Exception as e:  # every failure is reported, the loop keeps serving
+            reply = fail("%s: %s" % (type(e).__name__, e))
+            traceback.print_exc(file=sys.stderr)
+        print(json.dumps(reply), flush=True)
+
+
+if __name__ == "__main__":
+    main()

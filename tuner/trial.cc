@@ -1,0 +1,116 @@
+#include "tuner/trial.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+
+#include "bench_suite/stats.h"
+#include "bench_suite/suites.h"
+#include "bench_suite/verify.h"
+#include "passes/ir/error.h"
+#include "passes/pipeline.h"
+#include "runtime/executor.h"
+
+namespace cuvil::tuner {
+
+namespace {
+
+double median_ms(std::vector<double> samples_ns) {
+  if (samples_ns.empty()) return 0;
+  std::sort(samples_ns.begin(), samples_ns.end());
+  const size_t n = samples_ns.size();
+  const double m = n % 2 ? samples_ns[n / 2] : 0.5 * (samples_ns[n / 2 - 1] + samples_ns[n / 2]);
+  return m * 1e-6;
+}
+
+[[noreturn]] void inject(const std::string& fault) {
+  if (fault == "crash") {
+    raise(SIGSEGV);
+  } else if (fault == "hang") {
+    for (;;) pause();
+  } else if (fault == "oom") {
+    std::vector<std::unique_ptr<char[]>> hog;
+    for (;;) hog.emplace_back(new char[64 << 20]);
+  }
+  throw UserError("unknown test fault '" + fault + "'");
+}
+
+}  // namespace
+
+double objective_of(const std::vector<RungSamples>& rungs) {
+  if (rungs.empty()) return 0;
+  double log_sum = 0;
+  for (const RungSamples& r : rungs) log_sum += std::log(r.median_ms);
+  return std::exp(log_sum / static_cast<double>(rungs.size()));
+}
+
+std::string test_fault_for(int number) {
+  const char* env = std::getenv("CUVIL_TEST_TRIAL_FAULT");
+  if (env == nullptr || *env == '\0') return "";
+  std::stringstream list(env);
+  for (std::string item; std::getline(list, item, ',');) {
+    const size_t at = item.find('@');
+    if (at == std::string::npos) return item;
+    if (std::atoi(item.c_str() + at + 1) == number) return item.substr(0, at);
+  }
+  return "";
+}
+
+void run_trial(const TrialSpec& spec, ChildChannel& channel) {
+  if (!spec.fault.empty() && spec.fault != "wrong") inject(spec.fault);
+  const bench::Suite& suite = bench::find_suite(spec.suite);
+  CUVIL_CHECK(!spec.rungs.empty(), "a trial needs at least one rung");
+
+  if (spec.verify) {
+    // The gate: the configuration's outputs on the scaled-down topology of the first rung.
+    const ir::Graph tiny = suite.build(spec.rungs.front(), /*tiny=*/true);
+    bench::VerifyResult check =
+        bench::verify_graph(tiny, spec.config, spec.threads, spec.seed, "trial");
+    if (spec.fault == "wrong" && !check.outputs.empty()) {
+      // TEST-ONLY: stands in for a miscompiling configuration.
+      check.outputs.front().max_relative_error = 0.5;
+      check.outputs.front().ok = false;
+    }
+    if (!check.ok()) {
+      double worst = 0;
+      for (const auto& o : check.outputs) worst = std::max(worst, o.max_relative_error);
+      char text[96];
+      std::snprintf(text, sizeof(text), "wrong result (max rel err %.3g > %.0e)", worst,
+                    check.tolerance);
+      throw UserError(text);
+    }
+  }
+
+  std::vector<RungSamples> done;
+  std::vector<std::shared_ptr<const std::vector<float>>> weights;  // shared by later rungs
+  for (size_t step = 0; step < spec.rungs.size(); ++step) {
+    const bench::Rung& rung = spec.rungs[step];
+    ir::Graph graph = suite.build(rung, /*tiny=*/false);
+    const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, spec.seed);
+    passes::Compiled compiled = passes::compile(std::move(graph), spec.config, spec.threads);
+    weights = compiled.plan.constants;
+    runtime::Executor executor(std::move(compiled.plan));
+    const bench::Measurement m = bench::measure(executor, inputs, spec.measure);
+    RungSamples r;
+    r.name = rung.name;
+    r.samples_ns = m.real_ns;
+    r.median_ms = median_ms(m.real_ns);
+    done.push_back(r);
+    const double intermediate = objective_of(done);
+    const bool go = channel.progress({{"rung", r.name},
+                                      {"step", step},
+                                      {"samples_ns", r.samples_ns},
+                                      {"median_ms", r.median_ms},
+                                      {"intermediate", intermediate}});
+    if (!go) return;  // pruned: the parent already knows everything
+  }
+  channel.result({{"value", objective_of(done)}});
+}
+
+}  // namespace cuvil::tuner

@@ -1,0 +1,50 @@
+// One trial's work, run inside the isolated child (isolation.h): the verification gate on the
+// suite's scaled-down graph, then each tuned rung compiled and measured through the harness
+// (bench::measure), cheapest first, each reported to the parent, which may stop the trial
+// (pruning) before the expensive rungs.
+//
+// Objective: the geometric mean over the tuned rungs of each rung's median latency in ms (every
+// rung counts equally, whatever its size). The intermediate value after rung k is the same
+// geometric mean over rungs 0..k.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench_suite/ladder.h"
+#include "bench_suite/measure.h"
+#include "passes/cuvilpass.h"
+#include "tuner/isolation.h"
+#include "tuner/trial_log.h"
+
+namespace cuvil::tuner {
+
+inline constexpr const char* kObjectiveName =
+    "geometric mean of median latency (ms) over the rungs";
+
+struct TrialSpec {
+  std::string suite;
+  std::vector<bench::Rung> rungs;
+  passes::PipelineConfig config;
+  int threads = 1;
+  bench::MeasureOptions measure;
+  uint64_t seed = 1;
+  bool verify = true;
+  // TEST-ONLY fault injection (from CUVIL_TEST_TRIAL_FAULT, see test_fault_for): "crash" raises
+  // SIGSEGV, "hang" sleeps forever, "oom" allocates until the memory limit, "wrong" makes the
+  // verification gate see a wrong output. Empty in real use.
+  std::string fault;
+};
+
+// The child's body: sends one progress message per rung ({rung, step, samples_ns, median_ms,
+// intermediate}) and a final result ({value}); throws (a failed trial) when verification fails.
+void run_trial(const TrialSpec& spec, ChildChannel& channel);
+
+// Geometric mean of the medians (ms).
+double objective_of(const std::vector<RungSamples>& rungs);
+
+// TEST-ONLY: CUVIL_TEST_TRIAL_FAULT is "KIND" (every trial) or "KIND@N,KIND@M" (trials N, M),
+// KIND in crash|hang|oom|wrong. Returns the fault for trial `number`, or "".
+std::string test_fault_for(int number);
+
+}  // namespace cuvil::tuner

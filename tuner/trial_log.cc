@@ -1,0 +1,153 @@
+#include "tuner/trial_log.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "passes/ir/error.h"
+
+#ifndef CUVIL_SOURCE_DIR
+#define CUVIL_SOURCE_DIR "."
+#endif
+
+namespace cuvil::tuner {
+
+nlohmann::json to_json(const TrialRecord& r) {
+  nlohmann::json rungs = nlohmann::json::array();
+  for (const RungSamples& s : r.rungs) {
+    rungs.push_back({{"name", s.name}, {"samples_ns", s.samples_ns}, {"median_ms", s.median_ms}});
+  }
+  nlohmann::json j = {{"number", r.number},
+                      {"state", r.state},
+                      {"reason", r.reason},
+                      {"values", r.values},
+                      {"config_hash", r.config_hash},
+                      {"rungs", rungs},
+                      {"baseline", r.baseline},
+                      {"retry_of", r.retry_of},
+                      {"study", r.study},
+                      {"suite", r.suite},
+                      {"sampler", r.sampler},
+                      {"objective", r.objective},
+                      {"machine", r.machine},
+                      {"commit", r.commit},
+                      {"started", r.started},
+                      {"finished", r.finished}};
+  j["value"] = r.has_value ? nlohmann::json(r.value) : nlohmann::json(nullptr);
+  return j;
+}
+
+TrialRecord record_from_json(const nlohmann::json& j) {
+  TrialRecord r;
+  r.number = j.at("number").get<int>();
+  r.state = j.at("state").get<std::string>();
+  r.reason = j.value("reason", std::string());
+  if (j.contains("value") && j["value"].is_number()) {
+    r.value = j["value"].get<double>();
+    r.has_value = true;
+  }
+  r.values = j.value("values", nlohmann::json::object());
+  r.config_hash = j.value("config_hash", std::string());
+  for (const auto& s : j.value("rungs", nlohmann::json::array())) {
+    RungSamples rs;
+    rs.name = s.at("name").get<std::string>();
+    rs.samples_ns = s.value("samples_ns", std::vector<double>{});
+    rs.median_ms = s.value("median_ms", 0.0);
+    r.rungs.push_back(std::move(rs));
+  }
+  r.baseline = j.value("baseline", false);
+  r.retry_of = j.value("retry_of", -1);
+  r.study = j.value("study", std::string());
+  r.suite = j.value("suite", std::string());
+  r.sampler = j.value("sampler", std::string());
+  r.objective = j.value("objective", std::string());
+  r.machine = j.value("machine", nlohmann::json::object());
+  r.commit = j.value("commit", std::string());
+  r.started = j.value("started", std::string());
+  r.finished = j.value("finished", std::string());
+  return r;
+}
+
+void append_trial(const std::string& path, const TrialRecord& record) {
+  FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) throw UserError(path + ": cannot append to the trial log: " + std::strerror(errno));
+  const std::string line = to_json(record).dump() + "\n";
+  const bool ok = std::fwrite(line.data(), 1, line.size(), f) == line.size();
+  std::fflush(f);
+  fsync(fileno(f));
+  std::fclose(f);
+  if (!ok) throw UserError(path + ": writing the trial log failed");
+}
+
+std::vector<TrialRecord> read_trial_log(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UserError(path + ": cannot read the trial log: " + std::strerror(errno));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::vector<TrialRecord> records;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    try {
+      records.push_back(record_from_json(nlohmann::json::parse(lines[i])));
+    } catch (const nlohmann::json::exception& e) {
+      if (i + 1 == lines.size()) break;  // torn by a kill mid-write
+      throw UserError(path + ":" + std::to_string(i + 1) + ": not a trial record: " + e.what());
+    }
+  }
+  return records;
+}
+
+namespace {
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+}  // namespace
+
+nlohmann::json machine_fingerprint(int threads) {
+  utsname u{};
+  uname(&u);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return {{"cpu_model", cpu_model()},
+          {"logical_cores", std::thread::hardware_concurrency()},
+          {"threads", threads},
+          {"host", host},
+          {"kernel", std::string(u.sysname) + " " + u.release}};
+}
+
+std::string source_commit() {
+  const std::string cmd = std::string("git -C '") + CUVIL_SOURCE_DIR +
+                          "' describe --always --dirty --abbrev=12 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "unknown";
+  char buffer[128] = {};
+  std::string out;
+  if (std::fgets(buffer, sizeof(buffer), p)) out = buffer;
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+}  // namespace cuvil::tuner

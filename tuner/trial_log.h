@@ -1,0 +1,51 @@
+// cuvil's own record of every trial, readable without Python: one JSON object per line,
+// appended when a trial ends (`<study>.trials.jsonl` beside an SQLite study). Fields: number,
+// state (complete | pruned | fail), reason, value (the objective, ms), values (the sampled
+// dimensions), config_hash, rungs (name, every sample in ns, median ms), baseline, retry_of,
+// study, suite, sampler, machine (fingerprint), commit, started/finished (UTC).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace cuvil::tuner {
+
+struct RungSamples {
+  std::string name;
+  std::vector<double> samples_ns;
+  double median_ms = 0;
+};
+
+struct TrialRecord {
+  int number = -1;
+  std::string state;   // complete | pruned | fail
+  std::string reason;  // why it failed or was pruned
+  double value = 0;    // the objective (ms) when complete; the last intermediate when pruned
+  bool has_value = false;
+  nlohmann::json values = nlohmann::json::object();
+  std::string config_hash;
+  std::vector<RungSamples> rungs;
+  bool baseline = false;  // the default configuration, tried first
+  int retry_of = -1;      // the interrupted trial this one retries
+  std::string study, suite, sampler, objective;
+  nlohmann::json machine = nlohmann::json::object();
+  std::string commit;
+  std::string started, finished;
+};
+
+nlohmann::json to_json(const TrialRecord& record);
+TrialRecord record_from_json(const nlohmann::json& j);
+// Appends one line and flushes it (a killed tuner loses at most the trial in flight).
+void append_trial(const std::string& path, const TrialRecord& record);
+// Every record; a malformed line is a UserError "PATH:LINE: ...". A torn last line (the writer
+// was killed mid-write) is skipped.
+std::vector<TrialRecord> read_trial_log(const std::string& path);
+
+// What a measurement depends on: CPU model, logical cores, threads used, host, kernel.
+nlohmann::json machine_fingerprint(int threads);
+// The source tree's commit (with "-dirty" when it has local changes), or "unknown".
+std::string source_commit();
+std::string utc_now();
+
+}  // namespace cuvil::tuner

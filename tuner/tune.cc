@@ -1,0 +1,230 @@
+#include "tuner/tune.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "bench_suite/suites.h"
+#include "passes/ir/error.h"
+#include "tuner/isolation.h"
+#include "tuner/optuna_bridge.h"
+#include "tuner/search_space.h"
+#include "tuner/space_file.h"
+#include "tuner/trial.h"
+#include "tuner/trial_log.h"
+
+namespace cuvil::tuner {
+
+std::string default_study_name(const std::string& suite) {
+  return "cuvil-" + suite;
+}
+
+std::string trial_log_path(const std::string& study, const std::string& study_name,
+                           const std::string& explicit_path) {
+  if (!explicit_path.empty()) return explicit_path;
+  if (study.find("://") == std::string::npos) return study + ".trials.jsonl";
+  return study_name + ".trials.jsonl";
+}
+
+namespace {
+
+// Finished trials that count toward --trials: interrupted ones are retried, so they do not.
+int counted_trials(const nlohmann::json& trials) {
+  int n = 0;
+  for (const auto& t : trials) {
+    const std::string state = t.value("state", std::string());
+    if (state == "complete" || state == "pruned") ++n;
+    if (state == "fail") {
+      const auto attrs = t.value("user_attrs", nlohmann::json::object());
+      const std::string reason = attrs.value("fail_reason", std::string());
+      if (reason.rfind("interrupted", 0) != 0) ++n;
+    }
+  }
+  return n;
+}
+
+// The sampled values that differ from the baseline, so a trial's line stays short.
+std::string short_values(const SearchSpace& space, const nlohmann::json& values) {
+  const nlohmann::json defaults = default_values(space);
+  std::string out;
+  for (const Dimension* d : space.searched()) {
+    auto it = values.find(d->name);
+    if (it == values.end() || *it == defaults[d->name]) continue;
+    out += (out.empty() ? "" : " ") + d->name + "=" +
+           (it->is_string() ? it->get<std::string>() : it->dump());
+  }
+  return out;
+}
+
+}  // namespace
+
+int tune(const TuneOptions& o) {
+  if (o.trials < 1) throw UserError("--trials must be at least 1");
+  const bench::Suite& suite = bench::find_suite(o.suite);
+  std::vector<bench::Rung> rungs = bench::select_rungs(bench::load_suite_ladder(suite), o.rungs);
+  if (o.rungs.empty()) rungs.resize(1);  // default: the cheapest default rung
+  o.measure.validate();
+
+  SearchSpace space = space_from_registry(o.target);
+  const std::string space_file =
+      o.space_file.empty() ? default_space_file(bench::config_dir(), suite.name) : o.space_file;
+  if (!space_file.empty()) load_space_file(space, space_file, suite.name);
+  const std::string study_name =
+      o.study_name.empty() ? default_study_name(suite.name) : o.study_name;
+  const std::string log_path = trial_log_path(o.study, study_name, o.trial_log);
+  const nlohmann::json machine = machine_fingerprint(o.threads);
+  const std::string commit = source_commit();
+  std::string rung_names;
+  for (const auto& r : rungs) rung_names += (rung_names.empty() ? "" : ",") + r.name;
+
+  // Checked before the study: the baseline must itself be a valid configuration.
+  const nlohmann::json baseline_values = default_values(space);
+  config_from_values(space, baseline_values, suite.name);
+
+  BridgeOptions bo;
+  bo.python = o.python;
+  OptunaBridge bridge(bo);
+  StudyRequest req;
+  req.storage = storage_url(o.study);
+  req.study_name = study_name;
+  req.sampler = o.sampler;
+  req.pruner = o.pruner;
+  req.seed = o.seed;
+  req.space = space_to_json(space);
+  req.attrs = {{"suite", suite.name},
+               {"space_hash", space_hash(space)},
+               {"rungs", rung_names},
+               {"target", o.target},
+               {"objective", kObjectiveName}};
+  req.allow_mismatch = o.allow_mismatch;
+  req.enqueue = {baseline_values};
+  const nlohmann::json opened = bridge.open(req);
+
+  auto base_record = [&](int number) {
+    TrialRecord r;
+    r.number = number;
+    r.study = study_name;
+    r.suite = suite.name;
+    r.sampler = o.sampler;
+    r.objective = kObjectiveName;
+    r.machine = machine;
+    r.commit = commit;
+    return r;
+  };
+  for (const auto& q : opened.value("requeued", nlohmann::json::array())) {
+    TrialRecord r = base_record(q.at("number").get<int>());
+    r.state = "fail";
+    r.reason = "interrupted (the tuning process died); its configuration is retried";
+    r.values = q.value("values", nlohmann::json::object());
+    r.finished = utc_now();
+    append_trial(log_path, r);
+    std::printf("trial %d was left running by a killed process: marked failed, retried\n",
+                r.number);
+  }
+
+  int finished = counted_trials(bridge.trials());
+  std::printf(
+      "tune %s on %s: study '%s' (%s), sampler %s, pruner %s, Optuna %s; %zu searched "
+      "dimension(s); %d of %d trial(s) done; log %s\n",
+      suite.name.c_str(), rung_names.c_str(), study_name.c_str(), req.storage.c_str(),
+      o.sampler.c_str(), o.pruner.c_str(), bridge.optuna_version().c_str(), space.searched().size(),
+      finished, o.trials, log_path.c_str());
+  std::printf("objective: %s\n", kObjectiveName);
+  std::fflush(stdout);
+
+  int completed = 0;
+  double best = INFINITY;
+  for (; finished < o.trials; ++finished) {
+    const AskedTrial asked = bridge.ask();
+    TrialRecord record = base_record(asked.number);
+    record.values = asked.values;
+    record.baseline = asked.baseline;
+    record.retry_of = asked.retry_of;
+    record.started = utc_now();
+    TrialSpec spec;
+    spec.suite = suite.name;
+    spec.rungs = rungs;
+    spec.threads = o.threads;
+    spec.measure = o.measure;
+    spec.verify = o.verify;
+    spec.fault = test_fault_for(asked.number);
+    std::string failure;
+    try {
+      spec.config = config_from_values(space, asked.values, suite.name);
+      record.config_hash = passes::config_hash(spec.config);
+    } catch (const UserError& e) {
+      failure = std::string("invalid configuration: ") + e.what();
+    }
+    bool pruned = false;
+    double value = 0;
+    if (failure.empty()) {
+      const ProgressHandler on_progress = [&](const nlohmann::json& p) {
+        RungSamples r;
+        r.name = p.at("rung").get<std::string>();
+        r.samples_ns = p.at("samples_ns").get<std::vector<double>>();
+        r.median_ms = p.at("median_ms").get<double>();
+        record.rungs.push_back(r);
+        const int step = p.at("step").get<int>();
+        const double intermediate = p.at("intermediate").get<double>();
+        const bool prune = bridge.report(asked.number, step, intermediate);
+        // The last rung completes the trial: nothing left to save by stopping.
+        if (prune && step + 1 < static_cast<int>(rungs.size())) {
+          value = intermediate;
+          return false;
+        }
+        return true;
+      };
+      ChildLimits limits{o.trial_timeout_s, o.trial_memory_mb};
+      const ChildOutcome outcome = run_isolated([&](ChildChannel& ch) { run_trial(spec, ch); },
+                                                on_progress, limits, bridge.fds());
+      if (!outcome.ok) {
+        failure = outcome.reason;
+      } else if (outcome.stopped) {
+        pruned = true;
+      } else {
+        value = outcome.result.at("value").get<double>();
+      }
+    }
+    record.finished = utc_now();
+    if (!failure.empty()) {
+      record.state = "fail";
+      record.reason = failure;
+      bridge.tell_failed(asked.number, failure);
+    } else if (pruned) {
+      record.state = "pruned";
+      record.reason = "pruned after rung " + record.rungs.back().name;
+      record.value = value;
+      record.has_value = true;
+      bridge.tell_pruned(asked.number, record.reason);
+    } else {
+      record.state = "complete";
+      record.value = value;
+      record.has_value = true;
+      bridge.tell_complete(asked.number, value);
+      ++completed;
+      best = std::min(best, value);
+    }
+    append_trial(log_path, record);
+    if (!o.quiet) {
+      std::printf(
+          "trial %3d %-8s %10s  %s%s%s\n", asked.number, record.state.c_str(),
+          record.has_value ? (std::to_string(record.value).substr(0, 9) + " ms").c_str() : "-",
+          asked.baseline ? "[baseline] " : "", short_values(space, asked.values).c_str(),
+          record.reason.empty() ? "" : ("  (" + record.reason + ")").c_str());
+      std::fflush(stdout);
+    }
+  }
+  const nlohmann::json all = bridge.trials();
+  bool any_complete = false;
+  for (const auto& t : all)
+    any_complete = any_complete || t.value("state", std::string()) == "complete";
+  if (!any_complete) {
+    std::printf("tune: no trial completed\n");
+    return 1;
+  }
+  const nlohmann::json b = bridge.best();
+  std::printf("best: trial %d, %.4f ms (%d trial(s) completed in this run)\n",
+              b.at("number").get<int>(), b.at("value").get<double>(), completed);
+  return 0;
+}
+
+}  // namespace cuvil::tuner
