@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace cuvil::bench::cli {
@@ -13,8 +14,10 @@ using Action = std::function<int()>;
 Action add_list_command(CLI::App& app);
 Action add_verify_command(CLI::App& app);
 Action add_run_command(CLI::App& app);
-Action add_tune_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
+Action add_history_command(CLI::App& app);
+Action add_compare_command(CLI::App& app);
+Action add_tune_command(CLI::App& app);
 
 // Options shared by commands that compile a suite.
 struct PipelineOptions {
@@ -27,5 +30,17 @@ void add_pipeline_options(CLI::App& command, PipelineOptions& options);
 int resolved_threads(const PipelineOptions& options);
 // Rejects targets this build cannot run, with the reason.
 void require_runnable_target(const std::string& target);
+
+// The results database option (--db) of run, history and compare (results_db_option.cc).
+struct DbOptions {
+  std::string path;       // empty: reports::default_database_path()
+  bool disabled = false;  // run --no-db or --db '': store nothing
+};
+// allow_disable: run may turn storing off (--no-db, --db ''); history and compare may not.
+void add_db_option(CLI::App& command, DbOptions& options, bool allow_disable);
+// The database file to use, or empty when storing is disabled.
+std::string resolved_db_path(const DbOptions& options);
+// Stores a finished run.json document (one transaction) unless disabled, and says where.
+void store_run_document(const DbOptions& options, const nlohmann::json& document);
 
 }  // namespace cuvil::bench::cli

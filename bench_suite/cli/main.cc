@@ -42,8 +42,10 @@ int main(int argc, char** argv) {
   const Action list = add_list_command(app);
   const Action verify = add_verify_command(app);
   const Action run = add_run_command(app);
-  const Action tune = add_tune_command(app);
   const Action serve = add_serve_command(app);
+  const Action history = add_history_command(app);
+  const Action compare = add_compare_command(app);
+  const Action tune = add_tune_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -54,8 +56,10 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("list")) return list();
     if (app.got_subcommand("verify")) return verify();
     if (app.got_subcommand("run")) return run();
-    if (app.got_subcommand("tune")) return tune();
     if (app.got_subcommand("serve")) return serve();
+    if (app.got_subcommand("history")) return history();
+    if (app.got_subcommand("compare")) return compare();
+    if (app.got_subcommand("tune")) return tune();
   } catch (const cuvil::UserError& e) {
     std::fprintf(stderr, "cuvil-bench: error: %s\n", e.what());
     return 2;

@@ -23,6 +23,7 @@ struct RunOptions {
   std::string out;
   MeasureOptions measure;
   uint64_t seed = 1;
+  DbOptions db;
 };
 
 // `weights` keeps this rung's constants alive after it ends, so the next rung of the suite
@@ -85,6 +86,7 @@ int run_suite(const RunOptions& o, const std::string& executable) {
     write_json_file(o.out, document);
     std::printf("wrote %s\n", o.out.c_str());
   }
+  store_run_document(o.db, document);
   return 0;
 }
 
@@ -106,6 +108,7 @@ Action add_run_command(CLI::App& app) {
   cmd->add_option("--min-time", o->measure.min_time_s, "seconds of timed iterations, at least")
       ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--seed", o->seed, "seed for the random inputs");
+  add_db_option(*cmd, o->db, /*allow_disable=*/true);
   const std::string executable = "cuvil-bench";
   return [o, executable] {
     if (o->measure.max_repetitions < o->measure.min_repetitions) {

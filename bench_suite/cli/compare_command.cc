@@ -1,0 +1,116 @@
+// cuvil-bench compare A B: per-benchmark change between two runs (run.json files or stored run
+// ids) with a Mann-Whitney U test, a verdict, the geometric mean, and a CI gate.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "bench_suite/cli/commands.h"
+#include "passes/ir/error.h"
+#include "reports/compare.h"
+#include "reports/results_store.h"
+#include "reports/run_document.h"
+
+namespace cuvil::bench::cli {
+
+namespace {
+
+struct CompareCommandOptions {
+  std::string old_run, new_run;
+  DbOptions db;
+  reports::CompareOptions compare;
+  std::optional<double> fail_on_regression_pct;
+};
+
+bool is_run_id(const std::string& text) {
+  return !text.empty() && text.size() < 19 &&
+         text.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// A path that exists is a file; otherwise digits name a stored run.
+class RunSource {
+ public:
+  explicit RunSource(const DbOptions& db) : db_(db) {}
+
+  std::vector<reports::BenchmarkSamples> load(const std::string& spec, std::string* label) {
+    std::error_code ec;
+    if (!std::filesystem::exists(spec, ec) && is_run_id(spec)) {
+      const int64_t id = std::stoll(spec);
+      *label = "run " + spec;
+      return reports::benchmarks_of(store().load_document(id), *label);
+    }
+    if (!std::filesystem::exists(spec, ec)) {
+      throw UserError(spec + ": no such file (nor a stored run id)");
+    }
+    *label = spec;
+    return reports::benchmarks_of(reports::read_run_json(spec), spec);
+  }
+
+ private:
+  reports::ResultsStore& store() {
+    if (!store_) {
+      const std::string path = resolved_db_path(db_);
+      if (path.empty()) throw UserError("run ids need a results database: --db PATH");
+      store_ = std::make_unique<reports::ResultsStore>(reports::ResultsStore::open_existing(path));
+    }
+    return *store_;
+  }
+
+  const DbOptions& db_;
+  std::unique_ptr<reports::ResultsStore> store_;
+};
+
+int compare(const CompareCommandOptions& o) {
+  if (!(o.compare.alpha > 0 && o.compare.alpha < 1)) {
+    throw UserError("--alpha must be between 0 and 1 (exclusive)");
+  }
+  RunSource source(o.db);
+  std::string old_label, new_label;
+  const auto old_run = source.load(o.old_run, &old_label);
+  const auto new_run = source.load(o.new_run, &new_label);
+  const reports::Comparison c = reports::compare_runs(old_run, new_run, o.compare);
+  if (c.rows.empty()) {
+    throw UserError(old_label + " and " + new_label + " have no benchmark in common");
+  }
+  std::fputs(reports::format_comparison(c, old_label, new_label).c_str(), stdout);
+  std::fflush(stdout);
+  for (const std::string& line : reports::comparison_warnings(c)) {
+    std::fprintf(stderr, "cuvil-bench: warning: %s\n", line.c_str());
+  }
+  if (!o.fail_on_regression_pct) return 0;
+  const auto regressed = reports::regressions(c, *o.fail_on_regression_pct);
+  for (const reports::BenchmarkComparison* row : regressed) {
+    std::fprintf(stderr,
+                 "cuvil-bench: regression: %s is %.2f%% slower (p = %.4g), beyond "
+                 "--fail-on-regression %g%%\n",
+                 row->name.c_str(), row->change_pct, row->test.p_value, *o.fail_on_regression_pct);
+  }
+  return regressed.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+Action add_compare_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "compare two runs benchmark by benchmark (Mann-Whitney U on the raw samples); exit 1 "
+      "with --fail-on-regression when a benchmark got significantly slower");
+  auto o = std::make_shared<CompareCommandOptions>();
+  cmd->add_option("old", o->old_run, "the baseline: a run.json file or a stored run id")
+      ->required();
+  cmd->add_option("new", o->new_run, "the candidate: a run.json file or a stored run id")
+      ->required();
+  add_db_option(*cmd, o->db, /*allow_disable=*/false);
+  cmd->add_option("--alpha", o->compare.alpha,
+                  "significance level of the two-sided test (default 0.05)");
+  cmd->add_option("--min-change", o->compare.min_change_pct,
+                  "a significant change below this many percent is still 'same' (default 1)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option_function<double>(
+         "--fail-on-regression", [o](const double& pct) { o->fail_on_regression_pct = pct; },
+         "exit 1 if any benchmark is significantly slower by more than PCT percent")
+      ->check(CLI::Range(0.0, 1e6));
+  return [o] { return compare(*o); };
+}
+
+}  // namespace cuvil::bench::cli
