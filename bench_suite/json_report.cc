@@ -1,12 +1,10 @@
 #include "bench_suite/json_report.h"
 
-#include <unistd.h>
-
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
-#include <thread>
 
 #include "passes/ir/error.h"
 
@@ -25,32 +23,21 @@ std::string iso_date() {
   return buf;
 }
 
-std::string host_name() {
-  char buf[256] = {0};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
+// JSON has no infinity: an unknown figure is null.
+nlohmann::json finite_or_null(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
 }
 
-double mhz_per_cpu() {
-  std::ifstream in("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
-  double khz = 0;
-  if (in >> khz) return khz / 1000.0;
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("cpu MHz", 0) == 0) return std::stod(line.substr(line.find(':') + 1));
-  }
-  return 0;
+void add_counters(nlohmann::json& j, const RungResult& r, double ns_per_iteration) {
+  const Achieved a = achieved(r, ns_per_iteration);
+  j["GFLOP/s"] = a.gflops;
+  j["GB/s"] = a.gbps;
+  j["pct_peak_flops"] = a.pct_peak_flops;
+  j["pct_peak_bw"] = a.pct_peak_bw;
 }
 
-bool cpu_scaling_enabled() {
-  std::ifstream in("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-  std::string governor;
-  return (in >> governor) && governor != "performance";
-}
-
-nlohmann::json entry(const RungResult& r, int family_index, const std::string& run_type,
-                     double real_ms, double cpu_ms) {
+// Google Benchmark's fields, in its order.
+nlohmann::json entry(const RungResult& r, int family_index, const std::string& run_type) {
   const std::string name = r.suite + "/" + r.rung;
   nlohmann::json j;
   j["name"] = name;
@@ -59,39 +46,101 @@ nlohmann::json entry(const RungResult& r, int family_index, const std::string& r
   j["run_name"] = name;
   j["run_type"] = run_type;
   j["repetitions"] = static_cast<int64_t>(r.measurement.real_ns.size());
-  j["threads"] = r.threads;
-  j["iterations"] = 1;
-  j["real_time"] = real_ms;
-  j["cpu_time"] = cpu_ms;
-  j["time_unit"] = "ms";
-  // Counters: declared work over the measured time.
-  j["GFLOP/s"] = real_ms > 0 ? r.declared_flops / (real_ms * 1e6) : 0.0;
-  j["GB/s"] = real_ms > 0 ? r.declared_bytes / (real_ms * 1e6) : 0.0;
   return j;
+}
+
+nlohmann::json summary_json(const Summary& s) {
+  return {{"count", s.count},
+          {"median_ns", s.median},
+          {"mean_ns", s.mean},
+          {"stddev_ns", s.stddev},
+          {"cv", s.cv},
+          {"min_ns", s.min},
+          {"max_ns", s.max},
+          {"p50_ns", s.p50},
+          {"p90_ns", s.p90},
+          {"p95_ns", s.p95},
+          {"p99_ns", s.p99},
+          {"p99.9_ns", s.p999},
+          {"median_ci_low_ns", s.median_ci.low},
+          {"median_ci_high_ns", s.median_ci.high},
+          {"ci_level", s.ci_level}};
 }
 
 }  // namespace
 
+Achieved achieved(const RungResult& r, double ns_per_iteration) {
+  Achieved a;
+  if (!(ns_per_iteration > 0)) return a;
+  a.gflops = r.declared_flops / ns_per_iteration;  // FLOP/ns == GFLOP/s
+  a.gbps = r.declared_bytes / ns_per_iteration;
+  if (r.peak_fp32_gflops > 0) a.pct_peak_flops = 100.0 * a.gflops / r.peak_fp32_gflops;
+  if (r.peak_mem_gbps > 0) a.pct_peak_bw = 100.0 * a.gbps / r.peak_mem_gbps;
+  return a;
+}
+
 nlohmann::json context_json(const RunContext& c) {
+  const Environment& env = c.environment;
   nlohmann::json j;
   j["date"] = iso_date();
-  j["host_name"] = host_name();
+  j["host_name"] = env.host_name;
   j["executable"] = c.executable;
-  j["num_cpus"] = static_cast<int>(std::thread::hardware_concurrency());
-  j["mhz_per_cpu"] = mhz_per_cpu();
-  j["cpu_scaling_enabled"] = cpu_scaling_enabled();
+  j["num_cpus"] = env.logical_cpus;
+  j["mhz_per_cpu"] = static_cast<int64_t>(std::llround(env.mhz_per_cpu));
+  j["cpu_scaling_enabled"] = env.governor != "unknown" && env.governor != "performance";
   j["caches"] = nlohmann::json::array();
-  double load[3] = {0, 0, 0};
-  if (getloadavg(load, 3) == 3) j["load_avg"] = {load[0], load[1], load[2]};
-#ifdef NDEBUG
-  j["library_build_type"] = "release";
-#else
-  j["library_build_type"] = "debug";
-#endif
-  j["cuvil"] = {{"target", c.target},
-                {"config", c.config_source},
-                {"config_hash", c.config_hash},
-                {"flop_convention", "2 FLOPs per multiply-accumulate"}};
+  for (const CacheInfo& cache : env.caches) {
+    j["caches"].push_back({{"type", cache.type},
+                           {"level", cache.level},
+                           {"size", cache.size_bytes},
+                           {"num_sharing", cache.num_sharing}});
+  }
+  j["load_avg"] = env.load_avg_known ? nlohmann::json(env.load_avg) : nlohmann::json::array();
+  j["library_build_type"] = env.build_type;
+
+  nlohmann::json peak = nullptr;
+  if (c.peak.fp32_gflops > 0 || c.peak.mem_read_gbps > 0) {
+    peak = {{"threads", c.peak.threads},
+            {"fp32_gflops", c.peak.fp32_gflops},
+            {"mem_read_gbps", c.peak.mem_read_gbps},
+            {"isa", c.peak.isa},
+            {"measured_at", c.peak.measured_at},
+            {"from_cache", c.peak.from_cache}};
+  }
+  const StoppingCriteria& s = c.stopping;
+  j["cuvil"] = {
+      {"target", c.target},
+      {"config", c.config_source},
+      {"config_hash", c.config_hash},
+      {"config_yaml", c.config_yaml},
+      {"flop_convention", kFlopConvention},
+      {"byte_convention", kByteConvention},
+      {"git_commit", env.git_commit},
+      {"compiler", env.compiler},
+      {"compiler_flags", env.compiler_flags},
+      {"cpu_model", env.cpu_model},
+      {"cpu_flags", env.cpu_flags},
+      {"kernel", env.kernel},
+      {"scaling_governor", env.governor},
+      {"available_cpus", env.available_cpus},
+      {"pinned_cpus", c.pinned_cpus},
+      {"threads", c.threads},
+      {"mem_total_bytes", env.mem_total_bytes},
+      {"mem_available_bytes", env.mem_available_bytes},
+      {"cuda_driver", env.cuda_driver},
+      {"machine_peak", peak},
+      {"stopping_rule",
+       {{"warmup_iterations", s.warmup_iterations},
+        {"warmup_time_s", s.warmup_time_s},
+        {"min_samples", s.min_samples},
+        {"max_samples", s.max_samples},
+        {"min_time_s", s.min_time_s},
+        {"max_noise", s.max_noise},
+        {"timeout_s", s.timeout_s},
+        {"noise", "half-width of the distribution-free 95% CI of the median / median"}}},
+      {"median_ci_method",
+       "bootstrap percentile, " + std::to_string(kBootstrapResamples) + " resamples, fixed seed"},
+      {"warnings", c.warnings}};
   return j;
 }
 
@@ -100,40 +149,70 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
   const auto& real = r.measurement.real_ns;
   const auto& cpu = r.measurement.cpu_ns;
   for (size_t i = 0; i < real.size(); ++i) {
-    nlohmann::json j = entry(r, family_index, "iteration", real[i] / kNsPerMs, cpu[i] / kNsPerMs);
+    nlohmann::json j = entry(r, family_index, "iteration");
     j["repetition_index"] = static_cast<int64_t>(i);
+    j["threads"] = r.threads;
+    j["iterations"] = 1;
+    j["real_time"] = real[i] / kNsPerMs;
+    j["cpu_time"] = i < cpu.size() ? cpu[i] / kNsPerMs : 0.0;
+    j["time_unit"] = "ms";
+    add_counters(j, r, real[i]);
     list.push_back(j);
   }
   const Summary rs = summarize(real);
   const Summary cs = summarize(cpu);
-  const std::pair<const char*, std::pair<double, double>> aggregates[] = {
-      {"mean", {rs.mean, cs.mean}},       {"median", {rs.median, cs.median}},
-      {"stddev", {rs.stddev, cs.stddev}}, {"cv", {rs.cv, cs.cv}},
-      {"min", {rs.min, cs.min}},          {"max", {rs.max, cs.max}}};
-  for (const auto& [name, values] : aggregates) {
-    const bool ratio = std::string(name) == "cv";
-    nlohmann::json j =
-        entry(r, family_index, "aggregate", ratio ? values.first : values.first / kNsPerMs,
-              ratio ? values.second : values.second / kNsPerMs);
+  struct Aggregate {
+    const char* name;
+    double real, cpu;
+  };
+  const Aggregate aggregates[] = {
+      {"mean", rs.mean, cs.mean},       {"median", rs.median, cs.median},
+      {"stddev", rs.stddev, cs.stddev}, {"cv", rs.cv, cs.cv},
+      {"min", rs.min, cs.min},          {"max", rs.max, cs.max},
+      {"p50", rs.p50, cs.p50},          {"p90", rs.p90, cs.p90},
+      {"p95", rs.p95, cs.p95},          {"p99", rs.p99, cs.p99},
+      {"p99.9", rs.p999, cs.p999}};
+  size_t median_index = 0;
+  for (const Aggregate& a : aggregates) {
+    const std::string name = a.name;
+    const bool ratio = name == "cv";
+    const bool spread = ratio || name == "stddev";
+    nlohmann::json j = entry(r, family_index, "aggregate");
     j["name"] = r.suite + "/" + r.rung + "_" + name;
+    j["threads"] = r.threads;
     j["aggregate_name"] = name;
-    if (ratio) {
-      j["aggregate_unit"] = "percentage";
-      j.erase("GFLOP/s");
-      j.erase("GB/s");
-    } else {
-      j["aggregate_unit"] = "time";
-    }
+    j["aggregate_unit"] = ratio ? "percentage" : "time";
+    j["iterations"] = static_cast<int64_t>(real.size());  // as Google Benchmark: the repetitions
+    j["real_time"] = ratio ? a.real : a.real / kNsPerMs;
+    j["cpu_time"] = ratio ? a.cpu : a.cpu / kNsPerMs;
+    j["time_unit"] = "ms";
+    // Rates of a spread are meaningless; Google Benchmark writes 0 there.
+    add_counters(j, r, spread ? 0.0 : a.real);
+    if (name == "median") median_index = list.size();
     list.push_back(j);
   }
-  // Raw samples and declared work stay with the median entry under cuvil's own key.
-  nlohmann::json& median = list[real.size() + 1];
+  const Measurement& m = r.measurement;
+  const Achieved at_median = achieved(r, rs.median);
+  nlohmann::json& median = list[median_index];
   median["cuvil"] = {{"real_ns", real},
                      {"cpu_ns", cpu},
+                     {"warmup_ns", m.warmup_real_ns},
+                     {"noisy", m.noisy},
+                     {"stop_reason", to_string(m.stop_reason)},
+                     {"noise", finite_or_null(m.noise)},
+                     {"max_noise", m.max_noise},
+                     {"real", summary_json(rs)},
+                     {"cpu", summary_json(cs)},
                      {"declared_flops", r.declared_flops},
                      {"declared_bytes", r.declared_bytes},
+                     {"gflops", at_median.gflops},
+                     {"gbps", at_median.gbps},
+                     {"pct_peak_flops", at_median.pct_peak_flops},
+                     {"pct_peak_bw", at_median.pct_peak_bw},
                      {"arena_bytes", r.arena_bytes},
                      {"weight_bytes", r.weight_bytes},
+                     {"peak_rss_bytes", r.peak_rss_bytes},
+                     {"peak_rss_scope", r.peak_rss_per_rung ? "rung" : "process"},
                      {"compile_s", r.compile_s}};
   return list;
 }

@@ -1,26 +1,41 @@
 // run.json in Google Benchmark's JSON schema ("context" + "benchmarks"), so tools that read
-// Google Benchmark output read cuvil's. Raw samples live under each entry's "cuvil" key.
+// Google Benchmark output read cuvil's. Per rung: one "iteration" entry per sample, then the
+// aggregates mean/median/stddev/cv (Google Benchmark's) and min/max/p50/p90/p95/p99/p99.9
+// (custom statistics, as Google Benchmark writes user statistics). Raw samples, the stopping
+// rule's verdict and the full statistics live under the median entry's "cuvil" key; the
+// environment under context's "cuvil" key.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "bench_suite/environment.h"
 #include "bench_suite/measure.h"
 #include "bench_suite/stats.h"
+#include "probes/machine_peak.h"
 
 namespace cuvil::bench {
+
+inline constexpr const char* kFlopConvention =
+    "2 FLOPs per multiply-accumulate (a GEMM of MxK by KxN is 2*M*N*K FLOPs)";
+inline constexpr const char* kByteConvention =
+    "per step, bytes of every input and output tensor (weights included) at fp32 storage";
 
 struct RungResult {
   std::string suite;
   std::string rung;
   int threads = 1;
   Measurement measurement;
-  double declared_flops = 0;  // per iteration, 2 FLOPs per multiply-accumulate
-  double declared_bytes = 0;  // per iteration, inputs + outputs of every step
+  double declared_flops = 0;  // per iteration, kFlopConvention
+  double declared_bytes = 0;  // per iteration, kByteConvention
   int64_t arena_bytes = 0;
   int64_t weight_bytes = 0;
   double compile_s = 0;
+  int64_t peak_rss_bytes = -1;     // -1: unknown
+  bool peak_rss_per_rung = false;  // false: the process's high-water mark so far
+  double peak_fp32_gflops = 0;     // the machine's, for "% of peak"; 0: unknown
+  double peak_mem_gbps = 0;
 };
 
 struct RunContext {
@@ -28,10 +43,24 @@ struct RunContext {
   std::string config_source;
   std::string config_hash;
   std::string target = "cpu";
+  std::string config_yaml;  // the pass config's full text
+  Environment environment;
+  probes::MachinePeak peak;  // threads == 0 ... fp32_gflops == 0 when not measured
+  int threads = 1;
+  std::vector<int> pinned_cpus;  // empty: not pinned
+  StoppingCriteria stopping;
+  std::vector<std::string> warnings;
 };
 
+// Achieved rates from a time per iteration.
+struct Achieved {
+  double gflops = 0, gbps = 0;
+  double pct_peak_flops = 0, pct_peak_bw = 0;  // 0 when the peak is unknown
+};
+Achieved achieved(const RungResult& r, double ns_per_iteration);
+
 nlohmann::json context_json(const RunContext& context);
-// The iteration entries (one per repetition) and the mean/median/stddev/cv/min/max aggregates.
+// The iteration entries (one per sample) and the aggregates, in that order.
 nlohmann::json benchmark_entries(const RungResult& result, int family_index);
 // Writes atomically: a failed run leaves no half-written file.
 void write_json_file(const std::string& path, const nlohmann::json& document);

@@ -1,29 +1,56 @@
-// The measurement loop: warm-up, then timed iterations of a compiled plan until both a minimum
-// repetition count and a minimum time are reached (or a maximum count). Every sample is kept.
-// `run`, `tune` and the nightly job all measure through this one function.
+// The measurement loop: warm-up, then samples until the stopping rule (stopping_rule.h) ends
+// sampling. Every sample is kept, warm-up runs included. `run`, `tune` and the nightly job all
+// measure through measure(); the sampler overload is the same loop with the workload injected,
+// which is how tests drive it with synthetic samples and how the harness overhead is measured.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "bench_suite/stopping_rule.h"
 #include "passes/ir/tensor.h"
 #include "runtime/executor.h"
 
 namespace cuvil::bench {
 
-struct MeasureOptions {
-  int warmup = 1;
-  int min_repetitions = 3;
-  int max_repetitions = 100;
-  double min_time_s = 1.0;  // keep sampling until this much time was measured
+using MeasureOptions = StoppingCriteria;
+
+// One run of the workload, timed.
+struct Sample {
+  double real_ns = 0;  // wall time
+  double cpu_ns = 0;   // process CPU time (all threads)
 };
+using Sampler = std::function<Sample()>;
+
+// Times `work` with the measurement clocks (probes/clock.h).
+Sampler timed_sampler(std::function<void()> work);
 
 struct Measurement {
-  std::vector<double> real_ns;  // wall time per iteration
-  std::vector<double> cpu_ns;   // process CPU time per iteration (all threads)
+  std::vector<double> real_ns;         // wall time per sample
+  std::vector<double> cpu_ns;          // process CPU time per sample (all threads)
+  std::vector<double> warmup_real_ns;  // the warm-up runs, kept but not summarised
+  StopReason stop_reason = StopReason::running;
+  bool noisy = false;    // sampling ended without reaching max_noise
+  double noise = 0;      // final relative half-width of the median's interval (inf if unknown)
+  double max_noise = 0;  // the target it was held to
 };
 
+// What the progress callback sees after each warm-up run and each sample.
+struct MeasureProgress {
+  bool warming_up = false;
+  int64_t warmup_runs = 0;
+  int64_t samples = 0;
+  double noise = 0;  // inf until first evaluated
+  double eta_s = 0;
+};
+using ProgressFn = std::function<void(const MeasureProgress&)>;
+
+Measurement measure(const Sampler& sampler, const MeasureOptions& options,
+                    const ProgressFn& progress = {});
+
+// The plan's executor on `inputs` (the single entry point for real workloads).
 Measurement measure(runtime::Executor& executor, const std::vector<ir::Tensor>& inputs,
-                    const MeasureOptions& options);
+                    const MeasureOptions& options, const ProgressFn& progress = {});
 
 }  // namespace cuvil::bench

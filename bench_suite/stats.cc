@@ -5,6 +5,98 @@
 
 namespace cuvil::bench {
 
+namespace {
+
+// splitmix64: a tiny generator with a fixed definition, so resamples do not depend on the
+// standard library's distributions (which differ between implementations).
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n) by multiply-shift (bias below 2^-32 for the sizes used here).
+  size_t below(size_t n) {
+    return static_cast<size_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+  }
+};
+
+// Median of `v` in place (reorders it).
+double median_in_place(std::vector<double>& v) {
+  const size_t n = v.size();
+  if (n == 0) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2) return *mid;
+  const double upper = *mid;
+  const double lower = *std::max_element(v.begin(), mid);
+  return 0.5 * (lower + upper);
+}
+
+}  // namespace
+
+double nearest_rank_percentile(const std::vector<double>& sorted, double percent) {
+  const size_t n = sorted.size();
+  if (n == 0) return 0;
+  // Rank ceil(p/100 * n), computed with a small tolerance so that e.g. 90% of 10 is rank 9.
+  const double exact = percent / 100.0 * static_cast<double>(n);
+  int64_t rank = static_cast<int64_t>(std::ceil(exact - 1e-9));
+  rank = std::clamp<int64_t>(rank, 1, static_cast<int64_t>(n));
+  return sorted[static_cast<size_t>(rank - 1)];
+}
+
+double median_of(std::vector<double> samples) {
+  return median_in_place(samples);
+}
+
+int64_t median_ci_rank(int64_t n, double level) {
+  if (n <= 0) return 0;
+  const double tail = (1.0 - level) / 2.0;
+  // Largest k with P(Binomial(n, 1/2) <= k - 1) <= tail, summing the pmf in log space.
+  double log_pmf = -static_cast<double>(n) * std::log(2.0);
+  double cumulative = 0;
+  int64_t k = 0;
+  for (int64_t i = 0; i <= n / 2; ++i) {
+    cumulative += std::exp(log_pmf);
+    if (cumulative > tail) break;
+    k = i + 1;
+    log_pmf += std::log(static_cast<double>(n - i)) - std::log(static_cast<double>(i + 1));
+  }
+  return k;
+}
+
+Interval order_statistic_median_ci(std::vector<double> samples, double level) {
+  const int64_t n = static_cast<int64_t>(samples.size());
+  if (n == 0) return {};
+  const int64_t k = std::max<int64_t>(median_ci_rank(n, level), 1);
+  auto at_rank = [&](int64_t rank) {  // 1-based
+    const auto it = samples.begin() + (rank - 1);
+    std::nth_element(samples.begin(), it, samples.end());
+    return *it;
+  };
+  const double low = at_rank(k);
+  const double high = at_rank(n + 1 - k);
+  return {low, high};
+}
+
+Interval bootstrap_median_ci(const std::vector<double>& samples, double level, int resamples,
+                             uint64_t seed) {
+  const size_t n = samples.size();
+  if (n == 0 || resamples <= 0) return {};
+  SplitMix64 rng{seed};
+  std::vector<double> medians(static_cast<size_t>(resamples));
+  std::vector<double> draw(n);
+  for (double& m : medians) {
+    for (double& x : draw) x = samples[rng.below(n)];
+    m = median_in_place(draw);
+  }
+  std::sort(medians.begin(), medians.end());
+  return {nearest_rank_percentile(medians, 100.0 * (1.0 - level) / 2.0),
+          nearest_rank_percentile(medians, 100.0 * (1.0 + level) / 2.0)};
+}
+
 Summary summarize(const std::vector<double>& samples) {
   Summary s;
   s.count = static_cast<int64_t>(samples.size());
@@ -20,9 +112,14 @@ Summary summarize(const std::vector<double>& samples) {
   s.mean = sum / static_cast<double>(n);
   double ss = 0;
   for (double x : sorted) ss += (x - s.mean) * (x - s.mean);
-  // Sample standard deviation (n - 1), as Google Benchmark's stddev aggregate.
   s.stddev = n > 1 ? std::sqrt(ss / static_cast<double>(n - 1)) : 0.0;
   s.cv = s.mean > 0 ? s.stddev / s.mean : 0.0;
+  s.p50 = nearest_rank_percentile(sorted, 50);
+  s.p90 = nearest_rank_percentile(sorted, 90);
+  s.p95 = nearest_rank_percentile(sorted, 95);
+  s.p99 = nearest_rank_percentile(sorted, 99);
+  s.p999 = nearest_rank_percentile(sorted, 99.9);
+  s.median_ci = bootstrap_median_ci(sorted, kConfidenceLevel, kBootstrapResamples, kBootstrapSeed);
   return s;
 }
 

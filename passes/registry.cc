@@ -6,6 +6,7 @@
 #include "passes/layout.h"
 #include "passes/lowering_choice.h"
 #include "passes/memory_plan.h"
+#include "passes/precision.h"
 
 namespace cuvil::passes {
 
@@ -19,6 +20,8 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   passes.push_back(std::make_unique<LayoutPass>());
   passes.push_back(std::make_unique<FuseElementwisePass>());
   passes.push_back(std::make_unique<LoweringChoicePass>());
+  // After every pass that picks kernels (select-lowering): a non-f32 precision wins.
+  passes.push_back(std::make_unique<ReducedPrecisionPass>());
   passes.push_back(std::make_unique<AttentionTilingPass>());
   passes.push_back(std::make_unique<MemoryPlanPass>());
   return passes;

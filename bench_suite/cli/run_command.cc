@@ -1,40 +1,68 @@
-// cuvil-bench run: compile the suite's pipeline and measure each rung of its load ladder.
+// cuvil-bench run: compile the suite's pipeline and measure each rung of its load ladder through
+// the one harness (bench_suite/measure.h), with the environment recorded and warned about.
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "bench_suite/cli/commands.h"
+#include "bench_suite/environment.h"
 #include "bench_suite/json_report.h"
 #include "bench_suite/measure.h"
+#include "bench_suite/progress.h"
 #include "bench_suite/stats.h"
 #include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "probes/clock.h"
+#include "probes/machine_peak.h"
 #include "runtime/executor.h"
 
 namespace cuvil::bench::cli {
 
 namespace {
 
+// Another process using this much CPU at start gets a warning.
+constexpr double kBusyOtherCpusWarning = 0.5;
+constexpr double kBusyProbeWindowS = 0.25;
+
 struct RunOptions {
   PipelineOptions pipeline;
   std::string rungs;
   std::string out;
   MeasureOptions measure;
+  double max_noise_pct = kDefaultMaxNoise * 100;
+  std::string cpus;
+  bool remeasure_peak = false;
+  bool quiet = false;
   uint64_t seed = 1;
   DbOptions db;
 };
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 // `weights` keeps this rung's constants alive after it ends, so the next rung of the suite
 // shares them instead of generating them again (ir::materialize).
 RungResult run_rung(const Suite& suite, const Rung& rung, const passes::PipelineConfig& config,
-                    const RunOptions& o, int threads,
+                    const RunOptions& o, int threads, const probes::MachinePeak& peak,
+                    ProgressLine& progress_line,
                     std::vector<std::shared_ptr<const std::vector<float>>>* weights) {
   RungResult result;
   result.suite = suite.name;
   result.rung = rung.name;
   result.threads = threads;
+  result.peak_fp32_gflops = peak.fp32_gflops;
+  result.peak_mem_gbps = peak.mem_read_gbps;
+  result.peak_rss_per_rung = reset_peak_rss();
+  const std::string label = suite.name + "/" + rung.name;
+  progress_line.update(label + "  compiling", /*force=*/true);
   const int64_t t0 = probes::now_ns();
   ir::Graph graph = suite.build(rung, /*tiny=*/false);
   result.weight_bytes = graph.constant_bytes();
@@ -46,42 +74,145 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   *weights = compiled.plan.constants;
   runtime::Executor executor(std::move(compiled.plan));
   result.compile_s = static_cast<double>(probes::now_ns() - t0) * 1e-9;
-  result.measurement = measure(executor, inputs, o.measure);
+  const ProgressFn on_progress = [&](const MeasureProgress& p) {
+    progress_line.update(format_progress(label, p.warming_up,
+                                         p.warming_up ? p.warmup_runs : p.samples, p.noise,
+                                         o.measure.max_noise, p.eta_s));
+  };
+  result.measurement = measure(executor, inputs, o.measure, on_progress);
+  progress_line.clear();
+  result.peak_rss_bytes = peak_rss_bytes();
   return result;
 }
 
-int run_suite(const RunOptions& o, const std::string& executable) {
+void print_header() {
+  std::printf("%-22s %5s %10s %7s %10s %10s %6s %9s %6s %8s %6s %9s %9s %7s\n", "rung", "n",
+              "median ms", "+-noise", "min ms", "p99 ms", "cv %", "GFLOP/s", "%peak", "GB/s", "%bw",
+              "arena MiB", "RSS MiB", "setup s");
+}
+
+void print_row(const RungResult& r) {
+  const Summary s = summarize(r.measurement.real_ns);
+  const Achieved a = achieved(r, s.median);
+  char noise[16];
+  if (std::isfinite(r.measurement.noise)) {
+    std::snprintf(noise, sizeof noise, "%.2f%%", r.measurement.noise * 100);
+  } else {
+    std::snprintf(noise, sizeof noise, "?");
+  }
+  const double rss_mib =
+      r.peak_rss_bytes >= 0 ? static_cast<double>(r.peak_rss_bytes) / (1 << 20) : -1;
+  std::printf(
+      "%-22s %5lld %10.3f %7s %10.3f %10.3f %6.2f %9.1f %6.1f %8.2f %6.1f %9.1f %9.0f %7.2f%s\n",
+      (r.suite + "/" + r.rung).c_str(), static_cast<long long>(s.count), s.median * 1e-6, noise,
+      s.min * 1e-6, s.p99 * 1e-6, s.cv * 100.0, a.gflops, a.pct_peak_flops, a.gbps, a.pct_peak_bw,
+      static_cast<double>(r.arena_bytes) / (1 << 20), rss_mib, r.compile_s,
+      r.measurement.noisy ? "  NOISY" : "");
+  std::fflush(stdout);
+}
+
+std::string noisy_warning(const RungResult& r) {
+  char noise[32] = "?";
+  if (std::isfinite(r.measurement.noise)) {
+    std::snprintf(noise, sizeof noise, "%.2f", r.measurement.noise * 100);
+  }
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%s/%s is NOISY: the median is known to +-%s%% after %zu samples, above the "
+                "--max-noise target of %.2f%% (stopped by %s); do not trust small differences",
+                r.suite.c_str(), r.rung.c_str(), noise, r.measurement.real_ns.size(),
+                r.measurement.max_noise * 100, to_string(r.measurement.stop_reason));
+  return buf;
+}
+
+int run_suite(RunOptions o, const std::string& executable) {
+  o.measure.max_noise = o.max_noise_pct / 100.0;
+  o.measure.validate();
   require_runnable_target(o.pipeline.target);
   const Suite& suite = find_suite(o.pipeline.suite);
   const std::string config_path =
       o.pipeline.config.empty() ? default_config_path(suite, o.pipeline.target) : o.pipeline.config;
   const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
   const std::vector<Rung> rungs = select_rungs(load_suite_ladder(suite), o.rungs);
+  std::vector<int> pinned;
+  if (!o.cpus.empty()) {
+    pinned = parse_cpu_list(o.cpus);
+    // Before any thread exists: the executor's pool and the peak probe inherit the mask.
+    pin_to_cpus(pinned);
+    if (o.pipeline.threads == 0) o.pipeline.threads = static_cast<int>(pinned.size());
+  }
   const int threads = resolved_threads(o.pipeline);
 
-  std::printf("run %s with %s (hash %s), %d thread(s), target %s\n", suite.name.c_str(),
-              config_path.c_str(), passes::config_hash(config).c_str(), threads,
+  RunContext context;
+  context.executable = executable;
+  context.config_source = config_path;
+  context.config_hash = passes::config_hash(config);
+  context.target = o.pipeline.target;
+  context.config_yaml = read_text(config_path);
+  context.environment = capture_environment();
+  context.threads = threads;
+  context.pinned_cpus = pinned;
+  context.stopping = o.measure;
+  context.warnings = environment_warnings(context.environment, threads);
+  const double busy_others = other_processes_busy_cpus(kBusyProbeWindowS);
+  if (busy_others > kBusyOtherCpusWarning) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "other processes are using %.1f CPUs right now: timings will be noisy",
+                  busy_others);
+    context.warnings.push_back(buf);
+  }
+  for (const std::string& w : context.warnings) print_warning(w);
+
+  ProgressLine progress_line(stderr, o.quiet);
+  progress_line.update("measuring this machine's peak FLOP/s and bandwidth", /*force=*/true);
+  context.peak = probes::machine_peak(threads, o.remeasure_peak);
+  progress_line.clear();
+
+  const Environment& env = context.environment;
+  std::printf("run %s with %s (hash %s), %d thread(s)%s, target %s\n", suite.name.c_str(),
+              config_path.c_str(), context.config_hash.c_str(), threads,
+              pinned.empty() ? "" : (" pinned to --cpus " + o.cpus).c_str(),
               o.pipeline.target.c_str());
-  std::printf("%-22s %5s %11s %11s %11s %6s %9s %9s %10s %9s\n", "rung", "reps", "median ms",
-              "min ms", "max ms", "cv %", "GFLOP/s", "GB/s", "arena MiB", "setup s");
-  RunContext context{executable, config_path, passes::config_hash(config), o.pipeline.target};
-  nlohmann::json document;
-  document["context"] = context_json(context);
-  document["benchmarks"] = nlohmann::json::array();
+  std::printf(
+      "machine: %s, %d CPUs, governor %s, commit %.12s, peak %.0f GFLOP/s fp32 (%s), "
+      "%.1f GB/s read%s\n",
+      env.cpu_model.c_str(), env.logical_cpus, env.governor.c_str(), env.git_commit.c_str(),
+      context.peak.fp32_gflops, context.peak.isa.c_str(), context.peak.mem_read_gbps,
+      context.peak.from_cache ? " (cached)" : "");
+  std::printf(
+      "stopping: median known to +-%.2f%% (95%% CI), >= %d samples and %.2fs, timeout %.0fs\n",
+      o.measure.max_noise * 100, o.measure.min_samples, o.measure.min_time_s, o.measure.timeout_s);
+  print_header();
+  std::fflush(stdout);
+
+  nlohmann::json benchmarks = nlohmann::json::array();
   int family = 0;
+  int noisy = 0;
   std::vector<std::shared_ptr<const std::vector<float>>> weights;
   for (const Rung& rung : rungs) {
-    const RungResult r = run_rung(suite, rung, config, o, threads, &weights);
-    const Summary s = summarize(r.measurement.real_ns);
-    const double median_s = s.median * 1e-9;
-    std::printf("%-22s %5lld %11.3f %11.3f %11.3f %6.2f %9.1f %9.2f %10.1f %9.2f\n",
-                (suite.name + "/" + rung.name).c_str(), static_cast<long long>(s.count),
-                s.median * 1e-6, s.min * 1e-6, s.max * 1e-6, s.cv * 100.0,
-                r.declared_flops / median_s * 1e-9, r.declared_bytes / median_s * 1e-9,
-                static_cast<double>(r.arena_bytes) / (1 << 20), r.compile_s);
-    std::fflush(stdout);
-    for (auto& entry : benchmark_entries(r, family++)) document["benchmarks"].push_back(entry);
+    const RungResult r =
+        run_rung(suite, rung, config, o, threads, context.peak, progress_line, &weights);
+    print_row(r);
+    if (r.measurement.noisy) {
+      ++noisy;
+      const std::string w = noisy_warning(r);
+      print_warning(w);
+      context.warnings.push_back(w);
+    }
+    for (auto& entry : benchmark_entries(r, family++)) benchmarks.push_back(entry);
   }
+  if (!rungs.empty() && !rungs.front().name.empty()) {
+    std::printf("FLOPs: %s. Bytes: %s. %%peak against this machine's measured peak.\n",
+                kFlopConvention, kByteConvention);
+  }
+  if (noisy > 0) {
+    print_warning(std::to_string(noisy) + " of " + std::to_string(rungs.size()) +
+                  " rung(s) are NOISY (marked in the table and in the JSON)");
+  }
+  nlohmann::json document;
+  document["context"] = context_json(context);
+  document["benchmarks"] = std::move(benchmarks);
   if (!o.out.empty()) {
     write_json_file(o.out, document);
     std::printf("wrote %s\n", o.out.c_str());
@@ -99,23 +230,41 @@ Action add_run_command(CLI::App& app) {
   cmd->add_option("--rungs", o->rungs,
                   "comma-separated rung names, or all (default: the default CPU rungs)");
   cmd->add_option("--out", o->out, "write results as Google Benchmark JSON");
-  cmd->add_option("--warmup", o->measure.warmup, "untimed iterations first")
-      ->check(CLI::Range(0, 1000));
-  cmd->add_option("--min-repetitions", o->measure.min_repetitions, "timed iterations, at least")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--max-repetitions", o->measure.max_repetitions, "timed iterations, at most")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--min-time", o->measure.min_time_s, "seconds of timed iterations, at least")
-      ->check(CLI::Range(0.0, 3600.0));
+  MeasureOptions& m = o->measure;
+  cmd->add_option("--warmup", m.warmup_iterations, "warm-up runs first, at least")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cmd->add_option("--warmup-time", m.warmup_time_s, "seconds of warm-up runs, at least")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--min-samples,--min-repetitions", m.min_samples, "timed runs, at least")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--max-samples,--max-repetitions", m.max_samples, "timed runs, at most")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--min-time", m.min_time_s, "seconds of timed runs, at least")
+      ->check(CLI::Range(0.0, 36000.0))
+      ->capture_default_str();
+  cmd->add_option("--max-noise", o->max_noise_pct,
+                  "stop once the median is known to +- this many percent (95% CI half-width)")
+      ->check(CLI::Range(0.001, 99.0))
+      ->capture_default_str();
+  cmd->add_option("--timeout", m.timeout_s,
+                  "seconds of timed runs per rung after which a rung that has not reached "
+                  "--max-noise stops and is marked noisy")
+      ->check(CLI::Range(0.0, 360000.0))
+      ->capture_default_str();
+  cmd->add_option("--cpus", o->cpus,
+                  "pin the measured threads to these CPUs, e.g. 0-3,6 (default threads: their "
+                  "count)");
+  cmd->add_flag("--remeasure-peak", o->remeasure_peak,
+                "measure this machine's peak FLOP/s and bandwidth again instead of the cache");
+  cmd->add_flag("-q,--quiet", o->quiet, "no progress line on stderr");
   cmd->add_option("--seed", o->seed, "seed for the random inputs");
   add_db_option(*cmd, o->db, /*allow_disable=*/true);
   const std::string executable = "cuvil-bench";
-  return [o, executable] {
-    if (o->measure.max_repetitions < o->measure.min_repetitions) {
-      throw UserError("--max-repetitions must be >= --min-repetitions");
-    }
-    return run_suite(*o, executable);
-  };
+  return [o, executable] { return run_suite(*o, executable); };
 }
 
 }  // namespace cuvil::bench::cli

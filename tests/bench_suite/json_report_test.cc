@@ -1,12 +1,75 @@
-// run.json follows Google Benchmark's schema so its tools can read it.
+// run.json follows Google Benchmark's schema so its tools can read it: field names and JSON types
+// are checked against a document Google Benchmark 1.7.1 (Debian 12's libbenchmark) wrote.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 
 #include "bench_suite/json_report.h"
 
 namespace cuvil::bench {
 namespace {
+
+// Output of a two-repetition Google Benchmark 1.7.1 program with one user counter, trimmed to
+// one cache and to the iteration, median and cv entries.
+const char* kGoogleBenchmarkJson = R"({
+  "context": {
+    "date": "2026-12-01T02:26:02+00:00",
+    "host_name": "vm",
+    "executable": "./gb",
+    "num_cpus": 2,
+    "mhz_per_cpu": 2600,
+    "cpu_scaling_enabled": false,
+    "caches": [
+      {"type": "Data", "level": 1, "size": 49152, "num_sharing": 1}
+    ],
+    "load_avg": [9.16113, 4.12061, 2.57227],
+    "library_build_type": "debug"
+  },
+  "benchmarks": [
+    {
+      "name": "BM_x/repeats:2", "family_index": 0, "per_family_instance_index": 0,
+      "run_name": "BM_x/repeats:2", "run_type": "iteration", "repetitions": 2,
+      "repetition_index": 0, "threads": 1, "iterations": 10000000,
+      "real_time": 5.1833812998665962e+00, "cpu_time": 3.8185340000000001e-01,
+      "time_unit": "ns", "GFLOP/s": 1.5000000000000000e+00
+    },
+    {
+      "name": "BM_x/repeats:2_median", "family_index": 0, "per_family_instance_index": 0,
+      "run_name": "BM_x/repeats:2", "run_type": "aggregate", "repetitions": 2, "threads": 1,
+      "aggregate_name": "median", "aggregate_unit": "time", "iterations": 2,
+      "real_time": 4.9880104497788125e+00, "cpu_time": 3.8506294999999996e-01,
+      "time_unit": "ns", "GFLOP/s": 1.5000000000000000e+00
+    },
+    {
+      "name": "BM_x/repeats:2_cv", "family_index": 0, "per_family_instance_index": 0,
+      "run_name": "BM_x/repeats:2", "run_type": "aggregate", "repetitions": 2, "threads": 1,
+      "aggregate_name": "cv", "aggregate_unit": "percentage", "iterations": 2,
+      "real_time": 4.7262791042641077e-02, "cpu_time": 6.3037617121085359e-03,
+      "time_unit": "ns", "GFLOP/s": 0.0000000000000000e+00
+    }
+  ]
+})";
+
+std::string kind(const nlohmann::json& j) {
+  if (j.is_number_integer()) return "integer";
+  if (j.is_number_float()) return "float";
+  if (j.is_string()) return "string";
+  if (j.is_boolean()) return "boolean";
+  if (j.is_array()) return "array";
+  if (j.is_object()) return "object";
+  return "null";
+}
+
+// Every field of `reference` is in `ours` with the same JSON type.
+void expect_same_fields(const nlohmann::json& reference, const nlohmann::json& ours,
+                        const std::string& where) {
+  for (const auto& [key, value] : reference.items()) {
+    ASSERT_TRUE(ours.contains(key)) << where << ": missing '" << key << "'";
+    EXPECT_EQ(kind(ours[key]), kind(value)) << where << ": '" << key << "'";
+  }
+}
 
 RungResult sample_result() {
   RungResult r;
@@ -15,42 +78,143 @@ RungResult sample_result() {
   r.threads = 2;
   r.measurement.real_ns = {2e6, 1e6, 3e6};
   r.measurement.cpu_ns = {4e6, 2e6, 6e6};
+  r.measurement.warmup_real_ns = {9e6};
+  r.measurement.stop_reason = StopReason::timeout;
+  r.measurement.noisy = true;
+  r.measurement.noise = 0.5;
+  r.measurement.max_noise = 0.02;
   r.declared_flops = 8e9;
+  r.declared_bytes = 1e9;
+  r.peak_fp32_gflops = 8000;
+  r.peak_mem_gbps = 20;
+  r.peak_rss_bytes = 123 << 20;
   return r;
 }
 
-TEST(JsonReport, IterationEntriesHaveGoogleBenchmarkFields) {
-  const nlohmann::json entries = benchmark_entries(sample_result(), 0);
-  const nlohmann::json& first = entries[0];
-  for (const char* key : {"name", "run_name", "run_type", "repetitions", "repetition_index",
-                          "threads", "iterations", "real_time", "cpu_time", "time_unit"}) {
-    EXPECT_TRUE(first.contains(key)) << key;
-  }
-  EXPECT_EQ(first["run_type"], "iteration");
-  EXPECT_EQ(first["time_unit"], "ms");
-  EXPECT_DOUBLE_EQ(first["real_time"].get<double>(), 2.0);
-  EXPECT_TRUE(first["iterations"].is_number_integer());
+RunContext sample_context() {
+  RunContext c;
+  c.executable = "cuvil-bench";
+  c.config_source = "configs/resnet50.cpu.cuvilpass";
+  c.config_hash = "abc";
+  c.config_yaml = "cuvil_pass_version: 1\n";
+  c.environment = capture_environment();
+  c.peak.threads = 2;
+  c.peak.fp32_gflops = 100;
+  c.peak.mem_read_gbps = 10;
+  c.threads = 2;
+  return c;
 }
 
-TEST(JsonReport, AggregatesCarryAggregateName) {
+const nlohmann::json* find_aggregate(const nlohmann::json& entries, const std::string& name) {
+  for (const auto& e : entries) {
+    if (e.value("aggregate_name", "") == name) return &e;
+  }
+  return nullptr;
+}
+
+TEST(JsonReport, ContextMatchesGoogleBenchmarkFieldsAndTypes) {
+  const nlohmann::json reference = nlohmann::json::parse(kGoogleBenchmarkJson);
+  const nlohmann::json ours = context_json(sample_context());
+  expect_same_fields(reference["context"], ours, "context");
+  ASSERT_FALSE(ours["caches"].empty()) << "caches read from /sys/devices/system/cpu/cpu0/cache";
+  for (const auto& cache : ours["caches"]) {
+    expect_same_fields(reference["context"]["caches"][0], cache, "context.caches[]");
+  }
+  ASSERT_EQ(ours["load_avg"].size(), 3u);
+  EXPECT_EQ(kind(ours["load_avg"][0]), "float");
+}
+
+TEST(JsonReport, IterationEntriesMatchGoogleBenchmark) {
+  const nlohmann::json reference = nlohmann::json::parse(kGoogleBenchmarkJson)["benchmarks"][0];
   const nlohmann::json entries = benchmark_entries(sample_result(), 0);
-  ASSERT_EQ(entries.size(), 3u + 6u);
-  const nlohmann::json& median = entries[4];
-  EXPECT_EQ(median["run_type"], "aggregate");
-  EXPECT_EQ(median["aggregate_name"], "median");
-  EXPECT_EQ(median["name"], "resnet50/b1_median");
-  EXPECT_EQ(median["run_name"], "resnet50/b1");
+  for (int i = 0; i < 3; ++i) {
+    expect_same_fields(reference, entries[i], "iteration " + std::to_string(i));
+    EXPECT_EQ(entries[i]["run_type"], "iteration");
+    EXPECT_EQ(entries[i]["repetition_index"], i);
+    EXPECT_FALSE(entries[i].contains("aggregate_name"));
+  }
+  EXPECT_EQ(entries[0]["time_unit"], "ms");
+  EXPECT_DOUBLE_EQ(entries[0]["real_time"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(entries[0]["cpu_time"].get<double>(), 4.0);
+}
+
+TEST(JsonReport, AggregatesMatchGoogleBenchmark) {
+  const nlohmann::json reference = nlohmann::json::parse(kGoogleBenchmarkJson)["benchmarks"];
+  const nlohmann::json entries = benchmark_entries(sample_result(), 0);
+  for (const char* name : {"mean", "median", "stddev", "cv"}) {
+    const nlohmann::json* e = find_aggregate(entries, name);
+    ASSERT_NE(e, nullptr) << name;
+    expect_same_fields(reference[1], *e, name);
+    EXPECT_EQ((*e)["run_type"], "aggregate");
+    EXPECT_EQ((*e)["name"], std::string("resnet50/b1_") + name);
+    EXPECT_EQ((*e)["run_name"], "resnet50/b1");
+    EXPECT_EQ((*e)["iterations"], 3);  // Google Benchmark: the number of repetitions
+    EXPECT_FALSE(e->contains("repetition_index"));
+  }
+  EXPECT_EQ((*find_aggregate(entries, "cv"))["aggregate_unit"], "percentage");
+  EXPECT_EQ((*find_aggregate(entries, "median"))["aggregate_unit"], "time");
+}
+
+TEST(JsonReport, AggregateValues) {
+  const nlohmann::json entries = benchmark_entries(sample_result(), 0);
+  const nlohmann::json& median = *find_aggregate(entries, "median");
   EXPECT_DOUBLE_EQ(median["real_time"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(median["GFLOP/s"].get<double>(), 4000.0);  // 8 GFLOP in 2 ms
-  EXPECT_EQ(median["cuvil"]["real_ns"].size(), 3u);
+  EXPECT_DOUBLE_EQ(median["GB/s"].get<double>(), 500.0);
+  EXPECT_DOUBLE_EQ(median["pct_peak_flops"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(median["pct_peak_bw"].get<double>(), 2500.0);
+  EXPECT_DOUBLE_EQ((*find_aggregate(entries, "cv"))["real_time"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ((*find_aggregate(entries, "min"))["real_time"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ((*find_aggregate(entries, "p90"))["real_time"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ((*find_aggregate(entries, "p99.9"))["real_time"].get<double>(), 3.0);
+  EXPECT_EQ((*find_aggregate(entries, "stddev"))["GFLOP/s"], 0.0);
 }
 
-TEST(JsonReport, ContextHasGoogleBenchmarkFields) {
-  const nlohmann::json c = context_json({"cuvil-bench", "cfg", "abc", "cpu"});
-  for (const char* key : {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
-                          "cpu_scaling_enabled", "caches", "library_build_type"}) {
-    EXPECT_TRUE(c.contains(key)) << key;
+TEST(JsonReport, RawSamplesAndVerdictUnderTheMedianCuvilKey) {
+  const nlohmann::json entries = benchmark_entries(sample_result(), 0);
+  const nlohmann::json& cuvil = (*find_aggregate(entries, "median"))["cuvil"];
+  EXPECT_EQ(cuvil["real_ns"], nlohmann::json({2e6, 1e6, 3e6}));
+  EXPECT_EQ(cuvil["cpu_ns"].size(), 3u);
+  EXPECT_EQ(cuvil["warmup_ns"], nlohmann::json({9e6}));
+  EXPECT_EQ(cuvil["noisy"], true);
+  EXPECT_EQ(cuvil["stop_reason"], "timeout");
+  EXPECT_DOUBLE_EQ(cuvil["noise"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(cuvil["real"]["p50_ns"].get<double>(), 2e6);
+  EXPECT_LE(cuvil["real"]["median_ci_low_ns"].get<double>(), 2e6);
+  EXPECT_GE(cuvil["real"]["median_ci_high_ns"].get<double>(), 2e6);
+  EXPECT_EQ(cuvil["peak_rss_bytes"], 123 << 20);
+  EXPECT_EQ(cuvil["peak_rss_scope"], "process");
+  EXPECT_DOUBLE_EQ(cuvil["declared_flops"].get<double>(), 8e9);
+}
+
+TEST(JsonReport, UnknownNoiseIsNull) {
+  RungResult r = sample_result();
+  r.measurement.noise = std::numeric_limits<double>::infinity();
+  const nlohmann::json entries = benchmark_entries(r, 0);
+  EXPECT_TRUE((*find_aggregate(entries, "median"))["cuvil"]["noise"].is_null());
+}
+
+TEST(JsonReport, ContextCarriesEnvironmentConfigAndPeak) {
+  const nlohmann::json c = context_json(sample_context());
+  const nlohmann::json& cuvil = c["cuvil"];
+  for (const char* key :
+       {"git_commit", "compiler", "compiler_flags", "cpu_model", "cpu_flags", "scaling_governor",
+        "mem_total_bytes", "mem_available_bytes", "cuda_driver", "config", "config_hash",
+        "config_yaml", "flop_convention", "machine_peak", "stopping_rule", "warnings"}) {
+    EXPECT_TRUE(cuvil.contains(key)) << key;
   }
+  EXPECT_EQ(cuvil["config_yaml"], "cuvil_pass_version: 1\n");
+  EXPECT_DOUBLE_EQ(cuvil["machine_peak"]["fp32_gflops"].get<double>(), 100);
+  EXPECT_EQ(cuvil["stopping_rule"]["min_samples"], kDefaultMinSamples);
+}
+
+TEST(JsonReport, AchievedRatesWithoutAPeakHaveNoPercentage) {
+  RungResult r = sample_result();
+  r.peak_fp32_gflops = 0;
+  const Achieved a = achieved(r, 2e6);
+  EXPECT_DOUBLE_EQ(a.gflops, 4000);
+  EXPECT_EQ(a.pct_peak_flops, 0);
+  EXPECT_EQ(achieved(r, 0).gflops, 0);
 }
 
 TEST(JsonReport, WriteIsAtomicAndFailsLoudly) {

@@ -1,0 +1,39 @@
+// A one-line progress display on stderr for long work, redrawn in place with '\r'. Off when the
+// stream is not a terminal (logs and pipes get no control characters) or when asked to be quiet.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace cuvil::bench {
+
+// "resnet50/b1  warm-up 2" or "resnet50/b1  samples 17  noise 3.1% (target 2.0%)  ETA 4s".
+std::string format_progress(const std::string& label, bool warming_up, int64_t count, double noise,
+                            double max_noise, double eta_s);
+
+class ProgressLine {
+ public:
+  // Enabled only when `quiet` is false and `out` is a terminal.
+  ProgressLine(std::FILE* out, bool quiet);
+  // Enabled as asked, whatever `out` is (tests).
+  static ProgressLine forced(std::FILE* out, bool enabled);
+
+  bool enabled() const { return enabled_; }
+  // Redraws the line; at most every kMinRedrawNs unless `force`.
+  void update(const std::string& text, bool force = false);
+  // Erases the line so that the next output starts clean.
+  void clear();
+
+  static constexpr int64_t kMinRedrawNs = 100'000'000;
+
+ private:
+  ProgressLine(std::FILE* out, bool enabled, int);
+  std::FILE* out_;
+  bool enabled_;
+  bool drawn_ = false;
+  int64_t last_draw_ns_ = 0;
+  size_t last_width_ = 0;
+};
+
+}  // namespace cuvil::bench

@@ -1,0 +1,190 @@
+// Environment capture: parsers on fixed text, warnings on made-up environments, and the live
+// capture's fields being filled (values are the machine's, so only their presence is checked).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "bench_suite/environment.h"
+#include "passes/ir/error.h"
+
+namespace cuvil::bench {
+namespace {
+
+const char* kCpuinfo =
+    "processor\t: 0\n"
+    "model name\t: Intel(R) Xeon(R) Processor\n"
+    "cpu MHz\t\t: 2600.000\n"
+    "flags\t\t: fpu sse2 fma avx f16c avx2 avx512f avx512_bf16 amx_tile movbe\n"
+    "processor\t: 1\n"
+    "model name\t: Intel(R) Xeon(R) Processor\n";
+
+TEST(Environment, CpuinfoFieldTakesTheFirstMatchTrimmed) {
+  EXPECT_EQ(cpuinfo_field(kCpuinfo, "model name"), "Intel(R) Xeon(R) Processor");
+  EXPECT_EQ(cpuinfo_field(kCpuinfo, "cpu MHz"), "2600.000");
+  EXPECT_EQ(cpuinfo_field(kCpuinfo, "bogomips"), "");
+  EXPECT_EQ(cpuinfo_field(kCpuinfo, "model"), "");  // not a prefix match of "model name"
+}
+
+TEST(Environment, RelevantFlagsKeepVectorAndMatrixExtensions) {
+  const auto flags = relevant_cpu_flags(cpuinfo_field(kCpuinfo, "flags"));
+  const std::vector<std::string> expected = {"fma",     "avx",         "f16c",    "avx2",
+                                             "avx512f", "avx512_bf16", "amx_tile"};
+  EXPECT_EQ(flags, expected);
+}
+
+TEST(Environment, MeminfoInBytes) {
+  const std::string meminfo = "MemTotal:       24576000 kB\nMemAvailable:    1000 kB\n";
+  EXPECT_EQ(meminfo_bytes(meminfo, "MemTotal"), 24576000LL * 1024);
+  EXPECT_EQ(meminfo_bytes(meminfo, "MemAvailable"), 1024000);
+  EXPECT_EQ(meminfo_bytes(meminfo, "SwapTotal"), -1);
+}
+
+TEST(Environment, CacheSizes) {
+  EXPECT_EQ(parse_cache_size("48K"), 48 * 1024);
+  EXPECT_EQ(parse_cache_size("491520K"), 491520LL * 1024);
+  EXPECT_EQ(parse_cache_size("2M"), 2 << 20);
+  EXPECT_EQ(parse_cache_size("512"), 512);
+  EXPECT_EQ(parse_cache_size("big"), -1);
+  EXPECT_EQ(parse_cache_size("7Q"), -1);
+}
+
+TEST(CpuList, RangesAndSinglesSortedUnique) {
+  EXPECT_EQ(parse_cpu_list("0-3,6"), (std::vector<int>{0, 1, 2, 3, 6}));
+  EXPECT_EQ(parse_cpu_list("5,1,1"), (std::vector<int>{1, 5}));
+  EXPECT_EQ(parse_cpu_list("17"), (std::vector<int>{17}));
+  EXPECT_EQ(parse_cpu_list(" 2 - 3 "), (std::vector<int>{2, 3}));
+}
+
+TEST(CpuList, MalformedListsAreUserErrors) {
+  for (const char* bad : {"", "a", "1-", "-1", "3-1", "1,,2", "0x1", "1.5"}) {
+    EXPECT_THROW(parse_cpu_list(bad), UserError) << bad;
+  }
+}
+
+TEST(CpuList, PinningToAnUnavailableCpuIsAUserError) {
+  EXPECT_THROW(pin_to_cpus({99999}), UserError);
+  EXPECT_THROW(pin_to_cpus({}), UserError);
+}
+
+TEST(CpuList, PinningToTheCurrentMaskIsAccepted) {
+  const std::vector<int> cpus = available_cpus();
+  ASSERT_FALSE(cpus.empty());
+  EXPECT_NO_THROW(pin_to_cpus(cpus));
+  EXPECT_EQ(available_cpus(), cpus);
+}
+
+Environment quiet_machine() {
+  Environment env;
+  env.logical_cpus = 8;
+  env.available_cpus = 8;
+  env.governor = "performance";
+  env.load_avg_known = true;
+  env.load_avg = {0.5, 0.5, 0.5};
+  env.build_type = "release";
+  return env;
+}
+
+TEST(Warnings, QuietMachineHasNone) {
+  EXPECT_TRUE(environment_warnings(quiet_machine(), 4).empty());
+}
+
+TEST(Warnings, HighLoadAverageWarns) {
+  Environment env = quiet_machine();
+  env.load_avg = {4.5, 1, 1};  // above half of 8 CPUs
+  const auto w = environment_warnings(env, 4);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("load average 4.50"), std::string::npos) << w[0];
+}
+
+TEST(Warnings, PowersaveGovernorWarnsButUnknownDoesNot) {
+  Environment env = quiet_machine();
+  env.governor = "powersave";
+  ASSERT_EQ(environment_warnings(env, 1).size(), 1u);
+  EXPECT_NE(environment_warnings(env, 1)[0].find("powersave"), std::string::npos);
+  env.governor = "unknown";  // a VM without cpufreq
+  EXPECT_TRUE(environment_warnings(env, 1).empty());
+}
+
+TEST(Warnings, MoreThreadsThanCpusWarns) {
+  Environment env = quiet_machine();
+  env.available_cpus = 3;
+  EXPECT_EQ(environment_warnings(env, 7).size(), 1u);
+}
+
+TEST(Warnings, DebugBuildWarns) {
+  Environment env = quiet_machine();
+  env.build_type = "debug";
+  EXPECT_EQ(environment_warnings(env, 1).size(), 1u);
+}
+
+TEST(GitCommit, ReadsABranchRefAndAPackedRef) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / "cuvil_git_commit_test";
+  fs::remove_all(root);
+  fs::create_directories(root / ".git" / "refs" / "heads");
+  std::ofstream(root / ".git" / "HEAD") << "ref: refs/heads/main\n";
+  std::ofstream(root / ".git" / "refs" / "heads" / "main") << "0123456789abcdef\n";
+  EXPECT_EQ(git_commit_of(root.string()), "0123456789abcdef");
+  fs::remove(root / ".git" / "refs" / "heads" / "main");
+  std::ofstream(root / ".git" / "packed-refs") << "# pack-refs\nfeedface refs/heads/main\n";
+  EXPECT_EQ(git_commit_of(root.string()), "feedface");
+  std::ofstream(root / ".git" / "HEAD") << "cafe1234\n";  // detached
+  EXPECT_EQ(git_commit_of(root.string()), "cafe1234");
+  fs::remove_all(root);
+}
+
+TEST(GitCommit, NotACheckoutIsUnknown) {
+  EXPECT_EQ(git_commit_of("/nonexistent-dir"), "unknown");
+}
+
+TEST(Environment, LiveCaptureFillsEveryField) {
+  const Environment env = capture_environment();
+  EXPECT_FALSE(env.host_name.empty());
+  EXPECT_FALSE(env.cpu_model.empty());
+  EXPECT_GE(env.logical_cpus, 1);
+  EXPECT_GE(env.available_cpus, 1);
+  EXPECT_FALSE(env.governor.empty());
+  EXPECT_GT(env.mem_total_bytes, 0);
+  EXPECT_FALSE(env.compiler.empty());
+  EXPECT_NE(env.compiler, "unknown");
+  EXPECT_FALSE(env.compiler_flags.empty());
+  EXPECT_TRUE(env.build_type == "release" || env.build_type == "debug");
+  EXPECT_FALSE(env.git_commit.empty());
+  EXPECT_FALSE(env.cuda_driver.empty());
+  for (const CacheInfo& c : env.caches) {
+    EXPECT_GE(c.level, 1);
+    EXPECT_GT(c.size_bytes, 0);
+    EXPECT_TRUE(c.type == "Data" || c.type == "Instruction" || c.type == "Unified") << c.type;
+  }
+}
+
+TEST(PeakRss, GrowsWhenMemoryIsTouched) {
+  // Without a reset the mark may sit far above the current RSS (earlier tests' memory).
+  const bool reset = reset_peak_rss();
+  const int64_t before = peak_rss_bytes();
+  ASSERT_GT(before, 0);
+  std::vector<char> block(64 << 20);
+  for (size_t i = 0; i < block.size(); i += 4096) block[i] = static_cast<char>(i);
+  EXPECT_GE(peak_rss_bytes(), reset ? before + (32 << 20) : int64_t{64} << 20);
+}
+
+TEST(PeakRss, ResetLowersTheHighWaterMarkWherePermitted) {
+  {
+    std::vector<char> block(64 << 20);
+    for (size_t i = 0; i < block.size(); i += 4096) block[i] = 1;
+  }
+  const int64_t high = peak_rss_bytes();
+  if (!reset_peak_rss()) GTEST_SKIP() << "clear_refs not permitted here";
+  EXPECT_LT(peak_rss_bytes(), high);
+}
+
+TEST(OtherProcesses, BusyCpusIsANumberOrUnknown) {
+  const double busy = other_processes_busy_cpus(0.02);
+  EXPECT_TRUE(busy >= 0 || busy == -1);
+}
+
+}  // namespace
+}  // namespace cuvil::bench
