@@ -1,6 +1,7 @@
 #include "bench_suite/verify.h"
 
 #include "passes/pipeline.h"
+#include "passes/precision.h"
 #include "passes/registry.h"
 #include "runtime/executor.h"
 #include "runtime/reference/interpreter.h"
@@ -14,6 +15,10 @@ bool VerifyResult::ok() const {
   return !outputs.empty();
 }
 
+double tolerance_for(const passes::PipelineConfig& config, std::string* precision) {
+  return passes::precision_tolerance(config, precision);
+}
+
 VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& config, int threads,
                           uint64_t seed, const std::string& label) {
   const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, seed);
@@ -23,11 +28,12 @@ VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& 
   const std::vector<ir::Tensor> actual = executor.run(inputs);
   VerifyResult result;
   result.label = label;
+  result.tolerance = tolerance_for(config);
   for (size_t i = 0; i < expected.size(); ++i) {
     OutputCheck check;
     check.name = graph.value(graph.outputs()[i]).name;
     check.max_relative_error = ir::max_relative_error(actual[i], expected[i]);
-    check.ok = check.max_relative_error <= kFp32Tolerance;
+    check.ok = check.max_relative_error <= result.tolerance;
     result.outputs.push_back(check);
   }
   return result;

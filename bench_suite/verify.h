@@ -18,8 +18,14 @@ struct OutputCheck {
   bool ok = false;
 };
 
+// The bound a config's outputs must meet: fp32 1e-4 when every pass computes in f32, else the
+// bound the reduced-precision pass states for the loosest precision it asks for (bf16 2e-2,
+// int8 5e-2; see passes/precision.h). `precision` (optional) gets "f32", "bf16" or "int8".
+double tolerance_for(const passes::PipelineConfig& config, std::string* precision = nullptr);
+
 struct VerifyResult {
-  std::string label;  // which pipeline variant was checked
+  std::string label;                  // which pipeline variant was checked
+  double tolerance = kFp32Tolerance;  // the bound its outputs were checked against
   std::vector<OutputCheck> outputs;
   bool ok() const;
 };

@@ -31,9 +31,12 @@ int run_verify(const VerifyOptions& o) {
       o.each_pass ? pass_variants(config)
                   : std::vector<std::pair<std::string, passes::PipelineConfig>>{{"config", config}};
 
-  std::printf("verify %s (%s sizes) with %s, %d thread(s); tolerance %.0e (max relative error)\n",
-              suite.name.c_str(), o.full_size ? "full" : "scaled-down", config_path.c_str(),
-              threads, kFp32Tolerance);
+  std::string precision;
+  const double tolerance = tolerance_for(config, &precision);
+  std::printf(
+      "verify %s (%s sizes) with %s, %d thread(s); tolerance %.0e (max relative error, %s bound)\n",
+      suite.name.c_str(), o.full_size ? "full" : "scaled-down", config_path.c_str(), threads,
+      tolerance, precision.c_str());
   std::printf("%-16s %-26s %-26s %12s  %s\n", "rung", "pipeline", "output", "max rel err",
               "result");
   int failures = 0;

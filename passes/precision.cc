@@ -1,0 +1,171 @@
+#include "passes/precision.h"
+
+#include <cstdio>
+#include <set>
+
+#include "passes/ir/error.h"
+#include "runtime/cpu/quantize.h"
+
+namespace cuvil::passes {
+
+namespace {
+
+using ir::Graph;
+using ir::Node;
+using ir::OpKind;
+
+ParamSpec dtype_param(const std::string& name, std::vector<std::string> choices,
+                      const std::string& what) {
+  ParamSpec p;
+  p.name = name;
+  p.type = ParamSpec::Type::choice;
+  p.choices = std::move(choices);
+  p.default_value = std::string("f32");
+  p.help = what;
+  return p;
+}
+
+bool isa_available(const std::string& dtype) {
+  if (dtype == "bf16") return runtime::cpu::cpu_has_avx512_bf16();
+  if (dtype == "int8") return runtime::cpu::cpu_has_avx512_vnni();
+  return true;
+}
+
+const char* isa_name(const std::string& dtype) {
+  return dtype == "bf16" ? "avx512_bf16" : "avx512_vnni";
+}
+
+bool is_constant(const Graph& g, ir::ValueId v) {
+  return g.value(v).kind == ir::ValueKind::constant;
+}
+
+// Why `n` cannot run in `dtype` (empty when it can). Kernels' own supports() checks the same at
+// lowering; here the node simply stays f32.
+std::string unsupported_reason(const Graph& g, const Node& n, const std::string& dtype) {
+  if (n.op == OpKind::conv2d) {
+    if (n.attrs.get_string("layout", "nchw") != "nhwc") return "needs layout nhwc";
+    if (n.attrs.get_int("groups", 1) != 1) return "needs groups = 1";
+  }
+  if ((n.op == OpKind::conv2d || n.op == OpKind::linear) && !is_constant(g, n.inputs[1])) {
+    return "weights are not constant";
+  }
+  (void)dtype;
+  return "";
+}
+
+int64_t reduction_depth(const Graph& g, const Node& n) {
+  const ir::Shape& w = g.value(n.inputs[1]).shape;
+  switch (n.op) {
+    case OpKind::linear:
+      return w[1];
+    case OpKind::conv2d:
+      return w[1] * w[2] * w[3];
+    default:
+      return g.value(n.inputs[0]).shape.back();  // matmul: A's last dim
+  }
+}
+
+}  // namespace
+
+std::vector<ParamSpec> ReducedPrecisionPass::params() const {
+  std::vector<ParamSpec> p;
+  p.push_back(dtype_param(
+      "linear_dtype", {"f32", "bf16", "int8"},
+      "linear layers: bf16 (weights bf16, fp32 accumulation; stated bound 2e-2 max relative "
+      "error vs fp32) or int8 (per-channel int8 weights, per-tensor u8 activations; bound "
+      "5e-2)"));
+  p.push_back(dtype_param("conv_dtype", {"f32", "bf16", "int8"},
+                          "conv2d (NHWC, groups = 1; others stay f32): bf16 (bound 2e-2) or int8 "
+                          "(bound 5e-2, e.g. ResNet-50 logits)"));
+  p.push_back(dtype_param("matmul_dtype", {"f32", "bf16"},
+                          "activation x activation matmul: both operands converted to bf16 per "
+                          "call (bound 2e-2)"));
+  ParamSpec min_k;
+  min_k.name = "min_k";
+  min_k.type = ParamSpec::Type::integer;
+  min_k.int_min = 1;
+  min_k.int_max = 65536;
+  min_k.log_scale = true;
+  min_k.default_value = int64_t{32};
+  min_k.help =
+      "products with a reduction depth K below this stay f32 (conversion would cost more than "
+      "it saves)";
+  p.push_back(min_k);
+  return p;
+}
+
+void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
+  const int64_t min_k = param_int(params, "min_k");
+  auto dtype_for = [&](OpKind op) -> std::string {
+    switch (op) {
+      case OpKind::linear:
+        return param_choice(params, "linear_dtype");
+      case OpKind::conv2d:
+        return param_choice(params, "conv_dtype");
+      case OpKind::matmul:
+        return param_choice(params, "matmul_dtype");
+      default:
+        return "f32";
+    }
+  };
+  std::set<std::string> warned;
+  std::set<ir::ValueId> bf16_weights, f32_weight_users;
+  for (Node& n : graph.mutable_nodes()) {
+    const std::string dtype = dtype_for(n.op);
+    if (dtype == "f32") {
+      if (n.inputs.size() > 1) f32_weight_users.insert(n.inputs[1]);
+      continue;
+    }
+    if (!isa_available(dtype)) {
+      // Documented fallback: a CPU without the instructions runs f32, with one warning.
+      if (warned.insert(dtype).second) {
+        std::fprintf(stderr,
+                     "reduced-precision: this CPU lacks %s; %s nodes stay f32 (accuracy bound "
+                     "remains the %s one)\n",
+                     isa_name(dtype), dtype.c_str(), dtype.c_str());
+      }
+      n.attrs.set("precision", std::string("f32"));
+      n.attrs.set("precision.fallback", std::string("cpu lacks ") + isa_name(dtype));
+      f32_weight_users.insert(n.inputs[1]);
+      continue;
+    }
+    const std::string reason = unsupported_reason(graph, n, dtype);
+    if (!reason.empty() || reduction_depth(graph, n) < min_k) {
+      n.attrs.set("precision", std::string("f32"));
+      n.attrs.set("precision.fallback", reason.empty() ? std::string("K below min_k") : reason);
+      f32_weight_users.insert(n.inputs[1]);
+      continue;
+    }
+    n.attrs.set("impl", std::string(ir::to_string(n.op)) + "." + dtype);
+    n.attrs.set("precision", dtype);
+    graph.annotations["reduced-precision." + dtype] += 1;
+    if (dtype == "bf16" && n.op != OpKind::matmul) {
+      bf16_weights.insert(n.inputs[1]);
+    } else if (n.inputs.size() > 1) {
+      f32_weight_users.insert(n.inputs[1]);
+    }
+  }
+  // A weight every user reads as bf16 is bf16 data (what the kernels move); int8 has no dtype
+  // in the IR, so those weights keep f32 and the node's "precision" says what it computes.
+  for (ir::ValueId w : bf16_weights) {
+    if (!f32_weight_users.count(w)) graph.mutable_value(w).dtype = ir::DType::bf16;
+  }
+}
+
+double precision_tolerance(const PipelineConfig& config, std::string* label) {
+  double bound = kFp32Tolerance;
+  std::string name = "f32";
+  for (const PassInvocation& p : config.passes) {
+    if (p.name != "reduced-precision") continue;
+    for (const auto& [key, value] : p.params) {
+      const auto* text = std::get_if<std::string>(&value);
+      if (!text) continue;
+      if (*text == "int8" && bound < kInt8Tolerance) bound = kInt8Tolerance, name = "int8";
+      if (*text == "bf16" && bound < kBf16Tolerance) bound = kBf16Tolerance, name = "bf16";
+    }
+  }
+  if (label) *label = name;
+  return bound;
+}
+
+}  // namespace cuvil::passes

@@ -1,0 +1,187 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "passes/ir/error.h"
+#include "passes/lower.h"
+#include "passes/pipeline.h"
+#include "passes/precision.h"
+#include "runtime/cpu/quantize.h"
+#include "runtime/executor.h"
+#include "runtime/reference/interpreter.h"
+#include "tests/passes/test_support.h"
+
+namespace cuvil::passes {
+namespace {
+
+using ir::Graph;
+using ir::OpKind;
+
+// The default pipeline with reduced-precision's parameters overridden.
+PipelineConfig with_precision(const ParamMap& overrides) {
+  PipelineConfig config = default_pipeline("cpu");
+  for (PassInvocation& p : config.passes) {
+    if (p.name != "reduced-precision") continue;
+    for (const auto& [k, v] : overrides) p.params[k] = v;
+  }
+  return config;
+}
+
+double compiled_vs_reference(const Graph& graph, const PipelineConfig& config, int threads) {
+  const auto inputs = ir::random_inputs(graph, 5);
+  const auto want = runtime::reference::interpret(graph, inputs);
+  Compiled compiled = compile(graph, config, threads);
+  runtime::Executor executor(std::move(compiled.plan));
+  const auto got = executor.run(inputs);
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    worst = std::max(worst, ir::max_relative_error(got[i], want[i]));
+  }
+  return worst;
+}
+
+int count_precision(const Graph& g, OpKind op, const std::string& precision) {
+  int count = 0;
+  for (const ir::Node& n : g.nodes()) {
+    count += n.op == op && n.attrs.get_string("precision", "") == precision ? 1 : 0;
+  }
+  return count;
+}
+
+bool has_bf16() {
+  return runtime::cpu::cpu_has_avx512_bf16();
+}
+bool has_vnni() {
+  return runtime::cpu::cpu_has_avx512_vnni();
+}
+
+TEST(ReducedPrecision, DefaultIsF32AndTouchesNothing) {
+  Graph g = testing::tiny_decoder(1, 5, 24);
+  testing::run_pass(g, "reduced-precision");
+  for (const ir::Node& n : g.nodes()) {
+    EXPECT_FALSE(n.attrs.has("precision")) << n.name;
+    EXPECT_FALSE(n.attrs.has("impl")) << n.name;
+  }
+}
+
+TEST(ReducedPrecision, Bf16LinearsPickTheBf16KernelAndMarkWeights) {
+  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  Graph g = testing::tiny_decoder(1, 5, 24);
+  testing::run_pass(g, "reduced-precision",
+                    {{"linear_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+  int linears = 0;
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::linear) continue;
+    ++linears;
+    EXPECT_EQ(n.attrs.get_string("impl", ""), "linear.bf16") << n.name;
+    EXPECT_EQ(g.value(n.inputs[1]).dtype, ir::DType::bf16) << n.name;
+    EXPECT_EQ(g.value(n.output).dtype, ir::DType::f32) << n.name;  // results stay fp32
+  }
+  EXPECT_GT(linears, 0);
+  EXPECT_EQ(count_precision(g, OpKind::linear, "bf16"), linears);
+}
+
+// Stated bound: bf16 2e-2 max relative error against the fp32 reference interpreter.
+TEST(ReducedPrecision, Bf16DecoderMatchesReferenceWithinBound) {
+  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  const Graph g = testing::tiny_decoder(2, 37, 64);
+  const PipelineConfig config = with_precision({{"linear_dtype", std::string("bf16")},
+                                                {"matmul_dtype", std::string("bf16")},
+                                                {"min_k", int64_t{1}}});
+  for (int threads : {1, 2}) {
+    const double e = compiled_vs_reference(g, config, threads);
+    EXPECT_LE(e, kBf16Tolerance) << threads;
+    EXPECT_GT(e, 1e-6);  // it really ran in reduced precision
+  }
+}
+
+TEST(ReducedPrecision, Bf16ConvNetMatchesReferenceWithinBound) {
+  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  const Graph g = testing::tiny_resnet(2, 16, 9);
+  const PipelineConfig config = with_precision({{"conv_dtype", std::string("bf16")},
+                                                {"linear_dtype", std::string("bf16")},
+                                                {"min_k", int64_t{1}}});
+  EXPECT_LE(compiled_vs_reference(g, config, 2), kBf16Tolerance);
+}
+
+// Stated bound: int8 5e-2 (per-channel weights, dynamic per-tensor activations).
+TEST(ReducedPrecision, Int8ConvNetMatchesReferenceWithinBound) {
+  if (!has_vnni()) GTEST_SKIP() << "CPU lacks avx512_vnni";
+  const Graph g = testing::tiny_resnet(3, 16, 11);
+  const PipelineConfig config = with_precision({{"conv_dtype", std::string("int8")},
+                                                {"linear_dtype", std::string("int8")},
+                                                {"min_k", int64_t{1}}});
+  Compiled compiled = compile(g, config, 2);
+  EXPECT_GT(count_precision(compiled.graph, OpKind::conv2d, "int8"), 0);
+  for (int threads : {1, 2}) {
+    const double e = compiled_vs_reference(g, config, threads);
+    EXPECT_LE(e, kInt8Tolerance) << threads;
+    EXPECT_GT(e, 1e-6);
+  }
+}
+
+TEST(ReducedPrecision, NchwConvsStayF32WithAReason) {
+  Graph g = testing::tiny_resnet(1, 8, 7);  // nchw: the layout pass did not run
+  testing::run_pass(g, "reduced-precision",
+                    {{"conv_dtype", std::string("int8")}, {"min_k", int64_t{1}}});
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::conv2d) continue;
+    EXPECT_EQ(n.attrs.get_string("precision", ""), "f32") << n.name;
+    EXPECT_FALSE(n.attrs.has("impl")) << n.name;
+  }
+}
+
+TEST(ReducedPrecision, SmallReductionsStayF32BelowMinK) {
+  Graph g = testing::tiny_decoder(1, 5, 24);  // every linear has K < 100
+  testing::run_pass(g, "reduced-precision",
+                    {{"linear_dtype", std::string("bf16")}, {"min_k", int64_t{100}}});
+  EXPECT_EQ(count_precision(g, OpKind::linear, "bf16"), 0);
+  EXPECT_GT(count_precision(g, OpKind::linear, "f32"), 0);
+}
+
+TEST(ReducedPrecision, CpuWithoutTheInstructionsFallsBackToF32) {
+  setenv("CUVIL_CPU_DISABLE", "avx512_bf16,avx512_vnni", 1);
+  Graph g = testing::tiny_decoder(1, 5, 24);
+  testing::run_pass(g, "reduced-precision",
+                    {{"linear_dtype", std::string("int8")}, {"min_k", int64_t{1}}});
+  unsetenv("CUVIL_CPU_DISABLE");
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::linear) continue;
+    EXPECT_EQ(n.attrs.get_string("precision", ""), "f32");
+    EXPECT_EQ(n.attrs.get_string("precision.fallback", ""), "cpu lacks avx512_vnni");
+    EXPECT_FALSE(n.attrs.has("impl"));
+  }
+}
+
+TEST(ReducedPrecision, Int8MatmulIsRejectedByTheSchema) {
+  const std::string yaml =
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: reduced-precision\n"
+      "    params: { matmul_dtype: int8 }\n";
+  EXPECT_THROW(parse_cuvilpass(yaml, "test.cuvilpass"), UserError);
+}
+
+TEST(ReducedPrecision, Int8KernelOnAnNchwConvIsAUserErrorAtLowering) {
+  Graph g = testing::tiny_resnet(1, 8, 7);
+  for (ir::Node& n : g.mutable_nodes()) {
+    if (n.op == OpKind::conv2d) n.attrs.set("impl", std::string("conv2d.int8"));
+  }
+  EXPECT_THROW(lower(g, LowerOptions{}), UserError);
+}
+
+TEST(ReducedPrecision, ToleranceFollowsTheConfig) {
+  std::string label;
+  EXPECT_DOUBLE_EQ(precision_tolerance(default_pipeline("cpu"), &label), kFp32Tolerance);
+  EXPECT_EQ(label, "f32");
+  EXPECT_DOUBLE_EQ(
+      precision_tolerance(with_precision({{"linear_dtype", std::string("bf16")}}), &label),
+      kBf16Tolerance);
+  EXPECT_EQ(label, "bf16");
+  EXPECT_DOUBLE_EQ(precision_tolerance(with_precision({{"linear_dtype", std::string("bf16")},
+                                                       {"conv_dtype", std::string("int8")}}),
+                                       &label),
+                   kInt8Tolerance);
+  EXPECT_EQ(label, "int8");
+}
+
+}  // namespace
+}  // namespace cuvil::passes
