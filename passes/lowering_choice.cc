@@ -20,14 +20,15 @@ struct ClassSpec {
   const char* help;
 };
 
-// Defaults: the fastest choice per class measured on ResNet-50 batch 1 (bench_suite/micro/
-// conv_bench.cc and cuvil-bench run), generated kernels where they tie with the library.
+// Defaults: the direct conv for every conv class, the fastest generated choice per class on
+// ResNet-50 b1 (cuvil-micro-conv, cuvil-bench run). oneDNN was faster per layer with one thread
+// but far slower with two on a loaded machine (OpenMP barriers), so it stays opt-in.
 const std::vector<ClassSpec>& classes() {
   static const std::vector<ClassSpec> specs = {
       {"conv_1x1",
        OpKind::conv2d,
        {"gemm", "im2col", "direct", "onednn"},
-       "gemm",
+       "direct",
        "conv2d.im2col",
        "1x1 stride-1 unpadded convolutions"},
       {"conv_3x3",

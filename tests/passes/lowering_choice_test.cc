@@ -123,7 +123,8 @@ TEST(SelectLowering, SetsImplOnEveryConvLinearAndMatmul) {
 TEST(SelectLowering, DirectOnNchwFallsBackToIm2colAndCountsIt) {
   Graph g = conv_net(7, 9);
   run_pass(g, "layout", {{"memory_layout", "nchw"}});
-  run_pass(g, "select-lowering", {{"conv_3x3", "direct"}, {"conv_other", "direct"}});
+  run_pass(g, "select-lowering",
+           {{"conv_1x1", "gemm"}, {"conv_3x3", "direct"}, {"conv_other", "direct"}});
   int64_t non_1x1 = 0;
   for (const ir::Node& n : g.nodes()) {
     if (n.op != OpKind::conv2d || conv_class(g, n) == "conv_1x1") continue;
