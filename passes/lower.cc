@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "passes/ir/error.h"
+#include "passes/threading.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::passes {
@@ -101,6 +102,11 @@ const runtime::KernelInfo& choose_kernel(const ir::Node& n, const runtime::Step&
 runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
   runtime::Plan plan;
   plan.threads = std::max(1, options.threads);
+  // The threading pass may fix the thread count (0 or absent: the caller's choice).
+  if (auto it = graph.annotations.find(kThreadsAnnotation);
+      it != graph.annotations.end() && it->second > 0) {
+    plan.threads = static_cast<int>(it->second);
+  }
   std::vector<int32_t> tensor_of(static_cast<size_t>(graph.value_count()), -1);
 
   auto add_tensor = [&](ir::ValueId id, PlanTensor t) {

@@ -3,10 +3,12 @@
 #include "passes/attention_tiling.h"
 #include "passes/fold_batchnorm.h"
 #include "passes/fuse_elementwise.h"
+#include "passes/gemm_tiling.h"
 #include "passes/layout.h"
 #include "passes/lowering_choice.h"
 #include "passes/memory_plan.h"
 #include "passes/precision.h"
+#include "passes/threading.h"
 
 namespace cuvil::passes {
 
@@ -23,6 +25,8 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   // After every pass that picks kernels (select-lowering): a non-f32 precision wins.
   passes.push_back(std::make_unique<ReducedPrecisionPass>());
   passes.push_back(std::make_unique<AttentionTilingPass>());
+  passes.push_back(std::make_unique<GemmTilingPass>());
+  passes.push_back(std::make_unique<ThreadingPass>());
   passes.push_back(std::make_unique<MemoryPlanPass>());
   return passes;
 }

@@ -4,6 +4,7 @@
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/gemm_bf16_kernels.h"
+#include "runtime/cpu/gemm_prepare.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/onednn/onednn_kernels.h"
 
@@ -39,6 +40,7 @@ std::vector<KernelInfo> build_table() {
       cpu::conv2d_int8_supported);
   t.back().prepare = cpu::prepare_conv2d_int8;
   add(OpKind::linear, "gemm", cpu::linear_gemm, "packed GEMM with B transposed");
+  t.back().prepare = cpu::linear_gemm_prepare;  // packs a constant weight (gemm.prepack)
   add(OpKind::linear, "onednn", onednn::linear, "oneDNN matmul primitive (library)");
   t.back().prepare = onednn::linear_prepare;
   add(OpKind::matmul, "gemm", cpu::matmul_gemm, "batched packed GEMM");

@@ -1,87 +1,29 @@
 #include "runtime/cpu/gemm.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <new>
 
 #include "passes/ir/error.h"
+#include "runtime/cpu/gemv.h"
 #include "runtime/thread_pool.h"
-
-#ifdef __AVX512F__
-// GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
-// where they are inlined (a known false positive).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#endif
 
 namespace cuvil::runtime::cpu {
 
 namespace {
 
-constexpr int MR = kGemmMR;
-constexpr int NR = kGemmNR;
-
-// C[MR, NR] (+)= sum_p a[p*MR + i] * b[p*NR + j]. Plain C++; the reference for the vector one.
-void micro_portable(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                    bool accumulate) {
-  float acc[MR][NR] = {};
-  for (int64_t p = 0; p < kc; ++p) {
-    for (int i = 0; i < MR; ++i) {
-      const float ai = a[p * MR + i];
-      for (int j = 0; j < NR; ++j) acc[i][j] += ai * b[p * NR + j];
-    }
-  }
-  for (int i = 0; i < MR; ++i) {
-    for (int j = 0; j < NR; ++j) c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + acc[i][j];
-  }
+int64_t round_up(int64_t v, int64_t m) {
+  return (v + m - 1) / m * m;
 }
 
-#ifdef __AVX512F__
-static_assert(NR == 32, "the AVX-512 micro-kernel holds two 16-float vectors per row");
-// 12 x 32 tile: 24 accumulators in zmm registers, two B vectors, A broadcast from memory.
-void micro_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                  bool accumulate) {
-  __m512 c0[MR], c1[MR];
-#pragma GCC unroll 12
-  for (int i = 0; i < MR; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
-  for (int64_t p = 0; p < kc; ++p) {
-    const __m512 b0 = _mm512_load_ps(b);
-    const __m512 b1 = _mm512_load_ps(b + 16);
-    _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
-#pragma GCC unroll 12
-    for (int i = 0; i < MR; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
-      c0[i] = _mm512_fmadd_ps(ai, b0, c0[i]);
-      c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
-    }
-    a += MR;
-    b += NR;
-  }
-#pragma GCC unroll 12
-  for (int i = 0; i < MR; ++i) {
-    float* row = c + i * ldc;
-    if (accumulate) {
-      c0[i] = _mm512_add_ps(c0[i], _mm512_loadu_ps(row));
-      c1[i] = _mm512_add_ps(c1[i], _mm512_loadu_ps(row + 16));
-    }
-    _mm512_storeu_ps(row, c0[i]);
-    _mm512_storeu_ps(row + 16, c1[i]);
-  }
-}
-#endif
+// ---- packing ---------------------------------------------------------------------------------
 
-using MicroKernel = void (*)(int64_t, const float*, const float*, float*, int64_t, bool);
-
-MicroKernel pick_micro(bool portable) {
-#ifdef __AVX512F__
-  if (!portable) return micro_avx512;
-#endif
-  (void)portable;
-  return micro_portable;
-}
-
-// Packs A[rows, cols] (row stride lda) into MR-row slivers: dst[s][p][i], zero-padded rows.
-void pack_a(const float* a, int64_t lda, int64_t rows, int64_t cols, float* dst) {
+// A[rows, cols] (row stride lda) into MR-row slivers dst[s][p][i], rows past `rows` zero.
+template <int MR>
+void pack_a_fixed(const float* a, int64_t lda, int64_t rows, int64_t cols, float* dst) {
   for (int64_t r0 = 0; r0 < rows; r0 += MR) {
     const int64_t mr = std::min<int64_t>(MR, rows - r0);
     float* d = dst + r0 * cols;
@@ -97,9 +39,27 @@ void pack_a(const float* a, int64_t lda, int64_t rows, int64_t cols, float* dst)
   }
 }
 
-// Packs B[rows=k, cols=n] into NR-column slivers dst[s][p][j], zero-padded columns. With
+void pack_a(int mr, const float* a, int64_t lda, int64_t rows, int64_t cols, float* dst) {
+  switch (mr) {
+    case 4:
+      return pack_a_fixed<4>(a, lda, rows, cols, dst);
+    case 6:
+      return pack_a_fixed<6>(a, lda, rows, cols, dst);
+    case 8:
+      return pack_a_fixed<8>(a, lda, rows, cols, dst);
+    case 12:
+      return pack_a_fixed<12>(a, lda, rows, cols, dst);
+    case 14:
+      return pack_a_fixed<14>(a, lda, rows, cols, dst);
+  }
+  CUVIL_CHECK(false, "pack_a: no packing for MR=" + std::to_string(mr));
+}
+
+// B[rows=k, cols=n] into NR-column slivers dst[s][p][j], columns past `cols` zero. With
 // `transposed` the source is B^T stored [n, k] with row stride ldb.
-void pack_b(const float* b, int64_t ldb, bool transposed, int64_t rows, int64_t cols, float* dst) {
+template <int NR>
+void pack_b_fixed(const float* b, int64_t ldb, bool transposed, int64_t rows, int64_t cols,
+                  float* dst) {
   for (int64_t j0 = 0; j0 < cols; j0 += NR) {
     const int64_t nr = std::min<int64_t>(NR, cols - j0);
     float* d = dst + j0 * rows;
@@ -107,49 +67,105 @@ void pack_b(const float* b, int64_t ldb, bool transposed, int64_t rows, int64_t 
       for (int64_t p = 0; p < rows; ++p) {
         const float* src = b + p * ldb + j0;
         float* dp = d + p * NR;
-        std::memcpy(dp, src, static_cast<size_t>(nr) * sizeof(float));
-        for (int64_t j = nr; j < NR; ++j) dp[j] = 0.0f;
+        if (nr == NR) {
+          std::memcpy(dp, src, NR * sizeof(float));
+        } else {
+          for (int64_t j = 0; j < NR; ++j) dp[j] = j < nr ? src[j] : 0.0f;
+        }
       }
-    } else {
-      for (int64_t j = 0; j < nr; ++j) {
-        const float* src = b + (j0 + j) * ldb;
-        for (int64_t p = 0; p < rows; ++p) d[p * NR + j] = src[p];
+      continue;
+    }
+    // Transposed source: walk it in 8-deep chunks so that reads stay contiguous per source row
+    // and writes stay inside one small block.
+    constexpr int64_t kChunk = 8;
+    int64_t p0 = 0;
+    for (; p0 + kChunk <= rows; p0 += kChunk) {
+      for (int64_t j = 0; j < NR; ++j) {
+        if (j < nr) {
+          const float* src = b + (j0 + j) * ldb + p0;
+          for (int64_t q = 0; q < kChunk; ++q) d[(p0 + q) * NR + j] = src[q];
+        } else {
+          for (int64_t q = 0; q < kChunk; ++q) d[(p0 + q) * NR + j] = 0.0f;
+        }
       }
-      for (int64_t j = nr; j < NR; ++j) {
-        for (int64_t p = 0; p < rows; ++p) d[p * NR + j] = 0.0f;
-      }
+    }
+    for (int64_t p = p0; p < rows; ++p) {
+      for (int64_t j = 0; j < NR; ++j) d[p * NR + j] = j < nr ? b[(j0 + j) * ldb + p] : 0.0f;
     }
   }
 }
 
-int64_t round_up(int64_t v, int64_t m) {
-  return (v + m - 1) / m * m;
+void pack_b(int nr, const float* b, int64_t ldb, bool transposed, int64_t rows, int64_t cols,
+            float* dst) {
+  switch (nr) {
+    case 16:
+      return pack_b_fixed<16>(b, ldb, transposed, rows, cols, dst);
+    case 24:
+      return pack_b_fixed<24>(b, ldb, transposed, rows, cols, dst);
+    case 32:
+      return pack_b_fixed<32>(b, ldb, transposed, rows, cols, dst);
+    case 64:
+      return pack_b_fixed<64>(b, ldb, transposed, rows, cols, dst);
+  }
+  CUVIL_CHECK(false, "pack_b: no packing for NR=" + std::to_string(nr));
 }
 
-// Few rows of A (decode, batch-1 linear layers): the product is bound by streaming B once, so
-// B is read in place, without packing. Computes columns [j0, j1) of every row, then finishes
-// them (bias, epilogue).
-void skinny(const GemmProblem& g, int64_t j0, int64_t j1) {
+// ---- tracing ---------------------------------------------------------------------------------
+
+std::atomic<bool> tracing{false};
+std::mutex trace_mutex;
+GemmTrace trace_state;
+
+void record(const GemmTrace& t) {
+  if (!tracing.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(trace_mutex);
+  const int64_t calls = trace_state.calls + 1;
+  trace_state = t;
+  trace_state.calls = calls;
+}
+
+// ---- the parameters one call runs with ---------------------------------------------------------
+
+struct Resolved {
+  const MicroKernel* micro;
+  int64_t mc, kc, nc;
+  bool use_packed;
+};
+
+Resolved resolve(const GemmProblem& g) {
+  const GemmIsa isa = g.blocking.portable ? GemmIsa::ref : active_gemm_isa();
+  Resolved r;
+  r.micro = &pick_micro_kernel(isa, g.blocking.mr, g.blocking.nr);
+  // Prepacked B fixes NR and KC: use it when a micro-kernel of this instruction set has its NR.
+  r.use_packed = false;
+  if (g.packed_b != nullptr && g.packed_b->nr != r.micro->nr) {
+    for (const MicroKernel& k : micro_kernels(isa)) {
+      if (k.nr == g.packed_b->nr) {
+        r.micro = &k;
+        break;
+      }
+    }
+  }
+  if (g.packed_b != nullptr && g.packed_b->nr == r.micro->nr) r.use_packed = true;
+  r.mc = round_up(std::max<int64_t>(1, g.blocking.mc), r.micro->mr);
+  r.kc = r.use_packed ? g.packed_b->kc : std::max<int64_t>(1, g.blocking.kc);
+  r.nc = round_up(std::max<int64_t>(1, g.blocking.nc), r.micro->nr);
+  return r;
+}
+
+// ---- few rows: B read in place ---------------------------------------------------------------
+
+// Columns [j0, j1) of every row, then bias and epilogue on them.
+void few_rows(const GemmProblem& g, GemvFn gemv, int64_t j0, int64_t j1) {
   constexpr int64_t kCols = 256;  // columns per block: a block of C rows stays in L1
   for (int64_t jb = j0; jb < j1; jb += kCols) {
     const int64_t je = std::min(j1, jb + kCols);
-    for (int64_t i = 0; i < g.m; ++i) {
-      const float* a = g.a + i * g.lda;
-      float* c = g.c + i * g.ldc;
-      if (g.b_transposed) {
-        for (int64_t j = jb; j < je; ++j) {
-          const float* b = g.b + j * g.ldb;
-          float acc[16] = {};
-          int64_t p = 0;
-          for (; p + 16 <= g.k; p += 16) {
-            for (int l = 0; l < 16; ++l) acc[l] += a[p + l] * b[p + l];
-          }
-          float sum = 0;
-          for (; p < g.k; ++p) sum += a[p] * b[p];
-          for (int l = 0; l < 16; ++l) sum += acc[l];
-          c[j] = sum;
-        }
-      } else {
+    if (g.b_transposed) {
+      gemv(g.m, g.k, g.a, g.lda, g.b, g.ldb, g.c, g.ldc, jb, je);
+    } else {
+      for (int64_t i = 0; i < g.m; ++i) {
+        const float* a = g.a + i * g.lda;
+        float* c = g.c + i * g.ldc;
         for (int64_t j = jb; j < je; ++j) c[j] = 0.0f;
         for (int64_t p = 0; p < g.k; ++p) {
           const float av = a[p];
@@ -157,6 +173,9 @@ void skinny(const GemmProblem& g, int64_t j0, int64_t j1) {
           for (int64_t j = jb; j < je; ++j) c[j] += av * b[j];
         }
       }
+    }
+    for (int64_t i = 0; i < g.m; ++i) {
+      float* c = g.c + i * g.ldc;
       if (g.bias) {
         for (int64_t j = jb; j < je; ++j) c[j] += g.bias_per_row ? g.bias[i] : g.bias[j];
       }
@@ -165,51 +184,54 @@ void skinny(const GemmProblem& g, int64_t j0, int64_t j1) {
   }
 }
 
-constexpr int64_t kSkinnyRows = 4;
+bool is_few_rows(const GemmProblem& g) {
+  return g.m > 0 && g.m <= kGemvMaxRows;
+}
 
-}  // namespace
+// ---- the blocked loops ------------------------------------------------------------------------
 
-void gemm_serial(const GemmProblem& g, ThreadPool& pool, int tid) {
-  if (g.m <= 0 || g.n <= 0) return;
-  if (g.m <= kSkinnyRows && !g.blocking.portable) {
-    skinny(g, 0, g.n);
-    return;
-  }
-  const MicroKernel micro = pick_micro(g.blocking.portable);
-  const int64_t mc_max = round_up(std::max<int64_t>(1, g.blocking.mc), MR);
-  const int64_t kc_max = std::max<int64_t>(1, g.blocking.kc);
-  const int64_t nc_max = round_up(std::max<int64_t>(1, g.blocking.nc), NR);
-  const int64_t kc_cap = std::min(kc_max, std::max<int64_t>(g.k, 1));
+void blocked(const GemmProblem& g, const Resolved& r, ThreadPool& pool, int tid) {
+  const int MR = r.micro->mr, NR = r.micro->nr;
+  const MicroKernelFn micro = r.micro->fn;
+  const int64_t kc_cap = std::min(r.kc, std::max<int64_t>(g.k, 1));
   float* ap = pool.scratch(tid, ThreadPool::kPackA,
-                           static_cast<size_t>(std::min(mc_max, round_up(g.m, MR)) * kc_cap));
-  float* bp = pool.scratch(tid, ThreadPool::kPackB,
-                           static_cast<size_t>(std::min(nc_max, round_up(g.n, NR)) * kc_cap));
-  float* tile = pool.scratch(tid, ThreadPool::kTile, MR * NR);
+                           static_cast<size_t>(std::min(r.mc, round_up(g.m, MR)) * kc_cap));
+  float* bp = r.use_packed
+                  ? nullptr
+                  : pool.scratch(tid, ThreadPool::kPackB,
+                                 static_cast<size_t>(std::min(r.nc, round_up(g.n, NR)) * kc_cap));
+  float* tile = pool.scratch(tid, ThreadPool::kTile, static_cast<size_t>(MR * NR));
 
-  for (int64_t jc = 0; jc < g.n; jc += nc_max) {
-    const int64_t nc = std::min(nc_max, g.n - jc);
-    for (int64_t pc = 0; pc < g.k || pc == 0; pc += kc_max) {
-      const int64_t kc = std::min(kc_max, g.k - pc);
+  for (int64_t jc = 0; jc < g.n; jc += r.nc) {
+    const int64_t nc = std::min(r.nc, g.n - jc);
+    for (int64_t pc = 0; pc < g.k || pc == 0; pc += r.kc) {
+      const int64_t kc = std::min(r.kc, g.k - pc);
       const bool first = pc == 0;
       const bool last = pc + kc >= g.k;
-      if (g.b_transposed) {
-        pack_b(g.b + jc * g.ldb + pc, g.ldb, true, kc, nc, bp);
+      const float* bpanel;
+      if (r.use_packed) {
+        bpanel = g.k > 0 ? g.packed_b->block(pc, g.packed_col0 + jc) : nullptr;
       } else {
-        pack_b(g.b + pc * g.ldb + jc, g.ldb, false, kc, nc, bp);
+        if (g.b_transposed) {
+          pack_b(NR, g.b + jc * g.ldb + pc, g.ldb, true, kc, nc, bp);
+        } else {
+          pack_b(NR, g.b + pc * g.ldb + jc, g.ldb, false, kc, nc, bp);
+        }
+        bpanel = bp;
       }
-      for (int64_t ic = 0; ic < g.m; ic += mc_max) {
-        const int64_t mc = std::min(mc_max, g.m - ic);
-        pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
+      for (int64_t ic = 0; ic < g.m; ic += r.mc) {
+        const int64_t mc = std::min(r.mc, g.m - ic);
+        pack_a(MR, g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int64_t nr = std::min<int64_t>(NR, nc - jr);
           for (int64_t ir = 0; ir < mc; ir += MR) {
             const int64_t mr = std::min<int64_t>(MR, mc - ir);
             float* c = g.c + (ic + ir) * g.ldc + jc + jr;
             if (mr == MR && nr == NR) {
-              micro(kc, ap + ir * kc, bp + jr * kc, c, g.ldc, !first);
+              micro(kc, ap + ir * kc, bpanel + jr * kc, c, g.ldc, !first);
             } else {
               // Edge tile: compute the whole register tile aside, keep the valid part.
-              micro(kc, ap + ir * kc, bp + jr * kc, tile, NR, false);
+              micro(kc, ap + ir * kc, bpanel + jr * kc, tile, NR, false);
               for (int64_t i = 0; i < mr; ++i) {
                 for (int64_t j = 0; j < nr; ++j) {
                   c[i * g.ldc + j] = (first ? 0.0f : c[i * g.ldc + j]) + tile[i * NR + j];
@@ -240,44 +262,220 @@ void gemm_serial(const GemmProblem& g, ThreadPool& pool, int tid) {
   }
 }
 
-void gemm(const GemmProblem& g, ThreadPool& pool) {
-  const int threads = pool.threads();
-  if (g.m <= kSkinnyRows && g.m > 0 && !g.blocking.portable) {
-    pool.parallel_for((g.n + 63) / 64,
-                      [&](int64_t b0, int64_t b1) { skinny(g, b0 * 64, std::min(g.n, b1 * 64)); });
+GemmTrace make_trace(const GemmProblem& g, const Resolved& r) {
+  GemmTrace t;
+  t.isa = r.micro->isa;
+  t.mr = r.micro->mr;
+  t.nr = r.micro->nr;
+  t.mc = r.mc;
+  t.kc = r.kc;
+  t.nc = r.nc;
+  t.used_prepacked = r.use_packed;
+  t.few_rows = is_few_rows(g);
+  return t;
+}
+
+// Rows [i0, i1) x columns [j0, j1) of g as its own problem (i0, j0 on register-tile bounds).
+GemmProblem sub_problem(const GemmProblem& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  GemmProblem s = g;
+  s.m = i1 - i0;
+  s.n = j1 - j0;
+  s.a = g.a + i0 * g.lda;
+  s.b = g.b_transposed ? g.b + j0 * g.ldb : g.b + j0;
+  s.c = g.c + i0 * g.ldc + j0;
+  s.packed_col0 = g.packed_col0 + j0;
+  if (g.bias) s.bias = g.bias_per_row ? g.bias + i0 : g.bias + j0;
+  return s;
+}
+
+}  // namespace
+
+const char* to_string(GemmPartition partition) {
+  switch (partition) {
+    case GemmPartition::automatic:
+      return "auto";
+    case GemmPartition::m:
+      return "m";
+    case GemmPartition::n:
+      return "n";
+    case GemmPartition::grid:
+      return "2d";
+  }
+  return "?";
+}
+
+GemmPartition parse_gemm_partition(const std::string& name) {
+  if (name == "auto") return GemmPartition::automatic;
+  if (name == "m") return GemmPartition::m;
+  if (name == "n") return GemmPartition::n;
+  if (name == "2d") return GemmPartition::grid;
+  throw UserError("unknown GEMM partition '" + name + "' (expected auto, m, n or 2d)");
+}
+
+GemmBlocking gemm_blocking(const ir::Attrs& attrs) {
+  GemmBlocking b;
+  if (attrs.has("gemm.mr_nr")) {
+    const std::string tile = attrs.get_string("gemm.mr_nr", "");
+    int mr = 0, nr = 0;
+    char tail = 0;
+    if (std::sscanf(tile.c_str(), "%dx%d%c", &mr, &nr, &tail) != 2 || mr <= 0 || nr <= 0) {
+      throw UserError("gemm.mr_nr: expected MRxNR such as 12x32, got '" + tile + "'");
+    }
+    b.mr = mr;
+    b.nr = nr;
+  }
+  auto positive = [&](const char* key, int64_t fallback) {
+    const int64_t v = attrs.get_int(key, fallback);
+    if (v < 1) throw UserError(std::string(key) + " must be positive, got " + std::to_string(v));
+    return v;
+  };
+  b.mc = positive("gemm.mc", b.mc);
+  b.kc = positive("gemm.kc", b.kc);
+  b.nc = positive("gemm.nc", b.nc);
+  if (attrs.has("gemm.partition")) {
+    b.partition = parse_gemm_partition(attrs.get_string("gemm.partition", "auto"));
+  }
+  return b;
+}
+
+PackedB pack_b_ahead(const float* b, int64_t ldb, bool transposed, int64_t k, int64_t n, int64_t kc,
+                     int nr, ThreadPool* pool) {
+  PackedB p;
+  p.k = k;
+  p.n = n;
+  p.kc = std::max<int64_t>(1, kc);
+  p.nr = nr;
+  p.n_padded = round_up(std::max<int64_t>(n, 1), nr);
+  const size_t bytes =
+      round_up(static_cast<int64_t>(sizeof(float)) * p.n_padded * std::max<int64_t>(k, 1), 64);
+  float* data = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (data == nullptr) throw std::bad_alloc();
+  p.data = std::shared_ptr<float>(data, std::free);
+  const int64_t blocks = (k + p.kc - 1) / p.kc;
+  const int64_t slivers = p.n_padded / nr;
+  // One task per (KC block, group of slivers); every task writes a disjoint range.
+  const int64_t group = 8;
+  const int64_t groups = (slivers + group - 1) / group;
+  auto work = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t pc = t / groups * p.kc, s0 = t % groups * group;
+      const int64_t kcb = std::min(p.kc, k - pc);
+      const int64_t j0 = s0 * nr, j1 = std::min(n, (s0 + group) * nr);
+      if (j0 >= n) continue;
+      float* dst = data + pc * p.n_padded + s0 * kcb * nr;
+      const float* src = transposed ? b + j0 * ldb + pc : b + pc * ldb + j0;
+      pack_b(nr, src, ldb, transposed, kcb, j1 - j0, dst);
+    }
+  };
+  if (pool != nullptr) {
+    pool->parallel_for(blocks * groups, work);
+  } else {
+    work(0, blocks * groups);
+  }
+  return p;
+}
+
+void set_gemm_tracing(bool on) {
+  std::lock_guard<std::mutex> lock(trace_mutex);
+  tracing.store(on);
+  trace_state = GemmTrace{};
+}
+
+GemmTrace last_gemm_trace() {
+  std::lock_guard<std::mutex> lock(trace_mutex);
+  return trace_state;
+}
+
+void gemm_serial(const GemmProblem& g, ThreadPool& pool, int tid) {
+  if (g.m <= 0 || g.n <= 0) return;
+  const Resolved r = resolve(g);
+  GemmTrace t = make_trace(g, r);
+  t.partition = GemmPartition::n;
+  record(t);
+  if (is_few_rows(g)) {
+    few_rows(g, pick_gemv_bt(r.micro->isa), 0, g.n);
     return;
   }
+  blocked(g, r, pool, tid);
+}
+
+void gemm(const GemmProblem& g, ThreadPool& pool) {
+  if (g.m <= 0 || g.n <= 0) return;
+  const int threads = pool.threads();
+  const Resolved r = resolve(g);
+  GemmTrace trace = make_trace(g, r);
+  if (is_few_rows(g)) {
+    // Bound by reading B: contiguous column ranges per thread, 64 columns at a time.
+    const GemvFn gemv = pick_gemv_bt(r.micro->isa);
+    const int64_t chunks = (g.n + 63) / 64;
+    trace.partition = GemmPartition::n;
+    trace.parts = static_cast<int>(std::min<int64_t>(threads, chunks));
+    record(trace);
+    pool.parallel_for(chunks, [&](int64_t b0, int64_t b1) {
+      few_rows(g, gemv, b0 * 64, std::min(g.n, b1 * 64));
+    });
+    return;
+  }
+  const int MR = r.micro->mr, NR = r.micro->nr;
   const int64_t tiles_m = (g.m + MR - 1) / MR;
   const int64_t tiles_n = (g.n + NR - 1) / NR;
   const double work =
       static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   if (threads == 1 || work < 32.0 * 32 * 64 || (tiles_m < 2 && tiles_n < 2)) {
-    gemm_serial(g, pool, pool.current_thread());
+    trace.partition = GemmPartition::n;
+    record(trace);
+    blocked(g, r, pool, pool.current_thread());
     return;
   }
-  // One strip of C per thread, cut along N (each thread packs only its B columns) unless N is
-  // too narrow to give every thread a few register tiles.
-  const bool split_n = tiles_n >= 4 * threads || tiles_n >= tiles_m;
-  const int64_t tiles = split_n ? tiles_n : tiles_m;
-  const int64_t parts = std::min<int64_t>(threads, tiles);
-  pool.parallel_for_tid(parts, [&](int tid, int64_t p0, int64_t p1) {
-    for (int64_t part = p0; part < p1; ++part) {
-      const int64_t t0 = tiles * part / parts, t1 = tiles * (part + 1) / parts;
-      GemmProblem sub = g;
-      if (split_n) {
-        const int64_t j0 = t0 * NR, j1 = std::min(g.n, t1 * NR);
-        sub.n = j1 - j0;
-        sub.b = g.b_transposed ? g.b + j0 * g.ldb : g.b + j0;
-        sub.c = g.c + j0;
-        if (g.bias && !g.bias_per_row) sub.bias = g.bias + j0;
+  // A pm x pn grid of blocks, one per thread.
+  int64_t pm = 1, pn = 1;
+  switch (g.blocking.partition) {
+    case GemmPartition::automatic:
+      // Along N (each thread packs only its B columns) unless N is too narrow to give every
+      // thread a few register tiles.
+      if (tiles_n >= 4 * threads || tiles_n >= tiles_m) {
+        pn = threads;
       } else {
-        const int64_t i0 = t0 * MR, i1 = std::min(g.m, t1 * MR);
-        sub.m = i1 - i0;
-        sub.a = g.a + i0 * g.lda;
-        sub.c = g.c + i0 * g.ldc;
-        if (g.bias && g.bias_per_row) sub.bias = g.bias + i0;
+        pm = threads;
       }
-      gemm_serial(sub, pool, tid);
+      break;
+    case GemmPartition::m:
+      pm = threads;
+      break;
+    case GemmPartition::n:
+      pn = threads;
+      break;
+    case GemmPartition::grid: {
+      // Each thread packs (m / pm) x k of A and k x (n / pn) of B: take the factorisation of
+      // `threads` that packs least.
+      double best = -1;
+      for (int64_t f = 1; f <= threads; ++f) {
+        if (threads % f != 0) continue;
+        const double cost = static_cast<double>(g.m) / f + static_cast<double>(g.n) * f / threads;
+        if (best < 0 || cost < best) best = cost, pm = f, pn = threads / f;
+      }
+      break;
+    }
+  }
+  pm = std::min(pm, tiles_m);
+  pn = std::min(pn, tiles_n);
+  trace.partition = pm > 1 && pn > 1 ? GemmPartition::grid
+                    : pm > 1         ? GemmPartition::m
+                                     : GemmPartition::n;
+  trace.parts = static_cast<int>(pm * pn);
+  record(trace);
+  if (pm * pn == 1) {
+    blocked(g, r, pool, pool.current_thread());
+    return;
+  }
+  pool.parallel_for_tid(pm * pn, [&](int tid, int64_t p0, int64_t p1) {
+    for (int64_t part = p0; part < p1; ++part) {
+      const int64_t bi = part / pn, bj = part % pn;
+      const int64_t i0 = std::min(g.m, tiles_m * bi / pm * MR);
+      const int64_t i1 = std::min(g.m, tiles_m * (bi + 1) / pm * MR);
+      const int64_t j0 = std::min(g.n, tiles_n * bj / pn * NR);
+      const int64_t j1 = std::min(g.n, tiles_n * (bj + 1) / pn * NR);
+      if (i1 > i0 && j1 > j0) blocked(sub_problem(g, i0, i1, j0, j1), r, pool, tid);
     }
   });
 }

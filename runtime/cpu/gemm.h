@@ -1,12 +1,19 @@
 // A packed, cache-blocked single-precision GEMM (Goto/BLIS style): C = A * op(B) (+ bias),
 // then the step's epilogue applied to each finished output block while it is still in cache.
 // A is packed in MC x KC panels of MR-row slivers, B in KC x NC panels of NR-column slivers,
-// and an MR x NR register-tile micro-kernel (AVX-512 when available) does the arithmetic.
+// and an MR x NR register-tile micro-kernel does the arithmetic: AVX-512, AVX2 or the plain
+// reference, chosen at run time (gemm_ukernel.h). Products with at most kGemvMaxRows rows read
+// B in place instead (gemv.h). Register tile, cache blocks, packing and the split between
+// threads are parameters (GemmBlocking), set per step by the gemm-tiling and threading passes
+// through step attributes (gemm_blocking()).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
+#include "passes/ir/graph.h"
 #include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/gemm_ukernel.h"
 
 namespace cuvil::runtime {
 class ThreadPool;
@@ -14,16 +21,42 @@ class ThreadPool;
 
 namespace cuvil::runtime::cpu {
 
-// The register tile is fixed by the micro-kernel; the cache blocks are parameters.
-inline constexpr int kGemmMR = 12;
-inline constexpr int kGemmNR = 32;
+// How gemm() splits C between threads.
+enum class GemmPartition : uint8_t {
+  automatic,  // along N when it has enough register tiles per thread, else along M
+  m,          // row strips (each thread packs all of B it uses, shares nothing)
+  n,          // column strips (each thread packs only its columns of B)
+  grid,       // a pm x pn grid of blocks, pm * pn = threads, least packing per thread
+};
+const char* to_string(GemmPartition partition);
+GemmPartition parse_gemm_partition(const std::string& name);  // UserError if unknown
 
 struct GemmBlocking {
   int64_t mc = 192;       // rows of A per packed panel (L2 resident); rounded up to MR
-  int64_t kc = 256;       // depth per panel (a B sliver KC x NR stays in L1)
+  int64_t kc = 768;       // depth per panel (longer panels amortise the C tile updates)
   int64_t nc = 3072;      // columns of B per packed panel (L3); rounded up to NR
-  bool portable = false;  // use the plain C++ micro-kernel (the reference for the vector one)
+  bool portable = false;  // use the reference micro-kernel whatever the instruction set
+  int mr = 0, nr = 0;     // register tile; 0 (or a tile the instruction set lacks) = its default
+  GemmPartition partition = GemmPartition::automatic;
 };
+
+// B packed ahead of time (constant weights, at lowering) in the layout the GEMM packs it to:
+// for each KC block of rows, NR-column slivers of [kcb][NR] floats, zero-padded to n_padded
+// columns. The GEMM uses it when its micro-kernel has this NR; kc then comes from the packing.
+struct PackedB {
+  int64_t k = 0, n = 0, kc = 0, n_padded = 0;
+  int nr = 0;
+  std::shared_ptr<float> data;  // 64-byte aligned
+  // The sliver block of rows [pc, pc + kc) starting at column `col` (a multiple of nr).
+  const float* block(int64_t pc, int64_t col) const {
+    const int64_t kcb = kc < k - pc ? kc : k - pc;
+    return data.get() + pc * n_padded + col / nr * kcb * nr;
+  }
+};
+// Packs B[k, n] (row stride ldb), or B^T stored [n, k] when `transposed`, for blocking kc and
+// register-tile width nr. Uses the pool's threads when given.
+PackedB pack_b_ahead(const float* b, int64_t ldb, bool transposed, int64_t k, int64_t n, int64_t kc,
+                     int nr, ThreadPool* pool);
 
 struct GemmProblem {
   int64_t m = 0, n = 0, k = 0;
@@ -38,11 +71,34 @@ struct GemmProblem {
   bool bias_per_row = false;
   const Epilogue* epilogue = nullptr;  // applied to C's rows (C must lie in its output)
   GemmBlocking blocking;
+  // Optional: B (all of it, column 0 of this problem at packed column packed_col0) prepacked.
+  const PackedB* packed_b = nullptr;
+  int64_t packed_col0 = 0;
 };
 
 // Splits C between the pool's threads; each thread packs its own panels.
 void gemm(const GemmProblem& p, ThreadPool& pool);
 // Runs on the calling thread with thread `tid`'s scratch (for callers that parallelise above).
 void gemm_serial(const GemmProblem& p, ThreadPool& pool, int tid);
+
+// The blocking a step's attributes ask for: "gemm.mr_nr" ("12x32"), "gemm.mc", "gemm.kc",
+// "gemm.nc", "gemm.partition" (auto|m|n|2d); absent ones keep their defaults. UserError on
+// malformed values.
+GemmBlocking gemm_blocking(const ir::Attrs& attrs);
+
+// What the last gemm()/gemm_serial() call resolved its parameters to, for tests that check a
+// knob reaches the kernel. Recorded only while tracing is on.
+struct GemmTrace {
+  int64_t calls = 0;
+  GemmIsa isa = GemmIsa::ref;
+  int mr = 0, nr = 0;
+  int64_t mc = 0, kc = 0, nc = 0;
+  GemmPartition partition = GemmPartition::automatic;  // as resolved (never automatic)
+  int parts = 1;                                       // threads that got work
+  bool used_prepacked = false;
+  bool few_rows = false;  // the in-place few-row path ran
+};
+void set_gemm_tracing(bool on);
+GemmTrace last_gemm_trace();
 
 }  // namespace cuvil::runtime::cpu

@@ -1,13 +1,42 @@
-// linear (x W^T + b) and batched matmul on the packed GEMM.
+// linear (x W^T + b) and batched matmul on the packed GEMM. Both read their GEMM parameters from
+// the step's attributes (gemm_blocking); linear may run on a weight packed at lowering.
 #include <algorithm>
 
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/gemm.h"
+#include "runtime/cpu/gemm_prepare.h"
+#include "runtime/cpu/gemv.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
+
+namespace {
+
+struct LinearPrepared {
+  PackedB weight;
+};
+
+int64_t linear_rows(const Step& step) {
+  return ir::num_elements(step.output_shape) / step.input_shapes[1][0];
+}
+
+}  // namespace
+
+std::shared_ptr<const void> linear_gemm_prepare(const Step& step,
+                                                const float* const* constant_inputs) {
+  if (step.attrs.get_int("gemm.prepack", 0) == 0 || constant_inputs[1] == nullptr) return nullptr;
+  if (linear_rows(step) <= kGemvMaxRows) return nullptr;
+  const GemmBlocking blocking = gemm_blocking(step.attrs);
+  const ir::Shape& w = step.input_shapes[1];
+  const MicroKernel& micro = pick_micro_kernel(blocking.portable ? GemmIsa::ref : active_gemm_isa(),
+                                               blocking.mr, blocking.nr);
+  auto prepared = std::make_shared<LinearPrepared>();
+  prepared->weight = pack_b_ahead(constant_inputs[1], w[1], /*transposed=*/true, w[1], w[0],
+                                  blocking.kc, micro.nr, nullptr);
+  return prepared;
+}
 
 void linear_gemm(const KernelArgs& a) {
   const ir::Shape& w = a.step.input_shapes[1];
@@ -21,6 +50,10 @@ void linear_gemm(const KernelArgs& a) {
   p.c = a.out, p.ldc = p.n;
   p.bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   p.epilogue = epi.empty() ? nullptr : &epi;
+  p.blocking = gemm_blocking(a.step.attrs);
+  if (a.step.prepared) {
+    p.packed_b = &static_cast<const LinearPrepared*>(a.step.prepared.get())->weight;
+  }
   gemm(p, a.pool);
 }
 
@@ -34,6 +67,7 @@ void matmul_gemm(const KernelArgs& a) {
   const int64_t batches = ir::num_elements(o_batch);
   const Broadcast abc(a_batch, o_batch), bbc(b_batch, o_batch);
   const Epilogue epi(a.step, a.in, a.out);
+  const GemmBlocking blocking = gemm_blocking(a.step.attrs);
 
   auto problem = [&](int64_t bi) {
     int64_t ao = 0, bo = 0;
@@ -45,6 +79,7 @@ void matmul_gemm(const KernelArgs& a) {
     p.b = a.in[1] + bo * k * n, p.ldb = n;
     p.c = a.out + bi * m * n, p.ldc = n;
     p.epilogue = epi.empty() ? nullptr : &epi;
+    p.blocking = blocking;
     return p;
   };
   // Many small products: one thread per product; few large ones: split each product.

@@ -1,0 +1,94 @@
+// AVX-512 few-row product against a transposed B; compiled for AVX-512 by the pragma below.
+#include <cstdint>
+
+#include "runtime/cpu/gemv.h"
+
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2")
+#include <immintrin.h>
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+// R rows of B at once (R independent streams), M rows of A: M*R accumulators.
+template <int M, int R>
+void rows_block(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                int64_t ldc, int64_t j) {
+  __m512 acc[M][R];
+#pragma GCC unroll 4
+  for (int i = 0; i < M; ++i) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[i][r] = _mm512_setzero_ps();
+  }
+  const float* bj = b + j * ldb;
+  int64_t p = 0;
+  for (; p + 16 <= k; p += 16) {
+    __m512 bv[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) bv[r] = _mm512_loadu_ps(bj + r * ldb + p);
+#pragma GCC unroll 4
+    for (int i = 0; i < M; ++i) {
+      const __m512 av = _mm512_loadu_ps(a + i * lda + p);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) acc[i][r] = _mm512_fmadd_ps(av, bv[r], acc[i][r]);
+    }
+  }
+  if (p < k) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << (k - p)) - 1);
+    __m512 bv[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) bv[r] = _mm512_maskz_loadu_ps(mask, bj + r * ldb + p);
+#pragma GCC unroll 4
+    for (int i = 0; i < M; ++i) {
+      const __m512 av = _mm512_maskz_loadu_ps(mask, a + i * lda + p);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) acc[i][r] = _mm512_fmadd_ps(av, bv[r], acc[i][r]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < M; ++i) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) c[i * ldc + j + r] = _mm512_reduce_add_ps(acc[i][r]);
+  }
+}
+
+template <int M>
+void gemv_rows(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+               int64_t ldc, int64_t j0, int64_t j1) {
+  constexpr int R = M <= 2 ? 8 : 4;
+  int64_t j = j0;
+  for (; j + R <= j1; j += R) rows_block<M, R>(k, a, lda, b, ldb, c, ldc, j);
+  for (; j < j1; ++j) rows_block<M, 1>(k, a, lda, b, ldb, c, ldc, j);
+}
+
+}  // namespace
+
+void gemv_bt_avx512(int64_t m, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                    float* c, int64_t ldc, int64_t j0, int64_t j1) {
+  // Rows of A in groups of up to four (callers pass m <= kGemvMaxRows; more still works).
+  for (int64_t i = 0; i < m; i += 4) {
+    const float* ai = a + i * lda;
+    float* ci = c + i * ldc;
+    switch (m - i) {
+      case 1:
+        gemv_rows<1>(k, ai, lda, b, ldb, ci, ldc, j0, j1);
+        break;
+      case 2:
+        gemv_rows<2>(k, ai, lda, b, ldb, ci, ldc, j0, j1);
+        break;
+      case 3:
+        gemv_rows<3>(k, ai, lda, b, ldb, ci, ldc, j0, j1);
+        break;
+      default:
+        gemv_rows<4>(k, ai, lda, b, ldb, ci, ldc, j0, j1);
+        break;
+    }
+  }
+}
+
+}  // namespace cuvil::runtime::cpu
+
+#pragma GCC pop_options

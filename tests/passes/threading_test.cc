@@ -1,0 +1,90 @@
+// threading: the thread count reaches Plan::threads, the partition reaches the GEMM, and every
+// partition keeps results equal to the reference interpreter.
+#include <gtest/gtest.h>
+
+#include "passes/cuvilpass.h"
+#include "passes/ir/error.h"
+#include "passes/pipeline.h"
+#include "runtime/cpu/gemm.h"
+#include "runtime/executor.h"
+#include "runtime/reference/interpreter.h"
+#include "tests/passes/test_support.h"
+
+namespace cuvil::passes {
+namespace {
+
+using ir::Graph;
+
+PipelineConfig threading(int64_t threads, const std::string& partition) {
+  PipelineConfig config = default_pipeline("cpu");
+  for (PassInvocation& p : config.passes) {
+    if (p.name != "threading") continue;
+    p.params["threads"] = threads;
+    p.params["partition"] = partition;
+  }
+  return config;
+}
+
+Graph one_linear(int64_t m, int64_t n, int64_t k) {
+  Graph g;
+  const ir::ValueId x = g.add_input("x", {m, k});
+  const ir::ValueId w = testing::random_constant(g, "w", {n, k}, 3);
+  g.mark_output(g.add_node(ir::OpKind::linear, {x, w}, {}, "fc"));
+  return g;
+}
+
+TEST(Threading, ThreadsParamSetsThePlanThreads) {
+  const Graph g = testing::tiny_decoder(1, 5, 24);
+  EXPECT_EQ(compile(g, threading(3, "auto"), 1).plan.threads, 3);
+  EXPECT_EQ(compile(g, threading(0, "auto"), 2).plan.threads, 2);  // 0: the caller's count
+}
+
+TEST(Threading, PartitionReachesTheGemm) {
+  const Graph g = one_linear(97, 131, 29);
+  const auto inputs = ir::random_inputs(g, 3);
+  const auto want = runtime::reference::interpret(g, inputs);
+  for (const char* partition : {"auto", "m", "n", "2d"}) {
+    runtime::Executor executor(compile(g, threading(2, partition), 1).plan);
+    runtime::cpu::set_gemm_tracing(true);
+    const auto got = executor.run(inputs);
+    const runtime::cpu::GemmTrace t = runtime::cpu::last_gemm_trace();
+    runtime::cpu::set_gemm_tracing(false);
+    EXPECT_LT(ir::max_relative_error(got[0], want[0]), 1e-4) << partition;
+    EXPECT_EQ(t.parts, 2) << partition;
+    if (std::string(partition) == "m") {
+      EXPECT_EQ(t.partition, runtime::cpu::GemmPartition::m);
+    }
+    if (std::string(partition) == "n") {
+      EXPECT_EQ(t.partition, runtime::cpu::GemmPartition::n);
+    }
+  }
+}
+
+TEST(Threading, EveryPartitionAndThreadCountMatchesTheReference) {
+  const Graph g = testing::tiny_decoder(2, 7, 24);
+  const auto inputs = ir::random_inputs(g, 5);
+  const auto want = runtime::reference::interpret(g, inputs);
+  for (const char* partition : {"auto", "m", "n", "2d"}) {
+    for (int64_t threads : {1, 2, 3}) {
+      runtime::Executor executor(compile(g, threading(threads, partition), 1).plan);
+      const auto got = executor.run(inputs);
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_LT(ir::max_relative_error(got[i], want[i]), 1e-4) << partition << " " << threads;
+      }
+    }
+  }
+}
+
+TEST(Threading, UnknownPartitionAndNegativeThreadsAreRejected) {
+  const std::string partition =
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: threading\n"
+      "    params: { partition: diagonal }\n";
+  EXPECT_THROW(parse_cuvilpass(partition, "bad.cuvilpass"), UserError);
+  const std::string threads =
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: threading\n"
+      "    params: { threads: -1 }\n";
+  EXPECT_THROW(parse_cuvilpass(threads, "bad.cuvilpass"), UserError);
+}
+
+}  // namespace
+}  // namespace cuvil::passes
