@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build git pkg-config clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libdnnl-dev libsqlite3-dev
-  python3-optuna python3-sklearn libxgboost-dev
+  python3-optuna python3-sklearn libxgboost-dev xgboost
 )
 
 missing=()
