@@ -78,7 +78,12 @@ OptunaBridge::~OptunaBridge() {
   if (pid_ > 0) {
     if (to_child_ >= 0) {
       const std::string bye = "{\"op\":\"close\"}\n";
+      struct sigaction ignore {
+      }, old{};
+      ignore.sa_handler = SIG_IGN;
+      sigaction(SIGPIPE, &ignore, &old);  // the child may already be gone
       [[maybe_unused]] ssize_t n = write(to_child_, bye.data(), bye.size());
+      sigaction(SIGPIPE, &old, nullptr);
       close(to_child_);
     }
     // Give Python a moment to finish its storage writes, then make sure it is gone.
@@ -185,7 +190,8 @@ nlohmann::json OptunaBridge::open(const StudyRequest& r) {
                         {"space", r.space},
                         {"attrs", r.attrs.is_null() ? nlohmann::json::object() : r.attrs},
                         {"allow_mismatch", r.allow_mismatch},
-                        {"enqueue", r.enqueue}};
+                        {"enqueue", r.enqueue},
+                        {"readonly", r.readonly}};
   return call_ok(req);
 }
 

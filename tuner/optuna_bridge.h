@@ -28,6 +28,7 @@ struct StudyRequest {
   nlohmann::json attrs;  // tie the study to a suite and space
   bool allow_mismatch = false;
   std::vector<nlohmann::json> enqueue;  // values to try first when the study is new
+  bool readonly = false;  // load an existing study only; leave its running trials alone
 };
 
 struct AskedTrial {

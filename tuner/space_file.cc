@@ -103,6 +103,7 @@ bool is_power_of_two(int64_t v) {
 void narrow_param(const Reader& r, SearchSpace& space, Dimension& d, const YAML::Node& spec,
                   const std::string& field) {
   if (!spec.IsMap()) r.fail(spec, field, "expected a mapping (fixed, min, max, choices, ...)");
+  const Dimension registry = d;  // min and max are checked against the registry's range
   std::set<std::string> seen;
   for (const auto& kv : spec) {
     const std::string key = kv.first.Scalar();
@@ -114,10 +115,10 @@ void narrow_param(const Reader& r, SearchSpace& space, Dimension& d, const YAML:
       d.fixed = read_value(r, d, v, f);
     } else if ((key == "min" || key == "max") && numeric) {
       if (d.kind == Dimension::Kind::integer) {
-        const int64_t x = std::get<int64_t>(read_value(r, d, v, f));
+        const int64_t x = std::get<int64_t>(read_value(r, registry, v, f));
         (key == "min" ? d.int_min : d.int_max) = x;
       } else {
-        const double x = std::get<double>(read_value(r, d, v, f));
+        const double x = std::get<double>(read_value(r, registry, v, f));
         (key == "min" ? d.real_min : d.real_max) = x;
       }
     } else if (key == "log" && numeric) {

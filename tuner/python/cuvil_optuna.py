@@ -4,7 +4,8 @@
 One request per line, one reply per line. Every reply has "ok"; a failed request answers
 {"ok": false, "error": "..."} and the process keeps serving. Operations:
   hello                         -> optuna version, whether sklearn (fANOVA) is importable
-  open {storage, study_name, sampler, pruner, seed, space, attrs, allow_mismatch, enqueue}
+  open {storage, study_name, sampler, pruner, seed, space, attrs, allow_mismatch, enqueue,
+        readonly}              readonly: load an existing study, change nothing
                                 -> created, requeued (trials left RUNNING by a killed process,
                                    now FAIL and enqueued again), counts per state
   ask                           -> number, values (resolved: every dimension, fixed ones too)
@@ -143,6 +144,14 @@ def op_open(req):
     storage = optuna.storages.RDBStorage(req["storage"], heartbeat_interval=None)
     existing = [s.study_name for s in optuna.study.get_all_study_summaries(storage)]
     created = req["study_name"] not in existing
+    if req.get("readonly", False):
+        # Readers (cuvil-tune-gen) must not touch trials another process may be running.
+        if created:
+            return fail("no study '%s' in %s (studies: %s)"
+                        % (req["study_name"], req["storage"], ", ".join(existing) or "none"))
+        study = optuna.load_study(study_name=req["study_name"], storage=storage)
+        return {"ok": True, "created": False, "requeued": [], "counts": counts(),
+                "attrs": study.user_attrs}
     # Seeds mix in the trial count so a resumed study does not replay the same samples.
     n_before = 0
     if not created:

@@ -1,0 +1,137 @@
+// Trial isolation: a child that crashes, hangs, runs out of memory or fails is reported with the
+// right reason, and the parent goes on.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <memory>
+#include <vector>
+
+#include "passes/ir/error.h"
+#include "tuner/isolation.h"
+#include "tuner/trial.h"
+
+namespace cuvil::tuner {
+namespace {
+
+ChildLimits limits(double timeout_s = 20, int64_t memory_mb = 0) {
+  return {timeout_s, memory_mb};
+}
+
+TEST(Isolation, ResultAndProgressReachTheParent) {
+  std::vector<int> seen;
+  const ChildOutcome o = run_isolated(
+      [](ChildChannel& ch) {
+        for (int step = 0; step < 3; ++step) ASSERT_TRUE(ch.progress({{"step", step}}));
+        ch.result({{"value", 7.5}});
+      },
+      [&](const nlohmann::json& p) {
+        seen.push_back(p["step"].get<int>());
+        return true;
+      },
+      limits());
+  EXPECT_TRUE(o.ok) << o.reason;
+  EXPECT_FALSE(o.stopped);
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 2}));
+  EXPECT_DOUBLE_EQ(o.result["value"].get<double>(), 7.5);
+}
+
+TEST(Isolation, ParentCanStopTheChildAfterAProgressMessage) {
+  int steps = 0;
+  const ChildOutcome o = run_isolated(
+      [](ChildChannel& ch) {
+        for (int step = 0; step < 5; ++step) {
+          if (!ch.progress({{"step", step}})) return;
+        }
+        ch.result({{"value", 1}});
+      },
+      [&](const nlohmann::json&) { return ++steps < 2; }, limits());
+  EXPECT_TRUE(o.ok) << o.reason;
+  EXPECT_TRUE(o.stopped);
+  EXPECT_EQ(o.progress.size(), 2u);
+}
+
+TEST(Isolation, CrashIsReportedWithTheSignal) {
+  const ChildOutcome o = run_isolated([](ChildChannel&) { raise(SIGSEGV); }, {}, limits());
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.reason, "crashed (signal 11, SIGSEGV)");
+}
+
+TEST(Isolation, HangIsKilledAtTheTimeout) {
+  const ChildOutcome o = run_isolated(
+      [](ChildChannel&) {
+        for (;;) pause();
+      },
+      {}, limits(0.3));
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.reason, "timed out after 0.3 s (killed)");
+}
+
+TEST(Isolation, OutOfMemoryUnderTheAddressSpaceLimit) {
+  const ChildOutcome o = run_isolated(
+      [](ChildChannel&) {
+        std::vector<std::unique_ptr<char[]>> hog;
+        for (;;) hog.emplace_back(new char[64 << 20]);
+      },
+      {}, limits(20, 512));
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.reason, "out of memory (limit 512 MiB)");
+}
+
+TEST(Isolation, ExceptionMessageIsTheReason) {
+  const ChildOutcome o =
+      run_isolated([](ChildChannel&) { throw UserError("wrong result (max rel err 0.5 > 1e-04)"); },
+                   {}, limits());
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.reason, "wrong result (max rel err 0.5 > 1e-04)");
+}
+
+TEST(Isolation, ExitWithoutResult) {
+  const ChildOutcome o = run_isolated([](ChildChannel&) { _exit(3); }, {}, limits());
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.reason, "exited with status 3");
+}
+
+TEST(Isolation, ParentGoesOnAfterAFailedChild) {
+  run_isolated([](ChildChannel&) { abort(); }, {}, limits());
+  const ChildOutcome o = run_isolated(
+      [](ChildChannel& ch) {
+        ch.result({{"value", 1}});
+      },
+      {}, limits());
+  EXPECT_TRUE(o.ok);
+}
+
+TEST(TestFaultHook, SelectsTrialsByNumber) {
+  setenv("CUVIL_TEST_TRIAL_FAULT", "crash@1,hang@3", 1);
+  EXPECT_EQ(test_fault_for(1), "crash");
+  EXPECT_EQ(test_fault_for(3), "hang");
+  EXPECT_EQ(test_fault_for(2), "");
+  setenv("CUVIL_TEST_TRIAL_FAULT", "oom", 1);
+  EXPECT_EQ(test_fault_for(17), "oom");
+  unsetenv("CUVIL_TEST_TRIAL_FAULT");
+  EXPECT_EQ(test_fault_for(1), "");
+}
+
+TEST(TrialBody, WrongResultFailsTheVerificationGate) {
+  TrialSpec spec;
+  spec.suite = "resnet50";
+  spec.rungs = {bench::Rung{"b1", {{"batch", 1}, {"image", 224}}, true}};
+  spec.config = passes::default_pipeline("cpu");
+  spec.fault = "wrong";
+  const ChildOutcome o =
+      run_isolated([&](ChildChannel& ch) { run_trial(spec, ch); }, {}, limits(120));
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.reason.rfind("wrong result (max rel err 0.5", 0), 0u) << o.reason;
+  EXPECT_TRUE(o.progress.empty());  // nothing was timed
+}
+
+TEST(Objective, GeometricMeanOfRungMedians) {
+  std::vector<RungSamples> r(2);
+  r[0].median_ms = 2;
+  r[1].median_ms = 8;
+  EXPECT_DOUBLE_EQ(objective_of(r), 4);
+}
+
+}  // namespace
+}  // namespace cuvil::tuner

@@ -1,0 +1,55 @@
+// cuvil-tune-gen: from a study's trial log (and, for fANOVA, the Optuna study itself) to a tuned
+// .cuvilpass: the best configuration, optionally with unimportant parameters reset to their
+// defaults, and a provenance block (machine, commit, date, suite, rungs, objective, speedup over
+// the default with a bootstrap confidence interval, the importance table). The same input gives
+// the same file: the date is the last trial's, every random choice is seeded.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "passes/cuvilpass.h"
+#include "tuner/importance.h"
+#include "tuner/trial_log.h"
+
+namespace cuvil::tuner {
+
+struct TuneGenOptions {
+  std::string study;       // SQLite file or RDB URL; the trial log defaults to <study>.trials.jsonl
+  std::string study_name;  // default cuvil-<suite>
+  std::string trial_log;
+  std::string suite;
+  std::string output;
+  std::string space_output;  // optional: the pruned search space for a second study
+  std::string python = "/usr/bin/python3";
+  double importance_threshold = 0;  // share of total mean |SHAP| below which a param is reset
+  int refits = 20;
+  bool fanova = true;
+  bool verify = true;
+  int threads = 1;
+};
+
+struct Speedup {
+  double value = 0;          // baseline objective / best objective
+  double low = 0, high = 0;  // 95% bootstrap interval
+};
+
+// Bootstrap over each rung's samples (medians of resamples, geometric mean over rungs).
+Speedup speedup_interval(const TrialRecord& baseline, const TrialRecord& best, int resamples,
+                         uint64_t seed);
+
+// The best complete trial (lowest objective, then lowest number); nullptr when none.
+const TrialRecord* best_trial(const std::vector<TrialRecord>& trials);
+const TrialRecord* baseline_trial(const std::vector<TrialRecord>& trials);
+
+// The .cuvilpass for `values` (registry space, so every recorded value is used as recorded).
+passes::PipelineConfig config_for_values(const nlohmann::json& values, const std::string& suite,
+                                         const std::string& target);
+
+// The pruned search space (YAML text): parameters below the threshold fixed at the best values.
+std::string pruned_space_yaml(const std::string& suite, const nlohmann::json& best_values,
+                              const ImportanceReport& importance, double threshold);
+
+int tune_gen(const TuneGenOptions& options);
+
+}  // namespace cuvil::tuner
