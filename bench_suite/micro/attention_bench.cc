@@ -1,10 +1,12 @@
 // Attention kernels at the workloads' shapes, side by side: sdpa.blocked (query blocks x all keys,
 // two GEMMs), sdpa.flash (tiled, online softmax) and sdpa.auto (what the default pipeline runs).
-// FLOPs: 2 per multiply-accumulate of Q K^T and P V; causal counts only the visible pairs.
+// FLOPs: 2 per multiply-accumulate of Q K^T and P V; causal counts only the visible pairs. %peak
+// is against probes::machine_peak (measured fp32 FMA peak at the same thread count).
 // The tiles/ family sweeps flash tile sizes (--benchmark_filter=-tiles/ skips it, about a minute).
 // Run: cuvil-micro-attention [--benchmark_filter=sdxl] (threads: CUVIL_THREADS, default 2).
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "passes/ir/graph.h"
+#include "probes/machine_peak.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
@@ -44,6 +47,12 @@ int threads() {
 ThreadPool& pool() {
   static ThreadPool p(threads());
   return p;
+}
+
+// This machine's measured fp32 FMA peak at the pool's thread count (cached per machine).
+double peak_gflops() {
+  static const double peak = cuvil::probes::machine_peak(threads()).fp32_gflops;
+  return peak;
 }
 
 double flops(const Shape& s) {
@@ -84,12 +93,17 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
   step.output_shape = {1, s.hq, s.sq, s.d};
   const float* in[] = {q.data(), kk.data(), v.data()};
   const KernelArgs args{step, in, out.data(), pool()};
+  const double peak = peak_gflops();
+  const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     k->fn(args);
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(flops(s) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double gflops = flops(s) * 1e-9 * static_cast<double>(state.iterations()) / seconds;
+  state.counters["GFLOP/s"] = gflops;
+  state.counters["%peak"] = peak > 0 ? 100.0 * gflops / peak : 0.0;
   state.counters["threads"] = pool().threads();
 }
 
