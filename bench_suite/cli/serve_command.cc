@@ -1,13 +1,15 @@
 // cuvil-bench serve: the compiled pipeline as a server, measured in the MLPerf LoadGen style
 // (SingleStream, Offline, Server with Poisson arrivals and a search for the knee).
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "bench_suite/cli/commands.h"
+#include "bench_suite/environment.h"
 #include "bench_suite/json_report.h"
+#include "bench_suite/progress.h"
 #include "bench_suite/serve/compiled_sut.h"
 #include "bench_suite/serve/serve_report.h"
 #include "bench_suite/serve/server_search.h"
@@ -20,6 +22,8 @@ namespace cuvil::bench::cli {
 namespace {
 
 constexpr int kCalibrationBatches = 3;
+constexpr double kBusyOtherCpusWarning = 0.5;
+constexpr double kBusyProbeWindowS = 0.25;
 
 struct ServeOptions {
   PipelineOptions pipeline;
@@ -30,6 +34,7 @@ struct ServeOptions {
   serve::SearchOptions search;
   serve::WorkloadOptions workload;
   std::string out;
+  bool quiet = false;
 };
 
 serve::LatencyTarget resolve_target(const ServeOptions& o, const Suite& suite, bool p99_given,
@@ -71,9 +76,44 @@ Rung pick_rung(const Suite& suite, const std::string& name) {
   return rungs.front();  // without --rung: the lightest default rung
 }
 
-void print_progress(const serve::ScenarioResult& r) {
-  std::fprintf(stderr, "  %s %.4g QPS: p99 %.3f ms, %s\n", r.phase.c_str(), r.offered_qps,
-               (r.ttft ? *r.ttft : r.latency).p99_ms, r.valid ? "ok" : r.verdict.c_str());
+std::string step_text(const serve::ScenarioResult& r) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "server: %s %.4g QPS done, p99 %.3f ms, %s", r.phase.c_str(),
+                r.offered_qps, (r.ttft ? *r.ttft : r.latency).p99_ms,
+                r.valid ? "ok" : r.verdict.c_str());
+  return buf;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The run's context, as `run` writes it; the machine's warnings are printed now, before the
+// measurements they concern.
+RunContext serve_context(const std::string& config_path, const passes::PipelineConfig& config,
+                         const std::string& target, int threads) {
+  RunContext context;
+  context.executable = "cuvil-bench";
+  context.config_source = config_path;
+  context.config_hash = passes::config_hash(config);
+  context.target = target;
+  context.config_yaml = read_text(config_path);
+  context.environment = capture_environment();
+  context.threads = threads;
+  context.warnings = environment_warnings(context.environment, threads);
+  const double busy_others = other_processes_busy_cpus(kBusyProbeWindowS);
+  if (busy_others > kBusyOtherCpusWarning) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "other processes are using %.1f CPUs right now: latencies will be noisy",
+                  busy_others);
+    context.warnings.push_back(buf);
+  }
+  for (const std::string& w : context.warnings) print_warning(w);
+  return context;
 }
 
 int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
@@ -87,7 +127,10 @@ int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
   const Rung rung = pick_rung(suite, o.rung);
   const serve::QueryWorkload workload = serve::query_workload(suite, rung, o.workload);
   const int threads = resolved_threads(o.pipeline);
+  const RunContext context = serve_context(config_path, config, o.pipeline.target, threads);
 
+  ProgressLine progress(stderr, o.quiet);
+  progress.update("serve: compiling " + suite.name + "/" + rung.name, /*force=*/true);
   serve::CompiledSut sut(suite, workload, config, threads, o.search.load.seed);
   serve::RealClock clock;
   serve::ServeReport report;
@@ -98,7 +141,9 @@ int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
   report.target = target;
   report.load = o.search.load;
   report.threads = threads;
+  progress.update("serve: calibrating the service time", /*force=*/true);
   report.calibration = serve::calibrate(sut, clock, kCalibrationBatches);
+  progress.update("serve: " + o.scenario + " running", /*force=*/true);
 
   if (o.scenario == "single-stream") {
     report.results.push_back(serve::run_single_stream(sut, clock, o.search.load));
@@ -111,20 +156,18 @@ int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
     const int64_t queries = (wanted + workload.batch - 1) / workload.batch * workload.batch;
     report.results.push_back(serve::run_offline(sut, clock, queries));
   } else {
-    if (isatty(STDERR_FILENO)) o.search.on_step = print_progress;
+    o.search.on_step = [&progress](const serve::ScenarioResult& r) {
+      progress.update(step_text(r), /*force=*/true);
+    };
     serve::ServerCurve curve =
         serve::search_server(sut, clock, report.calibration, target, o.search);
     report.results = std::move(curve.steps);
     report.knee = curve.knee;
     report.note = curve.note;
   }
+  progress.clear();
   serve::print_table(stdout, report);
   if (!o.out.empty()) {
-    RunContext context;
-    context.executable = "cuvil-bench";
-    context.config_source = config_path;
-    context.config_hash = passes::config_hash(config);
-    context.target = o.pipeline.target;
     nlohmann::json document;
     document["context"] = context_json(context);
     document["serve"] = serve::report_json(report);
@@ -163,6 +206,7 @@ Action add_serve_command(CLI::App& app) {
                   "sdxl: UNet denoising steps per query (default 20)");
   cmd->add_option("--seed", o->search.load.seed, "seed for the arrivals and the random inputs");
   cmd->add_option("--out", o->out, "write the latency-vs-throughput curve as JSON");
+  cmd->add_flag("-q,--quiet", o->quiet, "no progress line on stderr");
   return [o, p99, tpot] { return run_serve(*o, p99->count() > 0, tpot->count() > 0); };
 }
 
