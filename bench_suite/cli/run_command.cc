@@ -202,10 +202,9 @@ int run_suite(RunOptions o, const std::string& executable) {
     }
     for (auto& entry : benchmark_entries(r, family++)) benchmarks.push_back(entry);
   }
-  if (!rungs.empty() && !rungs.front().name.empty()) {
-    std::printf("FLOPs: %s. Bytes: %s. %%peak against this machine's measured peak.\n",
-                kFlopConvention, kByteConvention);
-  }
+  std::printf("FLOPs: %s. Bytes: %s. %%peak against this machine's measured peak.\n",
+              kFlopConvention, kByteConvention);
+  std::fflush(stdout);
   if (noisy > 0) {
     print_warning(std::to_string(noisy) + " of " + std::to_string(rungs.size()) +
                   " rung(s) are NOISY (marked in the table and in the JSON)");
