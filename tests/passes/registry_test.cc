@@ -25,7 +25,7 @@ TEST(Registry, OrderIsTheDefaultPipeline) {
   for (const auto& pass : pass_registry()) names.push_back(pass->name());
   EXPECT_EQ(names,
             (std::vector<std::string_view>{"fold-batchnorm", "layout", "fuse-elementwise",
-                                           "attention-tiling", "select-lowering",
+                                           "attention-tiling", "select-lowering", "reduced-precision",
                                            "gemm-tiling", "threading", "memory-plan"}));
 }
 
