@@ -120,6 +120,24 @@ TEST(Compare, FewSamplesAreFlaggedAndNeverSignificant) {
   EXPECT_EQ(c.rows[0].verdict, Verdict::kSame);
 }
 
+TEST(Compare, WarningsNameFewSampleAndNoisyBenchmarks) {
+  BenchmarkSamples noisy = bench("s/noisy", {1, 2, 3, 4, 5, 6});
+  noisy.noisy = true;
+  const Comparison c =
+      compare_runs({bench("s/few", {1, 2}), noisy}, {bench("s/few", {3, 4}), noisy}, {});
+  const std::vector<std::string> lines = comparison_warnings(c);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("s/few"), std::string::npos);
+  EXPECT_NE(lines[0].find("little power"), std::string::npos);
+  EXPECT_NE(lines[1].find("s/noisy"), std::string::npos);
+  EXPECT_TRUE(c.rows[1].noisy);
+}
+
+TEST(Compare, NoWarningsForWellSampledQuietRuns) {
+  std::vector<double> a = {1, 2, 3, 4, 5, 6, 7};
+  EXPECT_TRUE(comparison_warnings(compare_runs({bench("s/r", a)}, {bench("s/r", a)}, {})).empty());
+}
+
 TEST(Compare, GeometricMeanOfMedianRatios) {
   const Comparison c = compare_runs({bench("s/a", {100}), bench("s/b", {100}), bench("s/c", {50})},
                                     {bench("s/a", {200}), bench("s/b", {50}), bench("s/c", {100})},
