@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -15,7 +17,9 @@ const std::vector<std::string> kKeys = {"batch", "image"};
 
 std::string write_temp(const std::string& text) {
   static int counter = 0;
-  const std::string path = ::testing::TempDir() + "ladder_" + std::to_string(counter++) + ".yaml";
+  // ctest runs each test in its own process, in parallel: the pid keeps their files apart.
+  const std::string path = ::testing::TempDir() + "ladder_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(counter++) + ".yaml";
   std::ofstream(path) << text;
   return path;
 }

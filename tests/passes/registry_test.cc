@@ -23,10 +23,10 @@ TEST(Registry, NamesAreUnique) {
 TEST(Registry, OrderIsTheDefaultPipeline) {
   std::vector<std::string_view> names;
   for (const auto& pass : pass_registry()) names.push_back(pass->name());
-  EXPECT_EQ(names,
-            (std::vector<std::string_view>{"fold-batchnorm", "layout", "fuse-elementwise",
-                                           "attention-tiling", "select-lowering", "reduced-precision",
-                                           "gemm-tiling", "threading", "memory-plan"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"fold-batchnorm", "layout", "fuse-elementwise",
+                                                  "select-lowering", "reduced-precision",
+                                                  "attention-tiling", "gemm-tiling", "threading",
+                                                  "memory-plan"}));
 }
 
 TEST(Registry, FindsPassesByName) {
