@@ -92,14 +92,17 @@ std::vector<ParamSpec> MemoryPlanPass::params() const {
   alignment.int_max = 4096;
   alignment.log_scale = true;
   alignment.default_value = int64_t{64};
-  alignment.help = "byte alignment of every value's offset (64: one cache line)";
+  alignment.help =
+      "byte alignment of every value's offset, rounded up to a power of two (64: one cache line)";
   return {strategy, alignment};
 }
 
 void MemoryPlanPass::run(Graph& graph, const ParamMap& params) const {
   const std::string& strategy = param_choice(params, "strategy");
-  const int64_t alignment = param_int(params, "alignment");
-  CUVIL_CHECK(alignment > 0, "alignment must be positive after validation");
+  // Kernels need at least element (4-byte) alignment and vector loads like powers of two, so the
+  // tuner's any-integer draw is rounded up rather than rejected.
+  int64_t alignment = 1;
+  while (alignment < param_int(params, "alignment")) alignment *= 2;
 
   std::vector<Interval> intervals = live_ranges(graph, alignment);
   std::vector<size_t> order(intervals.size());

@@ -7,7 +7,7 @@ std::vector<ParamSpec> ThreadingPass::params() const {
   threads.name = "threads";
   threads.type = ParamSpec::Type::integer;
   threads.int_min = 0;
-  threads.int_max = 256;
+  threads.int_max = 64;
   threads.default_value = int64_t{0};
   threads.help =
       "threads of the plan's pool; 0 = the command line's --threads (default: all cores)";

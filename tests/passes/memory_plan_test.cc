@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "passes/ir/graph.h"
+#include "passes/registry.h"
 #include "tests/passes/test_support.h"
 
 namespace cuvil::passes {
@@ -148,6 +149,25 @@ TEST(MemoryPlan, GreedyBeatsNoneOnResnet) {
   Graph g = optimised(testing::tiny_resnet(2, 17, 9), true);
   run_pass(g, "memory-plan");
   EXPECT_LT(g.annotations.at("memory.peak_bytes"), g.annotations.at("memory.naive_bytes"));
+}
+
+}  // namespace
+}  // namespace cuvil::passes
+
+namespace cuvil::passes {
+namespace {
+
+TEST(MemoryPlanAlignment, OddAlignmentIsRoundedUpToAPowerOfTwo) {
+  ir::Graph g;
+  ir::ValueId x = g.add_input("x", {3});
+  ir::ValueId a = g.add_node(ir::OpKind::relu, {x});
+  ir::ValueId b = g.add_node(ir::OpKind::sigmoid, {a});
+  ir::ValueId c = g.add_node(ir::OpKind::add, {a, b});
+  g.mark_output(c);
+  const Pass* pass = find_pass("memory-plan");
+  ASSERT_NE(pass, nullptr);
+  pass->run(g, {{"strategy", std::string("first-fit")}, {"alignment", int64_t{737}}});
+  for (ir::ValueId v : {a, b, c}) EXPECT_EQ(g.value(v).arena_offset % 1024, 0) << v;
 }
 
 }  // namespace
