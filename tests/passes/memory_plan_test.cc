@@ -75,7 +75,7 @@ std::vector<Graph> sample_graphs() {
 class MemoryPlanStrategies : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MemoryPlanStrategies, NoLiveValuesOverlap) {
-  for (int64_t alignment : {16, 64, 100, 4096}) {
+  for (int64_t alignment : {16, 64, 128, 4096}) {
     for (Graph& g : sample_graphs()) {
       SCOPED_TRACE("alignment " + std::to_string(alignment));
       run_pass(g, "memory-plan", {{"strategy", GetParam()}, {"alignment", alignment}});
