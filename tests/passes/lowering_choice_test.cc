@@ -115,7 +115,9 @@ TEST(SelectLowering, SetsImplOnEveryConvLinearAndMatmul) {
                                                    : "conv2d.im2col";
       EXPECT_EQ(n.attrs.get_string("impl", ""), want) << n.name;
     }
-    if (n.op == OpKind::linear) EXPECT_EQ(n.attrs.get_string("impl", ""), "linear.gemm");
+    if (n.op == OpKind::linear) {
+      EXPECT_EQ(n.attrs.get_string("impl", ""), "linear.gemm");
+    }
   }
   EXPECT_EQ(g.annotations["select-lowering.fallbacks"], 0);
 }
