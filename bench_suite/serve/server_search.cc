@@ -1,5 +1,6 @@
 #include "bench_suite/serve/server_search.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "passes/ir/error.h"
@@ -35,21 +36,22 @@ ServerCurve search_server(Sut& sut, Clock& clock, const Calibration& calibration
     return curve.steps.back();
   };
 
-  // Step up. With an unreachable target every step fails; keep stepping to saturation anyway so
-  // the curve shows how latency grows with load.
-  double good = 0, bad = 0;
+  // Step up to saturation, whatever the steps' verdicts: the whole curve is worth showing, and
+  // a miss below the knee from a noisy step does not end the search early.
   double qps = options.start_fraction * calibration.capacity_qps();
-  for (int i = 0; i < options.max_steps; ++i, qps *= options.step_factor) {
-    const ScenarioResult& r = run_step(qps, "step");
-    if (r.valid) {
-      good = qps;
-      continue;
-    }
-    if (unreachable && r.load < 1.0) continue;
-    bad = qps;
-    break;
+  bool saturated = false;
+  for (int i = 0; i < options.max_steps && !saturated; ++i, qps *= options.step_factor) {
+    saturated = run_step(qps, "step").load >= 1.0;
   }
-  if (unreachable) {
+  // Bracket the knee: the highest rate that met the target, and the lowest miss above it.
+  double good = 0, bad = 0;
+  for (const ScenarioResult& s : curve.steps) {
+    if (s.valid) good = std::max(good, s.offered_qps);
+  }
+  for (const ScenarioResult& s : curve.steps) {
+    if (!s.valid && s.offered_qps > good && (bad == 0 || s.offered_qps < bad)) bad = s.offered_qps;
+  }
+  if (good == 0 && unreachable) {
     curve.note = "no knee: the " + *unreachable + "; no offered load can meet it";
     return curve;
   }
@@ -57,6 +59,7 @@ ServerCurve search_server(Sut& sut, Clock& clock, const Calibration& calibration
     curve.note = "every step up to " + qps_text(good) + " met the target (" +
                  std::to_string(options.max_steps) + " steps): the knee is above it";
   } else {
+    // Below the lowest step when even that one missed (good == 0).
     for (int i = 0; i < options.bisect_steps; ++i) {
       const double mid = 0.5 * (good + bad);
       (run_step(mid, "bisect").valid ? good : bad) = mid;

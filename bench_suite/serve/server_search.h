@@ -1,6 +1,7 @@
 // The Server scenario's search for the knee: the highest offered QPS whose p99 meets the target.
-// Step the offered QPS up geometrically from a fraction of the calibrated capacity until a step
-// misses the target, then bisect between the last good and the first bad rate.
+// Step the offered QPS up geometrically from a fraction of the calibrated capacity until the
+// server saturates (offered load >= 1), then bisect between the highest rate that met the target
+// and the lowest one above it that missed.
 #pragma once
 
 #include <functional>
@@ -17,7 +18,7 @@ struct SearchOptions {
   double start_fraction = 0.25;  // first step: this fraction of the calibrated capacity
   double step_factor = 1.5;      // each step offers this many times the previous QPS
   int bisect_steps = 4;          // halvings of the [last good, first bad] interval
-  int max_steps = 24;            // stepping up stops here even if every step met the target
+  int max_steps = 24;            // stepping up stops here even if the server never saturates
   std::function<void(const ScenarioResult&)> on_step;  // progress, called after each step
 };
 
@@ -28,8 +29,8 @@ struct ServerCurve {
   std::string note;                   // why there is no knee, or how it was bracketed
 };
 
-// When the target is out of reach even for a lone batch, the curve is still stepped up to
-// saturation (so the user sees it) and has no knee.
+// When no step meets the target and a lone batch already misses it (per the calibration), there
+// is no knee and no bisection; the curve up to saturation is still there to see.
 ServerCurve search_server(Sut& sut, Clock& clock, const Calibration& calibration,
                           const LatencyTarget& target, const SearchOptions& options);
 

@@ -88,8 +88,36 @@ TEST(ServerSearch, StepsThenBisectsAndKneeIsTheHighestValidRate) {
   }
   EXPECT_EQ(bisects, 3);
   EXPECT_GE(steps, 2);
-  EXPECT_FALSE(curve.steps[steps - 1].valid);  // stepping stopped at the first miss
+  EXPECT_GE(curve.steps[steps - 1].load, 1.0);  // stepping went on to saturation
+  EXPECT_FALSE(curve.steps[steps - 1].valid);
   EXPECT_EQ(curve.steps[*curve.knee].offered_qps, highest_valid);
+}
+
+TEST(ServerSearch, PessimisticCalibrationDoesNotHideTheKnee) {
+  // A noisy calibration (60 ms for a 10 ms server) says a 50 ms target is out of reach; the
+  // steps show otherwise, and they decide.
+  VirtualClock clock;
+  SimulatedSut sut(1, 10 * kMs);
+  Calibration c = calibrate(sut, clock, 1);
+  c.service_ms = c.first_output_ms = 60;
+  ASSERT_TRUE(unreachable_target(c, sut, {50, 0}).has_value());
+  const ServerCurve curve = search_server(sut, clock, c, {50, 0}, long_steps(8));
+  ASSERT_TRUE(curve.knee.has_value()) << curve.note;
+  EXPECT_NEAR(curve.steps[*curve.knee].offered_qps, md1_knee(0.010, 0.050),
+              0.04 * md1_knee(0.010, 0.050));
+}
+
+TEST(ServerSearch, BisectsBelowTheFirstStepWhenEveryStepMisses) {
+  VirtualClock clock;
+  SimulatedSut sut(1, 10 * kMs);
+  const Calibration c = calibrate(sut, clock, 1);
+  SearchOptions o = long_steps(7);
+  o.start_fraction = 0.9;  // 90 QPS already misses a 30 ms target (knee ~32 QPS)
+  const ServerCurve curve = search_server(sut, clock, c, {30, 0}, o);
+  ASSERT_TRUE(curve.knee.has_value()) << curve.note;
+  EXPECT_EQ(curve.steps[*curve.knee].phase, "bisect");
+  EXPECT_NEAR(curve.steps[*curve.knee].offered_qps, md1_knee(0.010, 0.030),
+              0.08 * md1_knee(0.010, 0.030));
 }
 
 TEST(ServerSearch, IsDeterministic) {

@@ -62,7 +62,6 @@ for step in curve:
 knee = s["knee"]
 assert knee is not None and knee["valid"], s["note"]
 assert knee["offered_qps"] == max(c["offered_qps"] for c in curve if c["valid"])
-assert knee["offered_qps"] < s["calibration"]["capacity_qps"] * 1.5
 print("curve.json ok: knee %.3g QPS of %d steps" % (knee["offered_qps"], len(curve)))
 PY
 else
