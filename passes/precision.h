@@ -13,9 +13,13 @@
 namespace cuvil::passes {
 
 // Stated accuracy of whole networks against the fp32 reference interpreter
-// (ir::max_relative_error), measured on the suites' verify graphs and on Llama/SDXL layers.
+// (ir::max_relative_error), measured on the suites' verify graphs. bf16: single GEMMs stay
+// under 1.1e-2 and Llama layers under 1.5e-2, but rounding compounds through the deep SDXL UNet
+// (bf16 convs measured up to 5.4e-2 over ~200 random configs), so the end-to-end bound is 1e-1.
+// int8 (dynamic per-tensor activations): 5e-2 holds for ResNet-50; on transformer blocks it
+// measures 5e-2..2e-1 and is not searched there (configs/search/*.yaml).
 inline constexpr double kFp32Tolerance = 1e-4;
-inline constexpr double kBf16Tolerance = 2e-2;
+inline constexpr double kBf16Tolerance = 1e-1;
 inline constexpr double kInt8Tolerance = 5e-2;
 
 class ReducedPrecisionPass final : public Pass {

@@ -10,7 +10,8 @@ namespace cuvil::passes {
 
 namespace {
 
-ParamValue draw(const ParamSpec& spec, std::mt19937_64& rng) {
+ParamValue draw(const ParamSpec& spec, std::mt19937_64& rng,
+                const std::set<std::string>& excluded) {
   switch (spec.type) {
     case ParamSpec::Type::integer: {
       if (spec.log_scale && spec.int_min > 0) {
@@ -31,8 +32,13 @@ ParamValue draw(const ParamSpec& spec, std::mt19937_64& rng) {
     case ParamSpec::Type::boolean:
       return std::bernoulli_distribution(0.5)(rng);
     case ParamSpec::Type::choice: {
-      std::uniform_int_distribution<size_t> pick(0, spec.choices.size() - 1);
-      return spec.choices[pick(rng)];
+      std::vector<std::string> allowed;
+      for (const std::string& c : spec.choices) {
+        if (!excluded.count(c)) allowed.push_back(c);
+      }
+      if (allowed.empty()) allowed = spec.choices;
+      std::uniform_int_distribution<size_t> pick(0, allowed.size() - 1);
+      return allowed[pick(rng)];
     }
   }
   return spec.default_value;
@@ -40,7 +46,8 @@ ParamValue draw(const ParamSpec& spec, std::mt19937_64& rng) {
 
 }  // namespace
 
-PipelineConfig random_pipeline(const std::string& target, uint64_t seed) {
+PipelineConfig random_pipeline(const std::string& target, uint64_t seed,
+                               const std::set<std::string>& excluded_choices) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 17);
   PipelineConfig config;
   config.target = target;
@@ -49,7 +56,8 @@ PipelineConfig random_pipeline(const std::string& target, uint64_t seed) {
     if (!std::bernoulli_distribution(0.5)(rng)) continue;
     PassInvocation inv;
     inv.name = std::string(pass->name());
-    for (const ParamSpec& spec : pass->params()) inv.params[spec.name] = draw(spec, rng);
+    for (const ParamSpec& spec : pass->params())
+      inv.params[spec.name] = draw(spec, rng, excluded_choices);
     config.passes.push_back(std::move(inv));
   }
   return config;

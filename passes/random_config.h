@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "passes/cuvilpass.h"
@@ -11,7 +12,9 @@ namespace cuvil::passes {
 
 // Each registered pass is on with probability 1/2 (kept in registry order); each parameter is
 // drawn uniformly from its range (log-uniformly where the spec says log scale), each choice and
-// bool with equal odds. Deterministic in seed.
-PipelineConfig random_pipeline(const std::string& target, uint64_t seed);
+// bool with equal odds. Choice values listed in `excluded_choices` (e.g. "int8") are never
+// drawn where another choice remains. Deterministic in seed.
+PipelineConfig random_pipeline(const std::string& target, uint64_t seed,
+                               const std::set<std::string>& excluded_choices = {});
 
 }  // namespace cuvil::passes

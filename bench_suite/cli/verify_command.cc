@@ -6,6 +6,7 @@
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
 #include "passes/cuvilpass.h"
+#include "passes/random_config.h"
 
 namespace cuvil::bench::cli {
 
@@ -16,6 +17,8 @@ struct VerifyOptions {
   std::string rungs;
   bool full_size = false;
   bool each_pass = false;
+  int random_configs = 0;
+  std::vector<std::string> random_exclude;
   uint64_t seed = 1;
 };
 
@@ -27,9 +30,16 @@ int run_verify(const VerifyOptions& o) {
   const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
   const std::vector<Rung> rungs = select_rungs(load_suite_ladder(suite), o.rungs);
   const int threads = resolved_threads(o.pipeline);
-  const auto variants =
+  auto variants =
       o.each_pass ? pass_variants(config)
                   : std::vector<std::pair<std::string, passes::PipelineConfig>>{{"config", config}};
+  for (int i = 0; i < o.random_configs; ++i) {
+    const uint64_t seed = o.seed * 1000 + static_cast<uint64_t>(i);
+    variants.push_back(
+        {"random seed " + std::to_string(seed),
+         passes::random_pipeline(o.pipeline.target, seed,
+                                 {o.random_exclude.begin(), o.random_exclude.end()})});
+  }
 
   std::string precision;
   const double tolerance = tolerance_for(config, &precision);
@@ -45,8 +55,13 @@ int run_verify(const VerifyOptions& o) {
     for (const auto& [label, variant] : variants) {
       const VerifyResult result = verify_graph(graph, variant, threads, o.seed, label);
       for (const OutputCheck& out : result.outputs) {
-        std::printf("%-16s %-26s %-26s %12.3e  %s\n", rung.name.c_str(), label.c_str(),
-                    out.name.c_str(), out.max_relative_error, out.ok ? "ok" : "FAIL");
+        std::printf(
+            "%-16s %-26s %-26s %12.3e  %s\n", rung.name.c_str(), label.c_str(), out.name.c_str(),
+            out.max_relative_error,
+            out.ok ? "ok" : ("FAIL (bound " + std::to_string(result.tolerance) + ")").c_str());
+      }
+      if (!result.ok() && label.rfind("random", 0) == 0) {
+        std::printf("%s", passes::to_yaml(variant).c_str());  // the failing draw, reproducible
       }
       if (!result.ok()) ++failures;
     }
@@ -75,7 +90,15 @@ Action add_verify_command(CLI::App& app) {
                 "of the scaled-down topology");
   cmd->add_flag("--each-pass", o->each_pass,
                 "also check no passes, each pass alone, and the config without each pass");
-  cmd->add_option("--seed", o->seed, "seed for the random inputs");
+  cmd->add_option("--random-configs", o->random_configs,
+                  "also check N pipelines drawn at random from every registered knob (each with "
+                  "its precision's bound)")
+      ->check(CLI::Range(0, 10000));
+  cmd->add_option("--random-exclude", o->random_exclude,
+                  "choice values random configurations never draw, e.g. int8 (whose stated bound "
+                  "holds for ResNet-50 only)")
+      ->delimiter(',');
+  cmd->add_option("--seed", o->seed, "seed for the random inputs and random configurations");
   return [o] { return run_verify(*o); };
 }
 

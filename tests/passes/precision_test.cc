@@ -81,7 +81,7 @@ TEST(ReducedPrecision, Bf16LinearsPickTheBf16KernelAndMarkWeights) {
   EXPECT_EQ(count_precision(g, OpKind::linear, "bf16"), linears);
 }
 
-// Stated bound: bf16 2e-2 max relative error against the fp32 reference interpreter.
+// Stated bound: kBf16Tolerance max relative error against the fp32 reference interpreter.
 TEST(ReducedPrecision, Bf16DecoderMatchesReferenceWithinBound) {
   if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
   const Graph g = testing::tiny_decoder(2, 37, 64);

@@ -76,3 +76,22 @@ TEST(RandomConfig, IsDeterministicInSeed) {
 
 }  // namespace
 }  // namespace cuvil::passes
+
+namespace cuvil::passes {
+namespace {
+
+TEST(RandomConfig, ExcludedChoicesAreNeverDrawn) {
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    for (const PassInvocation& inv : random_pipeline("cpu", seed, {"int8", "nhwc"}).passes) {
+      for (const auto& [name, value] : inv.params) {
+        if (auto* s = std::get_if<std::string>(&value)) {
+          EXPECT_NE(*s, "int8") << inv.name << "." << name;
+          EXPECT_NE(*s, "nhwc") << inv.name << "." << name;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cuvil::passes
