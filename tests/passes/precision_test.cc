@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 
 #include "passes/ir/error.h"
@@ -176,11 +178,15 @@ TEST(ReducedPrecision, ToleranceFollowsTheConfig) {
       precision_tolerance(with_precision({{"linear_dtype", std::string("bf16")}}), &label),
       kBf16Tolerance);
   EXPECT_EQ(label, "bf16");
+  EXPECT_DOUBLE_EQ(
+      precision_tolerance(with_precision({{"conv_dtype", std::string("int8")}}), &label),
+      kInt8Tolerance);
+  EXPECT_EQ(label, "int8");
+  // Mixed precisions: the loosest bound of those asked for.
   EXPECT_DOUBLE_EQ(precision_tolerance(with_precision({{"linear_dtype", std::string("bf16")},
                                                        {"conv_dtype", std::string("int8")}}),
                                        &label),
-                   kInt8Tolerance);
-  EXPECT_EQ(label, "int8");
+                   std::max(kBf16Tolerance, kInt8Tolerance));
 }
 
 }  // namespace
