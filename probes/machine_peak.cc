@@ -26,7 +26,8 @@ constexpr double kFmaSecondsPerTrial = 0.15;
 constexpr int kTrials = 3;
 // Read buffer far larger than any last-level cache here (32 MiB+).
 constexpr size_t kReadBufferBytes = size_t{512} << 20;
-constexpr int kFmaChains = 12;  // independent accumulators, enough to hide FMA latency
+constexpr int kFmaChains = 12;
+constexpr size_t kStreams = 8;  // concurrent read streams per thread  // independent accumulators, enough to hide FMA latency
 constexpr int64_t kFmaIterationsPerCheck = 1 << 16;
 
 __attribute__((target("avx512f"))) double fma_loop_avx512(double seconds) {
@@ -135,21 +136,30 @@ double measure_read_bandwidth(int threads) {
   for (int trial = 0; trial < kTrials; ++trial) {
     const int64_t start = now_ns();
     const auto sums = on_threads(threads, [&](int t) {
-      const float* p = buffer.get() + chunk * static_cast<size_t>(t);
-      // Several independent sums so the adds never limit the stream.
-      float s[16] = {0};
-      for (size_t i = 0; i + 16 <= chunk; i += 16) {
-        for (int j = 0; j < 16; ++j) s[j] += p[i + static_cast<size_t>(j)];
+      // kStreams sub-ranges read in lockstep: several concurrent streams keep more cache-line
+      // fetches in flight than one (as a GEMV reading several weight rows at once does), and
+      // one accumulator vector per stream keeps the adds off the critical path.
+      const size_t part = chunk / kStreams / 16 * 16;
+      const float* base = buffer.get() + chunk * static_cast<size_t>(t);
+      float s[kStreams][16] = {};
+      for (size_t i = 0; i < part; i += 16) {
+        for (size_t k = 0; k < kStreams; ++k) {
+          for (size_t j = 0; j < 16; ++j) s[k][j] += base[k * part + i + j];
+        }
       }
       double total = 0;
-      for (float v : s) total += v;
+      for (auto& row : s) {
+        for (float v : row) total += v;
+      }
       return total;
     });
     const double seconds = static_cast<double>(now_ns() - start) * 1e-9;
     volatile double sink = sums[0];
     (void)sink;
     best = std::max(
-        best, static_cast<double>(chunk * static_cast<size_t>(threads) * sizeof(float)) / seconds);
+        best, static_cast<double>((chunk / kStreams / 16 * 16) * kStreams *
+                                  static_cast<size_t>(threads) * sizeof(float)) /
+                  seconds);
   }
   return best * 1e-9;
 }
