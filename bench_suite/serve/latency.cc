@@ -1,9 +1,9 @@
 #include "bench_suite/serve/latency.h"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
+#include "bench_suite/stats.h"
 #include "passes/ir/error.h"
 
 namespace cuvil::bench::serve {
@@ -11,12 +11,8 @@ namespace cuvil::bench::serve {
 double nearest_rank_percentile(std::vector<double> samples, double p) {
   CUVIL_CHECK(!samples.empty(), "percentile of no samples");
   CUVIL_CHECK(p > 0 && p <= 100, "percentile " + std::to_string(p));
-  const double n = static_cast<double>(samples.size());
-  // The small slack keeps p * n / 100 from rounding up past an exact rank (99.9 is inexact).
-  const int64_t rank = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(p * n / 100.0 - 1e-9)), 1,
-                                           static_cast<int64_t>(samples.size()));
-  std::nth_element(samples.begin(), samples.begin() + (rank - 1), samples.end());
-  return samples[rank - 1];
+  std::sort(samples.begin(), samples.end());
+  return bench::nearest_rank_percentile(samples, p);  // the harness's definition, shared
 }
 
 LatencyStats latency_stats(const std::vector<int64_t>& latencies_ns) {
