@@ -27,7 +27,8 @@ constexpr int kTrials = 3;
 // Read buffer far larger than any last-level cache here (32 MiB+).
 constexpr size_t kReadBufferBytes = size_t{512} << 20;
 constexpr int kFmaChains = 12;
-constexpr size_t kStreams = 8;  // concurrent read streams per thread  // independent accumulators, enough to hide FMA latency
+constexpr size_t kStreams = 8;  // concurrent read streams per thread  // independent accumulators,
+                                // enough to hide FMA latency
 constexpr int64_t kFmaIterationsPerCheck = 1 << 16;
 
 __attribute__((target("avx512f"))) double fma_loop_avx512(double seconds) {
@@ -156,10 +157,9 @@ double measure_read_bandwidth(int threads) {
     const double seconds = static_cast<double>(now_ns() - start) * 1e-9;
     volatile double sink = sums[0];
     (void)sink;
-    best = std::max(
-        best, static_cast<double>((chunk / kStreams / 16 * 16) * kStreams *
-                                  static_cast<size_t>(threads) * sizeof(float)) /
-                  seconds);
+    best = std::max(best, static_cast<double>((chunk / kStreams / 16 * 16) * kStreams *
+                                              static_cast<size_t>(threads) * sizeof(float)) /
+                              seconds);
   }
   return best * 1e-9;
 }

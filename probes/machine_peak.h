@@ -21,8 +21,8 @@ struct MachinePeak {
 MachinePeak measure_machine_peak(int threads);
 // The cached figures for this machine and thread count, measured (and cached) when missing or
 // when `remeasure` is set; a re-measurement keeps the higher of the old and new figures, since a
-// busy machine can only make a peak look lower. A cache that cannot be written is not an error: it is measured again
-// next time.
+// busy machine can only make a peak look lower. A cache that cannot be written is not an error: it
+// is measured again next time.
 MachinePeak machine_peak(int threads, bool remeasure = false);
 
 }  // namespace cuvil::probes

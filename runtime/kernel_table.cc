@@ -1,8 +1,8 @@
 #include "runtime/kernel_table.h"
 
 #include "passes/ir/error.h"
-#include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/attention.h"
+#include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/gemm_bf16_kernels.h"
 #include "runtime/cpu/gemm_prepare.h"
 #include "runtime/cpu/kernels.h"
@@ -66,7 +66,8 @@ std::vector<KernelInfo> build_table() {
     add(op, "cpu", cpu::unary, "vectorised elementwise");
   }
   add(OpKind::softmax, "cpu", cpu::softmax, "max-subtracted, any axis");
-  add(OpKind::sdpa, "auto", cpu::sdpa_auto, "flash, or blocked when a kv head has <= 16 query rows");
+  add(OpKind::sdpa, "auto", cpu::sdpa_auto,
+      "flash, or blocked when a kv head has <= 16 query rows");
   add(OpKind::sdpa, "flash", cpu::sdpa_flash,
       "query tiles x key tiles, online softmax, packed K^T panels");
   add(OpKind::sdpa, "blocked", cpu::sdpa_blocked,
