@@ -9,15 +9,12 @@
 
 #include "passes/ir/error.h"
 #include "runtime/cpu/gemv.h"
+#include "runtime/cpu/kernel_util.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
 
 namespace {
-
-int64_t round_up(int64_t v, int64_t m) {
-  return (v + m - 1) / m * m;
-}
 
 // ---- packing ---------------------------------------------------------------------------------
 

@@ -11,6 +11,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "runtime/cpu/kernel_util.h"
+
 // Compiled for AVX512_BF16 whatever -march says; only called after cpu_has_avx512_bf16().
 #define CUVIL_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 #define CUVIL_AMX_TARGET \
@@ -23,13 +25,6 @@ namespace {
 constexpr int MR = kBf16MR;
 constexpr int NR = kBf16NR;
 static_assert(NR == 32, "a sliver row of K pairs is two 16-lane vectors");
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-int64_t round_up(int64_t v, int64_t m) {
-  return ceil_div(v, m) * m;
-}
 
 inline __m512bh as_bh(__m512i v) {
   return reinterpret_cast<__m512bh&>(v);

@@ -13,6 +13,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "runtime/cpu/kernel_util.h"
+
 // Compiled for AVX512_VNNI whatever -march says; only called after cpu_has_avx512_vnni().
 #define CUVIL_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
@@ -23,13 +25,6 @@ namespace {
 constexpr int MR = kInt8MR;
 constexpr int NR = kInt8NR;
 static_assert(NR == 32, "a sliver row of K quads is two 16-lane vectors");
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-int64_t round_up(int64_t v, int64_t m) {
-  return ceil_div(v, m) * m;
-}
 
 inline uint32_t load_quad(const uint8_t* p) {
   uint32_t w;

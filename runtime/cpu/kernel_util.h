@@ -9,6 +9,13 @@
 
 namespace cuvil::runtime::cpu {
 
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+inline int64_t round_up(int64_t v, int64_t multiple) {
+  return ceil_div(v, multiple) * multiple;
+}
+
 inline bool is_nhwc(const Step& s) {
   return s.attrs.get_string("layout", "nchw") == "nhwc";
 }
