@@ -4,35 +4,20 @@
 
 namespace cuvil::passes {
 
-namespace {
-ParamSpec int_param(const char* name, int64_t lo, int64_t hi, int64_t def, const char* help) {
-  ParamSpec p;
-  p.name = name;
-  p.type = ParamSpec::Type::integer;
-  p.int_min = lo;
-  p.int_max = hi;
-  p.log_scale = true;
-  p.default_value = def;
-  p.help = help;
-  return p;
-}
-}  // namespace
-
 std::vector<ParamSpec> AttentionTilingPass::params() const {
-  ParamSpec impl;
-  impl.name = "impl";
-  impl.type = ParamSpec::Type::choice;
-  impl.choices = {"auto", "flash", "blocked"};
-  impl.default_value = std::string("auto");
-  impl.help =
-      "attention kernel: flash (query x key tiles, online softmax), blocked (query blocks x all "
-      "keys, two GEMMs), auto (flash unless a kv head has <= 16 query rows, as in decode)";
-  return {int_param("block_q", 16, 256, 64,
-                    "flash: stacked query rows per tile (grouped-query heads share a tile)"),
-          int_param("block_kv", 32, 1024, 256,
-                    "flash: keys per tile (rounded up to a multiple of 32); block_q x block_kv "
-                    "scores live per thread"),
-          impl};
+  return {
+      int_param("block_q", 16, 256, 64,
+                "flash: stacked query rows per tile (grouped-query heads share a tile)",
+                Scale::log),
+      int_param("block_kv", 32, 1024, 256,
+                "flash: keys per tile (rounded up to a multiple of 32); block_q x block_kv "
+                "scores live per thread",
+                Scale::log),
+      choice_param("impl", {"auto", "flash", "blocked"}, "auto",
+                   "attention kernel: flash (query x key tiles, online softmax), blocked (query "
+                   "blocks x all keys, two GEMMs), auto (flash unless a kv head has <= 16 query "
+                   "rows, as in decode)"),
+  };
 }
 
 void AttentionTilingPass::run(ir::Graph& graph, const ParamMap& params) const {

@@ -149,21 +149,11 @@ class Fuser {
 }  // namespace
 
 std::vector<ParamSpec> FuseElementwisePass::params() const {
-  ParamSpec depth;
-  depth.name = "max_fusion_depth";
-  depth.type = ParamSpec::Type::integer;
-  depth.int_min = 0;
-  depth.int_max = 8;
-  depth.default_value = int64_t{4};
-  depth.help = "most elementwise ops folded into one producer's epilogue (0: no fusion)";
-  ParamSpec binary;
-  binary.name = "fuse_binary";
-  binary.type = ParamSpec::Type::boolean;
-  binary.default_value = true;
-  binary.help =
-      "also fuse add/sub/mul/div (each adds an operand stream to the producer's kernel); "
-      "false fuses only activations";
-  return {depth, binary};
+  return {int_param("max_fusion_depth", 0, 8, 4,
+                    "most elementwise ops folded into one producer's epilogue (0: no fusion)"),
+          bool_param("fuse_binary", true,
+                     "also fuse add/sub/mul/div (each adds an operand stream to the producer's "
+                     "kernel); false fuses only activations")};
 }
 
 void FuseElementwisePass::run(Graph& graph, const ParamMap& params) const {

@@ -8,46 +8,27 @@ bool runs_on_gemm(ir::OpKind op) {
   return op == ir::OpKind::linear || op == ir::OpKind::matmul || op == ir::OpKind::conv2d;
 }
 
-ParamSpec int_param(const char* name, int64_t lo, int64_t hi, int64_t def, const char* help) {
-  ParamSpec p;
-  p.name = name;
-  p.type = ParamSpec::Type::integer;
-  p.int_min = lo;
-  p.int_max = hi;
-  p.log_scale = true;
-  p.default_value = def;
-  p.help = help;
-  return p;
-}
-
 }  // namespace
 
 std::vector<ParamSpec> GemmTilingPass::params() const {
-  ParamSpec tile;
-  tile.name = "mr_nr";
-  tile.type = ParamSpec::Type::choice;
-  tile.choices = {"12x32", "14x32", "8x32", "6x64", "4x64"};
-  tile.default_value = std::string("12x32");
-  tile.help =
-      "register tile MRxNR of the AVX-512 micro-kernel (rows of A x columns of B held in zmm "
-      "accumulators); the AVX2 micro-kernel always uses 6x16, CUVIL_ISA=ref honours it";
-  ParamSpec prepack;
-  prepack.name = "prepack_weights";
-  prepack.type = ParamSpec::Type::boolean;
-  prepack.default_value = true;
-  prepack.help =
-      "pack constant linear weights into the GEMM's KC x NR panel format once at lowering "
-      "(more memory; few-row products always read weights in place)";
   return {
-      tile,
+      choice_param("mr_nr", {"12x32", "14x32", "8x32", "6x64", "4x64"}, "12x32",
+                   "register tile MRxNR of the AVX-512 micro-kernel (rows of A x columns of B "
+                   "held in zmm accumulators); the AVX2 micro-kernel always uses 6x16, "
+                   "CUVIL_ISA=ref honours it"),
       int_param("mc", 8, 2048, 192,
-                "rows of A per packed panel (kept in L2); rounded up to a multiple of MR"),
-      int_param(
-          "kc", 16, 2048, 768,
-          "depth of a packed panel (longer panels amortise C tile updates; KC x NR B slivers)"),
+                "rows of A per packed panel (kept in L2); rounded up to a multiple of MR",
+                Scale::log),
+      int_param("kc", 16, 2048, 768,
+                "depth of a packed panel (longer panels amortise C tile updates; KC x NR B "
+                "slivers)",
+                Scale::log),
       int_param("nc", 32, 16384, 3072,
-                "columns of B per packed panel (kept in L2/L3); rounded up to a multiple of NR"),
-      prepack,
+                "columns of B per packed panel (kept in L2/L3); rounded up to a multiple of NR",
+                Scale::log),
+      bool_param("prepack_weights", true,
+                 "pack constant linear weights into the GEMM's KC x NR panel format once at "
+                 "lowering (more memory; few-row products always read weights in place)"),
   };
 }
 

@@ -236,15 +236,9 @@ void cancel_transpose_pairs(Graph& graph) {
 }  // namespace
 
 std::vector<ParamSpec> LayoutPass::params() const {
-  ParamSpec layout;
-  layout.name = "memory_layout";
-  layout.type = ParamSpec::Type::choice;
-  layout.choices = {"nchw", "nhwc"};
-  layout.default_value = std::string("nhwc");
-  layout.help =
-      "activation layout of convolutions, norms and pools (nhwc: channels innermost, "
-      "contiguous for the GEMM-style inner loops)";
-  return {layout};
+  return {choice_param("memory_layout", {"nchw", "nhwc"}, "nhwc",
+                       "activation layout of convolutions, norms and pools (nhwc: channels "
+                       "innermost, contiguous for the GEMM-style inner loops)")};
 }
 
 void LayoutPass::run(Graph& graph, const ParamMap& params) const {

@@ -86,13 +86,8 @@ std::string conv_class(const ir::Graph& graph, const ir::Node& node) {
 std::vector<ParamSpec> LoweringChoicePass::params() const {
   std::vector<ParamSpec> out;
   for (const ClassSpec& c : classes()) {
-    ParamSpec p;
-    p.name = c.param;
-    p.type = ParamSpec::Type::choice;
-    p.choices = c.choices;
-    p.default_value = std::string(c.default_choice);
-    p.help = std::string("lowering of ") + c.help;
-    out.push_back(p);
+    out.push_back(
+        choice_param(c.param, c.choices, c.default_choice, std::string("lowering of ") + c.help));
   }
   return out;
 }

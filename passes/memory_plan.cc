@@ -77,24 +77,13 @@ void place_in_order(std::vector<Interval>& intervals, const std::vector<size_t>&
 }  // namespace
 
 std::vector<ParamSpec> MemoryPlanPass::params() const {
-  ParamSpec strategy;
-  strategy.name = "strategy";
-  strategy.type = ParamSpec::Type::choice;
-  strategy.choices = {"greedy-by-size", "first-fit", "none"};
-  strategy.default_value = std::string("greedy-by-size");
-  strategy.help =
-      "greedy-by-size: place big values first; first-fit: place in program order; "
-      "none: every value its own region";
-  ParamSpec alignment;
-  alignment.name = "alignment";
-  alignment.type = ParamSpec::Type::integer;
-  alignment.int_min = 16;
-  alignment.int_max = 4096;
-  alignment.log_scale = true;
-  alignment.default_value = int64_t{64};
-  alignment.help =
-      "byte alignment of every value's offset, rounded up to a power of two (64: one cache line)";
-  return {strategy, alignment};
+  return {choice_param("strategy", {"greedy-by-size", "first-fit", "none"}, "greedy-by-size",
+                       "greedy-by-size: place big values first; first-fit: place in program "
+                       "order; none: every value its own region"),
+          int_param("alignment", 16, 4096, 64,
+                    "byte alignment of every value's offset, rounded up to a power of two (64: "
+                    "one cache line)",
+                    Scale::log)};
 }
 
 void MemoryPlanPass::run(Graph& graph, const ParamMap& params) const {

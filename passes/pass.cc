@@ -6,6 +6,39 @@
 
 namespace cuvil::passes {
 
+ParamSpec int_param(std::string name, int64_t min, int64_t max, int64_t default_value,
+                    std::string help, Scale scale) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = ParamSpec::Type::integer;
+  p.int_min = min;
+  p.int_max = max;
+  p.log_scale = scale == Scale::log;
+  p.default_value = default_value;
+  p.help = std::move(help);
+  return p;
+}
+
+ParamSpec choice_param(std::string name, std::vector<std::string> choices,
+                       std::string default_value, std::string help) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = ParamSpec::Type::choice;
+  p.choices = std::move(choices);
+  p.default_value = std::move(default_value);
+  p.help = std::move(help);
+  return p;
+}
+
+ParamSpec bool_param(std::string name, bool default_value, std::string help) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = ParamSpec::Type::boolean;
+  p.default_value = default_value;
+  p.help = std::move(help);
+  return p;
+}
+
 std::string_view to_string(ParamSpec::Type type) {
   switch (type) {
     case ParamSpec::Type::integer:

@@ -28,6 +28,14 @@ struct ParamSpec {
   std::string help;
 };
 
+// The ways passes declare a parameter (written once, here).
+enum class Scale : uint8_t { linear, log };
+ParamSpec int_param(std::string name, int64_t min, int64_t max, int64_t default_value,
+                    std::string help, Scale scale = Scale::linear);
+ParamSpec choice_param(std::string name, std::vector<std::string> choices,
+                       std::string default_value, std::string help);
+ParamSpec bool_param(std::string name, bool default_value, std::string help);
+
 std::string_view to_string(ParamSpec::Type type);
 std::string format_value(const ParamValue& value);
 // "integer in [1, 8]", "one of nchw|nhwc", ...

@@ -16,13 +16,7 @@ using ir::OpKind;
 
 ParamSpec dtype_param(const std::string& name, std::vector<std::string> choices,
                       const std::string& what) {
-  ParamSpec p;
-  p.name = name;
-  p.type = ParamSpec::Type::choice;
-  p.choices = std::move(choices);
-  p.default_value = std::string("f32");
-  p.help = what;
-  return p;
+  return choice_param(name, std::move(choices), "f32", what);
 }
 
 bool isa_available(const std::string& dtype) {
@@ -80,17 +74,10 @@ std::vector<ParamSpec> ReducedPrecisionPass::params() const {
   p.push_back(dtype_param("matmul_dtype", {"f32", "bf16"},
                           "activation x activation matmul: both operands converted to bf16 per "
                           "call (bound 1e-1)"));
-  ParamSpec min_k;
-  min_k.name = "min_k";
-  min_k.type = ParamSpec::Type::integer;
-  min_k.int_min = 1;
-  min_k.int_max = 65536;
-  min_k.log_scale = true;
-  min_k.default_value = int64_t{32};
-  min_k.help =
-      "products with a reduction depth K below this stay f32 (conversion would cost more than "
-      "it saves)";
-  p.push_back(min_k);
+  p.push_back(int_param("min_k", 1, 65536, 32,
+                        "products with a reduction depth K below this stay f32 (conversion "
+                        "would cost more than it saves)",
+                        Scale::log));
   return p;
 }
 

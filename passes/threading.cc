@@ -3,24 +3,14 @@
 namespace cuvil::passes {
 
 std::vector<ParamSpec> ThreadingPass::params() const {
-  ParamSpec threads;
-  threads.name = "threads";
-  threads.type = ParamSpec::Type::integer;
-  threads.int_min = 0;
-  threads.int_max = 64;
-  threads.default_value = int64_t{0};
-  threads.help =
-      "threads of the plan's pool; 0 = the command line's --threads (default: all cores)";
-  ParamSpec partition;
-  partition.name = "partition";
-  partition.type = ParamSpec::Type::choice;
-  partition.choices = {"auto", "m", "n", "2d"};
-  partition.default_value = std::string("auto");
-  partition.help =
-      "how a GEMM splits C between threads: auto (N strips when N has >= 4 register tiles per "
-      "thread, else M strips), m (row strips), n (column strips), 2d (a grid that packs least "
-      "per thread); products of <= 4 rows always split N";
-  return {threads, partition};
+  return {int_param("threads", 0, 64, 0,
+                    "threads of the plan's pool; 0 = the command line's --threads (default: all "
+                    "cores)"),
+          choice_param("partition", {"auto", "m", "n", "2d"}, "auto",
+                       "how a GEMM splits C between threads: auto (N strips when N has >= 4 "
+                       "register tiles per thread, else M strips), m (row strips), n (column "
+                       "strips), 2d (a grid that packs least per thread); products of <= 4 rows "
+                       "always split N")};
 }
 
 void ThreadingPass::run(ir::Graph& graph, const ParamMap& params) const {
