@@ -24,6 +24,13 @@ uint64_t stable_hash(std::string_view text) {
   return h;
 }
 
+void require_positive(std::string_view model, std::string_view name, int64_t value) {
+  if (value < 1) {
+    throw UserError(std::string(model) + " options: " + std::string(name) + " must be >= 1, got " +
+                    std::to_string(value));
+  }
+}
+
 uint64_t constant_seed(uint64_t base_seed, std::string_view name) {
   return stable_hash(name) ^ (base_seed * 0x9E3779B97F4A7C15ull);
 }

@@ -21,6 +21,9 @@ uint64_t stable_hash(std::string_view text);
 // e.g. layer 0 of a 2-layer Llama equals layer 0 of the 32-layer one.
 uint64_t constant_seed(uint64_t base_seed, std::string_view name);
 
+// Option checks shared by the builders: a UserError "<model> options: <name> must be >= 1, got v".
+void require_positive(std::string_view model, std::string_view name, int64_t value);
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(uint64_t seed) : seed_(seed) {}

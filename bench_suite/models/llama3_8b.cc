@@ -11,9 +11,7 @@ namespace {
 
 void validate(const Llama3Options& o) {
   auto fail = [](const std::string& what) { throw UserError("llama3 options: " + what); };
-  auto positive = [&](const char* name, int64_t v) {
-    if (v < 1) fail(std::string(name) + " must be >= 1, got " + std::to_string(v));
-  };
+  auto positive = [](std::string_view name, int64_t v) { require_positive("llama3", name, v); };
   positive("dim", o.dim);
   positive("layers", o.layers);
   positive("heads", o.heads);

@@ -18,9 +18,7 @@ constexpr int64_t kGegluMult = 4;
 
 void validate(const SdxlOptions& o) {
   auto fail = [](const std::string& what) { throw UserError("sdxl options: " + what); };
-  auto positive = [&](const char* name, int64_t v) {
-    if (v < 1) fail(std::string(name) + " must be >= 1, got " + std::to_string(v));
-  };
+  auto positive = [](std::string_view name, int64_t v) { require_positive("sdxl", name, v); };
   positive("batch", o.batch);
   positive("latent", o.latent);
   positive("head_dim", o.head_dim);
