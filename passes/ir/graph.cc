@@ -37,8 +37,7 @@ std::vector<int64_t> Attrs::get_ints(const std::string& key, std::vector<int64_t
 }
 
 size_t Node::op_input_count() const {
-  size_t extra = 0;
-  for (const EpilogueStep& step : epilogue) extra += is_binary_elementwise(step.op) ? 1 : 0;
+  const size_t extra = epilogue_operand_count(epilogue);
   return extra <= inputs.size() ? inputs.size() - extra : 0;
 }
 

@@ -51,6 +51,12 @@ bool is_binary_elementwise(OpKind op) {
   return op == OpKind::add || op == OpKind::sub || op == OpKind::mul || op == OpKind::div;
 }
 
+size_t epilogue_operand_count(const std::vector<EpilogueStep>& epilogue) {
+  size_t n = 0;
+  for (const EpilogueStep& step : epilogue) n += is_binary_elementwise(step.op) ? 1 : 0;
+  return n;
+}
+
 bool is_layout_aware(OpKind op) {
   switch (op) {
     case OpKind::conv2d:

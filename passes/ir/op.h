@@ -86,4 +86,7 @@ struct EpilogueStep {
   bool operator==(const EpilogueStep&) const = default;
 };
 
+// How many operands an epilogue appends after the op's own inputs (one per binary step).
+size_t epilogue_operand_count(const std::vector<EpilogueStep>& epilogue);
+
 }  // namespace cuvil::ir

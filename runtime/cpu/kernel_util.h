@@ -23,9 +23,7 @@ inline bool is_nhwc(const Step& s) {
 // The op's own inputs: epilogue operands are appended after them, one per binary step (see
 // ir::EpilogueStep), so e.g. a conv's bias is present iff op_input_count > 2.
 inline size_t op_input_count(const Step& s) {
-  size_t binary = 0;
-  for (const ir::EpilogueStep& e : s.epilogue) binary += ir::is_binary_elementwise(e.op) ? 1 : 0;
-  return s.inputs.size() - binary;
+  return s.inputs.size() - ir::epilogue_operand_count(s.epilogue);
 }
 inline bool has_operand(const Step& s, size_t index) {
   return index < op_input_count(s);
