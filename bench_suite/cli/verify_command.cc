@@ -6,7 +6,9 @@
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
 #include "passes/cuvilpass.h"
+#include "passes/ir/error.h"
 #include "passes/random_config.h"
+#include "passes/registry.h"
 
 namespace cuvil::bench::cli {
 
@@ -22,6 +24,17 @@ struct VerifyOptions {
   uint64_t seed = 1;
 };
 
+bool is_registered_choice(const std::string& value) {
+  for (const auto& pass : passes::pass_registry()) {
+    for (const passes::ParamSpec& spec : pass->params()) {
+      for (const std::string& choice : spec.choices) {
+        if (choice == value) return true;
+      }
+    }
+  }
+  return false;
+}
+
 int run_verify(const VerifyOptions& o) {
   require_runnable_target(o.pipeline.target);
   const Suite& suite = find_suite(o.pipeline.suite);
@@ -33,6 +46,12 @@ int run_verify(const VerifyOptions& o) {
   auto variants =
       o.each_pass ? pass_variants(config)
                   : std::vector<std::pair<std::string, passes::PipelineConfig>>{{"config", config}};
+  for (const std::string& value : o.random_exclude) {
+    if (!is_registered_choice(value)) {
+      throw UserError("--random-exclude: '" + value +
+                      "' is not a choice of any pass parameter (see cuvil-bench list passes)");
+    }
+  }
   for (int i = 0; i < o.random_configs; ++i) {
     const uint64_t seed = o.seed * 1000 + static_cast<uint64_t>(i);
     variants.push_back(

@@ -80,6 +80,15 @@ expect_error "wrong type" "wrong_type.cuvilpass:6:" -- run --suite resnet50 --co
 expect_error "unknown parameter" "unknown_param.cuvilpass:7:" -- run --suite resnet50 --config "$TMP/unknown_param.cuvilpass"
 expect_error "cuda target" "--target cuda" -- run --suite resnet50 --target cuda
 
+# verify writes no file: check its bad input without --out.
+"$BENCH" verify --suite resnet50 --random-configs 1 --random-exclude int9 >"$TMP/stdout" 2>"$TMP/stderr"
+status=$?
+if [ "$status" -ne 2 ] || ! grep -qF "'int9' is not a choice" "$TMP/stderr"; then
+  echo "FAIL verify --random-exclude int9: exit $status"; cat "$TMP/stderr"; failures=$((failures + 1))
+else
+  echo "ok   unknown --random-exclude value: $(cat "$TMP/stderr")"
+fi
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures bad-input case(s) failed"
   exit 1
