@@ -15,10 +15,6 @@ bool VerifyResult::ok() const {
   return !outputs.empty();
 }
 
-double tolerance_for(const passes::PipelineConfig& config, std::string* precision) {
-  return passes::precision_tolerance(config, precision);
-}
-
 VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& config, int threads,
                           uint64_t seed, const std::string& label) {
   const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, seed);
@@ -28,7 +24,7 @@ VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& 
   const std::vector<ir::Tensor> actual = executor.run(inputs);
   VerifyResult result;
   result.label = label;
-  result.tolerance = tolerance_for(config);
+  result.tolerance = passes::precision_tolerance(config);
   for (size_t i = 0; i < expected.size(); ++i) {
     OutputCheck check;
     check.name = graph.value(graph.outputs()[i]).name;

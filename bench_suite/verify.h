@@ -6,11 +6,9 @@
 
 #include "passes/cuvilpass.h"
 #include "passes/ir/graph.h"
+#include "passes/precision.h"
 
 namespace cuvil::bench {
-
-// fp32 tolerance (DESIGN.md): max relative error per output, see ir::max_relative_error.
-inline constexpr double kFp32Tolerance = 1e-4;
 
 struct OutputCheck {
   std::string name;
@@ -18,14 +16,11 @@ struct OutputCheck {
   bool ok = false;
 };
 
-// The bound a config's outputs must meet: fp32 1e-4 when every pass computes in f32, else the
-// bound the reduced-precision pass states for the loosest precision it asks for (bf16 2e-2,
-// int8 5e-2; see passes/precision.h). `precision` (optional) gets "f32", "bf16" or "int8".
-double tolerance_for(const passes::PipelineConfig& config, std::string* precision = nullptr);
-
 struct VerifyResult {
-  std::string label;                  // which pipeline variant was checked
-  double tolerance = kFp32Tolerance;  // the bound its outputs were checked against
+  std::string label;  // which pipeline variant was checked
+  // The bound its outputs were checked against: passes::precision_tolerance of the config
+  // (max relative error, see ir::max_relative_error).
+  double tolerance = passes::kFp32Tolerance;
   std::vector<OutputCheck> outputs;
   bool ok() const;
 };

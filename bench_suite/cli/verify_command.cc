@@ -7,6 +7,7 @@
 #include "bench_suite/verify.h"
 #include "passes/cuvilpass.h"
 #include "passes/ir/error.h"
+#include "passes/precision.h"
 #include "passes/random_config.h"
 #include "passes/registry.h"
 
@@ -61,7 +62,7 @@ int run_verify(const VerifyOptions& o) {
   }
 
   std::string precision;
-  const double tolerance = tolerance_for(config, &precision);
+  const double tolerance = passes::precision_tolerance(config, &precision);
   std::printf(
       "verify %s (%s sizes) with %s, %d thread(s); tolerance %.0e (max relative error, %s bound)\n",
       suite.name.c_str(), o.full_size ? "full" : "scaled-down", config_path.c_str(), threads,
