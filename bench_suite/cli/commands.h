@@ -18,6 +18,10 @@ Action add_serve_command(CLI::App& app);
 Action add_history_command(CLI::App& app);
 Action add_compare_command(CLI::App& app);
 Action add_tune_command(CLI::App& app);
+Action add_report_command(CLI::App& app);
+// `report` subcommands, each in its own file (report_<name>_command.cc).
+Action add_report_flame(CLI::App& report);
+Action add_report_dashboard(CLI::App& report);
 
 // Options shared by commands that compile a suite.
 struct PipelineOptions {
