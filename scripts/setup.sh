@@ -9,6 +9,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libdnnl-dev libsqlite3-dev
   python3-optuna python3-sklearn libxgboost-dev xgboost
+  libpfm4-dev                   # perf_event counters named as users name them
+  python3-psycopg2 postgresql   # one Optuna study shared through PostgreSQL (and its test)
+  chromium                      # the dashboard's headless-browser test
 )
 
 missing=()
