@@ -1,0 +1,118 @@
+#include "runtime/cuda/codegen/gemm.h"
+
+#include <algorithm>
+#include <string>
+
+#include "passes/ir/error.h"
+#include "runtime/cuda/codegen/gemm_body.h"
+
+namespace cuvil::runtime::cuda::codegen {
+
+namespace {
+
+unsigned ceil_div(int64_t a, int64_t b) {
+  return static_cast<unsigned>((a + b - 1) / b);
+}
+
+constexpr const char* kParamsStruct = R"CUDA(
+struct Params {
+  const void* a; const void* b; void* c; const void* bias;
+  i64 m, n, k, lda, ldb, ldc, batch_stride_a, batch_stride_b, batch_stride_c;
+  EpilogueOperand operands[4];
+};
+)CUDA";
+
+std::string name_for(const GemmProblem& p, const GemmTiles& t) {
+  return "cuvil_gemm_" + std::string(to_string(p.a)) + "_" + std::string(to_string(p.c)) + "_" +
+         std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + "x" +
+         std::to_string(t.block_k) + "_w" + std::to_string(t.warp_m) + "x" +
+         std::to_string(t.warp_n) + "_s" + std::to_string(t.stages) +
+         (p.b_transposed ? "_nt" : "_nn");
+}
+
+}  // namespace
+
+int gemm_vector_width_a(const GemmProblem& p, const GemmTiles& t) {
+  return detail::legal_vector_width(t.vector_width, p.a, {p.k});
+}
+
+int gemm_vector_width_b(const GemmProblem& p, const GemmTiles& t) {
+  return detail::legal_vector_width(t.vector_width, p.b, {p.b_transposed ? p.k : p.n});
+}
+
+int gemm_shared_bytes(const GemmProblem& p, const GemmTiles& t) {
+  return detail::gemm_body_shared_bytes(p.a, p.b_transposed, t);
+}
+
+void validate_gemm(const GemmProblem& p, const GemmTiles& t) {
+  if (p.m < 1 || p.n < 1 || p.k < 1 || p.batch < 1) {
+    throw UserError("gemm: m, n, k and batch must be positive, got m=" + std::to_string(p.m) +
+                    " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
+                    " batch=" + std::to_string(p.batch));
+  }
+  if (p.a != p.b) {
+    throw UserError("gemm: A and B must have the same type, got " + std::string(to_string(p.a)) +
+                    " and " + std::string(to_string(p.b)));
+  }
+  if (p.batch > 65535) throw UserError("gemm: batch " + std::to_string(p.batch) + " > 65535");
+  if ((p.m + t.block_m - 1) / std::max(t.block_m, 1) > 65535) {
+    throw UserError("gemm: m=" + std::to_string(p.m) + " needs more than 65535 row blocks");
+  }
+  detail::validate_gemm_tiles(p.a, p.b_transposed, t);
+  validate_epilogue(p.epilogue);
+}
+
+KernelSource gemm_source(const GemmProblem& p, const GemmTiles& t) {
+  validate_gemm(p, t);
+  detail::GemmBodySpec spec;
+  spec.kernel_name = name_for(p, t);
+  spec.in = p.a;
+  spec.out = p.c;
+  spec.b_transposed = p.b_transposed;
+  spec.vector_a = gemm_vector_width_a(p, t);
+  spec.vector_b = gemm_vector_width_b(p, t);
+  spec.tiles = t;
+  spec.params_struct = kParamsStruct;
+  spec.setup =
+      "  M = p.m; N = p.n; K = p.k; ldb = p.ldb;\n"
+      "  B = (const TIn*)p.b + z * p.batch_stride_b;\n";
+  spec.a_address =
+      "  if (row >= M || kcol >= K) return false;\n"
+      "  *src = (const TIn*)p.a + z * p.batch_stride_a + row * p.lda + kcol;\n"
+      "  return true;\n";
+  spec.store = detail::gemm_store_code(p.bias, p.bias_type, p.epilogue, p.c, "z", "col",
+                                       "z * p.batch_stride_c + row * p.ldc + col");
+  return KernelSource{spec.kernel_name, detail::gemm_body_source(spec), {"--std=c++17"}};
+}
+
+LaunchGeometry gemm_geometry(const GemmProblem& p, const GemmTiles& t) {
+  validate_gemm(p, t);
+  LaunchGeometry g;
+  g.grid[0] = ceil_div(p.n, t.block_n);
+  g.grid[1] = ceil_div(p.m, t.block_m);
+  g.grid[2] = static_cast<unsigned>(p.batch);
+  g.block[0] = (t.block_m / t.warp_m) * (t.block_n / t.warp_n) * 32;
+  g.shared_bytes = static_cast<unsigned>(gemm_shared_bytes(p, t));
+  return g;
+}
+
+GemmKernelParams gemm_dense_params(const GemmProblem& p, const void* a, const void* b, void* c,
+                                   const void* bias) {
+  GemmKernelParams params;
+  params.a = a;
+  params.b = b;
+  params.c = c;
+  params.bias = bias;
+  params.m = p.m;
+  params.n = p.n;
+  params.k = p.k;
+  params.lda = p.k;
+  params.ldb = p.b_transposed ? p.k : p.n;
+  params.ldc = p.n;
+  params.batch_stride_a = p.m * p.k;
+  params.batch_stride_b = p.k * p.n;
+  params.batch_stride_c = p.m * p.n;
+  return params;
+}
+
+}  // namespace cuvil::runtime::cuda::codegen
