@@ -106,10 +106,21 @@ std::vector<ir::Tensor> Executor::run(const std::vector<ir::Tensor>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::memcpy(s.input_buffers[i].data, inputs[i].data.data(), inputs[i].data.size() * 4);
   }
-  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+  const auto run_step = [&](size_t i) {
     const Step& step = plan_.steps[i];
-    const KernelArgs args{step, s.step_inputs[i].data(), s.tensor_ptrs[step.output], s.pool};
-    step.fn(args);
+    step.fn(KernelArgs{step, s.step_inputs[i].data(), s.tensor_ptrs[step.output], s.pool});
+  };
+  // Probes off (the usual case): one branch per run, the step loop untouched.
+  if (StepObserver* const observer = observer_) {
+    observer->on_run_begin();
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      observer->on_step_begin(i);
+      run_step(i);
+      observer->on_step_end(i);
+    }
+    observer->on_run_end();
+  } else {
+    for (size_t i = 0; i < plan_.steps.size(); ++i) run_step(i);
   }
   std::vector<ir::Tensor> outputs;
   outputs.reserve(plan_.outputs.size());

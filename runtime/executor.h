@@ -6,6 +6,7 @@
 
 #include "passes/ir/tensor.h"
 #include "runtime/plan.h"
+#include "runtime/step_observer.h"
 
 namespace cuvil::runtime {
 
@@ -19,11 +20,16 @@ class Executor {
   // Inputs and outputs in the graph's order. Inputs with the wrong shape throw UserError.
   std::vector<ir::Tensor> run(const std::vector<ir::Tensor>& inputs);
   const Plan& plan() const { return plan_; }
+  // Calls `observer` around every step of later run()s (nullptr, the default: off). Not owned; it
+  // must outlive its use.
+  void set_observer(StepObserver* observer) { observer_ = observer; }
+  StepObserver* observer() const { return observer_; }
 
  private:
   Plan plan_;
   struct State;
   std::unique_ptr<State> state_;
+  StepObserver* observer_ = nullptr;
 };
 
 }  // namespace cuvil::runtime
