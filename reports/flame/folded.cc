@@ -1,0 +1,89 @@
+#include "reports/flame/folded.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "passes/ir/error.h"
+
+namespace cuvil::reports::flame {
+
+namespace {
+
+std::vector<std::string> split_frames(const std::string& stack) {
+  std::vector<std::string> frames;
+  size_t start = 0;
+  while (true) {
+    const size_t semi = stack.find(';', start);
+    frames.push_back(stack.substr(start, semi - start));
+    if (semi == std::string::npos) break;
+    start = semi + 1;
+  }
+  return frames;
+}
+
+void append_stacks(const FrameNode& node, std::vector<const std::string*>& path, std::string& out) {
+  path.push_back(&node.name);
+  const double count = std::round(node.self);
+  if (count > 0) {
+    for (size_t i = 0; i < path.size(); ++i) {
+      if (i) out += ';';
+      out += *path[i];
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %.0f\n", count);
+    out += buf;
+  }
+  for (const auto& c : node.children) append_stacks(*c, path, out);
+  path.pop_back();
+}
+
+}  // namespace
+
+FrameTree parse_folded(const std::string& text, const std::string& source) {
+  FrameTree tree("all", "samples");
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const std::string where = source + ":" + std::to_string(number);
+    const size_t space = line.find_last_of(' ');
+    if (space == std::string::npos || space == 0) {
+      throw UserError(where + ": expected 'frame;frame;... count'");
+    }
+    const std::string count_text = line.substr(space + 1);
+    char* end = nullptr;
+    errno = 0;
+    const double count = std::strtod(count_text.c_str(), &end);
+    if (count_text.empty() || *end != '\0' || errno != 0 || !std::isfinite(count) || count < 0) {
+      throw UserError(where + ": the count '" + count_text + "' is not a non-negative number");
+    }
+    const std::vector<std::string> frames = split_frames(line.substr(0, space));
+    for (const std::string& f : frames) {
+      if (f.empty()) throw UserError(where + ": an empty frame name in the stack");
+    }
+    tree.add_stack(frames, count);
+  }
+  return tree;
+}
+
+FrameTree read_folded_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UserError(path + ": cannot read the folded stacks file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_folded(text.str(), path);
+}
+
+std::string to_folded(const FrameTree& tree) {
+  std::string out;
+  std::vector<const std::string*> path;
+  for (const auto& c : tree.root().children) append_stacks(*c, path, out);
+  return out;
+}
+
+}  // namespace cuvil::reports::flame

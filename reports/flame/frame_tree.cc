@@ -1,0 +1,75 @@
+#include "reports/flame/frame_tree.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "passes/ir/error.h"
+
+namespace cuvil::reports::flame {
+
+FrameNode* FrameNode::child(const std::string& child_name) const {
+  const auto it = index_.find(child_name);
+  return it == index_.end() ? nullptr : it->second;
+}
+
+FrameNode& FrameNode::child_or_add(const std::string& child_name) {
+  if (FrameNode* existing = child(child_name)) return *existing;
+  children.push_back(std::make_unique<FrameNode>());
+  FrameNode& added = *children.back();
+  added.name = child_name;
+  index_.emplace(child_name, &added);
+  return added;
+}
+
+FrameTree::FrameTree(std::string root_name, std::string unit) : unit_(std::move(unit)) {
+  root_.name = std::move(root_name);
+}
+
+void FrameTree::add_stack(const std::vector<std::string>& path, double weight) {
+  CUVIL_CHECK(std::isfinite(weight) && weight >= 0, "frame weights are finite and >= 0");
+  FrameNode* node = &root_;
+  node->total += weight;
+  for (const std::string& frame : path) {
+    node = &node->child_or_add(frame);
+    node->total += weight;
+  }
+  node->self += weight;
+}
+
+size_t FrameTree::depth() const {
+  size_t deepest = 0;
+  visit_frames(root_, [&](const FrameNode&, size_t level) { deepest = std::max(deepest, level); });
+  return deepest;
+}
+
+const FrameNode* FrameTree::find(const std::vector<std::string>& path) const {
+  const FrameNode* node = &root_;
+  for (const std::string& frame : path) {
+    node = node->child(frame);
+    if (!node) return nullptr;
+  }
+  return node;
+}
+
+namespace {
+
+void mark(FrameNode& node, const FrameNode* base, double* only_in_base) {
+  node.in_base = base != nullptr;
+  node.base_total = base ? base->total : 0;
+  for (auto& c : node.children) mark(*c, base ? base->child(c->name) : nullptr, only_in_base);
+  if (!base) return;
+  for (const auto& b : base->children) {
+    if (!node.child(b->name)) *only_in_base += b->total;
+  }
+}
+
+}  // namespace
+
+void FrameTree::annotate_with_base(const FrameTree& base) {
+  only_in_base_ = 0;
+  mark(root_, &base.root_, &only_in_base_);
+  differential_ = true;
+  base_unit_ = base.unit_;
+}
+
+}  // namespace cuvil::reports::flame

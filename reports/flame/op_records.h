@@ -1,0 +1,60 @@
+// Per-op records of a run.json (written by `cuvil-bench run --probes ops`, layout in
+// notes/interfaces.md §2) and the frame tree they make: suite/rung → the node name's blocks
+// (split on '.') → "op node" → kernel, weighted by nanoseconds per iteration.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "reports/flame/frame_tree.h"
+
+namespace cuvil::reports::flame {
+
+struct OpRecord {
+  int64_t step = 0;
+  std::string node;      // "layer1.0.conv1"
+  std::string op;        // "conv2d"
+  std::string kernel;    // "conv2d.im2col"
+  std::string lowering;  // "generated" | "onednn" | ...
+  double flops = 0;      // declared per call
+  double bytes = 0;
+  double ns_per_iteration = 0;  // mean over the measured iterations
+  double ns_min = 0, ns_median = 0;
+  double gflops = 0;
+};
+
+struct RungOps {
+  std::string name;   // the benchmark's run name, "resnet50/b1"
+  std::string suite;  // "resnet50"
+  std::string rung;   // "b1"
+  double iterations = 0;
+  double total_ns_per_iteration = 0;
+  double measured_ns_per_iteration = 0;
+  std::vector<OpRecord> records;  // in step order
+};
+
+// The rungs of `document` that carry per-op records (under the median aggregate entry's
+// "cuvil.ops"), in document order. `rung` (empty: all) keeps one rung, matched by its rung name
+// ("b1") or full name ("resnet50/b1"). `source` names the document in messages. Errors
+// (UserError naming source and field): no "benchmarks" array; no entry with per-op records
+// ("run with --probes ops"); an unknown rung (the message lists the known ones); a record
+// lacking a field or with a negative or non-numeric time.
+std::vector<RungOps> read_op_records(const nlohmann::json& document, const std::string& source,
+                                     const std::string& rung = "");
+
+// True when some median entry of `document` carries per-op records.
+bool has_op_records(const nlohmann::json& document);
+
+// The native-sample file a run names (median entry "cuvil.samples_file" of the chosen rung, or
+// of the first entry naming one when `rung` is empty), or empty.
+std::string samples_file_of(const nlohmann::json& document, const std::string& rung = "");
+
+// The frames of one record below its rung: the node's blocks, "op node", kernel. A node
+// "layer1.0.conv1" gives {"layer1", "layer1.0", "conv2d layer1.0.conv1", "conv2d.im2col"}.
+std::vector<std::string> op_frames(const OpRecord& record);
+
+// One tree over every rung (each rung a frame on the root "all"), in nanoseconds.
+FrameTree tree_from_ops(const std::vector<RungOps>& rungs);
+
+}  // namespace cuvil::reports::flame
