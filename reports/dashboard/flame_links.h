@@ -1,0 +1,22 @@
+// Finding a run's flame graph (`cuvil-bench report flame RUN.json -o OUT` writes OUT.svg) so
+// the dashboard can link it. Conventions, first match wins:
+//   1. FLAME_DIR/run-<id>.svg                   (a flame folder keyed by stored run id)
+//   2. FLAME_DIR/<stem>.svg                     (stem: the run's --out file name less .json)
+//   3. <stem>.svg next to the run's --out file  (the nightly job writes it there)
+// The run's --out path comes from the command line the store kept; relative paths are taken
+// from the current directory.
+#pragma once
+
+#include <string>
+
+#include "reports/dashboard/history.h"
+
+namespace cuvil::reports::dashboard {
+
+// The value of `--out PATH` or `--out=PATH` in a stored command line, or empty.
+std::string out_path_of(const std::string& command_line);
+
+// The flame graph SVG of the run behind `point`, or empty when there is none.
+std::string find_flame_graph(const HistoryPoint& point, const std::string& flame_dir);
+
+}  // namespace cuvil::reports::dashboard

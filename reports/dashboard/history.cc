@@ -1,0 +1,128 @@
+#include "reports/dashboard/history.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace cuvil::reports::dashboard {
+
+namespace {
+
+// Each run's machine peak, read once per run from its stored document (SQLite's JSON1).
+struct RunPeak {
+  double fp32_gflops = 0, mem_read_gbps = 0;
+};
+
+std::map<int64_t, RunPeak> run_peaks(Database& db) {
+  Statement select = db.prepare(
+      "SELECT id, json_extract(document, '$.context.cuvil.machine_peak.fp32_gflops'), "
+      "json_extract(document, '$.context.cuvil.machine_peak.mem_read_gbps') FROM runs");
+  std::map<int64_t, RunPeak> peaks;
+  while (select.step()) {
+    RunPeak p;
+    if (!select.is_null(1)) p.fp32_gflops = select.column_double(1);
+    if (!select.is_null(2)) p.mem_read_gbps = select.column_double(2);
+    peaks[select.column_int(0)] = p;
+  }
+  return peaks;
+}
+
+double percent_of(double value, double peak) {
+  return peak > 0 ? 100.0 * value / peak : 0.0;
+}
+
+}  // namespace
+
+std::string BenchmarkHistory::key() const {
+  std::string raw =
+      name + "-" + target + "-t" + std::to_string(threads) + "-" + machine_fingerprint.substr(0, 8);
+  for (char& c : raw) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_' || c == '.';
+    if (!safe) c = '_';
+  }
+  return raw;
+}
+
+double nearest_rank(const std::vector<double>& sorted, double percent) {
+  if (sorted.empty()) return 0;
+  const double rank = std::ceil(percent / 100.0 * static_cast<double>(sorted.size()));
+  const size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
+  return sorted[std::min(index, sorted.size() - 1)];
+}
+
+std::vector<double> stored_samples(ResultsStore& store, int64_t benchmark_id) {
+  Statement select =
+      store.database().prepare("SELECT real_ns FROM samples WHERE benchmark_id = ?1 ORDER BY idx");
+  select.bind(1, benchmark_id);
+  std::vector<double> out;
+  while (select.step()) out.push_back(select.column_double(0));
+  return out;
+}
+
+std::vector<BenchmarkHistory> load_histories(ResultsStore& store) {
+  Database& db = store.database();
+  const std::map<int64_t, RunPeak> peaks = run_peaks(db);
+  Statement select = db.prepare(
+      "SELECT b.id, b.run_id, b.name, b.suite, b.rung, r.target, r.threads, m.fingerprint, "
+      "       m.host, m.cpu_model, r.started_at, r.git_commit, r.command_line, b.repetitions, "
+      "       b.median_ns, b.gflops, b.gbps, b.noisy "
+      "FROM benchmarks b JOIN runs r ON r.id = b.run_id JOIN machines m ON m.id = r.machine_id "
+      "ORDER BY b.run_id, b.id");
+  std::vector<BenchmarkHistory> histories;
+  std::map<std::tuple<std::string, std::string, int, std::string>, size_t> index_of;
+  std::map<std::string, size_t> suite_order;
+  while (select.step()) {
+    const std::string name = select.column_text(2);
+    const std::string target = select.column_text(5);
+    const int threads = static_cast<int>(select.column_int(6));
+    const std::string fingerprint = select.column_text(7);
+    const auto key = std::make_tuple(name, target, threads, fingerprint);
+    auto it = index_of.find(key);
+    if (it == index_of.end()) {
+      BenchmarkHistory h;
+      h.name = name;
+      h.suite = select.column_text(3);
+      h.rung = select.column_text(4);
+      h.target = target;
+      h.threads = threads;
+      h.machine_fingerprint = fingerprint;
+      h.host = select.column_text(8);
+      h.cpu_model = select.column_text(9);
+      suite_order.try_emplace(h.suite, suite_order.size());
+      it = index_of.emplace(key, histories.size()).first;
+      histories.push_back(std::move(h));
+    }
+    HistoryPoint p;
+    p.benchmark_id = select.column_int(0);
+    p.run_id = select.column_int(1);
+    p.host = select.column_text(8);
+    p.cpu_model = select.column_text(9);
+    p.date = select.column_text(10);
+    p.commit = select.column_text(11);
+    p.command_line = select.column_text(12);
+    p.samples = select.column_int(13);
+    p.median_ns = select.column_double(14);
+    p.gflops = select.column_double(15);
+    p.gbps = select.column_double(16);
+    p.noisy = select.column_int(17) != 0;
+    const auto peak = peaks.find(p.run_id);
+    if (peak != peaks.end()) {
+      p.pct_peak_flops = percent_of(p.gflops, peak->second.fp32_gflops);
+      p.pct_peak_bw = percent_of(p.gbps, peak->second.mem_read_gbps);
+    }
+    std::vector<double> sorted = stored_samples(store, p.benchmark_id);
+    std::sort(sorted.begin(), sorted.end());
+    p.low_ns = sorted.empty() ? p.median_ns : nearest_rank(sorted, kSpreadLowPercent);
+    p.high_ns = sorted.empty() ? p.median_ns : nearest_rank(sorted, kSpreadHighPercent);
+    histories[it->second].points.push_back(std::move(p));
+  }
+  std::stable_sort(histories.begin(), histories.end(),
+                   [&](const BenchmarkHistory& a, const BenchmarkHistory& b) {
+                     return suite_order.at(a.suite) < suite_order.at(b.suite);
+                   });
+  return histories;
+}
+
+}  // namespace cuvil::reports::dashboard

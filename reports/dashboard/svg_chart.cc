@@ -1,0 +1,174 @@
+#include "reports/dashboard/svg_chart.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "reports/dashboard/format.h"
+
+namespace cuvil::reports::dashboard {
+
+namespace {
+
+constexpr double kLeft = 70, kRight = 20, kTop = 22, kBottom = 44;
+constexpr double kPointRadius = 3.5;
+constexpr size_t kMaxXLabels = 8;
+constexpr int kYTicks = 4;
+// The y range is padded by this share so the band never touches the frame.
+constexpr double kYPad = 0.08;
+
+const char* const kLineColor = "#1f6fb4";
+const char* const kRegressionColor = "#c62828";
+const char* const kImprovementColor = "#2e7d32";
+const char* const kGridColor = "#e3e3e3";
+const char* const kTextColor = "#555";
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// 1, 2 or 5 times a power of ten, the smallest at least `raw`.
+double nice_step(double raw) {
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * magnitude >= raw) return m * magnitude;
+  }
+  return 10 * magnitude;
+}
+
+std::string tick_label(double v, double step) {
+  const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step)));
+  return format_fixed(v, std::min(decimals, 6));
+}
+
+struct Scale {
+  double lo = 0, hi = 1;
+  size_t n = 0;
+  double plot_w = kChartWidth - kLeft - kRight, plot_h = kChartHeight - kTop - kBottom;
+  double x(size_t i) const {
+    return n <= 1 ? kLeft + plot_w / 2 : kLeft + plot_w * static_cast<double>(i) / (n - 1.0);
+  }
+  double y(double v) const { return kTop + plot_h * (1 - (v - lo) / (hi - lo)); }
+};
+
+Scale scale_for(const std::vector<ChartPoint>& points) {
+  Scale s;
+  s.n = points.size();
+  if (points.empty()) return s;
+  double lo = points[0].low, hi = points[0].high;
+  for (const ChartPoint& p : points) {
+    lo = std::min({lo, p.low, p.value});
+    hi = std::max({hi, p.high, p.value});
+  }
+  if (!(hi > lo)) {  // one value: show it centred in a +-5% window
+    const double half = lo != 0 ? std::fabs(lo) * 0.05 : 1.0;
+    lo -= half;
+    hi += half;
+  }
+  const double pad = (hi - lo) * kYPad;
+  s.lo = std::max(0.0, lo - pad);
+  s.hi = hi + pad;
+  return s;
+}
+
+void grid_and_axes(std::string& out, const Scale& s, const LatencyChart& chart) {
+  const double step = nice_step((s.hi - s.lo) / kYTicks);
+  for (double v = std::ceil(s.lo / step) * step; v <= s.hi + step * 1e-9; v += step) {
+    const std::string y = num(s.y(v));
+    out += "<line x1=\"" + num(kLeft) + "\" x2=\"" + num(kChartWidth - kRight) + "\" y1=\"" + y +
+           "\" y2=\"" + y + "\" stroke=\"" + kGridColor + "\"/>";
+    out += "<text class=\"y-tick\" x=\"" + num(kLeft - 6) + "\" y=\"" + num(s.y(v) + 4) +
+           "\" text-anchor=\"end\">" + tick_label(v, step) + "</text>";
+  }
+  out += "<text class=\"y-unit\" x=\"12\" y=\"" + num(kTop - 8) + "\">" + html_escape(chart.unit) +
+         "</text>";
+  const size_t stride = (chart.points.size() + kMaxXLabels - 1) / kMaxXLabels;
+  for (size_t i = 0; i < chart.points.size(); i += std::max<size_t>(stride, 1)) {
+    const ChartPoint& p = chart.points[i];
+    const std::string x = num(s.x(i));
+    out += "<text class=\"x-label\" x=\"" + x + "\" y=\"" + num(kChartHeight - kBottom + 16) +
+           "\" text-anchor=\"middle\">" + html_escape(p.x_label) + "<tspan x=\"" + x +
+           "\" dy=\"13\">" + html_escape(p.x_sublabel) + "</tspan></text>";
+  }
+}
+
+void spread_band(std::string& out, const Scale& s, const std::vector<ChartPoint>& points) {
+  if (points.size() == 1) {
+    const double top = s.y(points[0].high), bottom = s.y(points[0].low);
+    out += "<rect class=\"spread\" x=\"" + num(s.x(0) - 4) + "\" y=\"" + num(top) +
+           "\" width=\"8\" height=\"" + num(std::max(bottom - top, 0.5)) + "\" fill=\"" +
+           kLineColor + "\" fill-opacity=\"0.18\"/>";
+    return;
+  }
+  std::string d;
+  for (size_t i = 0; i < points.size(); ++i) {
+    d += i ? " L" : "M";
+    d += num(s.x(i)) + " " + num(s.y(points[i].high));
+  }
+  for (size_t i = points.size(); i-- > 0;) d += " L" + num(s.x(i)) + " " + num(s.y(points[i].low));
+  out += "<path class=\"spread\" d=\"" + d + " Z\" fill=\"" + kLineColor +
+         "\" fill-opacity=\"0.18\" stroke=\"none\"/>";
+}
+
+void markers(std::string& out, const Scale& s, const LatencyChart& chart) {
+  for (const ChartMarker& m : chart.markers) {
+    if (m.index == 0 || m.index >= chart.points.size()) continue;
+    const double x = (s.x(m.index - 1) + s.x(m.index)) / 2;
+    const char* color = m.regression ? kRegressionColor : kImprovementColor;
+    out += std::string("<g class=\"change-marker\"><title>") + html_escape(m.tooltip) + "</title>";
+    out += std::string("<line class=\"change ") + (m.regression ? "regression" : "improvement") +
+           "\" x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(kTop) + "\" y2=\"" +
+           num(kChartHeight - kBottom) + "\" stroke=\"" + color +
+           "\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/>";
+    out += "<text class=\"change-label\" x=\"" + num(x + 4) + "\" y=\"" + num(kTop - 6) +
+           "\" fill=\"" + color + "\">" + html_escape(m.label) + "</text></g>";
+  }
+}
+
+void median_line_and_points(std::string& out, const Scale& s, const LatencyChart& chart) {
+  std::string line;
+  for (size_t i = 0; i < chart.points.size(); ++i) {
+    if (i) line += ' ';
+    line += num(s.x(i)) + "," + num(s.y(chart.points[i].value));
+  }
+  out += "<polyline class=\"median\" points=\"" + line + "\" fill=\"none\" stroke=\"" + kLineColor +
+         "\" stroke-width=\"1.8\"/>";
+  for (size_t i = 0; i < chart.points.size(); ++i) {
+    const ChartPoint& p = chart.points[i];
+    std::string circle = "<circle class=\"point" + std::string(p.hollow ? " noisy" : "") +
+                         "\" data-index=\"" + std::to_string(i) + "\" cx=\"" + num(s.x(i)) +
+                         "\" cy=\"" + num(s.y(p.value)) + "\" r=\"" + num(kPointRadius) +
+                         "\" fill=\"" + (p.hollow ? "#fff" : kLineColor) + "\" stroke=\"" +
+                         kLineColor + "\" stroke-width=\"1.5\"><title>" + html_escape(p.tooltip) +
+                         "</title></circle>";
+    if (!p.href.empty()) circle = "<a href=\"" + html_escape(p.href) + "\">" + circle + "</a>";
+    out += circle;
+  }
+}
+
+}  // namespace
+
+std::string render_latency_chart(const LatencyChart& chart) {
+  const Scale s = scale_for(chart.points);
+  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"" +
+                    html_escape(chart.id) + "\" width=\"" + std::to_string(kChartWidth) +
+                    "\" height=\"" + std::to_string(kChartHeight) + "\" viewBox=\"0 0 " +
+                    std::to_string(kChartWidth) + " " + std::to_string(kChartHeight) +
+                    "\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\" fill=\"" +
+                    kTextColor + "\"><title>" + html_escape(chart.title) + "</title>";
+  if (chart.points.empty()) {
+    out += "<text x=\"" + num(kChartWidth / 2.0) + "\" y=\"" + num(kChartHeight / 2.0) +
+           "\" text-anchor=\"middle\">no runs</text></svg>";
+    return out;
+  }
+  grid_and_axes(out, s, chart);
+  spread_band(out, s, chart.points);
+  markers(out, s, chart);
+  median_line_and_points(out, s, chart);
+  out += "</svg>";
+  return out;
+}
+
+}  // namespace cuvil::reports::dashboard

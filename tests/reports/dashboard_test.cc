@@ -1,0 +1,322 @@
+// The dashboard from a synthetic results database: one chart point per stored run, the latest
+// verdict table, change points on the front page, machines kept apart, flame-graph links.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "passes/ir/error.h"
+#include "reports/dashboard/flame_links.h"
+#include "reports/dashboard/format.h"
+#include "reports/dashboard/history.h"
+#include "reports/dashboard/site.h"
+#include "reports/dashboard/svg_chart.h"
+#include "reports/results_store.h"
+#include "tests/reports/run_json_fixture.h"
+
+namespace cuvil::reports::dashboard {
+namespace {
+
+using reports::testing::FixtureBenchmark;
+using reports::testing::ScratchDir;
+
+// Seven samples around `median_ns` (+-1%, symmetric), so the stored median is `median_ns`.
+std::vector<double> samples_around(double median_ns) {
+  std::vector<double> out;
+  for (int i = -3; i <= 3; ++i) out.push_back(median_ns * (1 + 0.003 * i));
+  return out;
+}
+
+// Stores one run of benchmarks resnet50/r0 and resnet50/r1 with the given medians.
+int64_t store(ResultsStore& s, int day, double r0_ns, double r1_ns,
+              const std::string& host = "testhost") {
+  nlohmann::json doc =
+      reports::testing::run_document({FixtureBenchmark{"resnet50/r0", samples_around(r0_ns)},
+                                      FixtureBenchmark{"resnet50/r1", samples_around(r1_ns)}},
+                                     "c" + std::to_string(day));
+  char date[40];
+  std::snprintf(date, sizeof date, "2024-05-%02dT03:00:00+0000", day);
+  doc["context"]["date"] = date;
+  doc["context"]["host_name"] = host;
+  doc["context"]["cuvil"]["machine_peak"] = {{"fp32_gflops", 50.0}, {"mem_read_gbps", 10.0}};
+  return s.store_run(doc);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// The <svg> element with this id.
+std::string chart(const std::string& html, const std::string& id) {
+  const size_t begin =
+      html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"" + id + "\"");
+  if (begin == std::string::npos) return {};
+  return html.substr(begin, html.find("</svg>", begin) - begin);
+}
+
+// The row of table `table_class` that links to benchmark `name`.
+std::string table_row(const std::string& html, const std::string& table_class,
+                      const std::string& name) {
+  const size_t table = html.find("<table class=\"" + table_class + "\"");
+  if (table == std::string::npos) return {};
+  const size_t end = html.find("</table>", table);
+  const size_t link = html.find("\">" + name + "</a>", table);
+  if (link == std::string::npos || link > end) return {};
+  const size_t row = html.rfind("<tr", link);
+  return html.substr(row, html.find("</tr>", link) - row);
+}
+
+class Dashboard : public ::testing::Test {
+ protected:
+  DashboardSummary write(const std::string& flame_dir = "") {
+    DashboardOptions o;
+    o.out_dir = scratch.file("site");
+    o.flame_dir = flame_dir;
+    ResultsStore s(db_path());
+    summary = write_dashboard(s, o);
+    html = read_text(scratch.file("site/index.html"));
+    return summary;
+  }
+  std::string db_path() const { return scratch.file("results.db"); }
+  std::string chart_of(const std::string& name) {
+    ResultsStore s(db_path());
+    for (const BenchmarkHistory& h : load_histories(s)) {
+      if (h.name == name) return chart(html, "chart-" + h.key());
+    }
+    return {};
+  }
+
+  ScratchDir scratch;
+  DashboardSummary summary;
+  std::string html;
+};
+
+TEST_F(Dashboard, EachChartHasOnePointPerStoredRun) {
+  {
+    ResultsStore s(db_path());
+    for (int day = 1; day <= 5; ++day) store(s, day, 1e6, 2e6);
+  }
+  write();
+  EXPECT_EQ(summary.series, 2u);
+  EXPECT_EQ(summary.runs, 5u);
+  EXPECT_EQ(summary.points, 10u);
+  for (const char* name : {"resnet50/r0", "resnet50/r1"}) {
+    const std::string svg = chart_of(name);
+    ASSERT_FALSE(svg.empty()) << name;
+    EXPECT_EQ(count(svg, "<circle class=\"point"), 5u) << name;
+    EXPECT_EQ(count(svg, "class=\"spread\""), 1u) << name;
+    EXPECT_NE(svg.find("2024-05-05"), std::string::npos) << "dates under the axis";
+    EXPECT_NE(svg.find(">c5<"), std::string::npos) << "commits under the axis";
+  }
+}
+
+TEST_F(Dashboard, OneRunIsOnePointAndNoBaseline) {
+  {
+    ResultsStore s(db_path());
+    store(s, 1, 1e6, 2e6);
+  }
+  write();
+  EXPECT_EQ(count(chart_of("resnet50/r0"), "<circle class=\"point"), 1u);
+  EXPECT_NE(table_row(html, "verdicts", "resnet50/r0").find("first run"), std::string::npos);
+}
+
+TEST_F(Dashboard, VerdictTableComparesTheLatestRunWithTheOneBefore) {
+  {
+    ResultsStore s(db_path());
+    store(s, 1, 3e6, 2e6);  // older runs do not matter to the verdict
+    store(s, 2, 1e6, 2e6);
+    store(s, 3, 1.2e6, 2e6);
+  }
+  write();
+  const std::string slower = table_row(html, "verdicts", "resnet50/r0");
+  EXPECT_NE(slower.find("verdict-slower"), std::string::npos) << slower;
+  EXPECT_NE(slower.find("+20.00%"), std::string::npos) << slower;
+  EXPECT_NE(slower.find("run 2 <code>c2</code>"), std::string::npos) << slower;
+  EXPECT_NE(slower.find("run 3 <code>c3</code>"), std::string::npos) << slower;
+  const std::string same = table_row(html, "verdicts", "resnet50/r1");
+  EXPECT_NE(same.find("verdict-same"), std::string::npos) << same;
+}
+
+TEST_F(Dashboard, ThroughputAndPercentOfPeakAreShown) {
+  {
+    ResultsStore s(db_path());
+    store(s, 1, 1e6, 2e6);
+  }
+  write();
+  // The fixture's median entry says 12.5 GFLOP/s; the run's peak is 50 GFLOP/s.
+  const std::string row = table_row(html, "verdicts", "resnet50/r0");
+  EXPECT_NE(row.find("<td>12.5</td><td>25.0%</td>"), std::string::npos) << row;
+}
+
+TEST_F(Dashboard, AStepIsListedOnTheFrontPageWithItsCommitRangeAndMarked) {
+  {
+    ResultsStore s(db_path());
+    for (int day = 1; day <= 16; ++day) store(s, day, day <= 8 ? 1e6 : 1.2e6, 2e6);
+  }
+  write();
+  EXPECT_EQ(summary.change_points, 1u);
+  EXPECT_EQ(summary.regressions, 1u);
+  const std::string row = table_row(html, "change-points", "resnet50/r0");
+  ASSERT_FALSE(row.empty()) << html.substr(0, 3000);
+  EXPECT_NE(row.find("c8..c9"), std::string::npos) << row;
+  EXPECT_NE(row.find("+20.0%"), std::string::npos) << row;
+  EXPECT_NE(row.find("regression"), std::string::npos) << row;
+  EXPECT_NE(row.find("2024-05-08 .. 2024-05-09"), std::string::npos) << row;
+  EXPECT_TRUE(table_row(html, "change-points", "resnet50/r1").empty());
+  const std::string svg = chart_of("resnet50/r0");
+  EXPECT_EQ(count(svg, "class=\"change regression\""), 1u);
+  EXPECT_EQ(count(chart_of("resnet50/r1"), "class=\"change "), 0u);
+}
+
+TEST_F(Dashboard, FlatHistoriesHaveNoChangePoints) {
+  {
+    ResultsStore s(db_path());
+    for (int day = 1; day <= 12; ++day) store(s, day, 1e6 * (1 + 0.01 * (day % 3)), 2e6);
+  }
+  write();
+  EXPECT_EQ(summary.change_points, 0u);
+  EXPECT_NE(html.find("No change points in 2 histories"), std::string::npos);
+}
+
+TEST_F(Dashboard, MachinesHaveTheirOwnHistories) {
+  {
+    ResultsStore s(db_path());
+    store(s, 1, 1e6, 2e6, "alpha");
+    store(s, 2, 1e6, 2e6, "beta");
+    store(s, 3, 1e6, 2e6, "alpha");
+  }
+  ResultsStore s(db_path());
+  const auto histories = load_histories(s);
+  ASSERT_EQ(histories.size(), 4u);
+  EXPECT_EQ(histories[0].name, "resnet50/r0");
+  EXPECT_EQ(histories[0].host, "alpha");
+  EXPECT_EQ(histories[0].points.size(), 2u);
+  EXPECT_NE(histories[0].key(), histories[2].key());
+  write();
+  EXPECT_NE(html.find("id=\"" + histories[2].key() + "\""), std::string::npos);
+}
+
+TEST_F(Dashboard, SpreadIsTheP10ToP90OfTheRunsSamples) {
+  {
+    ResultsStore s(db_path());
+    store(s, 1, 1e6, 2e6);
+  }
+  ResultsStore s(db_path());
+  const HistoryPoint& p = load_histories(s).at(0).points.at(0);
+  EXPECT_DOUBLE_EQ(p.median_ns, 1e6);
+  EXPECT_DOUBLE_EQ(p.low_ns, 1e6 * (1 - 0.009));  // the smallest of 7 is the nearest-rank p10
+  EXPECT_DOUBLE_EQ(p.high_ns, 1e6 * (1 + 0.009));
+  EXPECT_EQ(p.samples, 7);
+  EXPECT_EQ(p.commit, "c1");
+}
+
+TEST_F(Dashboard, FlameGraphsAreCopiedIntoTheSiteAndLinked) {
+  {
+    ResultsStore s(db_path());
+    store(s, 1, 1e6, 2e6);
+    store(s, 2, 1e6, 2e6);
+  }
+  const std::string flames = scratch.file("flames");
+  std::filesystem::create_directories(flames);
+  std::ofstream(flames + "/run-2.svg") << "<svg xmlns=\"http://www.w3.org/2000/svg\"/>";
+  write(flames);
+  EXPECT_EQ(summary.flame_graphs, 1u);
+  EXPECT_TRUE(std::filesystem::exists(scratch.file("site/flame/run-2.svg")));
+  EXPECT_FALSE(std::filesystem::exists(scratch.file("site/flame/run-1.svg")));
+  EXPECT_NE(table_row(html, "verdicts", "resnet50/r0").find("href=\"flame/run-2.svg\""),
+            std::string::npos);
+  EXPECT_EQ(count(chart_of("resnet50/r0"), "<a href=\"flame/run-2.svg\">"), 1u);
+}
+
+TEST(FlameLinks, FindsTheSvgNextToTheRunJsonNamedOnTheCommandLine) {
+  ScratchDir scratch;
+  const std::string json = scratch.file("nightly-resnet50.json");
+  std::ofstream(scratch.file("nightly-resnet50.svg")) << "<svg/>";
+  HistoryPoint p;
+  p.run_id = 7;
+  p.command_line = "cuvil-bench run --suite resnet50 --out " + json + " --db x.db";
+  EXPECT_EQ(find_flame_graph(p, ""), scratch.file("nightly-resnet50.svg"));
+  p.command_line = "cuvil-bench run --suite resnet50 --db x.db";
+  EXPECT_EQ(find_flame_graph(p, ""), "");
+}
+
+TEST(FlameLinks, ReadsTheOutOptionInBothSpellings) {
+  EXPECT_EQ(out_path_of("cuvil-bench run --out a/b.json -q"), "a/b.json");
+  EXPECT_EQ(out_path_of("cuvil-bench run --out=c.json"), "c.json");
+  EXPECT_EQ(out_path_of("cuvil-bench run --suite x"), "");
+}
+
+TEST_F(Dashboard, AnEmptyDatabaseGivesAPageSayingSo) {
+  { ResultsStore s(db_path()); }
+  write();
+  EXPECT_EQ(summary.series, 0u);
+  EXPECT_NE(html.find("No runs stored yet"), std::string::npos);
+}
+
+TEST_F(Dashboard, AnOutputPathThatIsAFileIsAUserError) {
+  ResultsStore s(db_path());
+  std::ofstream(scratch.file("taken")) << "x";
+  DashboardOptions o;
+  o.out_dir = scratch.file("taken");
+  EXPECT_THROW(write_dashboard(s, o), UserError);
+}
+
+TEST(SvgChart, DrawsPointsBandAndMarkers) {
+  LatencyChart c;
+  c.id = "x";
+  c.unit = "ms";
+  for (int i = 0; i < 7; ++i) {
+    c.points.push_back({10.0 + (i >= 4), 9.5, 11.5 + (i >= 4), "d", "c", "tip <&>", "", i == 2});
+  }
+  c.markers.push_back({4, true, "+10%", "why"});
+  c.markers.push_back({1, false, "-3%", "why"});
+  const std::string svg = render_latency_chart(c);
+  EXPECT_EQ(count(svg, "<circle class=\"point"), 7u);
+  EXPECT_EQ(count(svg, "<circle class=\"point noisy\""), 1u);
+  EXPECT_EQ(count(svg, "class=\"change regression\""), 1u);
+  EXPECT_EQ(count(svg, "class=\"change improvement\""), 1u);
+  EXPECT_NE(svg.find("tip &lt;&amp;&gt;"), std::string::npos);
+  EXPECT_EQ(count(svg, "<svg"), count(svg, "</svg>"));
+  EXPECT_EQ(count(svg, "<g "), count(svg, "</g>"));
+}
+
+TEST(SvgChart, OnePointAndNoPointsStillDraw) {
+  LatencyChart one;
+  one.points.push_back({5, 5, 5, "d", "c", "t", "", false});
+  EXPECT_EQ(count(render_latency_chart(one), "<circle class=\"point"), 1u);
+  EXPECT_NE(render_latency_chart(LatencyChart{}).find("no runs"), std::string::npos);
+}
+
+TEST(Format, EscapesAndUnits) {
+  EXPECT_EQ(html_escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+  EXPECT_EQ(format_time(12345678), "12.35 ms");
+  EXPECT_EQ(format_time(1.5e9), "1.5 s");
+  EXPECT_EQ(format_time(950), "950 ns");
+  EXPECT_EQ(format_p_value(1e-5), "<0.001");
+  EXPECT_EQ(format_fixed(5.04, 1, true), "+5.0");
+  EXPECT_EQ(short_commit(""), "-");
+}
+
+TEST(NearestRank, IsTheHarnessDefinition) {
+  const std::vector<double> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(nearest_rank(v, 10), 1);
+  EXPECT_EQ(nearest_rank(v, 90), 9);
+  EXPECT_EQ(nearest_rank(v, 100), 10);
+  EXPECT_EQ(nearest_rank({}, 50), 0);
+  EXPECT_EQ(nearest_rank({3}, 10), 3);
+}
+
+}  // namespace
+}  // namespace cuvil::reports::dashboard
