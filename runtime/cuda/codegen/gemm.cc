@@ -23,10 +23,12 @@ struct Params {
 )CUDA";
 
 std::string name_for(const GemmProblem& p, const GemmTiles& t) {
+  const std::string vectors = "_va" + std::to_string(gemm_vector_width_a(p, t)) + "_vb" +
+                              std::to_string(gemm_vector_width_b(p, t));
   return "cuvil_gemm_" + std::string(to_string(p.a)) + "_" + std::string(to_string(p.c)) + "_" +
          std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + "x" +
          std::to_string(t.block_k) + "_w" + std::to_string(t.warp_m) + "x" +
-         std::to_string(t.warp_n) + "_s" + std::to_string(t.stages) +
+         std::to_string(t.warp_n) + "_s" + std::to_string(t.stages) + vectors +
          (p.b_transposed ? "_nt" : "_nn");
 }
 

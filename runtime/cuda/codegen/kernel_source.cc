@@ -56,6 +56,9 @@ std::string store_stmt(ElemType type, std::string_view pointer, std::string_view
 std::string_view device_prelude() {
   return R"CUDA(// cuvil generated kernel: device prelude
 typedef long long i64;
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
 __device__ __forceinline__ float cuvil_bf16_to_f32(unsigned short bits) {
   return __uint_as_float(((unsigned int)bits) << 16);
 }
