@@ -28,10 +28,10 @@ int shared_bytes(const AttentionProblem& p, const AttentionTiles& t) {
 
 // Thread mapping: block (x, y, z) = (query tile, query head, batch). Warp w owns query rows
 // w*R .. w*R+R-1 of the tile (R = block_q / warps) and keeps their running max m, sum l and output
-// accumulators (lane owns output columns lane, lane+32, ...). Per K/V tile (block_kv keys, staged
-// in shared memory as fp32 by all threads): for each of its rows, lane owns keys lane, lane+32, ...
-// of the tile for the scores, the warp reduces max and sum with shuffles (online softmax), writes
-// the probabilities to its shared-memory row, then accumulates P x V.
+// accumulators in registers (lane owns output columns lane, lane+32, ...). Per K/V tile (block_kv
+// keys, staged in shared memory as fp32 by all threads): lane owns keys lane, lane+32, ... of the
+// tile for the scores of all R rows, the warp reduces each row's max and sum with shuffles (online
+// softmax), writes the probabilities to the rows' shared-memory slots, then accumulates P x V.
 constexpr const char* kKernel = R"CUDA(
 struct Params {
   const void* q; const void* k; const void* v; void* o;
@@ -85,49 +85,67 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) {{NAME}}(const Params p
       Vs[idx] = kj < p.skv ? {{LOAD_V}} : 0.f;
     }
     __syncthreads();
-#pragma unroll 1
+    // Scores: lane owns keys lane, lane+32, ... of the tile; each K element it reads serves all R
+    // rows of the warp (the Q reads are shared-memory broadcasts).
+    float s[R][KL];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int jj = 0; jj < KL; ++jj) s[r][jj] = 0.f;
+#pragma unroll
+    for (int jj = 0; jj < KL; ++jj) {
+      const float* k_row = Ks + (jj * 32 + lane) * KLD;
+#pragma unroll 4
+      for (int d = 0; d < D; ++d) {
+        const float kd = k_row[d];
+#pragma unroll
+        for (int r = 0; r < R; ++r) s[r][jj] += Qs[(warp * R + r) * D + d] * kd;
+      }
+    }
+    // Online softmax, row by row: new running max, rescale of the old sum and accumulators.
+#pragma unroll
     for (int r = 0; r < R; ++r) {
-      const int row = warp * R + r;
-      const i64 qi = q0 + row;
-      float s[KL];
+      const i64 qi = q0 + warp * R + r;
       float tile_max = -INFINITY;
 #pragma unroll
       for (int jj = 0; jj < KL; ++jj) {
-        const int j = jj * 32 + lane;
-        const i64 kj = kv0 + j;
-        float dot = 0.f;
-#pragma unroll 8
-        for (int d = 0; d < D; ++d) dot += Qs[row * D + d] * Ks[j * KLD + d];
+        const i64 kj = kv0 + jj * 32 + lane;
         const bool visible = kj < p.skv && (!CAUSAL || kj <= qi + offset);
-        s[jj] = visible ? dot : -INFINITY;
-        tile_max = fmaxf(tile_max, s[jj]);
+        if (!visible) s[r][jj] = -INFINITY;
+        tile_max = fmaxf(tile_max, s[r][jj]);
       }
       tile_max = cuvil_warp_max(tile_max);
       const float m_new = fmaxf(m[r], tile_max);
-      if (m_new == -INFINITY) continue;  // nothing visible yet (warp-uniform)
-      const float alpha = exp2f(m[r] - m_new);  // 0 when m[r] was -inf
+      const bool none = m_new == -INFINITY;  // nothing visible yet: keep the (empty) state
+      const float alpha = none ? 1.f : exp2f(m[r] - m_new);  // 0 when m[r] was -inf
       float p_sum = 0.f;
 #pragma unroll
       for (int jj = 0; jj < KL; ++jj) {
-        const float pj = exp2f(s[jj] - m_new);
-        Ps[row * BKV + jj * 32 + lane] = pj;
+        const float pj = none ? 0.f : exp2f(s[r][jj] - m_new);
+        Ps[(warp * R + r) * BKV + jj * 32 + lane] = pj;
         p_sum += pj;
       }
       l[r] = l[r] * alpha + cuvil_warp_sum(p_sum);
       m[r] = m_new;
-      __syncwarp();
 #pragma unroll
       for (int c = 0; c < DVL; ++c) acc[r][c] *= alpha;
-#pragma unroll 4
-      for (int j = 0; j < BKV; ++j) {
-        const float pj = Ps[row * BKV + j];
+    }
+    __syncwarp();
+    // P x V: lane owns output columns lane, lane+32, ...; each V element serves all R rows.
+#pragma unroll 2
+    for (int j = 0; j < BKV; ++j) {
+      float vv[DVL];
 #pragma unroll
-        for (int c = 0; c < DVL; ++c) {
-          const int dv = c * 32 + lane;
-          if (dv < DV) acc[r][c] += pj * Vs[j * DV + dv];
-        }
+      for (int c = 0; c < DVL; ++c) {
+        const int dv = c * 32 + lane;
+        vv[c] = dv < DV ? Vs[j * DV + dv] : 0.f;
       }
-      __syncwarp();
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const float pj = Ps[(warp * R + r) * BKV + j];
+#pragma unroll
+        for (int c = 0; c < DVL; ++c) acc[r][c] += pj * vv[c];
+      }
     }
   }
 #pragma unroll
@@ -172,10 +190,11 @@ void validate_attention(const AttentionProblem& p, const AttentionTiles& t) {
   require(t.block_kv > 0 && t.block_kv % 32 == 0 && t.block_kv <= 256,
           "attention tiles: block_kv must be a multiple of 32 in [32, 256], got " +
               std::to_string(t.block_kv));
-  require(rows_per_warp(t) * value_lanes(p) <= 128,
-          "attention tiles: block_q / warps x ceil(head_dim_v / 32) = " +
-              std::to_string(rows_per_warp(t) * value_lanes(p)) +
-              " accumulators per thread, at most 128");
+  const int64_t registers = rows_per_warp(t) * (value_lanes(p) + t.block_kv / 32);
+  require(registers <= 128,
+          "attention tiles: block_q / warps x (ceil(head_dim_v / 32) + "
+          "block_kv / 32) = " +
+              std::to_string(registers) + " score and output accumulators per thread, at most 128");
   require(shared_bytes(p, t) <= kMaxSharedBytesSm90,
           "attention tiles: block_q and block_kv need " + std::to_string(shared_bytes(p, t)) +
               " bytes of shared memory, at most " + std::to_string(kMaxSharedBytesSm90));

@@ -69,12 +69,17 @@ KernelSource elementwise_source(const ElementwiseProblem& p, const ElementwiseTi
   name += to_string(p.input);
   name += "_";
   name += to_string(p.output);
-  name += "_r" + std::to_string(p.rank) + "_t" + std::to_string(t.threads) + "_v" +
-          std::to_string(t.vector_width);
+  name += "_r";
+  name += std::to_string(p.rank);
+  name += "_t";
+  name += std::to_string(t.threads);
+  name += "_v";
+  name += std::to_string(t.vector_width);
   if (p.all_contiguous) name += "_contiguous";
   for (const EpilogueStepSpec& step : p.steps) {
-    name += "_" + std::string(ir::to_string(step.op));
-    if (is_binary_step(step.op)) name += std::string(to_string(step.operand_type));
+    name += "_";
+    name += ir::to_string(step.op);
+    if (is_binary_step(step.op)) name += to_string(step.operand_type);
   }
   std::string offsets;
   if (p.all_contiguous) {

@@ -1,5 +1,8 @@
 #include "runtime/cuda/codegen/launch.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "runtime/cuda/cuda_check.h"
@@ -38,6 +41,24 @@ void launch(const CompiledKernel& compiled, const LaunchGeometry& geometry, void
   kernel.launch(geometry, args[0], stream);
   // The library must outlive the launch: wait before ~LoadedKernel unloads it.
   CUVIL_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+LoadedKernel& loaded_kernel(KernelCache& cache, const KernelSource& source, int sm_arch) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<LoadedKernel>> loaded;
+  const std::string key = cache.key(source, sm_arch);
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<LoadedKernel>& slot = loaded[key];
+  if (!slot) slot = std::make_unique<LoadedKernel>(cache.get(source, sm_arch));
+  return *slot;
+}
+
+void launch_gemm(KernelCache& cache, int sm_arch, const GemmProblem& problem,
+                 const GemmTiles& tiles, const void* a, const void* b, void* c, const void* bias,
+                 cudaStream_t stream) {
+  const GemmKernelParams params = gemm_dense_params(problem, a, b, c, bias);
+  loaded_kernel(cache, gemm_source(problem, tiles), sm_arch)
+      .launch(gemm_geometry(problem, tiles), &params, stream);
 }
 
 }  // namespace cuvil::runtime::cuda::codegen
