@@ -1,12 +1,17 @@
 #include "tuner/tune_gen.h"
 
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -14,8 +19,12 @@
 #include "bench_suite/verify.h"
 #include "passes/ir/error.h"
 #include "probes/machine_peak.h"
+#include "tuner/confirm.h"
 #include "tuner/optuna_bridge.h"
 #include "tuner/search_space.h"
+#include "tuner/sensitivity.h"
+#include "tuner/side_by_side.h"
+#include "tuner/space_file.h"
 #include "tuner/trial.h"
 #include "tuner/tune.h"
 
@@ -96,39 +105,89 @@ passes::PipelineConfig config_for_values(const nlohmann::json& values, const std
   return config_from_values(space_from_registry(target), values, suite);
 }
 
-std::string pruned_space_yaml(const std::string& suite, const nlohmann::json& best_values,
-                              const ImportanceReport& importance, double threshold) {
+namespace {
+
+void emit_scalar(YAML::Emitter& out, const nlohmann::json& v) {
+  if (v.is_string()) {
+    out << v.get<std::string>();
+  } else {
+    out << v.dump();
+  }
+}
+
+// The study's own narrowing of an important parameter, so the second study searches the same
+// range (not the registry's wider one).
+void emit_range(YAML::Emitter& out, const Dimension& d) {
+  out << YAML::Flow << YAML::BeginMap;
+  if (d.kind == Dimension::Kind::integer) {
+    out << YAML::Key << "min" << YAML::Value << d.int_min << YAML::Key << "max" << YAML::Value
+        << d.int_max;
+    if (d.log_scale) out << YAML::Key << "log" << YAML::Value << true;
+    if (d.step != 1) out << YAML::Key << "step" << YAML::Value << d.step;
+    if (d.power_of_two) out << YAML::Key << "power_of_two" << YAML::Value << true;
+    if (!d.multiple_of.empty()) {
+      out << YAML::Key << "multiple_of" << YAML::Value << d.multiple_of << YAML::Key << "factor_min"
+          << YAML::Value << d.factor_min << YAML::Key << "factor_max" << YAML::Value
+          << d.factor_max;
+    }
+  } else if (d.kind == Dimension::Kind::real) {
+    out << YAML::Key << "min" << YAML::Value << value_to_json(d.real_min).dump() << YAML::Key
+        << "max" << YAML::Value << value_to_json(d.real_max).dump();
+    if (d.log_scale) out << YAML::Key << "log" << YAML::Value << true;
+  } else if (d.kind == Dimension::Kind::choice) {
+    out << YAML::Key << "choices" << YAML::Value << YAML::Flow << d.choices;
+  }
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string pruned_space_yaml(const std::string& suite, const SearchSpace& space,
+                              const nlohmann::json& values, const ImportanceReport& importance,
+                              double threshold) {
   std::set<std::string> important;
   for (const ParamImportance& p : importance.ranking) {
     if (p.share >= threshold) important.insert(p.name);
   }
-  const SearchSpace space = space_from_registry("cpu");
+  const nlohmann::json defaults = default_values(space);
+  auto value_of = [&](const Dimension& d) {
+    if (d.fixed) return value_to_json(*d.fixed);
+    return values.contains(d.name) ? values[d.name] : defaults[d.name];
+  };
   YAML::Emitter out;
-  out << YAML::Comment("Pruned search space written by cuvil-tune-gen: parameters below " +
+  out << YAML::Comment("Pruned search space written by cuvil-tune-gen: parameters with at least " +
                        number_text(threshold * 100) +
-                       "% of the total mean |SHAP| are fixed at the best trial's values.");
+                       "% of the total mean |SHAP| keep the study's ranges; the rest are fixed "
+                       "at the written configuration's values.");
   out << YAML::BeginMap << YAML::Key << "suite" << YAML::Value << suite;
   out << YAML::Key << "passes" << YAML::Value << YAML::BeginMap;
   for (const std::string& pass : space.pass_order) {
+    const Dimension* on = space.find(pass);
     out << YAML::Key << pass << YAML::Value << YAML::BeginMap;
-    const bool on = best_values.value(pass, true);
-    if (!important.count(pass)) out << YAML::Key << "enabled" << YAML::Value << on;
-    std::vector<const Dimension*> fixed;
-    for (const Dimension& d : space.dims) {
-      if (d.pass == pass && !d.is_switch() && !important.count(d.name) &&
-          best_values.contains(d.name)) {
-        fixed.push_back(&d);
-      }
+    const bool searched_switch = !on->fixed && important.count(pass);
+    const bool enabled = value_of(*on).get<bool>();
+    out << YAML::Key << "enabled" << YAML::Value;
+    if (searched_switch) {
+      out << "tune";
+    } else {
+      out << enabled;
     }
-    if (!fixed.empty()) {
-      out << YAML::Key << "params" << YAML::Value << YAML::BeginMap;
-      for (const Dimension* d : fixed) {
-        const nlohmann::json& v = best_values[d->name];
-        out << YAML::Key << d->param << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
-            << "fixed" << YAML::Value << (v.is_string() ? v.get<std::string>() : v.dump())
-            << YAML::EndMap;
+    if (searched_switch || enabled) {
+      bool any = false;
+      for (const Dimension& d : space.dims) {
+        if (d.pass != pass || d.is_switch()) continue;
+        if (!any) out << YAML::Key << "params" << YAML::Value << YAML::BeginMap;
+        any = true;
+        out << YAML::Key << d.param << YAML::Value;
+        if (!d.fixed && important.count(d.name)) {
+          emit_range(out, d);
+        } else {
+          out << YAML::Flow << YAML::BeginMap << YAML::Key << "fixed" << YAML::Value;
+          emit_scalar(out, value_of(d));
+          out << YAML::EndMap;
+        }
       }
-      out << YAML::EndMap;
+      if (any) out << YAML::EndMap;
     }
     out << YAML::EndMap;
   }
@@ -136,7 +195,120 @@ std::string pruned_space_yaml(const std::string& suite, const nlohmann::json& be
   return std::string(out.c_str()) + "\n";
 }
 
+namespace {
+
+bool scalar(const nlohmann::json& j) {
+  return !j.is_object() && !j.is_array();
+}
+
+// Flat enough to print on one line: scalars and lists of scalars.
+bool flat(const nlohmann::json& j) {
+  for (const auto& v : j) {
+    if (v.is_object()) return false;
+    if (v.is_array()) {
+      for (const auto& x : v) {
+        if (!scalar(x)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+// A JSON value in the provenance: numbers to four significant digits, flat maps and lists inline.
+void emit_json(YAML::Emitter& p, const nlohmann::json& j) {
+  if (j.is_object()) {
+    if (flat(j)) p << YAML::Flow;
+    p << YAML::BeginMap;
+    for (const auto& [k, v] : j.items()) {
+      p << YAML::Key << k << YAML::Value;
+      emit_json(p, v);
+    }
+    p << YAML::EndMap;
+  } else if (j.is_array()) {
+    bool all_scalar = true;
+    for (const auto& v : j) all_scalar = all_scalar && scalar(v);
+    if (all_scalar) p << YAML::Flow;
+    p << YAML::BeginSeq;
+    for (const auto& v : j) emit_json(p, v);
+    p << YAML::EndSeq;
+  } else if (j.is_number_float()) {
+    p << round4(j.get<double>());
+  } else if (j.is_number_integer()) {
+    p << j.get<int64_t>();
+  } else if (j.is_boolean()) {
+    p << j.get<bool>();
+  } else if (j.is_string()) {
+    p << j.get<std::string>();
+  } else {
+    p << YAML::Null;
+  }
+}
+
+void check_options(const TuneGenOptions& o) {
+  if (!(o.confirm_tolerance >= 0 && o.confirm_tolerance < 1)) {
+    throw UserError("--confirm-tolerance must be a fraction in [0, 1), e.g. 0.02 for 2%");
+  }
+  if (o.confirm_rounds < 1) throw UserError("--confirm-rounds must be at least 1");
+  if (o.sensitivity_rounds < 1) throw UserError("--sensitivity-rounds must be at least 1");
+  if (o.samples_per_round < 1) throw UserError("--samples-per-round must be at least 1");
+  if (!(o.measure_timeout_s > 0)) throw UserError("--measure-timeout must be positive");
+}
+
+void print_importance(const ImportanceReport& importance, const nlohmann::json& fanova,
+                      const std::string& fanova_note) {
+  std::printf("%-40s %10s %8s %21s %9s %8s\n", "parameter", "mean|SHAP|", "share", "p5..p95",
+              "rank", "fANOVA");
+  for (const ParamImportance& r : importance.ranking) {
+    char interval[48], rank[24], fa[16] = "-";
+    std::snprintf(interval, sizeof(interval), "%.4f..%.4f", r.low, r.high);
+    std::snprintf(rank, sizeof(rank), "%d (%d..%d)", r.rank, r.rank_low, r.rank_high);
+    if (fanova.is_object() && fanova.contains(r.name)) {
+      std::snprintf(fa, sizeof(fa), "%.3f", fanova[r.name].get<double>());
+    }
+    std::printf("%-40s %10.4f %7.1f%% %21s %9s %8s\n", r.name.c_str(), r.mean_abs_shap,
+                r.share * 100, interval, rank, fa);
+  }
+  if (!fanova_note.empty()) std::printf("fANOVA: %s\n", fanova_note.c_str());
+}
+
+nlohmann::json importance_json(const ImportanceReport& importance, const nlohmann::json& fanova) {
+  nlohmann::json ranking = nlohmann::json::array();
+  for (const ParamImportance& r : importance.ranking) {
+    nlohmann::json row = {{"param", r.name},  {"mean_abs_shap", r.mean_abs_shap},
+                          {"share", r.share}, {"p5_p95", {r.low, r.high}},
+                          {"rank", r.rank},   {"rank_p5_p95", {r.rank_low, r.rank_high}}};
+    if (fanova.is_object() && fanova.contains(r.name)) row["fanova"] = fanova[r.name];
+    ranking.push_back(std::move(row));
+  }
+  nlohmann::json interactions = nlohmann::json::array();
+  for (const Interaction& i : importance.interactions) {
+    interactions.push_back({{"pair", {i.a, i.b}}, {"strength", i.strength}});
+  }
+  return {{"complete_trials", importance.trials},
+          {"bootstrap_refits", importance.refits},
+          {"ranking", ranking},
+          {"interactions", interactions}};
+}
+
+// Checked before anything is measured, without creating the file.
+void require_writable(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (access(dir.c_str(), W_OK) != 0) {
+    throw UserError(path + ": cannot write there: " + dir + ": " + std::strerror(errno));
+  }
+}
+
+void write_text(const std::string& path, const std::string& text, const std::string& what) {
+  std::ofstream out(path);
+  out << text;
+  if (!out.flush()) throw UserError(path + ": cannot write " + what);
+}
+
+}  // namespace
+
 int tune_gen(const TuneGenOptions& o) {
+  check_options(o);
   const bench::Suite& suite = bench::find_suite(o.suite);
   const std::string study_name =
       o.study_name.empty() ? default_study_name(suite.name) : o.study_name;
@@ -156,11 +328,25 @@ int tune_gen(const TuneGenOptions& o) {
   const TrialRecord* base = baseline_trial(trials);
   const std::string target = "cpu";
 
+  // The study's space (as `tune` built it): its defaults, ranges and what it searched.
+  SearchSpace space = space_from_registry(target);
+  const std::string space_file =
+      o.space_file.empty() ? default_space_file(bench::config_dir(), suite.name) : o.space_file;
+  if (!space_file.empty()) load_space_file(space, space_file, suite.name);
+  std::string rung_names;
+  for (const RungSamples& r : best->rungs) rung_names += (rung_names.empty() ? "" : ",") + r.name;
+  // Checked before anything is fitted or measured: bad input fails fast.
+  const std::vector<bench::Rung> rungs =
+      bench::select_rungs(bench::load_suite_ladder(suite), rung_names);
+  for (const std::string& path : {o.output, o.space_output, o.json_output}) {
+    if (!path.empty()) require_writable(path);
+  }
+
   const Dataset data = encode_trials(trials);
   const ImportanceReport importance = rank_importance(data, o.refits);
 
   nlohmann::json fanova = nullptr;
-  std::string fanova_note;
+  std::string fanova_note, space_note;
   if (o.fanova && !o.study.empty()) {
     try {
       BridgeOptions bo;
@@ -170,7 +356,14 @@ int tune_gen(const TuneGenOptions& o) {
       req.storage = storage_url(o.study);
       req.study_name = study_name;
       req.readonly = true;
-      bridge.open(req);
+      const nlohmann::json opened = bridge.open(req);
+      const nlohmann::json attrs = opened.value("attrs", nlohmann::json::object());
+      if (attrs.contains("space_hash") && attrs["space_hash"] != space_hash(space)) {
+        space_note = "the study was made with another search space than " +
+                     (space_file.empty() ? std::string("the registry's") : space_file) +
+                     " (pass the study's --space): ranges and defaults may differ";
+        std::printf("warning: %s\n", space_note.c_str());
+      }
       fanova = bridge.fanova(0);
     } catch (const UserError& e) {
       fanova_note = std::string("unavailable: ") + e.what();
@@ -179,21 +372,80 @@ int tune_gen(const TuneGenOptions& o) {
     fanova_note = "not computed (needs --study)";
   }
 
-  // The best values, with unimportant parameters reset to their defaults when asked.
-  nlohmann::json values = best->values;
+  // The pruned best: parameters below the importance threshold reset to their defaults.
+  nlohmann::json pruned_values = best->values;
   std::vector<std::string> reset;
   if (o.importance_threshold > 0) {
-    const SearchSpace space = space_from_registry(target);
+    const nlohmann::json defaults = default_values(space);
     for (const ParamImportance& p : importance.ranking) {
       const Dimension* d = space.find(p.name);
-      if (p.share < o.importance_threshold && d && !d->is_switch() && values.contains(p.name) &&
-          values[p.name] != value_to_json(d->default_value)) {
-        values[p.name] = value_to_json(d->default_value);
+      if (p.share < o.importance_threshold && d && !d->is_switch() &&
+          pruned_values.contains(p.name) && pruned_values[p.name] != defaults[p.name]) {
+        pruned_values[p.name] = defaults[p.name];
         reset.push_back(p.name);
       }
     }
   }
+  bool write_pruned = !reset.empty();
+
+  std::printf("best: trial %d, %.4f ms", best->number, best->value);
+  if (base) std::printf(" (default %.4f ms, %.3fx)", base->value, base->value / best->value);
+  std::printf("; %zu complete trial(s)\n", importance.trials);
+  print_importance(importance, fanova, fanova_note);
+  std::fflush(stdout);
+
+  SideBySideOptions side;
+  side.suite = suite.name;
+  side.rungs = rungs;
+  side.threads = best->machine.value("threads", o.threads);
+  side.rounds = o.confirm_rounds;
+  side.samples_per_round = o.samples_per_round;
+  side.timeout_s = o.measure_timeout_s;
+  side.memory_mb = o.measure_memory_mb;
+
+  std::optional<ConfirmResult> confirmed;
+  if (o.confirm) {
+    std::printf(
+        "confirm: default, full best%s measured side by side on %s (%d rounds x %d "
+        "samples, %d thread(s))...\n",
+        reset.empty() ? "" : " and pruned best", rung_names.c_str(), side.rounds,
+        side.samples_per_round, side.threads);
+    std::fflush(stdout);
+    const passes::PipelineConfig default_config =
+        config_from_values(space, default_values(space), suite.name);
+    confirmed = confirm_pruned(default_config, config_for_values(best->values, suite.name, target),
+                               config_for_values(pruned_values, suite.name, target),
+                               o.confirm_tolerance, side);
+    write_pruned = confirmed->keep_pruned;
+    const TimeRatio& c = confirmed->chosen_vs_default;
+    std::printf(
+        "confirm: %s\nconfirm: written configuration vs default: %.3fx faster (95%% CI "
+        "%.3f..%.3f, Mann-Whitney p=%.2g)\n",
+        confirmed->decision.c_str(), 1 / c.ratio, 1 / c.high, 1 / c.low, c.p_value);
+  }
+  const nlohmann::json& values = write_pruned ? pruned_values : best->values;
   passes::PipelineConfig config = config_for_values(values, suite.name, target);
+
+  std::vector<SensitivityRow> sensitivity;
+  if (o.sensitivity) {
+    SideBySideOptions s = side;
+    s.rounds = o.sensitivity_rounds;
+    const size_t total = one_step_neighbours(space, values).size();
+    std::printf(
+        "sensitivity: %zu one-step neighbours of the %s configuration, each measured "
+        "side by side with it (%d rounds x %d samples)\n",
+        total, write_pruned ? "pruned" : "best", s.rounds, s.samples_per_round);
+    std::fflush(stdout);
+    sensitivity =
+        sensitivity_sweep(space, values, s, [](const SensitivityRow& r, size_t i, size_t n) {
+          std::printf("  [%zu/%zu] %s %s: %s\n", i + 1, n, r.neighbour.param.c_str(),
+                      r.neighbour.move.c_str(),
+                      r.failure.empty() ? (std::to_string(r.ratio.ratio).substr(0, 5) + "x").c_str()
+                                        : r.failure.c_str());
+          std::fflush(stdout);
+        });
+    std::printf("%s", format_sensitivity(sensitivity).c_str());
+  }
 
   std::map<std::string, int> counts;
   std::string last_finished;
@@ -201,8 +453,6 @@ int tune_gen(const TuneGenOptions& o) {
     ++counts[t.state];
     last_finished = std::max(last_finished, t.finished);
   }
-  std::string rung_names;
-  for (const RungSamples& r : best->rungs) rung_names += (rung_names.empty() ? "" : ",") + r.name;
 
   YAML::Emitter p;
   p.SetDoublePrecision(4);
@@ -213,15 +463,20 @@ int tune_gen(const TuneGenOptions& o) {
   p << YAML::Key << "rungs" << YAML::Value << rung_names;
   p << YAML::Key << "study" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
     << study_name << YAML::Key << "trial_log" << YAML::Value << log_path << YAML::Key << "sampler"
-    << YAML::Value << best->sampler << YAML::Key << "trials" << YAML::Value << YAML::Flow
-    << YAML::BeginMap;
+    << YAML::Value << best->sampler << YAML::Key << "space" << YAML::Value
+    << (space_file.empty() ? std::string("registry") : space_file) << YAML::Key << "trials"
+    << YAML::Value << YAML::Flow << YAML::BeginMap;
   for (const auto& [state, n] : counts) p << YAML::Key << state << YAML::Value << n;
-  p << YAML::EndMap << YAML::EndMap;
+  p << YAML::EndMap;
+  if (!space_note.empty()) p << YAML::Key << "warning" << YAML::Value << space_note;
+  p << YAML::EndMap;
   p << YAML::Key << "objective" << YAML::Value << YAML::BeginMap << YAML::Key << "metric"
     << YAML::Value << (best->objective.empty() ? kObjectiveName : best->objective) << YAML::Key
     << "best_ms" << YAML::Value << round4(best->value) << YAML::Key << "best_trial" << YAML::Value
     << best->number;
   if (base) {
+    // From the study's own trials, measured apart (maybe under different load): --confirm
+    // measures the two side by side.
     const Speedup s = speedup_interval(*base, *best, 1000, 1);
     p << YAML::Key << "default_ms" << YAML::Value << round4(base->value) << YAML::Key
       << "default_trial" << YAML::Value << base->number << YAML::Key << "speedup" << YAML::Value
@@ -229,6 +484,12 @@ int tune_gen(const TuneGenOptions& o) {
       << YAML::BeginSeq << round4(s.low) << round4(s.high) << YAML::EndSeq;
   } else {
     p << YAML::Key << "default_ms" << YAML::Value << "not measured (no baseline trial completed)";
+  }
+  if (confirmed) {
+    const TimeRatio& c = confirmed->chosen_vs_default;
+    p << YAML::Key << "speedup_side_by_side" << YAML::Value << round4(1 / c.ratio) << YAML::Key
+      << "speedup_side_by_side_ci95" << YAML::Value << YAML::Flow << YAML::BeginSeq
+      << round4(1 / c.high) << round4(1 / c.low) << YAML::EndSeq;
   }
   p << YAML::EndMap;
   const int threads = best->machine.value("threads", o.threads);
@@ -272,48 +533,65 @@ int tune_gen(const TuneGenOptions& o) {
   if (o.importance_threshold > 0) {
     p << YAML::Key << "reset_to_default" << YAML::Value << YAML::BeginMap << YAML::Key
       << "threshold_share" << YAML::Value << o.importance_threshold << YAML::Key << "params"
-      << YAML::Value << YAML::Flow << reset << YAML::Key << "confirmed" << YAML::Value
-      << "no (re-measure with cuvil-bench compare before trusting it)" << YAML::EndMap;
+      << YAML::Value << YAML::Flow << reset << YAML::Key << "written" << YAML::Value
+      << (write_pruned ? "pruned" : "full best") << YAML::Key << "confirmed" << YAML::Value
+      << (confirmed ? confirmed->decision
+                    : std::string("no (re-measure with cuvil-tune-gen --confirm before trusting "
+                                  "it)"))
+      << YAML::EndMap;
+  }
+  if (confirmed) {
+    p << YAML::Key << "confirm" << YAML::Value;
+    emit_json(p, confirm_to_json(*confirmed));
+  }
+  if (o.sensitivity) {
+    p << YAML::Key << "sensitivity" << YAML::Value << YAML::BeginMap << YAML::Key << "method"
+      << YAML::Value
+      << "one parameter moved one step (x2 or /2 on log and power-of-two scales, one step or one "
+         "base multiple otherwise, each other choice, booleans flipped), the rest held; each "
+         "neighbour measured side by side with the written configuration (" +
+             std::to_string(o.sensitivity_rounds) + " rounds x " +
+             std::to_string(o.samples_per_round) +
+             " samples); time_ratio above 1: the move is slower"
+      << YAML::Key << "rows" << YAML::Value;
+    emit_json(p, sensitivity_to_json(sensitivity));
+    p << YAML::EndMap;
   }
   p << YAML::EndMap;
   config.provenance_yaml = p.c_str();
   passes::save_cuvilpass(config, o.output);
-
-  // Print the importance table.
-  std::printf("best: trial %d, %.4f ms", best->number, best->value);
-  if (base) std::printf(" (default %.4f ms, %.3fx)", base->value, base->value / best->value);
-  std::printf("; %zu complete trial(s)\n", importance.trials);
-  std::printf("%-40s %10s %8s %21s %9s %8s\n", "parameter", "mean|SHAP|", "share", "p5..p95",
-              "rank", "fANOVA");
-  for (const ParamImportance& r : importance.ranking) {
-    char interval[48], rank[24], fa[16] = "-";
-    std::snprintf(interval, sizeof(interval), "%.4f..%.4f", r.low, r.high);
-    std::snprintf(rank, sizeof(rank), "%d (%d..%d)", r.rank, r.rank_low, r.rank_high);
-    if (fanova.is_object() && fanova.contains(r.name)) {
-      std::snprintf(fa, sizeof(fa), "%.3f", fanova[r.name].get<double>());
-    }
-    std::printf("%-40s %10.4f %7.1f%% %21s %9s %8s\n", r.name.c_str(), r.mean_abs_shap,
-                r.share * 100, interval, rank, fa);
-  }
-  if (!fanova_note.empty()) std::printf("fANOVA: %s\n", fanova_note.c_str());
-  std::printf("wrote %s\n", o.output.c_str());
+  std::printf("wrote %s (%s configuration)\n", o.output.c_str(),
+              write_pruned ? "pruned" : "full best");
 
   if (!o.space_output.empty()) {
-    std::ofstream out(o.space_output);
-    out << pruned_space_yaml(suite.name, best->values, importance,
-                             o.importance_threshold > 0 ? o.importance_threshold : 0.05);
-    if (!out.flush()) throw UserError(o.space_output + ": cannot write the pruned space");
+    write_text(o.space_output,
+               pruned_space_yaml(suite.name, space, values, importance,
+                                 o.importance_threshold > 0 ? o.importance_threshold : 0.05),
+               "the pruned space");
     std::printf("wrote %s\n", o.space_output.c_str());
+  }
+  if (!o.json_output.empty()) {
+    nlohmann::json j = {{"suite", suite.name},
+                        {"study", study_name},
+                        {"rungs", rung_names},
+                        {"best_trial", best->number},
+                        {"best_ms", best->value},
+                        {"written", write_pruned ? "pruned" : "full"},
+                        {"reset_to_default", reset},
+                        {"values", values},
+                        {"importance", importance_json(importance, fanova)}};
+    if (base) j["default_ms"] = base->value;
+    if (confirmed) j["confirm"] = confirm_to_json(*confirmed);
+    if (o.sensitivity) j["sensitivity"] = sensitivity_to_json(sensitivity);
+    write_text(o.json_output, j.dump(2) + "\n", "the JSON report");
+    std::printf("wrote %s\n", o.json_output.c_str());
   }
 
   if (o.verify) {
     // The written file must load through the validator and compute the right answer.
     const passes::PipelineConfig reloaded = passes::load_cuvilpass(o.output);
-    const bench::Rung rung = bench::select_rungs(bench::load_suite_ladder(suite),
-                                                 rung_names.substr(0, rung_names.find(',')))
-                                 .front();
-    const bench::VerifyResult check =
-        bench::verify_graph(suite.build(rung, /*tiny=*/true), reloaded, o.threads, 1, "tuned");
+    const bench::VerifyResult check = bench::verify_graph(suite.build(rungs.front(), /*tiny=*/true),
+                                                          reloaded, o.threads, 1, "tuned");
     if (!check.ok()) {
       std::printf("verify: the written configuration FAILED verification\n");
       return 1;

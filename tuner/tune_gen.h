@@ -2,7 +2,8 @@
 // .cuvilpass: the best configuration, optionally with unimportant parameters reset to their
 // defaults, and a provenance block (machine, commit, date, suite, rungs, objective, speedup over
 // the default with a bootstrap confidence interval, the importance table). The same input gives
-// the same file: the date is the last trial's, every random choice is seeded.
+// the same file: the date is the last trial's, every random choice is seeded (--confirm and
+// --sensitivity measure, so with them it is not).
 #pragma once
 
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "passes/cuvilpass.h"
 #include "tuner/importance.h"
+#include "tuner/search_space.h"
 #include "tuner/trial_log.h"
 
 namespace cuvil::tuner {
@@ -21,12 +23,22 @@ struct TuneGenOptions {
   std::string suite;
   std::string output;
   std::string space_output;  // optional: the pruned search space for a second study
+  std::string space_file;    // the study's space (default configs/search/<suite>.yaml)
+  std::string json_output;   // optional: importance, confirmation and sensitivity as JSON
   std::string python = "/usr/bin/python3";
   double importance_threshold = 0;  // share of total mean |SHAP| below which a param is reset
   int refits = 20;
   bool fanova = true;
   bool verify = true;
-  int threads = 1;
+  int threads = 1;       // for verification; measurements use the study's thread count
+  bool confirm = false;  // re-measure default, full best and pruned best side by side
+  double confirm_tolerance = 0.02;
+  int confirm_rounds = 10;  // interleaved rounds (samples_per_round samples each)
+  int samples_per_round = 3;
+  bool sensitivity = false;  // one-at-a-time sweep around the written configuration
+  int sensitivity_rounds = 4;
+  double measure_timeout_s = 1800;  // each side-by-side measurement's child process
+  int64_t measure_memory_mb = 16384;
 };
 
 struct Speedup {
@@ -46,9 +58,13 @@ const TrialRecord* baseline_trial(const std::vector<TrialRecord>& trials);
 passes::PipelineConfig config_for_values(const nlohmann::json& values, const std::string& suite,
                                          const std::string& target);
 
-// The pruned search space (YAML text): parameters below the threshold fixed at the best values.
-std::string pruned_space_yaml(const std::string& suite, const nlohmann::json& best_values,
-                              const ImportanceReport& importance, double threshold);
+// The pruned search space (YAML text, the configs/search format): parameters whose share of
+// importance is at least `threshold` keep their ranges from `space` (the study's space); every
+// other one, and every pass switch below it, is fixed at its value in `values` (the written
+// configuration).
+std::string pruned_space_yaml(const std::string& suite, const SearchSpace& space,
+                              const nlohmann::json& values, const ImportanceReport& importance,
+                              double threshold);
 
 int tune_gen(const TuneGenOptions& options);
 

@@ -26,6 +26,35 @@ int main(int argc, char** argv) {
   app.add_option("--write-space", o.space_output,
                  "also write the pruned search space (important parameters searched, the rest "
                  "fixed at the best values) for a second study: tune --space FILE");
+  app.add_option("--space", o.space_file,
+                 "the study's search-space YAML (default configs/search/<suite>.yaml, as tune)");
+  app.add_flag("--confirm", o.confirm,
+               "re-measure the default, the full best and the pruned best side by side in one "
+               "process; keep the pruned one only within --confirm-tolerance of the full best");
+  app.add_option("--confirm-tolerance", o.confirm_tolerance,
+                 "largest slowdown of the pruned configuration against the full best that is "
+                 "still kept (fraction: 0.02 = 2%)")
+      ->capture_default_str();
+  app.add_option("--confirm-rounds", o.confirm_rounds,
+                 "interleaved rounds per configuration and rung for --confirm")
+      ->capture_default_str();
+  app.add_flag("--sensitivity", o.sensitivity,
+               "one-at-a-time sweep: each parameter one step up and down (choices to each other "
+               "value) around the written configuration, each measured side by side with it");
+  app.add_option("--sensitivity-rounds", o.sensitivity_rounds,
+                 "interleaved rounds per neighbour for --sensitivity")
+      ->capture_default_str();
+  app.add_option("--samples-per-round", o.samples_per_round,
+                 "samples per configuration per round (--confirm, --sensitivity)")
+      ->capture_default_str();
+  app.add_option("--measure-timeout", o.measure_timeout_s,
+                 "seconds one side-by-side measurement may take before its process is killed")
+      ->capture_default_str();
+  app.add_option("--measure-memory-mb", o.measure_memory_mb,
+                 "address-space limit of a side-by-side measurement process in MiB (0: none)")
+      ->capture_default_str();
+  app.add_option("--json", o.json_output,
+                 "also write importance, confirmation and sensitivity as JSON");
   app.add_option("--refits", o.refits, "bootstrap refits for the importance intervals")
       ->check(CLI::Range(0, 1000));
   app.add_option("--python", o.python, "Python interpreter with Optuna (for fANOVA)");

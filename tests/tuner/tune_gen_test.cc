@@ -180,5 +180,77 @@ TEST(TuneGen, SpeedupIntervalBracketsTheRatio) {
   EXPECT_GT(s.low, 1.7);
 }
 
+// The second stage's space: written by tune-gen, read back by the same parser `tune --space` uses.
+TEST(TuneGen, PrunedSpaceRoundTripsThroughTheSpaceFileParser) {
+  SearchSpace study = space_from_registry("cpu");
+  narrow_space(study,
+               "passes:\n  attention-tiling: { freeze: true }\n  threading:\n    params:\n"
+               "      threads: { min: 0, max: 8 }\n  memory-plan:\n    params:\n"
+               "      alignment: { min: 16, max: 4096, power_of_two: true }\n",
+               "study.yaml", "resnet50");
+  ImportanceReport importance;
+  importance.ranking = {{"threading.threads", 0.3, 0.6},
+                        {"memory-plan.alignment", 0.1, 0.25},
+                        {"fuse-elementwise", 0.05, 0.1},
+                        {"layout.memory_layout", 0.01, 0.02}};
+  nlohmann::json values = default_values(study);
+  values["threading.threads"] = 2;
+  values["memory-plan.alignment"] = 128;
+  values["layout.memory_layout"] = "nchw";
+  values["gemm-tiling.kc"] = 333;
+  const std::string yaml = pruned_space_yaml("resnet50", study, values, importance, 0.05);
+
+  SearchSpace pruned = space_from_registry("cpu");
+  narrow_space(pruned, yaml, "pruned.yaml", "resnet50");
+  std::vector<std::string> searched;
+  for (const Dimension* d : pruned.searched()) searched.push_back(d->name);
+  EXPECT_EQ(searched, (std::vector<std::string>{"fuse-elementwise", "threading.threads",
+                                                "memory-plan.alignment"}));
+  // Important parameters keep the study's ranges, not the registry's.
+  EXPECT_EQ(pruned.find("threading.threads")->int_max, 8);
+  EXPECT_TRUE(pruned.find("memory-plan.alignment")->power_of_two);
+  EXPECT_EQ(pruned.find("memory-plan.alignment")->int_min, 16);
+  // The rest is fixed at the written configuration's values.
+  EXPECT_EQ(std::get<std::string>(*pruned.find("layout.memory_layout")->fixed), "nchw");
+  EXPECT_EQ(std::get<int64_t>(*pruned.find("gemm-tiling.kc")->fixed), 333);
+  EXPECT_TRUE(std::get<bool>(*pruned.find("layout")->fixed));
+  // Its baseline is a valid pipeline.
+  EXPECT_NO_THROW(config_from_values(pruned, default_values(pruned), "resnet50"));
+  // A pruned space belongs to its suite.
+  SearchSpace other = space_from_registry("cpu");
+  EXPECT_THROW(narrow_space(other, yaml, "pruned.yaml", "llama3-8b"), UserError);
+}
+
+TEST(TuneGen, AToleranceOutsideZeroToOneIsAnError) {
+  const std::string log = write_log();
+  TuneGenOptions o;
+  o.trial_log = log;
+  o.suite = "resnet50";
+  o.fanova = false;
+  o.verify = false;
+  o.output = temp_path("d.cuvilpass");
+  o.confirm = true;
+  o.confirm_tolerance = -0.01;
+  EXPECT_THROW(tune_gen(o), UserError);
+  o.confirm_tolerance = 1.5;
+  EXPECT_THROW(tune_gen(o), UserError);
+  EXPECT_FALSE(std::filesystem::exists(o.output));
+  std::filesystem::remove(log);
+}
+
+TEST(TuneGen, AnUnwritableSpaceOutputFailsBeforeAnythingIsWritten) {
+  const std::string log = write_log();
+  TuneGenOptions o;
+  o.trial_log = log;
+  o.suite = "resnet50";
+  o.fanova = false;
+  o.verify = false;
+  o.output = temp_path("e.cuvilpass");
+  o.space_output = "/nonexistent-dir/pruned.yaml";
+  EXPECT_THROW(tune_gen(o), UserError);
+  EXPECT_FALSE(std::filesystem::exists(o.output));
+  std::filesystem::remove(log);
+}
+
 }  // namespace
 }  // namespace cuvil::tuner
