@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# The nightly benchmark job: measure every suite's default CPU rungs (and the GPU rungs when this
+# machine has a GPU and the build has CUDA), store the runs in the results database, compare
+# each with the previous nightly of the same suite, target and machine, re-measure a suite that
+# looks slower before calling it a regression, and regenerate the dashboard.
+#
+# Usage: scripts/nightly.sh [--db PATH] [--site DIR] [--work DIR] [--quick] [--max-slowdown PCT]
+# Options override the environment:
+#   CUVIL_BENCH              the cuvil-bench binary (default: build/bench_suite/cuvil-bench)
+#   NIGHTLY_DB               results database (default: cuvil's own, $XDG_DATA_HOME/cuvil/results.db
+#                            or ~/.local/share/cuvil/results.db)
+#   NIGHTLY_WORK             run.json files, flame graphs and logs (default: nightly/ beside the DB)
+#   NIGHTLY_SITE             the dashboard's folder (default: $NIGHTLY_WORK/site)
+#   NIGHTLY_RUNGS            only these suites and rungs, e.g. "resnet50=b1,b4 sdxl=256px"
+#                            (default: every suite, its default CPU rungs)
+#   NIGHTLY_QUICK=1          few samples and no minimum time (tests, smoke checks)
+#   NIGHTLY_MAX_SLOWDOWN_PCT a significant slowdown beyond this is a regression (default 3)
+#   NIGHTLY_RUN_ARGS         extra arguments for every `cuvil-bench run` (e.g. --threads 8)
+# Exit status: 0 no confirmed regression, 1 a confirmed regression, 2 the job itself failed
+# (a run, a comparison or the dashboard); every suite is still measured after a failure.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=${CUVIL_BENCH:-$ROOT/build/bench_suite/cuvil-bench}
+DB=${NIGHTLY_DB:-${XDG_DATA_HOME:-${HOME:-.}/.local/share}/cuvil/results.db}
+WORK=${NIGHTLY_WORK:-}
+SITE=${NIGHTLY_SITE:-}
+QUICK=${NIGHTLY_QUICK:-0}
+MAX_SLOWDOWN=${NIGHTLY_MAX_SLOWDOWN_PCT:-3}
+read -r -a EXTRA_RUN_ARGS <<<"${NIGHTLY_RUN_ARGS:-}"
+
+usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --db) DB=$2; shift 2 ;;
+    --site) SITE=$2; shift 2 ;;
+    --work) WORK=$2; shift 2 ;;
+    --quick) QUICK=1; shift ;;
+    --max-slowdown) MAX_SLOWDOWN=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "nightly: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+WORK=${WORK:-$(dirname "$DB")/nightly}
+SITE=${SITE:-$WORK/site}
+# Absolute paths: the job runs from the repository root.
+DB=$(realpath -m "$DB") WORK=$(realpath -m "$WORK") SITE=$(realpath -m "$SITE")
+[[ $BENCH == */* ]] && BENCH=$(realpath -m "$BENCH")
+
+log() { echo "nightly: $*"; }
+if [ ! -x "$BENCH" ]; then
+  echo "nightly: no cuvil-bench at $BENCH (build it with scripts/build.sh, or set CUVIL_BENCH)" >&2
+  exit 2
+fi
+mkdir -p "$WORK" "$(dirname "$DB")" || exit 2
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+cd "$ROOT" || exit 2  # the default configs and ladders are found from here
+
+MEASURE_ARGS=()
+if [ "$QUICK" = 1 ]; then
+  MEASURE_ARGS=(--warmup 0 --warmup-time 0 --min-samples 5 --max-samples 7 --min-time 0 --timeout 10)
+fi
+
+failed=0
+regressions=()
+
+# Suites and their rungs, one "suite rungs" line each (rungs empty: the default ladder).
+plan() {
+  if [ -n "${NIGHTLY_RUNGS:-}" ]; then
+    for item in $NIGHTLY_RUNGS; do
+      echo "${item%%=*} $([ "${item#*=}" != "$item" ] && echo "${item#*=}")"
+    done
+  else
+    # `cuvil-bench list`: suite lines are indented two spaces, their rungs further.
+    "$BENCH" list | awk '/^Suites/ { on = 1; next } /^$/ { on = 0 } on && /^  [^ ]/ { print $1 }'
+  fi
+}
+
+# The id printed by `cuvil-bench run` ("stored run N in PATH").
+stored_id() { sed -n 's/^stored run \([0-9][0-9]*\) in .*/\1/p' "$1" | tail -n 1; }
+
+# The newest run before $2 of suite $1 with the same target, rungs and machine, from
+# `cuvil-bench history` (columns: id date commit suite target threads rungs config machine...).
+previous_run() {
+  "$BENCH" history --db "$DB" --suite "$1" --limit 0 | awk -v id="$2" '
+    NR == 1 { next }
+    { key = $5 " " $7; machine = ""; for (i = 9; i <= NF; ++i) machine = machine " " $i; key = key machine }
+    $1 == id { want = key; next }
+    want != "" && $1 < id && key == want { print $1; exit }'
+}
+
+# measure SUITE TARGET RUNGS OUT.json STORE(yes|no): one `cuvil-bench run`; prints its log.
+measure() {
+  local suite=$1 target=$2 rungs=$3 out=$4 store=$5
+  local args=(run --suite "$suite" --target "$target" --out "$out" -q "${MEASURE_ARGS[@]}"
+    "${EXTRA_RUN_ARGS[@]}")
+  [ -n "$rungs" ] && args+=(--rungs "$rungs")
+  if [ "$store" = yes ]; then args+=(--db "$DB"); else args+=(--no-db); fi
+  "$BENCH" "${args[@]}"
+}
+
+# nightly_suite SUITE TARGET RUNGS: measure, store, flame graph, compare, confirm.
+nightly_suite() {
+  local suite=$1 target=$2 rungs=$3
+  local name="$suite-$target" json="$WORK/$STAMP-$suite-$target.json" out="$WORK/$STAMP-$suite-$target.log"
+  log "measuring $suite ($target, rungs: ${rungs:-default})"
+  if ! measure "$suite" "$target" "$rungs" "$json" yes >"$out" 2>&1; then
+    if [ "$target" = cuda ] && grep -q "no CUDA backend" "$out"; then
+      log "skipping GPU rungs of $suite: $(grep -m1 'no CUDA backend' "$out")"
+      return 0
+    fi
+    log "FAILED: run of $name (log: $out)"; tail -n 5 "$out"; failed=1; return 0
+  fi
+  local id
+  id=$(stored_id "$out")
+  [ -n "$id" ] || { log "FAILED: $name stored no run (log: $out)"; failed=1; return 0; }
+  # A flame graph beside the run.json, when the run recorded per-op timings; optional.
+  if ! "$BENCH" report flame "$json" -o "${json%.json}" >>"$out" 2>&1; then
+    log "no flame graph for $name (see $out)"
+  fi
+  local prev
+  prev=$(previous_run "$suite" "$id")
+  if [ -z "$prev" ]; then
+    log "$name: run $id stored; no previous nightly of it on this machine to compare with"
+    return 0
+  fi
+  "$BENCH" compare "$prev" "$id" --db "$DB" --fail-on-regression "$MAX_SLOWDOWN" >"$WORK/$STAMP-$name.compare.txt" 2>&1
+  local status=$?
+  cat "$WORK/$STAMP-$name.compare.txt"
+  case $status in
+    0) log "$name: run $id against run $prev: no regression beyond $MAX_SLOWDOWN%"; return 0 ;;
+    1) ;;
+    *) log "FAILED: comparing run $prev with run $id"; failed=1; return 0 ;;
+  esac
+  # Suspected: measure again (not stored) and compare that with the same baseline.
+  log "$name: suspected regression against run $prev; re-measuring to confirm"
+  local again="$WORK/$STAMP-$name.remeasure.json"
+  if ! measure "$suite" "$target" "$rungs" "$again" no >>"$out" 2>&1; then
+    log "FAILED: re-measuring $name (log: $out)"; failed=1; return 0
+  fi
+  "$BENCH" compare "$prev" "$again" --db "$DB" --fail-on-regression "$MAX_SLOWDOWN" >"$WORK/$STAMP-$name.confirm.txt" 2>&1
+  status=$?
+  cat "$WORK/$STAMP-$name.confirm.txt"
+  case $status in
+    0) log "$name: not confirmed: the re-measurement is within $MAX_SLOWDOWN% of run $prev (noise)" ;;
+    1) log "$name: CONFIRMED regression against run $prev (re-measured)"
+       regressions+=("$name: runs $prev -> $id, $(grep -m1 'regression:' "$WORK/$STAMP-$name.confirm.txt" | sed 's/^cuvil-bench: //')") ;;
+    *) log "FAILED: comparing run $prev with the re-measurement"; failed=1 ;;
+  esac
+}
+
+while read -r suite rungs; do
+  [ -n "$suite" ] || continue
+  nightly_suite "$suite" cpu "$rungs"
+done < <(plan)
+
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+  while read -r suite rungs; do
+    [ -n "$suite" ] || continue
+    nightly_suite "$suite" cuda "${rungs:-all}"
+  done < <(plan)
+else
+  log "no GPU found (nvidia-smi -L): skipping the GPU rungs"
+fi
+
+if "$BENCH" report dashboard --db "$DB" -o "$SITE" --flame-dir "$WORK"; then
+  log "dashboard: $SITE/index.html"
+else
+  log "FAILED: the dashboard"; failed=1
+fi
+
+if [ ${#regressions[@]} -gt 0 ]; then
+  log "${#regressions[@]} confirmed regression(s):"
+  printf '  %s\n' "${regressions[@]}"
+  exit 1
+fi
+[ "$failed" -eq 0 ] || { log "finished with failures (see above)"; exit 2; }
+log "no confirmed regression"
