@@ -255,6 +255,22 @@ TEST(CodegenGemm, PtxUsesMmaLdmatrixAndCpAsync) {
   EXPECT_GT(count_substr(compiled.ptx, "cp.async.wait_group"), 0);
 }
 
+TEST(CodegenGemm, ExactF32TriplesTheTensorCoreProducts) {
+  GemmTiles t{64, 64, 16, 32, 32, 3, 4};
+  GemmProblem p = problem(17, 33, 65, ElemType::f32);
+  p.exact_f32 = true;
+  const CompiledKernel compiled = testing::compile_verbose(gemm_source(p, t), 90);
+  EXPECT_TRUE(testing::log_reports_no_spills(compiled.log)) << compiled.log;
+  // 3xTF32: three m16n8k8 products per fragment pair: 3 * (32/16) * (32/8) * (16/8).
+  EXPECT_EQ(count_of(testing::sass_opcode_counts(compiled.cubin), testing::kSassHmma), 48);
+}
+
+TEST(CodegenGemm, RejectsExactF32For16BitInputs) {
+  GemmProblem p = problem(4, 4, 4);
+  p.exact_f32 = true;
+  EXPECT_THROW(gemm_source(p, GemmTiles{}), UserError);
+}
+
 TEST(CodegenGemm, Tf32PtxRoundsInputsAndUsesTf32Mma) {
   GemmTiles t;
   t.vector_width = 4;

@@ -43,7 +43,7 @@ std::string name_for(const ConvProblem& p, const GemmTiles& t) {
   return "cuvil_conv_" + std::string(to_string(p.x)) + "_" + std::string(to_string(p.y)) + "_" +
          std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + "x" +
          std::to_string(t.block_k) + "_w" + std::to_string(t.warp_m) + "x" +
-         std::to_string(t.warp_n) + "_s" + std::to_string(t.stages);
+         std::to_string(t.warp_n) + "_s" + std::to_string(t.stages) + (p.exact_f32 ? "_x3" : "");
 }
 
 void require(bool ok, const std::string& message) {
@@ -73,6 +73,8 @@ void validate_conv(const ConvProblem& p, const GemmTiles& t) {
   require(p.x == p.weight, "conv: x and weight must have the same type, got " +
                                std::string(to_string(p.x)) + " and " +
                                std::string(to_string(p.weight)));
+  require(!p.exact_f32 || p.x == ElemType::f32,
+          "conv: exact_f32 (3xTF32) needs f32 inputs, got " + std::string(to_string(p.x)));
   const int64_t m = p.n * p.out_h() * p.out_w();
   require(m < (int64_t{1} << 31), "conv: N*OH*OW must be below 2^31");
   require((m + t.block_m - 1) / std::max(t.block_m, 1) <= 65535,
@@ -89,6 +91,7 @@ KernelSource conv_source(const ConvProblem& p, const GemmTiles& t) {
   spec.in = p.x;
   spec.out = p.y;
   spec.b_transposed = true;
+  spec.split_tf32 = p.exact_f32;
   // A vectors run along channels inside one (kh, kw) tap: the width must divide C/groups and C.
   spec.vector_a = detail::legal_vector_width(t.vector_width, p.x, {cg, p.c});
   spec.vector_b = detail::legal_vector_width(t.vector_width, p.x, {p.kh * p.kw * cg});

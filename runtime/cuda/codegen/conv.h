@@ -21,6 +21,7 @@ struct ConvProblem {
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;
   ElemType x = ElemType::bf16, weight = ElemType::bf16;  // must match (f32 -> tf32)
+  bool exact_f32 = false;  // f32 only: 3xTF32 products, as GemmProblem::exact_f32
   ElemType y = ElemType::bf16;
   bool bias = false;
   ElemType bias_type = ElemType::f32;

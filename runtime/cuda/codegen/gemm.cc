@@ -56,6 +56,10 @@ void validate_gemm(const GemmProblem& p, const GemmTiles& t) {
     throw UserError("gemm: A and B must have the same type, got " + std::string(to_string(p.a)) +
                     " and " + std::string(to_string(p.b)));
   }
+  if (p.exact_f32 && p.a != ElemType::f32) {
+    throw UserError("gemm: exact_f32 (3xTF32) needs f32 inputs, got " +
+                    std::string(to_string(p.a)));
+  }
   if (p.batch > 65535) throw UserError("gemm: batch " + std::to_string(p.batch) + " > 65535");
   if ((p.m + t.block_m - 1) / std::max(t.block_m, 1) > 65535) {
     throw UserError("gemm: m=" + std::to_string(p.m) + " needs more than 65535 row blocks");
@@ -71,6 +75,7 @@ KernelSource gemm_source(const GemmProblem& p, const GemmTiles& t) {
   spec.in = p.a;
   spec.out = p.c;
   spec.b_transposed = p.b_transposed;
+  spec.split_tf32 = p.exact_f32;
   spec.vector_a = gemm_vector_width_a(p, t);
   spec.vector_b = gemm_vector_width_b(p, t);
   spec.tiles = t;

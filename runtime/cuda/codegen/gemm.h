@@ -29,6 +29,9 @@ struct GemmProblem {
   int64_t m = 1, n = 1, k = 1;
   int64_t batch = 1;
   ElemType a = ElemType::bf16, b = ElemType::bf16;  // a and b must match (f32 -> tf32)
+  // f32 inputs only: split each operand into tf32 high + remainder and sum three tensor-core
+  // products (3xTF32): about fp32 accuracy (for the 1e-4 verify bound) at ~3x the mma work.
+  bool exact_f32 = false;
   ElemType c = ElemType::bf16;
   // B's storage: true = [N, K] row-major (linear's weight, PyTorch), false = [K, N] (matmul).
   bool b_transposed = true;

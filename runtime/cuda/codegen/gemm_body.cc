@@ -23,6 +23,7 @@ constexpr const char* kBody = R"CUDA(
 constexpr int BM = {{BM}}, BN = {{BN}}, BK = {{BK}}, WM = {{WM}}, WN = {{WN}}, STAGES = {{STAGES}};
 constexpr int VA = {{VA}}, VB = {{VB}};
 constexpr bool HALF = {{HALF}};   // 16-bit inputs (mma m16n8k16) else fp32 via tf32 (m16n8k8)
+constexpr bool SPLIT = {{SPLIT}};  // f32 inputs: 3xTF32 (big*big + big*small + small*big)
 constexpr bool B_NK = {{B_NK}};   // B tile stored [BN][BK] (k contiguous) else [BK][BN]
 typedef {{TIN}} TIn;
 constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, THREADS = WARPS_M * WARPS_N * 32;
@@ -54,9 +55,13 @@ __device__ __forceinline__ void cuvil_copy(TIn* dst, const TIn* src, bool valid)
     *dst = valid ? *src : (TIn)0;
   }
 }
-__device__ __forceinline__ void cuvil_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cuvil_cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
 template <int N>
-__device__ __forceinline__ void cuvil_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void cuvil_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
 
 __device__ __forceinline__ unsigned cuvil_tf32(float x) {
   unsigned r;
@@ -169,8 +174,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{NAME}}(const Params p) {
     const TIn* bs = Bs + (int)(kt % STAGES) * B_STAGE;
 #pragma unroll
     for (int kk = 0; kk < BK; kk += MMA_K) {
-      unsigned af[MI][4];
-      unsigned bf[NI][2];
+      unsigned af[MI][4], bf[NI][2];
+      unsigned afs[MI][4], bfs[NI][2];  // 3xTF32 remainders (unused otherwise)
       if constexpr (HALF) {
 #pragma unroll
         for (int i = 0; i < MI; ++i)
@@ -191,31 +196,53 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{NAME}}(const Params p) {
           bf[j + 1][1] = r[3];
         }
       } else {
+        float ar[MI][4], br[NI][2];
 #pragma unroll
         for (int i = 0; i < MI; ++i) {
           const float* a = (const float*)as + (wm0 + i * 16 + g) * A_LD + kk + t;
-          af[i][0] = cuvil_tf32(a[0]);
-          af[i][1] = cuvil_tf32(a[8 * A_LD]);
-          af[i][2] = cuvil_tf32(a[4]);
-          af[i][3] = cuvil_tf32(a[8 * A_LD + 4]);
+          ar[i][0] = a[0];
+          ar[i][1] = a[8 * A_LD];
+          ar[i][2] = a[4];
+          ar[i][3] = a[8 * A_LD + 4];
         }
 #pragma unroll
         for (int j = 0; j < NI; ++j) {
           const float* b = (const float*)bs;
           const int n = wn0 + j * 8 + g;
           if constexpr (B_NK) {
-            bf[j][0] = cuvil_tf32(b[n * B_LD + kk + t]);
-            bf[j][1] = cuvil_tf32(b[n * B_LD + kk + t + 4]);
+            br[j][0] = b[n * B_LD + kk + t];
+            br[j][1] = b[n * B_LD + kk + t + 4];
           } else {
-            bf[j][0] = cuvil_tf32(b[(kk + t) * B_LD + n]);
-            bf[j][1] = cuvil_tf32(b[(kk + t + 4) * B_LD + n]);
+            br[j][0] = b[(kk + t) * B_LD + n];
+            br[j][1] = b[(kk + t + 4) * B_LD + n];
           }
         }
+        // tf32 = the high part; with SPLIT also the rounding remainder (3xTF32: fp32-level error).
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            af[i][e] = cuvil_tf32(ar[i][e]);
+            if constexpr (SPLIT) afs[i][e] = cuvil_tf32(ar[i][e] - __uint_as_float(af[i][e]));
+          }
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            bf[j][e] = cuvil_tf32(br[j][e]);
+            if constexpr (SPLIT) bfs[j][e] = cuvil_tf32(br[j][e] - __uint_as_float(bf[j][e]));
+          }
       }
 #pragma unroll
       for (int i = 0; i < MI; ++i)
 #pragma unroll
-        for (int j = 0; j < NI; ++j) cuvil_mma(acc[i][j], af[i], bf[j]);
+        for (int j = 0; j < NI; ++j) {
+          if constexpr (SPLIT) {  // small products first: they are the least significant
+            cuvil_mma(acc[i][j], afs[i], bf[j]);
+            cuvil_mma(acc[i][j], af[i], bfs[j]);
+          }
+          cuvil_mma(acc[i][j], af[i], bf[j]);
+        }
     }
   }
   cuvil_cp_async_wait<0>();
@@ -348,6 +375,7 @@ std::string gemm_body_source(const GemmBodySpec& spec) {
   replace_all(body, "{{VA}}", std::to_string(spec.vector_a));
   replace_all(body, "{{VB}}", std::to_string(spec.vector_b));
   replace_all(body, "{{HALF}}", spec.in == ElemType::f32 ? "false" : "true");
+  replace_all(body, "{{SPLIT}}", spec.split_tf32 ? "true" : "false");
   replace_all(body, "{{B_NK}}", spec.b_transposed ? "true" : "false");
   replace_all(body, "{{TIN}}", std::string(storage_type(spec.in)));
   replace_all(body, "{{MMA_TYPE}}", spec.in == ElemType::f16 ? "f16" : "bf16");

@@ -16,6 +16,7 @@ struct GemmBodySpec {
   ElemType in = ElemType::bf16;  // A and B
   ElemType out = ElemType::bf16;
   bool b_transposed = true;
+  bool split_tf32 = false;         // f32 inputs only: 3xTF32 products
   int vector_a = 8, vector_b = 8;  // elements per global load, already legal for the problem
   GemmTiles tiles;
   bool bias = false;

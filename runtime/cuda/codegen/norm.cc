@@ -105,7 +105,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{NAME}}(const Params p) {
     base = (i64)blockIdx.x * p.dim;
   }
   // Offset of row element i (a chunk never straddles a discontinuity: VW divides the runs).
-  auto offset = [&](i64 i) -> i64 { return (KIND == 2 && NHWC) ? base + (i / cg) * p.c + i % cg : base + i; };
+  auto offset = [&](i64 i) -> i64 {
+    return (KIND == 2 && NHWC) ? base + (i / cg) * p.c + i % cg : base + i;
+  };
   auto channel = [&](i64 i) -> i64 { return group * cg + (NHWC ? i % cg : i / p.spatial); };
   const TIo* x = (const TIo*)p.x;
   TIo* y = (TIo*)p.y;
