@@ -65,6 +65,12 @@ TEST(CodegenConv, RejectsGroupsNotDividingChannels) {
   }
 }
 
+TEST(CodegenConv, RejectsSplitK) {
+  GemmTiles t;
+  t.split_k = 2;
+  EXPECT_THROW(conv_source(conv(1, 8, 8, 8, 3, 1, 1), t), UserError);
+}
+
 TEST(CodegenConv, RejectsEmptyOutputAndBadStride) {
   EXPECT_THROW(conv_source(conv(1, 2, 3, 4, 5, 1, 0), GemmTiles{}), UserError);
   EXPECT_THROW(conv_source(conv(1, 8, 3, 4, 3, 0, 0), GemmTiles{}), UserError);

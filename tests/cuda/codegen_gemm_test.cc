@@ -265,6 +265,35 @@ TEST(CodegenGemm, ExactF32TriplesTheTensorCoreProducts) {
   EXPECT_EQ(count_of(testing::sass_opcode_counts(compiled.cubin), testing::kSassHmma), 48);
 }
 
+TEST(CodegenGemm, SplitKMultipliesTheGridAlongZ) {
+  GemmTiles t;
+  t.split_k = 4;
+  GemmProblem p = problem(1, 4096, 4096);
+  p.c = ElemType::f32;
+  p.batch = 3;
+  EXPECT_EQ(gemm_geometry(p, t).grid[2], 12u);
+  p.bias = true;
+  const KernelSource source = gemm_source(p, t);
+  EXPECT_NE(source.source.find("atomicAdd"), std::string::npos);
+  EXPECT_NE(source.source.find("if (split == 0) v +="), std::string::npos);
+  EXPECT_NE(source.name.find("_k4"), std::string::npos);
+  const CompiledKernel compiled = testing::compile_verbose(source, 90);
+  EXPECT_TRUE(testing::log_reports_no_spills(compiled.log)) << compiled.log;
+}
+
+TEST(CodegenGemm, RejectsSplitKWithEpilogueOr16BitOutput) {
+  GemmTiles t;
+  t.split_k = 2;
+  GemmProblem p = problem(16, 16, 16);  // bf16 output
+  EXPECT_THROW(gemm_source(p, t), UserError);
+  p.c = ElemType::f32;
+  p.epilogue = {{ir::OpKind::relu, ElemType::f32}};
+  EXPECT_THROW(gemm_source(p, t), UserError);
+  t.split_k = 0;
+  p.epilogue.clear();
+  expect_user_error(t, "split_k");
+}
+
 TEST(CodegenGemm, RejectsExactF32For16BitInputs) {
   GemmProblem p = problem(4, 4, 4);
   p.exact_f32 = true;

@@ -79,6 +79,7 @@ void validate_conv(const ConvProblem& p, const GemmTiles& t) {
   require(m < (int64_t{1} << 31), "conv: N*OH*OW must be below 2^31");
   require((m + t.block_m - 1) / std::max(t.block_m, 1) <= 65535,
           "conv: N*OH*OW=" + std::to_string(m) + " needs more than 65535 row blocks");
+  require(t.split_k == 1, "conv: split_k must be 1 (the implicit GEMM's z is the group)");
   detail::validate_gemm_tiles(p.x, /*b_transposed=*/true, t);
   validate_epilogue(p.epilogue);
 }

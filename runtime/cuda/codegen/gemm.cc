@@ -29,7 +29,8 @@ std::string name_for(const GemmProblem& p, const GemmTiles& t) {
          std::to_string(t.block_m) + "x" + std::to_string(t.block_n) + "x" +
          std::to_string(t.block_k) + "_w" + std::to_string(t.warp_m) + "x" +
          std::to_string(t.warp_n) + "_s" + std::to_string(t.stages) + vectors +
-         (p.b_transposed ? "_nt" : "_nn");
+         (t.split_k > 1 ? "_k" + std::to_string(t.split_k) : std::string()) +
+         (p.b_transposed ? "_nt" : "_nn") + (p.exact_f32 ? "_x3" : "");
 }
 
 }  // namespace
@@ -60,7 +61,14 @@ void validate_gemm(const GemmProblem& p, const GemmTiles& t) {
     throw UserError("gemm: exact_f32 (3xTF32) needs f32 inputs, got " +
                     std::string(to_string(p.a)));
   }
-  if (p.batch > 65535) throw UserError("gemm: batch " + std::to_string(p.batch) + " > 65535");
+  if (t.split_k > 1 && (p.c != ElemType::f32 || !p.epilogue.empty())) {
+    throw UserError(
+        "gemm: split_k > 1 accumulates atomically: it needs an f32 output and no "
+        "epilogue steps");
+  }
+  if (p.batch * std::max(t.split_k, 1) > 65535) {
+    throw UserError("gemm: batch x split_k = " + std::to_string(p.batch * t.split_k) + " > 65535");
+  }
   if ((p.m + t.block_m - 1) / std::max(t.block_m, 1) > 65535) {
     throw UserError("gemm: m=" + std::to_string(p.m) + " needs more than 65535 row blocks");
   }
@@ -87,8 +95,14 @@ KernelSource gemm_source(const GemmProblem& p, const GemmTiles& t) {
       "  if (row >= M || kcol >= K) return false;\n"
       "  *src = (const TIn*)p.a + z * p.batch_stride_a + row * p.lda + kcol;\n"
       "  return true;\n";
-  spec.store = detail::gemm_store_code(p.bias, p.bias_type, p.epilogue, p.c, "z", "col",
-                                       "z * p.batch_stride_c + row * p.ldc + col");
+  if (t.split_k > 1) {
+    spec.store = (p.bias ? "if (split == 0) v += " + load_expr(p.bias_type, "p.bias", "col") + ";\n"
+                         : std::string()) +
+                 "atomicAdd((float*)p.c + z * p.batch_stride_c + row * p.ldc + col, v);\n";
+  } else {
+    spec.store = detail::gemm_store_code(p.bias, p.bias_type, p.epilogue, p.c, "z", "col",
+                                         "z * p.batch_stride_c + row * p.ldc + col");
+  }
   return KernelSource{spec.kernel_name, detail::gemm_body_source(spec), {"--std=c++17"}};
 }
 
@@ -97,7 +111,7 @@ LaunchGeometry gemm_geometry(const GemmProblem& p, const GemmTiles& t) {
   LaunchGeometry g;
   g.grid[0] = ceil_div(p.n, t.block_n);
   g.grid[1] = ceil_div(p.m, t.block_m);
-  g.grid[2] = static_cast<unsigned>(p.batch);
+  g.grid[2] = static_cast<unsigned>(p.batch * t.split_k);
   g.block[0] = (t.block_m / t.warp_m) * (t.block_n / t.warp_n) * 32;
   g.shared_bytes = static_cast<unsigned>(gemm_shared_bytes(p, t));
   return g;

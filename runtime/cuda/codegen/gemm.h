@@ -20,6 +20,10 @@ struct GemmTiles {
   int warp_m = 64, warp_n = 64;                    // warp tile: (bm/wm)*(bn/wn) warps per block
   int stages = 3;                                  // cp.async shared-memory pipeline depth (>= 2)
   int vector_width = 8;  // elements per global load (16 bytes for 16-bit types at 8)
+  // > 1: that many blocks share each output tile along K (more blocks for small M*N, e.g. decode)
+  // and atomically add partial sums: C must be f32 and ZEROED before the launch, no epilogue
+  // steps (bias is added once). Dense GEMM only (conv: 1).
+  int split_k = 1;
   bool operator==(const GemmTiles&) const = default;
 };
 

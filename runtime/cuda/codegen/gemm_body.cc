@@ -19,9 +19,12 @@ namespace {
 //  - All threads of the block cooperatively copy the A (BM x BK) and B (BK x BN) tiles of each
 //    k step into shared memory, vector by vector, STAGES-1 tiles ahead of the compute (cp.async
 //    groups); out-of-range vectors are zero-filled, so any M, N, K works.
+//  - split_k > 1: blockIdx.z = gemm * SPLIT_K + split; each split sums its own range of k tiles
+//    and atomically adds its partial tile into the (zeroed, f32) C.
 constexpr const char* kBody = R"CUDA(
 constexpr int BM = {{BM}}, BN = {{BN}}, BK = {{BK}}, WM = {{WM}}, WN = {{WN}}, STAGES = {{STAGES}};
 constexpr int VA = {{VA}}, VB = {{VB}};
+constexpr int SPLIT_K = {{SPLIT_K}};  // blocks per output tile along K (atomicAdd into C)
 constexpr bool HALF = {{HALF}};   // 16-bit inputs (mma m16n8k16) else fp32 via tf32 (m16n8k8)
 constexpr bool SPLIT = {{SPLIT}};  // f32 inputs: 3xTF32 (big*big + big*small + small*big)
 constexpr bool B_NK = {{B_NK}};   // B tile stored [BN][BK] (k contiguous) else [BK][BN]
@@ -106,14 +109,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{NAME}}(const Params p) {
   extern __shared__ __align__(16) unsigned char cuvil_smem[];
   TIn* As = (TIn*)cuvil_smem;
   TIn* Bs = As + STAGES * A_STAGE;
-  const i64 z = blockIdx.z;
+  const i64 z = blockIdx.z / SPLIT_K;        // GEMM (batch entry or conv group)
+  const int split = blockIdx.z % SPLIT_K;    // which slice of K this block sums (split-K)
   i64 M, N, K, ldb;
   const TIn* B;
 {{SETUP}}
   const i64 m0 = (i64)blockIdx.y * BM, n0 = (i64)blockIdx.x * BN;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
-  const i64 k_tiles = (K + BK - 1) / BK;
+  const i64 k_tiles_all = (K + BK - 1) / BK;
+  const i64 per_split = (k_tiles_all + SPLIT_K - 1) / SPLIT_K;
+  const i64 kt_begin = split * per_split;
+  const i64 k_tiles = max(min(k_tiles_all, kt_begin + per_split) - kt_begin, (i64)0);
 
   // Copy k tile `kt` into pipeline stage `stage`.
   auto load_tile = [&](i64 kt, int stage) {
@@ -158,7 +165,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{NAME}}(const Params p) {
   // empty) so wait_group<STAGES-2> always means "tile kt has landed".
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) load_tile(s, s);
+    if (s < k_tiles) load_tile(kt_begin + s, s);
     cuvil_cp_async_commit();
   }
 
@@ -167,7 +174,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{NAME}}(const Params p) {
     cuvil_cp_async_wait<STAGES - 2>();
     __syncthreads();  // tile kt visible to all; everyone is done reading stage (kt-1) % STAGES
     const i64 next = kt + STAGES - 1;
-    if (next < k_tiles) load_tile(next, (int)(next % STAGES));
+    if (next < k_tiles) load_tile(kt_begin + next, (int)(next % STAGES));
     cuvil_cp_async_commit();
 
     const TIn* as = As + (int)(kt % STAGES) * A_STAGE;
@@ -327,6 +334,8 @@ void validate_gemm_tiles(ElemType in, bool b_transposed, const GemmTiles& t) {
   require(t.block_k % mma_k(in) == 0,
           "gemm tiles: block_k must be a multiple of " + std::to_string(mma_k(in)) + " for " +
               std::string(to_string(in)) + " inputs, got " + std::to_string(t.block_k));
+  require(t.split_k >= 1 && t.split_k <= 64,
+          "gemm tiles: split_k must be in [1, 64], got " + std::to_string(t.split_k));
   require(t.stages >= 2 && t.stages <= 8,
           "gemm tiles: stages must be in [2, 8], got " + std::to_string(t.stages));
   const int v = t.vector_width;
@@ -375,6 +384,7 @@ std::string gemm_body_source(const GemmBodySpec& spec) {
   replace_all(body, "{{VA}}", std::to_string(spec.vector_a));
   replace_all(body, "{{VB}}", std::to_string(spec.vector_b));
   replace_all(body, "{{HALF}}", spec.in == ElemType::f32 ? "false" : "true");
+  replace_all(body, "{{SPLIT_K}}", std::to_string(t.split_k));
   replace_all(body, "{{SPLIT}}", spec.split_tf32 ? "true" : "false");
   replace_all(body, "{{B_NK}}", spec.b_transposed ? "true" : "false");
   replace_all(body, "{{TIN}}", std::string(storage_type(spec.in)));
