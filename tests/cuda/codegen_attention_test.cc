@@ -133,6 +133,47 @@ TEST_P(AttentionCompiles, ForSm90WithoutSpills) {
 INSTANTIATE_TEST_SUITE_P(Matrix, AttentionCompiles, ::testing::ValuesIn(attention_cases()),
                          [](const auto& info) { return info.param.label; });
 
+TEST(CodegenAttention, TensorCoreVariantUsesHmmaForBothProducts) {
+  AttentionProblem p = attention(1, 32, 8, 512, 512, 128, true);
+  const AttentionTiles tiles{64, 64, 4, /*tensor_cores=*/true};
+  const KernelSource source = attention_source(p, tiles);
+  EXPECT_NE(source.name.find("_tc"), std::string::npos);
+  const CompiledKernel compiled = testing::compile_verbose(source, 90);
+  EXPECT_TRUE(testing::log_reports_no_spills(compiled.log)) << compiled.log;
+  // QK^T: (D/16) x (block_kv/8) = 64 mma; PV: (block_kv/16) x (Dv/8) = 64 mma.
+  EXPECT_EQ(testing::count_of(testing::sass_opcode_counts(compiled.cubin), testing::kSassHmma),
+            128);
+  EXPECT_EQ(attention_geometry(p, tiles).shared_bytes, (64u * 136 + 64 * 136 + 64 * 136) * 2);
+}
+
+TEST(CodegenAttention, TensorCoreVariantCompilesForOddSequencesAndF16Cross) {
+  AttentionProblem odd = attention(2, 3, 1, 7, 17, 64, true);
+  odd.head_dim_v = 32;
+  AttentionProblem cross = attention(2, 10, 10, 4096, 77, 64, false);
+  cross.type = ElemType::f16;
+  for (const AttentionProblem& p : {odd, cross}) {
+    const CompiledKernel compiled =
+        compile_kernel(attention_source(p, AttentionTiles{32, 32, 2, true}), 90);
+    EXPECT_EQ(testing::cubin_sm_arch(compiled.cubin), 90);
+  }
+}
+
+TEST(CodegenAttention, TensorCoreVariantRejectsWhatItCannotDo) {
+  AttentionProblem p = attention(1, 1, 1, 8, 8, 64, false);
+  p.type = ElemType::f32;
+  EXPECT_THROW(attention_source(p, AttentionTiles{64, 64, 4, true}), UserError);
+  p.type = ElemType::bf16;
+  p.head_dim = 72;  // not a multiple of 16
+  EXPECT_THROW(attention_source(p, AttentionTiles{64, 64, 4, true}), UserError);
+  p.head_dim = 64;
+  try {
+    attention_source(p, AttentionTiles{32, 64, 4, true});
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("block_q"), std::string::npos) << error.what();
+  }
+}
+
 TEST(CodegenAttention, CompilesForSm80) {
   const CompiledKernel compiled =
       compile_kernel(attention_source(attention(1, 8, 8, 64, 64, 64, false), AttentionTiles{}), 80);

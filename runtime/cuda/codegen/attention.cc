@@ -4,6 +4,7 @@
 #include <string>
 
 #include "passes/ir/error.h"
+#include "runtime/cuda/codegen/attention_tc.h"
 
 namespace cuvil::runtime::cuda::codegen {
 
@@ -21,6 +22,7 @@ int64_t value_lanes(const AttentionProblem& p) {
 }
 
 int shared_bytes(const AttentionProblem& p, const AttentionTiles& t) {
+  if (t.tensor_cores) return detail::attention_tc_shared_bytes(p, t);
   const int64_t floats = t.block_kv * (p.head_dim + 1) + t.block_kv * p.head_dim_v +
                          t.block_q * p.head_dim + t.block_q * t.block_kv;
   return static_cast<int>(floats * 4);
@@ -184,6 +186,14 @@ void validate_attention(const AttentionProblem& p, const AttentionTiles& t) {
           "attention: head_dim_v must be in [1, 256], got " + std::to_string(p.head_dim_v));
   require(t.warps >= 1 && t.warps <= 32,
           "attention tiles: warps must be in [1, 32], got " + std::to_string(t.warps));
+  require(p.heads_q <= 65535 && p.batch <= 65535, "attention: heads_q and batch must be <= 65535");
+  if (t.tensor_cores) {
+    detail::validate_attention_tc(p, t);
+    require(shared_bytes(p, t) <= kMaxSharedBytesSm90,
+            "attention tiles: block_q and block_kv need " + std::to_string(shared_bytes(p, t)) +
+                " bytes of shared memory, at most " + std::to_string(kMaxSharedBytesSm90));
+    return;
+  }
   require(t.block_q > 0 && t.block_q % t.warps == 0,
           "attention tiles: block_q (" + std::to_string(t.block_q) +
               ") must be a positive multiple of warps (" + std::to_string(t.warps) + ")");
@@ -198,7 +208,6 @@ void validate_attention(const AttentionProblem& p, const AttentionTiles& t) {
   require(shared_bytes(p, t) <= kMaxSharedBytesSm90,
           "attention tiles: block_q and block_kv need " + std::to_string(shared_bytes(p, t)) +
               " bytes of shared memory, at most " + std::to_string(kMaxSharedBytesSm90));
-  require(p.heads_q <= 65535 && p.batch <= 65535, "attention: heads_q and batch must be <= 65535");
 }
 
 KernelSource attention_source(const AttentionProblem& p, const AttentionTiles& t) {
@@ -206,7 +215,13 @@ KernelSource attention_source(const AttentionProblem& p, const AttentionTiles& t
   const std::string name = "cuvil_attention_" + std::string(to_string(p.type)) + "_d" +
                            std::to_string(p.head_dim) + "_dv" + std::to_string(p.head_dim_v) +
                            "_q" + std::to_string(t.block_q) + "_kv" + std::to_string(t.block_kv) +
-                           "_w" + std::to_string(t.warps) + (p.causal ? "_causal" : "");
+                           "_w" + std::to_string(t.warps) + (p.causal ? "_causal" : "") +
+                           (t.tensor_cores ? "_tc" : "");
+  if (t.tensor_cores) {
+    return KernelSource{name,
+                        std::string(device_prelude()) + detail::attention_tc_body(p, t, name),
+                        {"--std=c++17"}};
+  }
   std::string body = kKernel;
   replace_all(body, "{{D}}", std::to_string(p.head_dim));
   replace_all(body, "{{DV}}", std::to_string(p.head_dim_v));

@@ -17,6 +17,9 @@ struct AttentionTiles {
   int block_q = 64;   // queries per thread block (one warp per block_q / warps rows)
   int block_kv = 64;  // keys/values staged in shared memory per step
   int warps = 4;
+  // bf16/f16 only: QK^T and PV on tensor cores (mma.sync m16n8k16, FlashAttention-2 layout);
+  // needs block_q = 16 x warps and head dims / block_kv multiples of 16. Off: fp32 CUDA cores.
+  bool tensor_cores = false;
   bool operator==(const AttentionTiles&) const = default;
 };
 
