@@ -236,10 +236,21 @@ SamplingSupport sampling_support() {
   if (ring.fd < 0) {
     support.reason = explain_open_error(errno, "task-clock sampling with call chains", false,
                                         perf_event_paranoid());
-    return support;
+  } else {
+    close_ring(ring);
+    support.perf_event_callchain = true;
   }
-  close_ring(ring);
-  support.perf_event_callchain = true;
+  if (!support.perf_event_callchain) {
+    support.automatic_fallback_reason = support.reason;
+  } else if (!build_keeps_frame_pointers()) {
+    // The kernel walks frame pointers; without them its call chains stop after a frame or two
+    // (or wander), while the DWARF unwinder in the process sees the whole stack.
+    support.automatic_fallback_reason =
+        "this build omits frame pointers, so the kernel's call chains would hold the leaf only "
+        "(configure with -DCMAKE_CXX_FLAGS=-fno-omit-frame-pointer to sample with perf_event)";
+  }
+  support.automatic_method =
+      support.automatic_fallback_reason.empty() ? "perf_event callchain" : "setitimer+unwind";
   return support;
 }
 
@@ -321,18 +332,8 @@ StackSampler StackSampler::start(int hz, Method method) {
   try {
     if (method == Method::automatic) {
       const SamplingSupport support = sampling_support();
-      if (!support.perf_event_callchain) {
-        state->fallback_reason = support.reason;
-      } else if (!build_keeps_frame_pointers()) {
-        // The kernel walks frame pointers; without them its call chains stop after a frame or
-        // two (or wander), while the DWARF unwinder in the process sees the whole stack.
-        state->fallback_reason =
-            "this build omits frame pointers, so the kernel's call chains would be truncated "
-            "(configure with -DCMAKE_CXX_FLAGS=-fno-omit-frame-pointer to sample with "
-            "perf_event)";
-      } else {
-        state->perf = true;
-      }
+      state->perf = support.automatic_fallback_reason.empty();
+      state->fallback_reason = support.automatic_fallback_reason;
     } else if (method == Method::perf_event) {
       const SamplingSupport support = sampling_support();
       if (!support.perf_event_callchain) {

@@ -49,6 +49,10 @@ class StackSampler {
 struct SamplingSupport {
   bool perf_event_callchain = false;
   std::string reason;  // why not, when false
+  // What Method::automatic uses here ("perf_event callchain" | "setitimer+unwind") and, for the
+  // timer, why.
+  std::string automatic_method;
+  std::string automatic_fallback_reason;
 };
 SamplingSupport sampling_support();
 

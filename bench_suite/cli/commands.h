@@ -19,6 +19,7 @@ Action add_history_command(CLI::App& app);
 Action add_compare_command(CLI::App& app);
 Action add_tune_command(CLI::App& app);
 Action add_report_command(CLI::App& app);
+Action add_probes_command(CLI::App& app);
 // `report` subcommands, each in its own file (report_<name>_command.cc).
 Action add_report_flame(CLI::App& report);
 Action add_report_dashboard(CLI::App& report);

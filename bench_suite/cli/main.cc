@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   const Action compare = add_compare_command(app);
   const Action tune = add_tune_command(app);
   const Action report = add_report_command(app);
+  const Action probes = add_probes_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("compare")) return compare();
     if (app.got_subcommand("tune")) return tune();
     if (app.got_subcommand("report")) return report();
+    if (app.got_subcommand("probes")) return probes();
   } catch (const cuvil::UserError& e) {
     std::fprintf(stderr, "cuvil-bench: error: %s\n", e.what());
     return 2;
