@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,11 @@ struct AttentionCase {
   AttentionProblem problem;
   AttentionTiles tiles;
 };
+
+// gtest prints the label instead of the struct's bytes.
+void PrintTo(const AttentionCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 std::vector<AttentionCase> attention_cases() {
   std::vector<AttentionCase> cases;

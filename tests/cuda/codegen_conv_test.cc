@@ -2,6 +2,7 @@
 #if CUVIL_HAVE_CUDA
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,11 @@ struct ConvCase {
   GemmTiles tiles;
   bool expect_async;
 };
+
+// gtest prints the label instead of the struct's bytes.
+void PrintTo(const ConvCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 std::vector<ConvCase> conv_cases() {
   std::vector<ConvCase> cases;

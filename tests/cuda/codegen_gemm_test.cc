@@ -2,6 +2,7 @@
 #if CUVIL_HAVE_CUDA
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,11 @@ struct GemmCase {
   GemmTiles tiles;
   int sm_arch;
 };
+
+// gtest prints the label instead of the struct's bytes.
+void PrintTo(const GemmCase& c, std::ostream* out) {
+  *out << c.label;
+}
 
 GemmCase make_case(std::string label, int64_t m, int64_t n, int64_t k, ElemType in, ElemType out,
                    bool b_transposed, GemmTiles tiles, int sm_arch = 90) {
