@@ -2,8 +2,11 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "passes/ir/error.h"
+#include "passes/lowering_choice.h"
 
 namespace cuvil::passes {
 
@@ -19,15 +22,24 @@ using ir::ValueId;
 const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
 const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
 
-bool is_rank4(const Graph& graph, ValueId id) {
-  return graph.value(id).shape.size() == 4;
-}
-
 bool all_ones(const Shape& shape) {
   for (int64_t d : shape) {
     if (d != 1) return false;
   }
   return true;
+}
+
+// Logical channel count of a 4-D shape held in layout `l` (nchw or nhwc).
+int64_t channels_of(const Shape& shape, Layout l) {
+  return l == Layout::nhwc ? shape[3] : shape[1];
+}
+
+// Which conv classes (lowering_choice.h) the blocked_convs choice puts in nchw16c.
+bool blocks_conv_class(const std::string& choice, const std::string& cls) {
+  if (choice == "all") return true;
+  if (choice == "3x3") return cls == "conv_3x3";
+  if (choice == "3x3+other") return cls == "conv_3x3" || cls == "conv_other";
+  return false;
 }
 
 // Where logical axis `axis` of a tensor in layout `from` sits in layout `to`.
@@ -41,11 +53,13 @@ int64_t move_axis(int64_t axis, Layout from, Layout to) {
 }
 
 // Rewrites the graph in place. Every original value keeps its id; `phys_[v]` says in which
-// layout its data now sits. Conversions are transposes created on demand and cached, so each
-// value is transposed at most once per layout.
+// layout its data now sits. Conversions are transposes (to or from nchw16c: short chains of
+// concat with zeros, reshape, transpose and slice) created on demand and cached, so each value
+// is converted at most once per layout.
 class Rewriter {
  public:
-  Rewriter(Graph& graph, Layout target) : graph_(graph), target_(target) {
+  Rewriter(Graph& graph, Layout target, std::string blocked_convs)
+      : graph_(graph), target_(target), blocked_convs_(std::move(blocked_convs)) {
     phys_.resize(static_cast<size_t>(graph.value_count()), Layout::nchw);
     for (ValueId v = 0; v < graph.value_count(); ++v) {
       const Layout l = graph.value(v).layout;
@@ -60,6 +74,10 @@ class Rewriter {
     }
     original_ = phys_;
     for (ValueId v = 0; v < graph.value_count(); ++v) shapes_.push_back(graph.value(v).shape);
+    for (const Node& n : graph.nodes()) {
+      if (ir::is_layout_aware(n.op) && n.attrs.get_string("layout", "nchw") == "nchw16c")
+        throw UserError("layout: node '" + n.name + "' is already nchw16c (run layout once)");
+    }
   }
 
   void run() {
@@ -72,30 +90,99 @@ class Rewriter {
 
  private:
   Layout original(ValueId v) const { return original_[static_cast<size_t>(v)]; }
-  // Shape before the rewrite (logical for values that move to another layout).
-  const Shape& shape_of(ValueId v) const { return shapes_[static_cast<size_t>(v)]; }
+  // Shape before the rewrite (logical for values that move to another layout). Values the
+  // rewrite adds are logically 4-D: they hold an original 4-D value in another layout.
+  Shape shape_of(ValueId v) const {
+    return static_cast<size_t>(v) < shapes_.size() ? shapes_[static_cast<size_t>(v)]
+                                                   : logical_[static_cast<size_t>(v)];
+  }
+  bool logical4(ValueId v) const { return shape_of(v).size() == 4; }
 
-  // v's data in layout `want` (v must be rank 4).
+  // v's data in layout `want` (v must be logically rank 4).
   ValueId convert(ValueId v, Layout want) {
     const Layout have = phys_[static_cast<size_t>(v)];
     if (have == want) return v;
     auto key = std::make_pair(v, want);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-    const std::string suffix = want == Layout::nhwc ? ".to_nhwc" : ".to_nchw";
-    const ValueId t = graph_.add_node(OpKind::transpose, {v},
-                                      {{"perm", want == Layout::nhwc ? kToNhwc : kToNchw}},
-                                      graph_.value(v).name + suffix);
+    ValueId t;
+    if (want == Layout::nchw16c) {
+      t = to_blocked(v, have);
+    } else if (have == Layout::nchw16c) {
+      t = from_blocked(v, want);
+    } else {
+      const std::string suffix = want == Layout::nhwc ? ".to_nhwc" : ".to_nchw";
+      t = graph_.add_node(OpKind::transpose, {v},
+                          {{"perm", want == Layout::nhwc ? kToNhwc : kToNchw}},
+                          graph_.value(v).name + suffix);
+    }
     inserted_.insert(t);
-    record(t, want);
+    record(t, want, shape_of(v), original(v));
     cache_[key] = t;
     return t;
   }
 
-  ValueId to_original(ValueId v) { return is_rank4(graph_, v) ? convert(v, original(v)) : v; }
+  // nchw/nhwc -> nchw16c: pad channels with zeros to a multiple of 16, split them into blocks
+  // and move the 16 lanes innermost.
+  ValueId to_blocked(ValueId v, Layout have) {
+    const Shape s = graph_.value(v).shape;
+    const std::string name = graph_.value(v).name;
+    const int64_t axis = have == Layout::nhwc ? 3 : 1;
+    const int64_t c = s[static_cast<size_t>(axis)];
+    const int64_t blocks = (c + ir::kChannelBlock - 1) / ir::kChannelBlock;
+    ValueId x = v;
+    if (c % ir::kChannelBlock != 0) {
+      Shape zeros_shape = s;
+      zeros_shape[static_cast<size_t>(axis)] = blocks * ir::kChannelBlock - c;
+      const ValueId zeros = graph_.add_constant(name + ".channel_pad", zeros_shape,
+                                                ir::ConstantInit::fill(0.0f), false);
+      x = graph_.add_node(OpKind::concat, {x, zeros}, {{"axis", axis}}, name + ".pad16");
+    }
+    const bool nhwc = have == Layout::nhwc;
+    const Shape split = nhwc ? Shape{s[0], s[1], s[2], blocks, ir::kChannelBlock}
+                             : Shape{s[0], blocks, ir::kChannelBlock, s[2], s[3]};
+    x = graph_.add_node(OpKind::reshape, {x}, {{"shape", split}}, name + ".split16");
+    const std::vector<int64_t> perm =
+        nhwc ? std::vector<int64_t>{0, 3, 1, 2, 4} : std::vector<int64_t>{0, 1, 3, 4, 2};
+    return graph_.add_node(OpKind::transpose, {x}, {{"perm", perm}}, name + ".to_nchw16c");
+  }
+
+  // nchw16c -> nchw/nhwc: lanes back next to their blocks, merged, padding sliced off.
+  ValueId from_blocked(ValueId v, Layout want) {
+    const Shape s = graph_.value(v).shape;  // [N, Cb, H, W, 16]
+    const std::string name = graph_.value(v).name;
+    const int64_t c = channels_of(shape_of(v), original(v));
+    const bool nhwc = want == Layout::nhwc;
+    const std::vector<int64_t> perm =
+        nhwc ? std::vector<int64_t>{0, 2, 3, 1, 4} : std::vector<int64_t>{0, 1, 4, 2, 3};
+    ValueId x = graph_.add_node(OpKind::transpose, {v}, {{"perm", perm}}, name + ".unblock");
+    const int64_t lanes = s[1] * s[4];
+    const Shape merged = nhwc ? Shape{s[0], s[2], s[3], lanes} : Shape{s[0], lanes, s[2], s[3]};
+    const std::string suffix = nhwc ? ".to_nhwc" : ".to_nchw";
+    x = graph_.add_node(OpKind::reshape, {x}, {{"shape", merged}},
+                        name + (lanes == c ? suffix : ".merge16"));
+    if (lanes == c) return x;
+    const int64_t axis = nhwc ? 3 : 1;
+    return graph_.add_node(OpKind::slice, {x}, {{"axis", axis}, {"start", 0}, {"end", c}},
+                           name + suffix);
+  }
+
+  ValueId to_original(ValueId v) { return logical4(v) ? convert(v, original(v)) : v; }
+
+  // The layout a layout-aware node runs in: nchw16c for the conv classes blocked_convs names
+  // (groups 1) and for pools whose input arrives blocked; the target layout otherwise.
+  Layout node_layout(const Node& node) const {
+    if (node.op == OpKind::conv2d && node.attrs.get_int("groups", 1) == 1 &&
+        blocks_conv_class(blocked_convs_, conv_class(graph_, node)))
+      return Layout::nchw16c;
+    if ((node.op == OpKind::max_pool2d || node.op == OpKind::avg_pool2d) &&
+        phys_[static_cast<size_t>(node.inputs[0])] == Layout::nchw16c)
+      return Layout::nchw16c;
+    return target_;
+  }
 
   // An operand that broadcasts against a result held in layout `want` (logically `logical`).
   ValueId convert_operand(ValueId v, Layout want, Layout logical) {
-    const Shape shape = graph_.value(v).shape;
+    const Shape shape = shape_of(v);
     if (all_ones(shape)) return v;  // one value per tensor: layout cannot matter
     if (shape.size() == 4) return convert(v, want);
     if (shape.size() > 4 || want == logical) return v;
@@ -110,19 +197,26 @@ class Rewriter {
       padded.insert(padded.end(), shape.begin(), shape.end());
       r = graph_.add_node(OpKind::reshape, {v}, {{"shape", padded}},
                           graph_.value(v).name + ".rank4");
-      record(r, logical);
-      original_[static_cast<size_t>(r)] = logical;
+      record(r, logical, padded, logical);
       cache_[key] = r;
     }
     return convert(r, want);
   }
 
-  void record(ValueId v, Layout l) {
-    if (phys_.size() <= static_cast<size_t>(v)) {
-      phys_.resize(static_cast<size_t>(v) + 1, Layout::nchw);
-      original_.resize(static_cast<size_t>(v) + 1, Layout::nchw);
+  // Where v's data sits; for an added value also its logical shape and that shape's layout.
+  void record(ValueId v, Layout l, const Shape& logical = {},
+              Layout logical_layout = Layout::nchw) {
+    const size_t i = static_cast<size_t>(v);
+    if (phys_.size() <= i) {
+      phys_.resize(i + 1, Layout::nchw);
+      original_.resize(i + 1, Layout::nchw);
+      logical_.resize(i + 1);
     }
-    phys_[static_cast<size_t>(v)] = l;
+    phys_[i] = l;
+    if (i >= shapes_.size()) {
+      logical_[i] = logical;
+      original_[i] = logical_layout;
+    }
   }
 
   void rewrite_node(size_t index) {
@@ -131,19 +225,20 @@ class Rewriter {
     for (const ir::EpilogueStep& step : node.epilogue) {
       if (ir::is_binary_elementwise(step.op)) epilogue_inputs.insert(step.input);
     }
-    const bool out4 = is_rank4(graph_, node.output);
+    const bool out4 = logical4(node.output);
     const Layout out_logical = original(node.output);
     Layout out_phys = out_logical;
 
     if (ir::is_layout_aware(node.op)) {
-      node.inputs[0] = convert(node.inputs[0], target_);
+      const Layout layout = node_layout(node);
+      node.inputs[0] = convert(node.inputs[0], layout);
       for (size_t k = 1; k < node.inputs.size(); ++k) {
         if (epilogue_inputs.count(static_cast<int>(k)) == 0) {
           node.inputs[k] = to_original(node.inputs[k]);
         }
       }
-      node.attrs.set("layout", std::string(ir::to_string(target_)));
-      out_phys = target_;
+      node.attrs.set("layout", std::string(ir::to_string(layout)));
+      out_phys = layout;
     } else if (ir::is_elementwise(node.op) && out4) {
       // Follow the full-size operand's layout so chains stay in the layout they arrive in.
       for (ValueId in : node.inputs) {
@@ -158,8 +253,9 @@ class Rewriter {
     } else if (node.op == OpKind::concat && out4) {
       const Layout first = phys_[static_cast<size_t>(node.inputs[0])];
       bool same = true;
-      for (ValueId in : node.inputs) same = same && is_rank4(graph_, in);
-      if (same && first != out_logical) {
+      for (ValueId in : node.inputs) same = same && logical4(in);
+      // Blocked channels carry padding: a channel concat cannot simply move axes there.
+      if (same && first != out_logical && first != Layout::nchw16c) {
         out_phys = first;
         const int64_t axis = node.attrs.get_int("axis", 0);
         node.attrs.set("axis", move_axis(axis < 0 ? axis + 4 : axis, out_logical, out_phys));
@@ -191,9 +287,11 @@ class Rewriter {
 
   Graph& graph_;
   Layout target_;
+  std::string blocked_convs_;
   std::vector<Layout> phys_;
   std::vector<Layout> original_;
   std::vector<Shape> shapes_;
+  std::vector<Shape> logical_;  // logical shapes of added values (index >= shapes_.size())
   std::map<std::pair<ValueId, Layout>, ValueId> cache_;
   std::set<ValueId> inserted_;
 };
@@ -238,7 +336,11 @@ void cancel_transpose_pairs(Graph& graph) {
 std::vector<ParamSpec> LayoutPass::params() const {
   return {choice_param("memory_layout", {"nchw", "nhwc"}, "nhwc",
                        "activation layout of convolutions, norms and pools (nhwc: channels "
-                       "innermost, contiguous for the GEMM-style inner loops)")};
+                       "innermost, contiguous for the GEMM-style inner loops)"),
+          choice_param("blocked_convs", {"none", "3x3", "3x3+other", "all"}, "none",
+                       "conv classes (select-lowering's conv_3x3, conv_other, conv_1x1; groups 1) "
+                       "run in blocked nchw16c with the direct nchw16c kernel; pools after them "
+                       "stay blocked")};
 }
 
 void LayoutPass::run(Graph& graph, const ParamMap& params) const {
@@ -246,7 +348,7 @@ void LayoutPass::run(Graph& graph, const ParamMap& params) const {
   const std::string& choice = param_choice(params, "memory_layout");
   CUVIL_CHECK(ir::parse_layout(choice, &target) && target != Layout::any,
               "memory_layout '" + choice + "' passed validation");
-  Rewriter rewriter(graph, target);
+  Rewriter rewriter(graph, target, param_choice(params, "blocked_convs"));
   rewriter.run();
   graph.recompute();
   cancel_transpose_pairs(graph);

@@ -49,11 +49,19 @@ const std::vector<ClassSpec>& classes() {
   return specs;
 }
 
-std::string kernel_name(OpKind op, const std::string& choice) {
+// Blocked (nchw16c) convolutions have one kernel: "direct" names it there.
+constexpr const char* kBlockedConvKernel = "conv2d.direct_nchw16c";
+
+bool is_blocked(const ir::Node& n) {
+  return n.attrs.get_string("layout", "nchw") == "nchw16c";
+}
+
+std::string kernel_name(const ir::Node& n, const std::string& choice) {
   static const std::map<std::string, std::string> conv = {
       {"gemm", "gemm_1x1"}, {"im2col", "im2col"}, {"direct", "direct_nhwc"}, {"onednn", "onednn"}};
-  const std::string variant = op == OpKind::conv2d ? conv.at(choice) : choice;
-  return std::string(ir::to_string(op)) + "." + variant;
+  if (n.op == OpKind::conv2d && choice == "direct" && is_blocked(n)) return kBlockedConvKernel;
+  const std::string variant = n.op == OpKind::conv2d ? conv.at(choice) : choice;
+  return std::string(ir::to_string(n.op)) + "." + variant;
 }
 
 // What a kernel's supports() sees of this node at lowering.
@@ -102,11 +110,11 @@ void LoweringChoicePass::run(ir::Graph& graph, const ParamMap& params) const {
       if (c.op == n.op && (n.op != OpKind::conv2d || cls == c.param)) spec = &c;
     }
     if (!spec) continue;
-    std::string name = kernel_name(n.op, param_choice(params, spec->param));
+    std::string name = kernel_name(n, param_choice(params, spec->param));
     const runtime::KernelInfo* k = runtime::find_kernel(n.op, name);
     CUVIL_CHECK(k, "select-lowering: kernel " + name + " is not registered");
     if (k->supports && !k->supports(probe_step(graph, n))) {
-      name = spec->fallback;
+      name = n.op == OpKind::conv2d && is_blocked(n) ? kBlockedConvKernel : spec->fallback;
       ++fallbacks;
     }
     n.attrs.set("impl", name);

@@ -20,15 +20,23 @@ std::vector<KernelInfo> build_table() {
                   bool (*supports)(const Step&) = nullptr) {
     t.push_back({op, std::string(ir::to_string(op)) + "." + variant, fn, supports, what});
   };
-  add(OpKind::conv2d, "auto", cpu::conv2d_auto, "1x1 stride-1 as GEMM, otherwise im2col + GEMM");
-  add(OpKind::conv2d, "im2col", cpu::conv2d_im2col, "im2col (blocked) + packed GEMM");
+  add(OpKind::conv2d, "auto", cpu::conv2d_auto,
+      "1x1 stride-1 as GEMM, otherwise im2col + GEMM; nchw16c: direct_nchw16c");
+  add(OpKind::conv2d, "im2col", cpu::conv2d_im2col, "im2col (blocked) + packed GEMM",
+      cpu::conv2d_unblocked);
   add(OpKind::conv2d, "gemm_1x1", cpu::conv2d_gemm_1x1, "1x1 stride-1 unpadded as one GEMM",
       cpu::conv2d_is_1x1);
   add(OpKind::conv2d, "direct_nhwc", cpu::conv2d_direct_nhwc,
       "direct, NHWC only: MR pixels x NV*16 channels register tile, packed weights",
       cpu::conv2d_direct_supports);
   t.back().prepare = cpu::conv2d_direct_prepare;
-  add(OpKind::conv2d, "onednn", onednn::conv2d, "oneDNN convolution primitive (library)");
+  add(OpKind::conv2d, "direct_nchw16c", cpu::conv2d_direct_nchw16c,
+      "direct, nchw16c groups=1 only: MR pixels x NV 16-channel blocks register tile, packed "
+      "weights",
+      cpu::conv2d_direct_nchw16c_supports);
+  t.back().prepare = cpu::conv2d_direct_nchw16c_prepare;
+  add(OpKind::conv2d, "onednn", onednn::conv2d, "oneDNN convolution primitive (library)",
+      cpu::conv2d_unblocked);
   t.back().prepare = onednn::conv2d_prepare;
   // Reduced precision (passes/precision.cc picks them): weights converted once in prepare.
   add(OpKind::conv2d, "bf16", cpu::conv2d_bf16,

@@ -1,8 +1,9 @@
 // ResNet-50's distinct convolutions (batch 1, 224 px, NHWC, bias + ReLU fused as after BN
 // folding) through every conv lowering side by side in one binary: 1x1-as-GEMM, im2col + GEMM,
-// direct NHWC, and the oneDNN library. Each case is lowered by passes::lower (so prepare hooks
-// pack or reorder the weights once, outside the timed loop) and its one step is timed alone.
-// Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this machine's measured FMA peak.
+// direct NHWC, direct on blocked nchw16c activations, and the oneDNN library. Each case is lowered
+// by passes::lower (so prepare hooks pack or reorder the weights once, outside the timed loop) and
+// its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this
+// machine's measured FMA peak.
 //
 //   build-conv/bench_suite/micro/cuvil-micro-conv                 (threads: CUVIL_THREADS, else
 //   all) build-conv/bench_suite/micro/cuvil-micro-conv --benchmark_filter='layer4'
@@ -76,7 +77,9 @@ const ConvShape kShapes[] = {
 
 Graph conv_graph(const ConvShape& s, const std::string& layout, const std::string& kernel) {
   Graph g;
-  const Shape x = layout == "nhwc" ? Shape{1, s.hw, s.hw, s.c} : Shape{1, s.c, s.hw, s.hw};
+  const Shape x = layout == "nhwc"      ? Shape{1, s.hw, s.hw, s.c}
+                  : layout == "nchw16c" ? Shape{1, (s.c + 15) / 16, s.hw, s.hw, 16}
+                                        : Shape{1, s.c, s.hw, s.hw};
   const auto w =
       g.add_constant("w", {s.o, s.c, s.k, s.k}, cuvil::ir::ConstantInit::normal(0, 0.05f, 1));
   const auto b = g.add_constant("b", {s.o}, cuvil::ir::ConstantInit::normal(0, 0.1f, 2));
@@ -93,7 +96,7 @@ Graph conv_graph(const ConvShape& s, const std::string& layout, const std::strin
 }
 
 void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
-  const std::string layout = bench_layout();
+  const std::string layout = kernel == "conv2d.direct_nchw16c" ? "nchw16c" : bench_layout();
   const Graph g = conv_graph(shape, layout, kernel);
   const cuvil::runtime::Plan plan = cuvil::passes::lower(g, {bench_threads()});
   const cuvil::runtime::Step& step = plan.steps.at(0);
@@ -129,6 +132,7 @@ void register_all() {
     if (s.k == 1 && s.stride == 1) kernels.push_back("conv2d.gemm_1x1");
     kernels.push_back("conv2d.im2col");
     if (layout == "nhwc") kernels.push_back("conv2d.direct_nhwc");
+    kernels.push_back("conv2d.direct_nchw16c");  // always on its own blocked layout
     kernels.push_back("conv2d.onednn");
     for (const std::string& k : kernels) {
       const std::string name = std::string("conv/") + s.name + "/" + k.substr(k.find('.') + 1);

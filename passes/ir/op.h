@@ -11,7 +11,10 @@
 namespace cuvil::ir {
 
 enum class OpKind : uint8_t {
-  // inputs (x, w[O, C/groups, KH, KW], bias[O]?); attrs stride[2], pad[2], groups, layout
+  // inputs (x, w[O, C/groups, KH, KW], bias[O]?); attrs stride[2], pad[2], groups, layout.
+  // Layout "nchw16c" (groups 1 only): x is [N, ceil(C/16), H, W, 16], the output
+  // [N, ceil(O/16), OH, OW, 16]; weights and bias keep their shapes. Output lanes past O are 0
+  // before the epilogue; input lanes past C are never read.
   conv2d,
   // inputs (x[..., K], w[N, K], bias[N]?) -> [..., N]   (PyTorch's out_features x in_features)
   linear,
@@ -43,7 +46,7 @@ enum class OpKind : uint8_t {
   sdpa,
   // rotary embedding, rotate-half convention: x[B, H, S, D]; attrs theta, pos_offset
   rope,
-  // attrs kernel[2], stride[2], pad[2], layout
+  // attrs kernel[2], stride[2], pad[2], layout (nchw, nhwc or nchw16c: pools each lane)
   max_pool2d,
   avg_pool2d,  // counts padding (count_include_pad=true)
   // x[N, C, H, W] (or nhwc) -> [N, C]; attr layout
@@ -72,7 +75,10 @@ bool is_binary_elementwise(OpKind op);
 inline bool is_elementwise(OpKind op) {
   return is_unary_elementwise(op) || is_binary_elementwise(op);
 }
-// Ops that carry a "layout" attribute and whose 4-D shapes are physical.
+// Ops that carry a "layout" attribute and whose 4-D shapes are physical. Of these, conv2d
+// (groups 1), max_pool2d and avg_pool2d also take the blocked layout nchw16c (rank 5); the
+// others reject it. Layouts change only through transpose (and, to or from nchw16c, reshape,
+// slice and a concat with zeros that pads channels to a multiple of 16).
 bool is_layout_aware(OpKind op);
 
 // One step of a fused elementwise epilogue applied to a node's result, in order. A binary step

@@ -49,17 +49,36 @@ struct Ctx {
   }
 };
 
-// Channel/spatial accessors for a physical 4-D activation.
+// Channel/spatial accessors for a physical activation (rank 5 in nchw16c, else rank 4). In
+// nchw16c, c counts physical lanes: ceil(C/16) * 16.
 struct Nchw {
   int64_t n, c, h, w;
 };
 Nchw split4(const Shape& s, Layout l) {
   if (l == Layout::nhwc) return {s[0], s[3], s[1], s[2]};
+  if (l == Layout::nchw16c) return {s[0], s[1] * kChannelBlock, s[2], s[3]};
   return {s[0], s[1], s[2], s[3]};
 }
 Shape join4(Nchw d, Layout l) {
   if (l == Layout::nhwc) return {d.n, d.h, d.w, d.c};
+  if (l == Layout::nchw16c)
+    return {d.n, (d.c + kChannelBlock - 1) / kChannelBlock, d.h, d.w, kChannelBlock};
   return {d.n, d.c, d.h, d.w};
+}
+
+// The activation's rank for its layout; nchw16c also needs 16 lanes innermost.
+void activation_rank(const Ctx& c, Layout l) {
+  if (l != Layout::nchw16c) return c.rank(0, 4);
+  c.rank(0, 5);
+  if (c.shape(0)[4] != kChannelBlock)
+    c.fail("nchw16c activation must end in 16 lanes, has shape " + to_string(c.shape(0)));
+}
+
+// Ops other than conv2d and pooling keep channels logical: they do not take nchw16c.
+Layout unblocked_layout(const Ctx& c) {
+  const Layout l = c.layout();
+  if (l == Layout::nchw16c) c.fail("layout nchw16c is for conv2d (groups 1) and pooling only");
+  return l;
 }
 
 int64_t norm_axis(const Ctx& c, int64_t axis, size_t rank) {
@@ -86,12 +105,22 @@ Shape broadcast(const Ctx& c, const Shape& a, const Shape& b) {
 
 void infer_conv(const Ctx& c, Value* out) {
   c.arity(2, 3);
-  c.rank(0, 4);
-  c.rank(1, 4);
   const Layout l = c.layout();
-  const Nchw x = split4(c.shape(0), l);
+  activation_rank(c, l);
+  c.rank(1, 4);
+  Nchw x = split4(c.shape(0), l);
   const Shape& w = c.shape(1);
   const int64_t groups = c.node.attrs.get_int("groups", 1);
+  if (l == Layout::nchw16c) {
+    if (groups != 1) c.fail("layout nchw16c needs groups 1, has " + std::to_string(groups));
+    // Lanes past the weight's channels are padding: the logical channel count is the weight's.
+    if ((w[1] + kChannelBlock - 1) / kChannelBlock * kChannelBlock != x.c) {
+      c.fail("weight " + to_string(w) + " expects " + std::to_string(w[1]) +
+             " input channels, nchw16c activation has " + std::to_string(x.c / kChannelBlock) +
+             " blocks");
+    }
+    x.c = w[1];
+  }
   if (groups < 1 || x.c % groups != 0 || w[0] % groups != 0)
     c.fail("bad groups " + std::to_string(groups));
   if (w[1] * groups != x.c) {
@@ -111,8 +140,8 @@ void infer_conv(const Ctx& c, Value* out) {
 
 void infer_pool(const Ctx& c, Value* out) {
   c.arity(1, 1);
-  c.rank(0, 4);
   const Layout l = c.layout();
+  activation_rank(c, l);
   const Nchw x = split4(c.shape(0), l);
   const auto k = c.pair("kernel", 1);
   const auto stride = c.pair("stride", 1);
@@ -128,8 +157,8 @@ void infer_pool(const Ctx& c, Value* out) {
 
 void infer_norm_nchw(const Ctx& c, size_t params, Value* out) {
   c.arity(params + 1, params + 1);
+  const Layout l = unblocked_layout(c);
   c.rank(0, 4);
-  const Layout l = c.layout();
   const Nchw x = split4(c.shape(0), l);
   for (size_t i = 1; i <= params; ++i) c.vector_of(i, x.c, "per-channel parameter");
   if (c.node.op == OpKind::group_norm) {
@@ -261,6 +290,10 @@ void infer_transpose(const Ctx& c, Value* out) {
   // Transposes are how layouts change: NCHW->NHWC is perm {0,2,3,1}.
   if (x.size() == 4 && perm == std::vector<int64_t>{0, 2, 3, 1}) out->layout = Layout::nhwc;
   if (x.size() == 4 && perm == std::vector<int64_t>{0, 3, 1, 2}) out->layout = Layout::nchw;
+  // The last step into nchw16c: [N, Cb, 16, H, W] or [N, H, W, Cb, 16] -> [N, Cb, H, W, 16].
+  if (x.size() == 5 && s[4] == kChannelBlock &&
+      (perm == std::vector<int64_t>{0, 1, 3, 4, 2} || perm == std::vector<int64_t>{0, 3, 1, 2, 4}))
+    out->layout = Layout::nchw16c;
 }
 
 }  // namespace
@@ -336,15 +369,16 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
       break;
     case OpKind::global_avg_pool: {
       c.arity(1, 1);
+      const Layout l = unblocked_layout(c);
       c.rank(0, 4);
-      const Nchw x = split4(c.shape(0), c.layout());
+      const Nchw x = split4(c.shape(0), l);
       out->shape = {x.n, x.c};
       break;
     }
     case OpKind::upsample_nearest2d: {
       c.arity(1, 1);
+      const Layout l = unblocked_layout(c);
       c.rank(0, 4);
-      const Layout l = c.layout();
       const int64_t s = node.attrs.get_int("scale", 2);
       if (s < 1) c.fail("scale must be >= 1");
       Nchw x = split4(c.shape(0), l);

@@ -24,12 +24,14 @@ std::string_view to_string(Layout layout) {
       return "nchw";
     case Layout::nhwc:
       return "nhwc";
+    case Layout::nchw16c:
+      return "nchw16c";
   }
   return "?";
 }
 
 bool parse_layout(std::string_view text, Layout* out) {
-  for (Layout l : {Layout::any, Layout::nchw, Layout::nhwc}) {
+  for (Layout l : {Layout::any, Layout::nchw, Layout::nhwc, Layout::nchw16c}) {
     if (to_string(l) == text) {
       *out = l;
       return true;

@@ -13,8 +13,11 @@ namespace cuvil::ir {
 enum class DType : uint8_t { f32, bf16, i32 };
 
 // Physical order of a 4-D activation. Layout-aware ops carry a "layout" attribute and their
-// shapes are physical: an nhwc value has shape [N, H, W, C].
-enum class Layout : uint8_t { any, nchw, nhwc };
+// shapes are physical: an nhwc value has shape [N, H, W, C]. nchw16c is blocked: channels in
+// blocks of kChannelBlock, physical shape [N, ceil(C/16), H, W, 16], channel c in block c / 16,
+// lane c % 16. Lanes past C (padding when C % 16 != 0) hold unspecified values that no op reads.
+enum class Layout : uint8_t { any, nchw, nhwc, nchw16c };
+inline constexpr int64_t kChannelBlock = 16;
 
 using Shape = std::vector<int64_t>;
 

@@ -13,6 +13,10 @@ void verify(const Graph& graph) {
         throw UserError("value '" + v.name + "' has non-positive dimension in " +
                         to_string(v.shape));
     }
+    if (v.layout == Layout::nchw16c && (v.shape.size() != 5 || v.shape[4] != kChannelBlock)) {
+      throw UserError("value '" + v.name + "' is nchw16c but has shape " + to_string(v.shape) +
+                      " (needs [N, C/16, H, W, 16])");
+    }
     if (v.kind == ValueKind::constant) {
       if (v.data && static_cast<int64_t>(v.data->size()) != num_elements(v.shape)) {
         throw UserError("constant '" + v.name + "' holds " + std::to_string(v.data->size()) +

@@ -43,7 +43,8 @@ void conv_1x1(const KernelArgs& a, const ConvGeometry& g) {
 }  // namespace
 
 bool conv2d_is_1x1(const Step& s) {
-  return conv_geometry(s).is_1x1_unit_stride();
+  const ConvGeometry g = conv_geometry(s);
+  return !g.blocked && g.is_1x1_unit_stride();
 }
 
 void conv2d_gemm_1x1(const KernelArgs& a) {

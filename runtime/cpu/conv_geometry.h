@@ -12,6 +12,7 @@ namespace cuvil::runtime::cpu {
 
 struct ConvGeometry {
   bool nhwc = false;
+  bool blocked = false;                    // nchw16c: c and o are logical (unpadded) counts
   int64_t n = 0, c = 0, h = 0, w = 0;      // input
   int64_t o = 0, kh = 0, kw = 0;           // weight [o, c/groups, kh, kw]
   int64_t oh = 0, ow = 0;                  // output
@@ -26,9 +27,11 @@ struct ConvGeometry {
 inline ConvGeometry conv_geometry(const Step& s) {
   ConvGeometry g;
   g.nhwc = is_nhwc(s);
-  const Dims4 x = dims4(s.input_shapes[0], g.nhwc);
-  const Dims4 y = dims4(s.output_shape, g.nhwc);
+  g.blocked = is_nchw16c(s);
   const ir::Shape& w = s.input_shapes[1];
+  Dims4 x = dims4(s.input_shapes[0], g.nhwc);
+  const Dims4 y = dims4(s.output_shape, g.nhwc);
+  if (g.blocked) x.c = w[1] * s.attrs.get_int("groups", 1);  // [N, Cb, H, W, 16]
   const auto stride = attr_pair(s, "stride", 1);
   const auto pad = attr_pair(s, "pad", 0);
   g.n = x.n, g.c = x.c, g.h = x.h, g.w = x.w;

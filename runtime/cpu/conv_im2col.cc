@@ -1,10 +1,12 @@
 // conv2d through im2col in blocks of output pixels (bounded scratch) and the packed GEMM, for any
 // geometry; and conv2d.auto, which sends 1x1 stride-1 unpadded convolutions to the GEMM directly
-// (conv_1x1.cc). Bias and epilogue are applied by the GEMM to each finished output block.
+// (conv_1x1.cc) and blocked nchw16c ones to their direct kernel. Bias and epilogue are applied by
+// the GEMM to each finished output block.
 #include <algorithm>
 #include <cstring>
 
 #include "runtime/cpu/conv_geometry.h"
+#include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
@@ -107,7 +109,9 @@ void conv_im2col(const KernelArgs& a, const Conv& g) {
 }  // namespace
 
 void conv2d_auto(const KernelArgs& a) {
-  if (conv_geometry(a.step).is_1x1_unit_stride()) {
+  if (is_nchw16c(a.step)) {
+    conv2d_direct_nchw16c(a);  // the blocked layout's only kernel
+  } else if (conv_geometry(a.step).is_1x1_unit_stride()) {
     conv2d_gemm_1x1(a);
   } else {
     conv_im2col(a, conv_geometry(a.step));
@@ -116,6 +120,10 @@ void conv2d_auto(const KernelArgs& a) {
 
 void conv2d_im2col(const KernelArgs& a) {
   conv_im2col(a, conv_geometry(a.step));
+}
+
+bool conv2d_unblocked(const Step& step) {
+  return !is_nchw16c(step);
 }
 
 }  // namespace cuvil::runtime::cpu

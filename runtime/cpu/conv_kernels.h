@@ -1,5 +1,6 @@
 // Convolution kernels beyond the ones in kernels.h (conv2d.auto, .im2col, .gemm_1x1): the direct
-// NHWC kernel with its weight-packing prepare hook. Registered in runtime/kernel_table.cc.
+// NHWC and nchw16c kernels with their weight-packing prepare hooks. Registered in
+// runtime/kernel_table.cc.
 #pragma once
 
 #include <memory>
@@ -12,5 +13,13 @@ namespace cuvil::runtime::cpu {
 void conv2d_direct_nhwc(const KernelArgs& args);
 bool conv2d_direct_supports(const Step& step);
 std::shared_ptr<const void> conv2d_direct_prepare(const Step& step, const float* const* constants);
+
+// conv_direct_nchw16c.cc: direct convolution on blocked nchw16c activations (groups 1): a
+// register tile of output pixels x 16-channel output blocks, AVX-512 or a portable fallback
+// (chosen with the GEMM's instruction set, active_gemm_isa()).
+void conv2d_direct_nchw16c(const KernelArgs& args);
+bool conv2d_direct_nchw16c_supports(const Step& step);
+std::shared_ptr<const void> conv2d_direct_nchw16c_prepare(const Step& step,
+                                                          const float* const* constants);
 
 }  // namespace cuvil::runtime::cpu

@@ -19,6 +19,10 @@ inline int64_t round_up(int64_t v, int64_t multiple) {
 inline bool is_nhwc(const Step& s) {
   return s.attrs.get_string("layout", "nchw") == "nhwc";
 }
+// Blocked channels: physical [N, ceil(C/16), H, W, 16] (ir::Layout::nchw16c).
+inline bool is_nchw16c(const Step& s) {
+  return s.attrs.get_string("layout", "nchw") == "nchw16c";
+}
 
 // The op's own inputs: epilogue operands are appended after them, one per binary step (see
 // ir::EpilogueStep), so e.g. a conv's bias is present iff op_input_count > 2.
@@ -36,6 +40,12 @@ struct Dims4 {
 inline Dims4 dims4(const ir::Shape& s, bool nhwc) {
   if (nhwc) return {s[0], s[3], s[1], s[2]};
   return {s[0], s[1], s[2], s[3]};
+}
+
+// An nchw16c activation seen lane-wise: [N * blocks] images of [H, W, 16] NHWC pixels (for ops
+// that treat every channel alike, like pooling).
+inline Dims4 blocked_as_nhwc(const ir::Shape& s) {
+  return {s[0] * s[1], s[4], s[2], s[3]};
 }
 
 inline std::vector<int64_t> attr_pair(const Step& s, const char* key, int64_t fallback) {

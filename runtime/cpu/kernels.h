@@ -11,6 +11,8 @@ void conv2d_auto(const KernelArgs& args);    // 1x1 stride-1 as GEMM, else im2co
 void conv2d_im2col(const KernelArgs& args);  // im2col + GEMM, any geometry
 void conv2d_gemm_1x1(const KernelArgs& args);
 bool conv2d_is_1x1(const Step& step);
+// Every layout but the blocked nchw16c (which only conv2d.direct_nchw16c and .auto run).
+bool conv2d_unblocked(const Step& step);
 // linear_matmul.cc
 void linear_gemm(const KernelArgs& args);
 void matmul_gemm(const KernelArgs& args);

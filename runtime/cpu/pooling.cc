@@ -1,4 +1,5 @@
-// Pooling and nearest upsampling, both layouts (NHWC vectorises over channels).
+// Pooling and nearest upsampling, NCHW and NHWC (vectorises over channels); max/avg pooling
+// also nchw16c.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -14,9 +15,12 @@ namespace {
 
 template <bool kMax>
 void pool2d(const KernelArgs& a) {
-  const bool nhwc = is_nhwc(a.step);
-  const Dims4 x = dims4(a.step.input_shapes[0], nhwc);
-  const Dims4 y = dims4(a.step.output_shape, nhwc);
+  // nchw16c pools each lane alike: the NHWC loops over 16-channel images.
+  const bool blocked = is_nchw16c(a.step);
+  const bool nhwc = blocked || is_nhwc(a.step);
+  const Dims4 x =
+      blocked ? blocked_as_nhwc(a.step.input_shapes[0]) : dims4(a.step.input_shapes[0], nhwc);
+  const Dims4 y = blocked ? blocked_as_nhwc(a.step.output_shape) : dims4(a.step.output_shape, nhwc);
   const auto k = attr_pair(a.step, "kernel", 1);
   const auto st = attr_pair(a.step, "stride", 1);
   const auto pd = attr_pair(a.step, "pad", 0);

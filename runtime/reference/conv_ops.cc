@@ -1,4 +1,6 @@
-// Direct 2-D convolution (stride, symmetric padding, groups, optional bias) in either layout.
+// Direct 2-D convolution (stride, symmetric padding, groups, optional bias) in any layout.
+#include <algorithm>
+
 #include "passes/ir/error.h"
 #include "runtime/reference/ops.h"
 
@@ -14,12 +16,18 @@ void run_conv2d(const OpArgs& a) {
   const auto stride = a.node.attrs.get_ints("stride", {1, 1});
   const auto pad = a.node.attrs.get_ints("pad", {0, 0});
   const int64_t kh_size = w.shape[2], kw_size = w.shape[3];
-  const int64_t in_per_group = x.c / groups;
-  const int64_t out_per_group = y.c / groups;
+  // nchw16c counts padded lanes in x.c and y.c: the logical counts are the weight's.
+  const bool blocked = layout == ir::Layout::nchw16c;
+  const int64_t in_channels = blocked ? w.shape[1] * groups : x.c;
+  const int64_t out_channels = blocked ? w.shape[0] : y.c;
+  const int64_t in_per_group = in_channels / groups;
+  const int64_t out_per_group = out_channels / groups;
   CUVIL_CHECK(w.shape[1] == in_per_group, "conv weight does not match groups");
+  // Padding lanes of a blocked output are 0 (op.h).
+  if (blocked) std::fill(a.out, a.out + ir::num_elements(a.out_shape), 0.0f);
 
   for (int64_t n = 0; n < y.n; ++n) {
-    for (int64_t oc = 0; oc < y.c; ++oc) {
+    for (int64_t oc = 0; oc < out_channels; ++oc) {
       const int64_t first_ic = (oc / out_per_group) * in_per_group;
       const float* w_oc = w.data + oc * in_per_group * kh_size * kw_size;
       for (int64_t oh = 0; oh < y.h; ++oh) {

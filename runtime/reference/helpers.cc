@@ -14,6 +14,12 @@ ir::Layout layout_attr(const ir::Node& node) {
 }
 
 Dims4 dims4(const ir::Shape& shape, ir::Layout layout) {
+  if (layout == ir::Layout::nchw16c) {
+    CUVIL_CHECK(shape.size() == 5 && shape[4] == ir::kChannelBlock,
+                "expected an nchw16c activation, got " + ir::to_string(shape));
+    const int64_t n = shape[0], blocks = shape[1], h = shape[2], w = shape[3], b = shape[4];
+    return {n, blocks * b, h, w, blocks * h * w * b, h * w * b, w * b, b, b};
+  }
   CUVIL_CHECK(shape.size() == 4, "expected a 4-D activation, got " + ir::to_string(shape));
   if (layout == ir::Layout::nhwc) {
     const int64_t n = shape[0], h = shape[1], w = shape[2], c = shape[3];

@@ -26,12 +26,15 @@ struct OpArgs {
   float* out;
 };
 
-// Sizes and element strides of a physical 4-D activation, whatever its layout.
+// Sizes and element strides of a physical activation, whatever its layout. In nchw16c
+// (block = 16) c counts physical lanes, padding included, and sc is the stride between blocks.
 struct Dims4 {
   int64_t n, c, h, w;
   int64_t sn, sc, sh, sw;
+  int64_t block = 0;  // channels per block; 0: unblocked
   int64_t at(int64_t in, int64_t ic, int64_t ih, int64_t iw) const {
-    return in * sn + ic * sc + ih * sh + iw * sw;
+    const int64_t channel = block ? ic / block * sc + ic % block : ic * sc;
+    return in * sn + channel + ih * sh + iw * sw;
   }
 };
 ir::Layout layout_attr(const ir::Node& node);  // attr "layout", default nchw

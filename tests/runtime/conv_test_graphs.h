@@ -1,4 +1,5 @@
-// One-node conv2d graphs at odd shapes for the conv and oneDNN kernel tests.
+// One-node conv2d graphs at odd shapes for the conv and oneDNN kernel tests (nchw, nhwc and
+// blocked nchw16c activations).
 #pragma once
 
 #include <string>
@@ -25,8 +26,9 @@ inline const std::vector<ConvCase>& conv_cases() {
   return cases;
 }
 
-inline ir::Shape conv_input_shape(const ConvCase& cc, bool nhwc) {
-  return nhwc ? ir::Shape{cc.n, cc.h, cc.w, cc.c} : ir::Shape{cc.n, cc.c, cc.h, cc.w};
+inline ir::Shape conv_input_shape(const ConvCase& cc, const std::string& layout) {
+  if (layout == "nchw16c") return {cc.n, (cc.c + 15) / 16, cc.h, cc.w, 16};
+  return layout == "nhwc" ? ir::Shape{cc.n, cc.h, cc.w, cc.c} : ir::Shape{cc.n, cc.c, cc.h, cc.w};
 }
 
 // conv(x, w[, b]); weights are a constant unless `weights_input`; `epilogue` adds relu and a
@@ -36,7 +38,7 @@ inline ir::Graph conv_graph(const ConvCase& cc, const std::string& layout, bool 
   ir::Graph g;
   using Ints = std::vector<int64_t>;
   const ir::Shape ws = {cc.o, cc.c / cc.groups, cc.k, cc.k};
-  std::vector<ir::ValueId> in = {g.add_input("x", conv_input_shape(cc, layout == "nhwc"))};
+  std::vector<ir::ValueId> in = {g.add_input("x", conv_input_shape(cc, layout))};
   in.push_back(weights_input ? g.add_input("w", ws)
                              : g.add_constant("w", ws, ir::ConstantInit::normal(0, 0.5f, 1)));
   if (cc.bias) in.push_back(g.add_constant("b", {cc.o}, ir::ConstantInit::normal(0, 0.5f, 2)));

@@ -1,5 +1,5 @@
 // Small helpers for the reference interpreter's tests: deterministic values, one-node graphs,
-// and an NCHW <-> NHWC shuffle written independently of the interpreter.
+// and NCHW <-> NHWC / nchw16c shuffles written independently of the interpreter.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -76,6 +76,34 @@ inline Tensor nhwc_to_nchw(const Tensor& y) {
         for (int64_t iw = 0; iw < w; ++iw)
           x.data[static_cast<size_t>(((in * c + ic) * h + ih) * w + iw)] =
               y.data[static_cast<size_t>(((in * h + ih) * w + iw) * c + ic)];
+  return x;
+}
+
+// Physical NCHW -> blocked nchw16c ([N, ceil(C/16), H, W, 16], lanes past C = `pad`) and back.
+inline Tensor nchw_to_nchw16c(const Tensor& x, float pad = 0.0f) {
+  const int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], w = x.shape[3];
+  const int64_t blocks = (c + 15) / 16;
+  Tensor y({n, blocks, h, w, 16});
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < blocks * 16; ++ic)
+      for (int64_t ih = 0; ih < h; ++ih)
+        for (int64_t iw = 0; iw < w; ++iw)
+          y.data[static_cast<size_t>((((in * blocks + ic / 16) * h + ih) * w + iw) * 16 +
+                                     ic % 16)] =
+              ic < c ? x.data[static_cast<size_t>(((in * c + ic) * h + ih) * w + iw)] : pad;
+  return y;
+}
+
+inline Tensor nchw16c_to_nchw(const Tensor& y, int64_t c) {
+  const int64_t n = y.shape[0], blocks = y.shape[1], h = y.shape[2], w = y.shape[3];
+  Tensor x({n, c, h, w});
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t ih = 0; ih < h; ++ih)
+        for (int64_t iw = 0; iw < w; ++iw)
+          x.data[static_cast<size_t>(((in * c + ic) * h + ih) * w + iw)] =
+              y.data[static_cast<size_t>((((in * blocks + ic / 16) * h + ih) * w + iw) * 16 +
+                                         ic % 16)];
   return x;
 }
 

@@ -1,0 +1,302 @@
+// conv2d.direct_nchw16c: direct convolution on blocked activations, x [N, Cb, H, W, 16] ->
+// y [N, Ob, OH, OW, 16] (ir::Layout::nchw16c, groups 1). Weights are packed once (prepare hook)
+// into groups of NV output blocks, [group][cb][kh][kw][16 input lanes][NV * 16], zero past O and
+// past C. The register tile is MR output pixels of one row x NV blocks of 16 output channels
+// (MR * NV <= 28 zmm accumulators): per input lane it loads NV weight vectors and broadcasts one
+// input value per pixel. Input lanes past C are never read (they may hold anything); output
+// lanes past O get 0 + 0 before the epilogue. Padding is materialised once per call in a
+// zero-bordered copy of the input, so the inner loops have no bounds checks. Every output row of
+// one block group is a task: a thread keeps its groups' weights in cache while it walks rows,
+// and the epilogue runs on each finished row while it is hot.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "passes/ir/error.h"
+#include "runtime/cpu/conv_geometry.h"
+#include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/gemm_ukernel.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+constexpr int kLanes = 16;
+constexpr int kMaxAccumulators = 28;  // of 32 zmm registers: the rest hold weights and input
+constexpr int kMaxMR = 14;
+constexpr int kMaxNV = 4;
+
+struct BlockedShape {
+  int64_t cb = 1;  // input channel blocks
+  int64_t ob = 1;  // output channel blocks
+  int nv = 1;      // output blocks per register tile (and per packed group)
+  int64_t groups = 1;
+  int mr = 1;  // output pixels per tile
+};
+
+BlockedShape blocked_shape(const ConvGeometry& g) {
+  BlockedShape d;
+  d.cb = ceil_div(g.c, kLanes);
+  d.ob = ceil_div(g.o, kLanes);
+  d.nv = static_cast<int>(std::min<int64_t>(d.ob, kMaxNV));
+  d.groups = ceil_div(d.ob, d.nv);
+  const int64_t mr_max = std::min<int64_t>(kMaxMR, kMaxAccumulators / d.nv);
+  const int64_t tiles = ceil_div(g.ow, mr_max);
+  d.mr = static_cast<int>(ceil_div(g.ow, tiles));  // even tiles: 56 -> 8 x 7, 28 -> 4 x 7
+  return d;
+}
+
+// Floats of one packed group: [cb][kh][kw][16][nv * 16].
+int64_t group_floats(const ConvGeometry& g, const BlockedShape& d) {
+  return d.cb * g.kh * g.kw * kLanes * d.nv * kLanes;
+}
+
+// w[O, C, kh, kw] -> [group][cb][kh][kw][lane][nv * 16], zero past O and C.
+void pack_weights(const ConvGeometry& g, const BlockedShape& d, const float* w, float* out) {
+  const int64_t bw = int64_t{d.nv} * kLanes;
+  for (int64_t grp = 0; grp < d.groups; ++grp) {
+    for (int64_t cb = 0; cb < d.cb; ++cb) {
+      for (int64_t ki = 0; ki < g.kh; ++ki) {
+        for (int64_t kj = 0; kj < g.kw; ++kj) {
+          for (int64_t lane = 0; lane < kLanes; ++lane) {
+            const int64_t c = cb * kLanes + lane;
+            for (int64_t j = 0; j < bw; ++j) {
+              const int64_t oc = grp * bw + j;
+              *out++ = oc < g.o && c < g.c ? w[((oc * g.c + c) * g.kh + ki) * g.kw + kj] : 0.0f;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+struct PackedWeights {
+  std::vector<float> data;
+};
+
+struct TileArgs {
+  const float* x;        // input window origin of the tile's first pixel, block 0, lane 0
+  int64_t block_stride;  // floats between input channel blocks (hp * wp * 16)
+  int64_t row_stride;    // floats between input rows (wp * 16)
+  int64_t pix_stride;    // floats between consecutive output pixels' windows (sw * 16)
+  int64_t cb, kh, kw;
+  int64_t last_lanes;  // input lanes of the last block that hold channels (C - 16 (cb - 1))
+  const float* w;      // packed group [cb][kh][kw][16][bw]
+  int64_t bw;
+  float* y;                // output of the first pixel in the group's first block
+  int64_t y_block_stride;  // floats between output blocks (OH * OW * 16)
+  const float* bias;       // padded to the group's nv * 16 channels, or null
+};
+
+using TileFn = void (*)(const TileArgs&);
+
+#if defined(__AVX512F__)
+template <int MR, int NV>
+void tile_avx512(const TileArgs& t) {
+  __m512 acc[MR][NV];
+  for (int p = 0; p < MR; ++p) {
+    for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_setzero_ps();
+  }
+  for (int64_t cb = 0; cb < t.cb; ++cb) {
+    const int64_t lanes = cb == t.cb - 1 ? t.last_lanes : kLanes;
+    for (int64_t ki = 0; ki < t.kh; ++ki) {
+      for (int64_t kj = 0; kj < t.kw; ++kj) {
+        const float* xc = t.x + cb * t.block_stride + ki * t.row_stride + kj * kLanes;
+        const float* wp = t.w + ((cb * t.kh + ki) * t.kw + kj) * kLanes * t.bw;
+        for (int64_t l = 0; l < lanes; ++l, wp += t.bw) {
+          __m512 wv[NV];
+          for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wp + v * kLanes);
+          for (int p = 0; p < MR; ++p) {
+            const __m512 xb = _mm512_set1_ps(xc[p * t.pix_stride + l]);
+            for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
+          }
+        }
+      }
+    }
+  }
+  for (int v = 0; v < NV; ++v) {
+    const __m512 b = t.bias ? _mm512_loadu_ps(t.bias + v * kLanes) : _mm512_setzero_ps();
+    float* y = t.y + v * t.y_block_stride;
+    for (int p = 0; p < MR; ++p) _mm512_storeu_ps(y + p * kLanes, _mm512_add_ps(acc[p][v], b));
+  }
+}
+#endif
+
+// Portable fallback with the same data layout (and the oracle of the AVX-512 tile).
+template <int MR, int NV>
+void tile_portable(const TileArgs& t) {
+  float acc[MR][NV * kLanes] = {};
+  for (int64_t cb = 0; cb < t.cb; ++cb) {
+    const int64_t lanes = cb == t.cb - 1 ? t.last_lanes : kLanes;
+    for (int64_t ki = 0; ki < t.kh; ++ki) {
+      for (int64_t kj = 0; kj < t.kw; ++kj) {
+        const float* xc = t.x + cb * t.block_stride + ki * t.row_stride + kj * kLanes;
+        const float* wp = t.w + ((cb * t.kh + ki) * t.kw + kj) * kLanes * t.bw;
+        for (int64_t l = 0; l < lanes; ++l, wp += t.bw) {
+          for (int p = 0; p < MR; ++p) {
+            const float xv = xc[p * t.pix_stride + l];
+            for (int j = 0; j < NV * kLanes; ++j) acc[p][j] += xv * wp[j];
+          }
+        }
+      }
+    }
+  }
+  for (int v = 0; v < NV; ++v) {
+    float* y = t.y + v * t.y_block_stride;
+    for (int p = 0; p < MR; ++p) {
+      for (int l = 0; l < kLanes; ++l) {
+        y[p * kLanes + l] = acc[p][v * kLanes + l] + (t.bias ? t.bias[v * kLanes + l] : 0.0f);
+      }
+    }
+  }
+}
+
+template <int MR, int NV, bool kAvx512>
+constexpr TileFn tile_or_null() {
+  if constexpr (MR * NV > kMaxAccumulators) {
+    return nullptr;
+  } else if constexpr (kAvx512) {
+#if defined(__AVX512F__)
+    return &tile_avx512<MR, NV>;
+#else
+    return &tile_portable<MR, NV>;
+#endif
+  } else {
+    return &tile_portable<MR, NV>;
+  }
+}
+
+template <bool kAvx512, size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> make_tiles(std::index_sequence<I...>) {
+  return {tile_or_null<static_cast<int>(I / kMaxNV) + 1, static_cast<int>(I % kMaxNV) + 1,
+                       kAvx512>()...};
+}
+
+// kTiles[(mr - 1) * kMaxNV + (nv - 1)]
+constexpr auto kAvx512Tiles = make_tiles<true>(std::make_index_sequence<kMaxMR * kMaxNV>{});
+constexpr auto kPortableTiles = make_tiles<false>(std::make_index_sequence<kMaxMR * kMaxNV>{});
+
+TileFn tile_fn(bool avx512, int mr, int nv) {
+  const size_t i = static_cast<size_t>((mr - 1) * kMaxNV + (nv - 1));
+  return avx512 ? kAvx512Tiles[i] : kPortableTiles[i];
+}
+
+// The zero-bordered input [N][Cb][hp][wp][16]; x itself when no padding is needed.
+const float* padded_input(const ConvGeometry& g, const BlockedShape& d, const float* x, int64_t hp,
+                          int64_t wp, ThreadPool& pool) {
+  if (g.ph == 0 && g.pw == 0) return x;
+  float* buf =
+      pool.scratch(0, ThreadPool::kKernel, static_cast<size_t>(g.n * d.cb * hp * wp * kLanes));
+  const int64_t row = wp * kLanes;
+  pool.parallel_for(g.n * d.cb * hp, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t plane = r / hp, iy = r % hp - g.ph;
+      float* dst = buf + r * row;
+      if (iy < 0 || iy >= g.h) {
+        std::memset(dst, 0, static_cast<size_t>(row) * sizeof(float));
+        continue;
+      }
+      const int64_t left = std::min(g.pw, wp);
+      const int64_t inner = std::clamp<int64_t>(wp - g.pw, 0, g.w);
+      std::memset(dst, 0, static_cast<size_t>(left * kLanes) * sizeof(float));
+      std::memcpy(dst + left * kLanes, x + (plane * g.h + iy) * g.w * kLanes,
+                  static_cast<size_t>(inner * kLanes) * sizeof(float));
+      const int64_t right = wp - left - inner;
+      if (right > 0) {
+        std::memset(dst + (left + inner) * kLanes, 0,
+                    static_cast<size_t>(right * kLanes) * sizeof(float));
+      }
+    }
+  });
+  return buf;
+}
+
+}  // namespace
+
+bool conv2d_direct_nchw16c_supports(const Step& s) {
+  return is_nchw16c(s) && s.attrs.get_int("groups", 1) == 1;
+}
+
+std::shared_ptr<const void> conv2d_direct_nchw16c_prepare(const Step& s,
+                                                          const float* const* constants) {
+  if (!constants[1]) return nullptr;  // weights computed at run time: packed per call
+  const ConvGeometry g = conv_geometry(s);
+  const BlockedShape d = blocked_shape(g);
+  auto packed = std::make_shared<PackedWeights>();
+  packed->data.resize(static_cast<size_t>(d.groups * group_floats(g, d)));
+  pack_weights(g, d, constants[1], packed->data.data());
+  return packed;
+}
+
+void conv2d_direct_nchw16c(const KernelArgs& a) {
+  CUVIL_CHECK(
+      conv2d_direct_nchw16c_supports(a.step),
+      "conv2d.direct_nchw16c on a step that is not nchw16c with groups 1: " + a.step.node_name);
+  const ConvGeometry g = conv_geometry(a.step);
+  const BlockedShape d = blocked_shape(g);
+  const int64_t gfloats = group_floats(g, d);
+  const float* packed = nullptr;
+  if (a.step.prepared) {
+    packed = static_cast<const PackedWeights*>(a.step.prepared.get())->data.data();
+  } else {
+    float* buf = a.pool.scratch(0, ThreadPool::kKernel2, static_cast<size_t>(d.groups * gfloats));
+    pack_weights(g, d, a.in[1], buf);
+    packed = buf;
+  }
+  // Bias padded to whole groups, so the tiles load full vectors.
+  const int64_t bw = int64_t{d.nv} * kLanes;
+  std::vector<float> bias_padded;
+  if (has_operand(a.step, 2)) {
+    bias_padded.assign(static_cast<size_t>(d.groups * bw), 0.0f);
+    std::copy(a.in[2], a.in[2] + g.o, bias_padded.begin());
+  }
+  const Epilogue epi(a.step, a.in, a.out);
+  const bool avx512 = active_gemm_isa() == GemmIsa::avx512;
+
+  const bool padded = g.ph != 0 || g.pw != 0;
+  const int64_t hp = (g.oh - 1) * g.sh + g.kh, wp = (g.ow - 1) * g.sw + g.kw;
+  const float* x = padded_input(g, d, a.in[0], hp, wp, a.pool);
+  const int64_t row_stride = (padded ? wp : g.w) * kLanes;
+  const int64_t block_stride = (padded ? hp : g.h) * row_stride;
+  const int64_t out_plane = g.oh * g.ow * kLanes;
+  const int64_t rows = g.n * g.oh;
+
+  a.pool.parallel_for(d.groups * rows, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t grp = i / rows, r = i % rows;
+      const int64_t img = r / g.oh, oy = r % g.oh;
+      const int nv = static_cast<int>(std::min<int64_t>(d.nv, d.ob - grp * d.nv));
+      TileArgs t{};
+      t.block_stride = block_stride;
+      t.row_stride = row_stride;
+      t.pix_stride = g.sw * kLanes;
+      t.cb = d.cb, t.kh = g.kh, t.kw = g.kw;
+      t.last_lanes = g.c - (d.cb - 1) * kLanes;
+      t.w = packed + grp * gfloats;
+      t.bw = bw;
+      t.y_block_stride = out_plane;
+      t.bias = bias_padded.empty() ? nullptr : bias_padded.data() + grp * bw;
+      const float* xrow = x + img * d.cb * block_stride + oy * g.sh * row_stride;
+      float* yrow = a.out + (img * d.ob + grp * d.nv) * out_plane + oy * g.ow * kLanes;
+      for (int64_t ox = 0; ox < g.ow; ox += d.mr) {
+        const int mr = static_cast<int>(std::min<int64_t>(d.mr, g.ow - ox));
+        t.x = xrow + ox * g.sw * kLanes;
+        t.y = yrow + ox * kLanes;
+        tile_fn(avx512, mr, nv)(t);
+      }
+      if (!epi.empty()) {
+        for (int v = 0; v < nv; ++v) epi.apply(yrow + v * out_plane, g.ow * kLanes);
+      }
+    }
+  });
+}
+
+}  // namespace cuvil::runtime::cpu
