@@ -222,6 +222,11 @@ std::vector<GemmCase> gemm_cases() {
                             tiles(128, 128, 32, 64, 64, 3, 4)));
   cases.push_back(make_case("tf32_nn_odd", 3, 7, 17, ElemType::f32, ElemType::f32, false,
                             tiles(64, 64, 16, 32, 32, 2, 4)));
+  // Decode (M = 1): a 16-row tile, deep pipeline and split-K to spread the weight stream.
+  GemmTiles decode = tiles(16, 64, 64, 16, 32, 4, 8);
+  decode.split_k = 4;
+  cases.push_back(
+      make_case("bf16_decode_split_k", 1, 4096, 4096, ElemType::bf16, ElemType::f32, true, decode));
   cases.push_back(
       make_case("bf16_sm80", 512, 512, 512, ElemType::bf16, ElemType::bf16, true, GemmTiles{}, 80));
   cases.push_back(make_case("tf32_sm80_vw2", 100, 100, 100, ElemType::f32, ElemType::bf16, false,
@@ -235,7 +240,9 @@ TEST_P(GemmCompiles, ForTargetArchWithTensorCoresAndNoSpills) {
   const GemmCase& c = GetParam();
   GemmProblem p = c.problem;
   p.bias = true;
-  p.epilogue = {{ir::OpKind::add, c.problem.c}, {ir::OpKind::silu, ElemType::f32}};
+  if (c.tiles.split_k == 1) {  // split-K takes a bias but no epilogue steps
+    p.epilogue = {{ir::OpKind::add, c.problem.c}, {ir::OpKind::silu, ElemType::f32}};
+  }
   const KernelSource source = gemm_source(p, c.tiles);
   const CompiledKernel compiled = compile_verbose(source, c.sm_arch);
   EXPECT_EQ(testing::cubin_sm_arch(compiled.cubin), c.sm_arch);
