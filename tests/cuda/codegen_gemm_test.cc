@@ -75,6 +75,21 @@ TEST(CodegenGemm, DenseParamsAreRowMajor) {
   EXPECT_EQ(sizeof(GemmKernelParams), 13 * 8 + 4 * 32u);  // 8-byte fields, no padding
 }
 
+TEST(CodegenGemm, LaunchArgumentsMustKeepVectorAlignment) {
+  const GemmProblem p = problem(64, 64, 64);  // bf16, 8-element (16-byte) vectors
+  alignas(16) static char buffer[64];
+  GemmKernelParams params = gemm_dense_params(p, buffer, buffer, buffer);
+  EXPECT_NO_THROW(check_gemm_params(p, GemmTiles{}, params));
+  params.a = buffer + 2;  // one bf16 element off
+  EXPECT_THROW(check_gemm_params(p, GemmTiles{}, params), UserError);
+  params = gemm_dense_params(p, buffer, buffer, buffer);
+  params.batch_stride_b = 12;
+  EXPECT_THROW(check_gemm_params(p, GemmTiles{}, params), UserError);
+  params = gemm_dense_params(p, buffer, buffer, buffer);
+  params.k = 60;  // a kernel generated for k = 64 loads 8 elements at a time
+  EXPECT_THROW(check_gemm_params(p, GemmTiles{}, params), UserError);
+}
+
 void expect_user_error(GemmTiles tiles, const std::string& parameter,
                        ElemType type = ElemType::bf16) {
   try {

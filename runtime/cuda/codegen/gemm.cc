@@ -1,6 +1,7 @@
 #include "runtime/cuda/codegen/gemm.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "passes/ir/error.h"
@@ -115,6 +116,33 @@ LaunchGeometry gemm_geometry(const GemmProblem& p, const GemmTiles& t) {
   g.block[0] = (t.block_m / t.warp_m) * (t.block_n / t.warp_n) * 32;
   g.shared_bytes = static_cast<unsigned>(gemm_shared_bytes(p, t));
   return g;
+}
+
+void check_gemm_params(const GemmProblem& p, const GemmTiles& t, const GemmKernelParams& params) {
+  auto check = [](const void* pointer, int64_t ld, int64_t batch_stride, int width, int bytes,
+                  const char* operand) {
+    const auto address = reinterpret_cast<uintptr_t>(pointer);
+    if (address % static_cast<uintptr_t>(width * bytes) != 0 || ld % width != 0 ||
+        batch_stride % width != 0) {
+      throw UserError(std::string("gemm: operand ") + operand + " (address " +
+                      std::to_string(address) + ", leading dimension " + std::to_string(ld) +
+                      ", batch stride " + std::to_string(batch_stride) +
+                      ") is not aligned to the kernel's " + std::to_string(width) +
+                      "-element vector loads");
+    }
+  };
+  check(params.a, params.lda, params.batch_stride_a, gemm_vector_width_a(p, t), elem_bytes(p.a),
+        "A");
+  check(params.b, params.ldb, params.batch_stride_b, gemm_vector_width_b(p, t), elem_bytes(p.b),
+        "B");
+  // K (and N for a [K, N] B) at launch must keep the vectors inside rows, as at generation.
+  const int va = gemm_vector_width_a(p, t), vb = gemm_vector_width_b(p, t);
+  if (params.k % va != 0 || (p.b_transposed ? params.k % vb : params.n % vb) != 0) {
+    throw UserError(
+        "gemm: launch sizes k=" + std::to_string(params.k) + " n=" + std::to_string(params.n) +
+        " break the vector widths the kernel was generated for (k=" + std::to_string(p.k) +
+        " n=" + std::to_string(p.n) + ")");
+  }
 }
 
 GemmKernelParams gemm_dense_params(const GemmProblem& p, const void* a, const void* b, void* c,

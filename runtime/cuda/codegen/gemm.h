@@ -70,5 +70,10 @@ GemmKernelParams gemm_dense_params(const GemmProblem& problem, const void* a, co
 int gemm_vector_width_a(const GemmProblem& problem, const GemmTiles& tiles);
 int gemm_vector_width_b(const GemmProblem& problem, const GemmTiles& tiles);
 int gemm_shared_bytes(const GemmProblem& problem, const GemmTiles& tiles);
+// UserError when launch arguments break what the kernel compiled for `problem` assumes: A and B
+// pointers aligned to their vector loads, leading dimensions and batch strides multiples of the
+// vector widths, params.k equal to problem.k's alignment class (cp.async would fault otherwise).
+void check_gemm_params(const GemmProblem& problem, const GemmTiles& tiles,
+                       const GemmKernelParams& params);
 
 }  // namespace cuvil::runtime::cuda::codegen
