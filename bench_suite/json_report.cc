@@ -67,7 +67,86 @@ nlohmann::json summary_json(const Summary& s) {
           {"ci_level", s.ci_level}};
 }
 
+nlohmann::json clock_json(const probes::ClockReport& r) {
+  nlohmann::json clocks = nlohmann::json::array();
+  for (const probes::ClockProperties& c : r.clocks) {
+    clocks.push_back({{"name", c.name},
+                      {"declared_resolution_ns", c.declared_resolution_ns},
+                      {"observed_step_ns", c.observed_step_ns},
+                      {"read_overhead_ns", c.read_overhead_ns}});
+  }
+  return {{"harness_clock", "CLOCK_MONOTONIC_RAW"},
+          {"region_clock", r.region_clock},
+          {"kernel_clocksource", r.clocksource},
+          {"invariant_tsc", r.tsc.invariant},
+          {"tsc_ghz", r.tsc.ghz()},
+          {"clocks", clocks}};
+}
+
 }  // namespace
+
+double OpsProfile::total_ns_per_iteration() const {
+  double total = 0;
+  for (const OpRecord& r : records) total += r.ns_per_iteration;
+  return total;
+}
+
+Achieved achieved(const RungResult& r, const OpRecord& op) {
+  Achieved a;
+  if (!(op.ns_per_iteration > 0)) return a;
+  a.gflops = op.flops / op.ns_per_iteration;
+  a.gbps = op.bytes / op.ns_per_iteration;
+  if (r.peak_fp32_gflops > 0) a.pct_peak_flops = 100.0 * a.gflops / r.peak_fp32_gflops;
+  if (r.peak_mem_gbps > 0) a.pct_peak_bw = 100.0 * a.gbps / r.peak_mem_gbps;
+  return a;
+}
+
+nlohmann::json counters_json(const std::vector<CounterValue>& counters) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const CounterValue& c : counters) {
+    if (!c.supported) {
+      j[c.name] = {{"supported", false}, {"reason", c.reason}};
+      continue;
+    }
+    j[c.name] = {{"supported", true},
+                 {"value", c.value},
+                 {"raw", c.raw},
+                 {"scale", c.scale},
+                 {"time_enabled_ns", c.time_enabled_ns},
+                 {"time_running_ns", c.time_running_ns}};
+  }
+  return j;
+}
+
+nlohmann::json ops_json(const RungResult& r) {
+  const OpsProfile& ops = r.probes.ops;
+  nlohmann::json records = nlohmann::json::array();
+  for (const OpRecord& op : ops.records) {
+    const Achieved a = achieved(r, op);
+    records.push_back({{"step", op.step},
+                       {"node", op.node},
+                       {"op", op.op},
+                       {"kernel", op.kernel},
+                       {"lowering", op.lowering},
+                       {"input_shapes", op.input_shapes},
+                       {"output_shape", op.output_shape},
+                       {"flops", op.flops},
+                       {"bytes", op.bytes},
+                       {"ns_per_iteration", op.ns_per_iteration},
+                       {"ns_min", op.ns_min},
+                       {"ns_median", op.ns_median},
+                       {"gflops", a.gflops},
+                       {"pct_peak_flops", a.pct_peak_flops},
+                       {"gbps", a.gbps},
+                       {"pct_peak_bw", a.pct_peak_bw},
+                       {"counters", counters_json(op.counters)}});
+  }
+  return {{"iterations", ops.iterations},
+          {"clock", ops.clock},
+          {"total_ns_per_iteration", ops.total_ns_per_iteration()},
+          {"measured_ns_per_iteration", summarize(r.measurement.real_ns).median},
+          {"records", std::move(records)}};
+}
 
 Achieved achieved(const RungResult& r, double ns_per_iteration) {
   Achieved a;
@@ -141,6 +220,7 @@ nlohmann::json context_json(const RunContext& c) {
       {"median_ci_method",
        "bootstrap percentile, " + std::to_string(kBootstrapResamples) + " resamples, fixed seed"},
       {"warnings", c.warnings}};
+  if (!c.clocks.clocks.empty()) j["cuvil"]["clock"] = clock_json(c.clocks);
   return j;
 }
 
@@ -214,6 +294,21 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
                      {"peak_rss_bytes", r.peak_rss_bytes},
                      {"peak_rss_scope", r.peak_rss_per_rung ? "rung" : "process"},
                      {"compile_s", r.compile_s}};
+  const RungProbes& rp = r.probes;
+  if (rp.ops_enabled) median["cuvil"]["ops"] = ops_json(r);
+  if (!rp.counters.empty()) median["cuvil"]["counters"] = counters_json(rp.counters);
+  if (!rp.derived.empty()) {
+    nlohmann::json derived = nlohmann::json::object();
+    for (const probes::DerivedMetric& d : rp.derived) {
+      derived[d.name] = {{"value", d.value}, {"formula", d.formula}};
+    }
+    median["cuvil"]["derived_metrics"] = std::move(derived);
+  }
+  if (!rp.probe_real_ns.empty()) median["cuvil"]["probe_real_ns"] = rp.probe_real_ns;
+  if (!rp.samples_file.empty()) {
+    median["cuvil"]["samples_file"] = rp.samples_file;
+    median["cuvil"]["samples_method"] = rp.samples_method;
+  }
   return list;
 }
 

@@ -13,7 +13,10 @@
 #include "bench_suite/environment.h"
 #include "bench_suite/measure.h"
 #include "bench_suite/stats.h"
+#include "passes/ir/types.h"
+#include "probes/clock.h"
 #include "probes/machine_peak.h"
+#include "probes/perf_counters.h"
 
 namespace cuvil::bench {
 
@@ -21,6 +24,49 @@ inline constexpr const char* kFlopConvention =
     "2 FLOPs per multiply-accumulate (a GEMM of MxK by KxN is 2*M*N*K FLOPs)";
 inline constexpr const char* kByteConvention =
     "per step, bytes of every input and output tensor (weights included) at fp32 storage";
+
+// One counter's value over a region, per iteration. Unsupported counters carry the reason and no
+// value (never a 0 that looks measured).
+struct CounterValue {
+  std::string name;
+  bool supported = false;
+  std::string reason;
+  double value = 0;  // raw * scale
+  double raw = 0;
+  double scale = 1.0;  // time enabled / time running (multiplexing)
+  double time_enabled_ns = 0, time_running_ns = 0;
+};
+
+// One step of the Plan, profiled (`run --probes ops`): run.json's cuvil.ops.records[].
+struct OpRecord {
+  size_t step = 0;
+  std::string node, op, kernel;
+  std::string lowering;  // "generated" | "onednn" | ... (op_profile.h lowering_of)
+  std::vector<ir::Shape> input_shapes;
+  ir::Shape output_shape;
+  double flops = 0, bytes = 0;  // declared per call
+  double ns_per_iteration = 0;  // mean over iterations
+  double ns_min = 0, ns_median = 0;
+  std::vector<CounterValue> counters;  // deltas over the step, per iteration
+};
+
+struct OpsProfile {
+  int64_t iterations = 0;  // the probe iterations the records sum over
+  std::string clock;       // the region clock (probes::region_clock_name())
+  std::vector<OpRecord> records;
+  double total_ns_per_iteration() const;
+};
+
+// What `run --probes` recorded for a rung, from extra iterations after its measurement.
+struct RungProbes {
+  bool ops_enabled = false;
+  OpsProfile ops;
+  std::vector<CounterValue> counters;          // run-level, per iteration; empty: none asked
+  std::vector<probes::DerivedMetric> derived;  // IPC, miss rates: where their inputs were counted
+  std::vector<double> probe_real_ns;           // wall time of each probe iteration (probes on)
+  std::string samples_file;                    // folded stacks; empty: not sampled
+  std::string samples_method;
+};
 
 struct RungResult {
   std::string suite;
@@ -36,6 +82,7 @@ struct RungResult {
   bool peak_rss_per_rung = false;  // false: the process's high-water mark so far
   double peak_fp32_gflops = 0;     // the machine's, for "% of peak"; 0: unknown
   double peak_mem_gbps = 0;
+  RungProbes probes;
 };
 
 struct RunContext {
@@ -50,6 +97,7 @@ struct RunContext {
   std::vector<int> pinned_cpus;  // empty: not pinned
   StoppingCriteria stopping;
   std::vector<std::string> warnings;
+  probes::ClockReport clocks;  // empty `clocks` list: not measured
 };
 
 // Achieved rates from a time per iteration.
@@ -59,7 +107,13 @@ struct Achieved {
 };
 Achieved achieved(const RungResult& r, double ns_per_iteration);
 
+// Rates of one step: its declared work over its mean time, against the rung's peaks.
+Achieved achieved(const RungResult& r, const OpRecord& op);
+
 nlohmann::json context_json(const RunContext& context);
+// cuvil.ops of the median entry (interfaces.md section 2).
+nlohmann::json ops_json(const RungResult& r);
+nlohmann::json counters_json(const std::vector<CounterValue>& counters);
 // The iteration entries (one per sample) and the aggregates, in that order.
 nlohmann::json benchmark_entries(const RungResult& result, int family_index);
 // Writes atomically: a failed run leaves no half-written file.

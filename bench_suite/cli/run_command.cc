@@ -7,9 +7,12 @@
 #include <sstream>
 
 #include "bench_suite/cli/commands.h"
+#include "bench_suite/cuda_target.h"
 #include "bench_suite/environment.h"
 #include "bench_suite/json_report.h"
 #include "bench_suite/measure.h"
+#include "bench_suite/op_profile.h"
+#include "bench_suite/probe_run.h"
 #include "bench_suite/progress.h"
 #include "bench_suite/stats.h"
 #include "bench_suite/suites.h"
@@ -27,6 +30,7 @@ namespace {
 // Another process using this much CPU at start gets a warning.
 constexpr double kBusyOtherCpusWarning = 0.5;
 constexpr double kBusyProbeWindowS = 0.25;
+constexpr size_t kTopOps = 15;
 
 struct RunOptions {
   PipelineOptions pipeline;
@@ -39,7 +43,19 @@ struct RunOptions {
   bool quiet = false;
   uint64_t seed = 1;
   DbOptions db;
+  std::string probes;  // --probes, parsed into probe_spec
+  ProbeSpec probe_spec;
+  int64_t probe_iterations = 0;  // 0: default_probe_iterations
+  std::string probe_dir;
+  size_t rung_count = 0;
 };
+
+// Where `--probes samples` writes a rung's folded stacks (interfaces.md: <out>.folded).
+std::string samples_path(const RunOptions& o, const Suite& suite, const Rung& rung) {
+  if (!o.probe_dir.empty()) return o.probe_dir + "/" + suite.name + "." + rung.name + ".folded";
+  if (o.rung_count == 1) return o.out + ".folded";
+  return o.out + "." + rung.name + ".folded";
+}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -72,6 +88,26 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   result.declared_bytes = compiled.plan.total_bytes();
   result.arena_bytes = compiled.plan.arena_bytes;
   *weights = compiled.plan.constants;
+  if (config.target == "cuda") {
+    // The GPU: same harness, CUDA-event samples, % of the device's measured peaks.
+    result.compile_s = static_cast<double>(probes::now_ns() - t0) * 1e-9;
+    CudaRungInfo info;
+    result.measurement = measure_on_cuda(
+        std::move(compiled.plan), inputs, o.measure,
+        [&](const MeasureProgress& p) {
+          progress_line.update(format_progress(label, p.warming_up,
+                                               p.warming_up ? p.warmup_runs : p.samples, p.noise,
+                                               o.measure.max_noise, p.eta_s));
+        },
+        o.remeasure_peak, &info);
+    result.peak_fp32_gflops = info.peak_bf16_gflops;
+    result.peak_mem_gbps = info.peak_hbm_gbps;
+    progress_line.clear();
+    std::printf("%s\n(%%peak: of the device's measured bf16 tensor %.0f GFLOP/s and %.0f GB/s)\n",
+                info.summary.c_str(), info.peak_bf16_gflops, info.peak_hbm_gbps);
+    result.peak_rss_bytes = peak_rss_bytes();
+    return result;
+  }
   runtime::Executor executor(std::move(compiled.plan));
   result.compile_s = static_cast<double>(probes::now_ns() - t0) * 1e-9;
   const ProgressFn on_progress = [&](const MeasureProgress& p) {
@@ -80,6 +116,19 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
                                          o.measure.max_noise, p.eta_s));
   };
   result.measurement = measure(executor, inputs, o.measure, on_progress);
+  // Probes observe extra iterations AFTER the measurement, never the measured ones: the
+  // headline timing (what compare, tune and the nightly history read) stays exactly what an
+  // unprobed run measures, whatever the probes cost. The op sum is then checked against that
+  // median, measured moments earlier in the same process.
+  if (o.probe_spec.any()) {
+    const int64_t n = o.probe_iterations > 0
+                          ? o.probe_iterations
+                          : default_probe_iterations(result.measurement, o.measure.min_time_s);
+    progress_line.update(label + "  probing (" + std::to_string(n) + " iterations)",
+                         /*force=*/true);
+    result.probes = probe_rung(executor, inputs, o.probe_spec, n,
+                               o.probe_spec.samples ? samples_path(o, suite, rung) : "");
+  }
   progress_line.clear();
   result.peak_rss_bytes = peak_rss_bytes();
   return result;
@@ -111,6 +160,34 @@ void print_row(const RungResult& r) {
   std::fflush(stdout);
 }
 
+std::string format_counter(const CounterValue& c) {
+  char buf[256];
+  if (!c.supported) {
+    std::snprintf(buf, sizeof buf, "  %-24s not supported: %s\n", c.name.c_str(), c.reason.c_str());
+  } else {
+    std::snprintf(buf, sizeof buf, "  %-24s %16.0f  (scale %.2f)\n", c.name.c_str(), c.value,
+                  c.scale);
+  }
+  return buf;
+}
+
+void print_probes(const RungResult& r) {
+  const RungProbes& p = r.probes;
+  if (p.ops_enabled) std::printf("%s", format_ops_table(r, kTopOps).c_str());
+  if (!p.counters.empty()) {
+    std::printf("counters of %s/%s per iteration (%zu probe iteration(s)):\n", r.suite.c_str(),
+                r.rung.c_str(), p.probe_real_ns.size());
+    for (const CounterValue& c : p.counters) std::printf("%s", format_counter(c).c_str());
+    for (const probes::DerivedMetric& d : p.derived) {
+      std::printf("  %-24s %16.3f  (%s)\n", d.name.c_str(), d.value, d.formula.c_str());
+    }
+  }
+  if (!p.samples_file.empty()) {
+    std::printf("samples (%s) written to %s\n", p.samples_method.c_str(), p.samples_file.c_str());
+  }
+  std::fflush(stdout);
+}
+
 std::string noisy_warning(const RungResult& r) {
   char noise[32] = "?";
   if (std::isfinite(r.measurement.noise)) {
@@ -134,6 +211,13 @@ int run_suite(RunOptions o, const std::string& executable) {
       o.pipeline.config.empty() ? default_config_path(suite, o.pipeline.target) : o.pipeline.config;
   const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
   const std::vector<Rung> rungs = select_rungs(load_suite_ladder(suite), o.rungs);
+  o.probe_spec = parse_probes(o.probes);
+  o.rung_count = rungs.size();
+  if (o.probe_spec.samples && o.out.empty() && o.probe_dir.empty()) {
+    throw UserError(
+        "--probes samples needs --out or --probe-dir: where to write the folded stacks");
+  }
+  check_probe_events(o.probe_spec);
   std::vector<int> pinned;
   if (!o.cpus.empty()) {
     pinned = parse_cpu_list(o.cpus);
@@ -163,6 +247,7 @@ int run_suite(RunOptions o, const std::string& executable) {
     context.warnings.push_back(buf);
   }
   for (const std::string& w : context.warnings) print_warning(w);
+  context.clocks = probes::cached_clock_report();
 
   ProgressLine progress_line(stderr, o.quiet);
   progress_line.update("measuring this machine's peak FLOP/s and bandwidth", /*force=*/true);
@@ -183,6 +268,7 @@ int run_suite(RunOptions o, const std::string& executable) {
   std::printf(
       "stopping: median known to +-%.2f%% (95%% CI), >= %d samples and %.2fs, timeout %.0fs\n",
       o.measure.max_noise * 100, o.measure.min_samples, o.measure.min_time_s, o.measure.timeout_s);
+  if (o.probe_spec.any()) std::printf("%s", probes::format_clock_report(context.clocks).c_str());
   print_header();
   std::fflush(stdout);
 
@@ -194,6 +280,7 @@ int run_suite(RunOptions o, const std::string& executable) {
     const RungResult r =
         run_rung(suite, rung, config, o, threads, context.peak, progress_line, &weights);
     print_row(r);
+    print_probes(r);
     if (r.measurement.noisy) {
       ++noisy;
       const std::string w = noisy_warning(r);
@@ -261,6 +348,16 @@ Action add_run_command(CLI::App& app) {
                 "measure this machine's peak FLOP/s and bandwidth again instead of the cache");
   cmd->add_flag("-q,--quiet", o->quiet, "no progress line on stderr");
   cmd->add_option("--seed", o->seed, "seed for the random inputs");
+  cmd->add_option("--probes", o->probes,
+                  "observe extra iterations after the measurement: ops (per-op times), "
+                  "perf:EVENT (counters, e.g. perf:task-clock; per op too with ops), "
+                  "samples[:HZ] (native stack samples as folded stacks); comma-separated");
+  cmd->add_option("--probe-iterations", o->probe_iterations,
+                  "probe iterations per rung (default: as many as measured, about "
+                  "max(1 s, --min-time) of them, at least 3)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  cmd->add_option("--probe-dir", o->probe_dir,
+                  "directory for the samples' folded stacks (default: next to --out)");
   add_db_option(*cmd, o->db, /*allow_disable=*/true);
   const std::string executable = "cuvil-bench";
   return [o, executable] { return run_suite(*o, executable); };
