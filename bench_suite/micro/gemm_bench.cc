@@ -5,6 +5,9 @@
 //
 //   build-gemm/bench_suite/micro/cuvil-micro-gemm            (threads: CUVIL_THREADS, else all)
 //   CUVIL_ISA=avx2 build-gemm/bench_suite/micro/cuvil-micro-gemm --benchmark_filter=cuvil
+//   CUVIL_GEMM=mc=96,kc=384,mr_nr=14x32,partition=m,prefetch_b=0 ...   (cuvil's blocking, as the
+//   step attributes of gemm_blocking() without "gemm."); with CUVIL_GEMM_B=... as well, a second
+//   cuvil configuration (BM_cuvil_b) runs in the same process, to compare them side by side.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -26,6 +29,28 @@ namespace {
 
 using cuvil::runtime::ThreadPool;
 namespace cpu = cuvil::runtime::cpu;
+
+// The blocking cuvil runs with: the defaults, overridden by CUVIL_GEMM ("key=value,..." with the
+// keys of gemm_blocking(): mr_nr, mc, kc, nc, partition) to explore the knobs' effect.
+cpu::GemmBlocking bench_blocking(const char* variable = "CUVIL_GEMM") {
+  cuvil::ir::Attrs attrs;
+  const char* env = std::getenv(variable);
+  std::string spec = env ? env : "";
+  while (!spec.empty()) {
+    const size_t comma = spec.find(',');
+    const std::string item = spec.substr(0, comma);
+    spec = comma == std::string::npos ? "" : spec.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = "gemm." + item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "gemm.mr_nr" || key == "gemm.partition") {
+      attrs.set(key, value);
+    } else {
+      attrs.set(key, static_cast<int64_t>(std::stoll(value)));
+    }
+  }
+  return cpu::gemm_blocking(attrs);
+}
 
 int bench_threads() {
   if (const char* env = std::getenv("CUVIL_THREADS")) return std::max(1, std::atoi(env));
@@ -96,7 +121,7 @@ void set_counters(benchmark::State& state, int64_t m, int64_t n, int64_t k, doub
 }
 
 // Args: m, k, n, prepack (0/1).
-void BM_cuvil(benchmark::State& state) {
+void run_cuvil(benchmark::State& state, const cpu::GemmBlocking& blocking) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const bool prepack = state.range(3) != 0;
   const Weights& w = weights(n, k, copies_for(m, n, k));
@@ -107,6 +132,7 @@ void BM_cuvil(benchmark::State& state) {
   p.a = a.data(), p.lda = k;
   p.ldb = k, p.b_transposed = true;
   p.c = c.data(), p.ldc = n;
+  p.blocking = blocking;
   cpu::PackedB packed;
   if (prepack) {
     const cpu::MicroKernel& mk =
@@ -127,6 +153,13 @@ void BM_cuvil(benchmark::State& state) {
   set_counters(state, m, n, k, seconds);
   state.SetLabel(std::string(cpu::to_string(cpu::active_gemm_isa())) +
                  (prepack ? " prepacked" : ""));
+}
+
+void BM_cuvil(benchmark::State& state) {
+  run_cuvil(state, bench_blocking());
+}
+void BM_cuvil_b(benchmark::State& state) {
+  run_cuvil(state, bench_blocking("CUVIL_GEMM_B"));
 }
 
 // Args: m, k, n, prepack (0: weights used in place as [N, K]; 1: reordered to oneDNN's choice).
@@ -213,6 +246,7 @@ void shapes(benchmark::internal::Benchmark* b, bool with_prepack) {
 
 BENCHMARK(BM_stream_read)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 BENCHMARK(BM_cuvil)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); });
+
 BENCHMARK(BM_onednn)->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); });
 
 }  // namespace
@@ -226,6 +260,10 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]).rfind("--benchmark_min_time", 0) == 0) has_min_time = true;
   }
   if (!has_min_time) args.push_back(min_time.data());
+  if (std::getenv("CUVIL_GEMM_B")) {
+    benchmark::RegisterBenchmark("BM_cuvil_b", BM_cuvil_b)
+        ->Apply([](benchmark::internal::Benchmark* b) { shapes(b, true); });
+  }
   int count = static_cast<int>(args.size());
   benchmark::Initialize(&count, args.data());
   if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;

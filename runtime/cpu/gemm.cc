@@ -190,6 +190,8 @@ bool is_few_rows(const GemmProblem& g) {
 void blocked(const GemmProblem& g, const Resolved& r, ThreadPool& pool, int tid) {
   const int MR = r.micro->mr, NR = r.micro->nr;
   const MicroKernelFn micro = r.micro->fn;
+  const MicroKernelEdgeFn edge = r.micro->edge;
+  const MicroKernelPrefetchFn prefetching = g.blocking.prefetch_b ? r.micro->prefetching : nullptr;
   const int64_t kc_cap = std::min(r.kc, std::max<int64_t>(g.k, 1));
   float* ap = pool.scratch(tid, ThreadPool::kPackA,
                            static_cast<size_t>(std::min(r.mc, round_up(g.m, MR)) * kc_cap));
@@ -219,13 +221,27 @@ void blocked(const GemmProblem& g, const Resolved& r, ThreadPool& pool, int tid)
       for (int64_t ic = 0; ic < g.m; ic += r.mc) {
         const int64_t mc = std::min(r.mc, g.m - ic);
         pack_a(MR, g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
+        // While one B sliver serves every row tile, the tiles prefetch the next sliver into L2
+        // in equal parts: its first use then finds it there, not in L3 or memory.
+        const int64_t sliver_lines = kc * NR / 16;
+        const int64_t row_tiles = (mc + MR - 1) / MR;
+        const int64_t pf_part = (sliver_lines + row_tiles - 1) / row_tiles;
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int64_t nr = std::min<int64_t>(NR, nc - jr);
+          const float* next_sliver = jr + NR < nc ? bpanel + (jr + NR) * kc : nullptr;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             const int64_t mr = std::min<int64_t>(MR, mc - ir);
             float* c = g.c + (ic + ir) * g.ldc + jc + jr;
-            if (mr == MR && nr == NR) {
+            if (mr == MR && nr == NR && prefetching && next_sliver) {
+              const int64_t first_line = ir / MR * pf_part;
+              prefetching(kc, ap + ir * kc, bpanel + jr * kc, c, g.ldc, !first,
+                          next_sliver + first_line * 16,
+                          std::max<int64_t>(0, std::min(pf_part, sliver_lines - first_line)));
+            } else if (mr == MR && nr == NR) {
               micro(kc, ap + ir * kc, bpanel + jr * kc, c, g.ldc, !first);
+            } else if (edge) {
+              edge(kc, ap + ir * kc, bpanel + jr * kc, c, g.ldc, !first, static_cast<int>(mr),
+                   static_cast<int>(nr));
             } else {
               // Edge tile: compute the whole register tile aside, keep the valid part.
               micro(kc, ap + ir * kc, bpanel + jr * kc, tile, NR, false);
@@ -329,6 +345,7 @@ GemmBlocking gemm_blocking(const ir::Attrs& attrs) {
   b.mc = positive("gemm.mc", b.mc);
   b.kc = positive("gemm.kc", b.kc);
   b.nc = positive("gemm.nc", b.nc);
+  b.prefetch_b = attrs.get_int("gemm.prefetch_b", 1) != 0;
   if (attrs.has("gemm.partition")) {
     b.partition = parse_gemm_partition(attrs.get_string("gemm.partition", "auto"));
   }

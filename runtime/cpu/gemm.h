@@ -38,6 +38,7 @@ struct GemmBlocking {
   bool portable = false;  // use the reference micro-kernel whatever the instruction set
   int mr = 0, nr = 0;     // register tile; 0 (or a tile the instruction set lacks) = its default
   GemmPartition partition = GemmPartition::automatic;
+  bool prefetch_b = true;  // micro-kernels prefetch the next B sliver into L2 where they can
 };
 
 // B packed ahead of time (constant weights, at lowering) in the layout the GEMM packs it to:
@@ -82,8 +83,8 @@ void gemm(const GemmProblem& p, ThreadPool& pool);
 void gemm_serial(const GemmProblem& p, ThreadPool& pool, int tid);
 
 // The blocking a step's attributes ask for: "gemm.mr_nr" ("12x32"), "gemm.mc", "gemm.kc",
-// "gemm.nc", "gemm.partition" (auto|m|n|2d); absent ones keep their defaults. UserError on
-// malformed values.
+// "gemm.nc", "gemm.partition" (auto|m|n|2d), "gemm.prefetch_b" (0|1); absent ones keep their
+// defaults. UserError on malformed values.
 GemmBlocking gemm_blocking(const ir::Attrs& attrs);
 
 // What the last gemm()/gemm_serial() call resolved its parameters to, for tests that check a

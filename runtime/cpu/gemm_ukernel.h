@@ -18,10 +18,24 @@ const char* to_string(GemmIsa isa);
 using MicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                bool accumulate);
 
+// The same over an edge tile: only rows [0, m) and columns [0, n) of C are read and written
+// (1 <= m <= MR, 1 <= n <= NR); A and B slivers stay full width (zero padded by packing).
+using MicroKernelEdgeFn = void (*)(int64_t kc, const float* a, const float* b, float* c,
+                                   int64_t ldc, bool accumulate, int m, int n);
+
+// The full-tile kernel that also prefetches `pf_lines` cache lines from `pf` into L2, spread
+// over its kc loop: the blocked loops hand it the next B sliver, so that sliver's first use does
+// not wait on L3 or memory.
+using MicroKernelPrefetchFn = void (*)(int64_t kc, const float* a, const float* b, float* c,
+                                       int64_t ldc, bool accumulate, const float* pf,
+                                       int64_t pf_lines);
+
 struct MicroKernel {
   GemmIsa isa;
   int mr, nr;
   MicroKernelFn fn;
+  MicroKernelEdgeFn edge = nullptr;             // null: callers compute edge tiles aside and copy
+  MicroKernelPrefetchFn prefetching = nullptr;  // null: fn, without the second stream
 };
 
 // The register tiles each instruction set implements, the first being its default. The

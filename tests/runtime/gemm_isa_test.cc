@@ -109,6 +109,36 @@ TEST(GemmUkernel, EveryAvailableKernelMatchesTheReferenceOfItsTile) {
   }
 }
 
+// An edge kernel writes C[0, m) x [0, n) as the full kernel would and leaves the rest alone.
+TEST(GemmUkernel, EdgeKernelsWriteOnlyTheirRowsAndColumns) {
+  for (GemmIsa isa : available_isas()) {
+    for (const MicroKernel& mk : micro_kernels(isa)) {
+      if (!mk.edge) continue;
+      const int64_t kc = 13, ldc = mk.nr + 3;
+      const Aligned a(random_vector(static_cast<size_t>(kc * mk.mr), 1));
+      const Aligned b(random_vector(static_cast<size_t>(kc * mk.nr), 2));
+      for (int m : {1, 3, mk.mr - 1, mk.mr}) {
+        for (int n : {1, 7, 16, 17, mk.nr - 1, mk.nr}) {
+          for (bool accumulate : {false, true}) {
+            const std::vector<float> before = random_vector(static_cast<size_t>(mk.mr * ldc), 3);
+            std::vector<float> full = before, got = before;
+            mk.fn(kc, a.data, b.data, full.data(), ldc, accumulate);
+            mk.edge(kc, a.data, b.data, got.data(), ldc, accumulate, m, n);
+            for (int64_t i = 0; i < mk.mr; ++i) {
+              for (int64_t j = 0; j < ldc; ++j) {
+                const size_t at = static_cast<size_t>(i * ldc + j);
+                const float want = i < m && j < n ? full[at] : before[at];
+                ASSERT_EQ(got[at], want) << to_string(isa) << " " << mk.mr << "x" << mk.nr
+                                         << " m=" << m << " n=" << n << " at " << i << "," << j;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(GemmIsaTest, EveryKernelThroughTheGemmAtOddEdgeTiles) {
   for (GemmIsa isa : available_isas()) {
     set_gemm_isa(isa);

@@ -106,6 +106,26 @@ TEST(Gemm, MicroKernelEdgeTilesOfEveryShape) {
   }
 }
 
+TEST(Gemm, NextSliverPrefetchOnAndOffAgreeAtOddSizes) {
+  // Many slivers per panel and row tiles of every remainder, with and without the prefetch.
+  for (bool prefetch : {true, false}) {
+    GemmBlocking blocking{40, 29, 96, false};
+    blocking.prefetch_b = prefetch;
+    for (const Case& c : {Case{77, 131, 53, false}, Case{13, 97, 300, true}, Case{3, 200, 7, true},
+                          Case{128, 65, 129, true}}) {
+      ASSERT_LT(run_case(c, 2, blocking, true), 1e-4)
+          << c.m << "x" << c.n << "x" << c.k << " prefetch=" << prefetch;
+    }
+  }
+}
+
+TEST(Gemm, PrefetchKnobIsAStepAttribute) {
+  ir::Attrs attrs;
+  EXPECT_TRUE(gemm_blocking(attrs).prefetch_b);
+  attrs.set("gemm.prefetch_b", int64_t{0});
+  EXPECT_FALSE(gemm_blocking(attrs).prefetch_b);
+}
+
 TEST(Gemm, BiasPerColumnAndPerRow) {
   EXPECT_LT(run_case({33, 65, 17, true}, 1, {}, true, false), 1e-4);
   EXPECT_LT(run_case({33, 65, 17, false}, 1, {}, true, true), 1e-4);
