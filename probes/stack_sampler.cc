@@ -9,7 +9,9 @@
 #include <unistd.h>
 #include <unwind.h>
 
+#include <fcntl.h>
 #include <algorithm>
+
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -31,8 +33,12 @@ constexpr int kMaxFrames = 96;
 using RawStack = std::vector<uintptr_t>;  // leaf first, as unwound
 
 std::atomic<bool> g_sampler_active{false};
+// Whether the SIGPROF handler records: once installed it stays, returning at once when off, so a
+// signal the kernel was still delivering after stop() can neither kill the process (SIGPROF's
+// default action) nor reach a queue being drained.
+std::atomic<bool> g_accepting{false};
 
-// ---- setitimer + SIGPROF + _Unwind_Backtrace ------------------------------------------------
+// ---- SIGPROF + _Unwind_Backtrace (from setitimer, or from a perf_event's overflow) -----------
 
 // A bounded multi-producer queue (Vyukov) of fixed-size samples: the signal handler only does
 // lock-free atomics and stores, which is what async-signal-safe code may do.
@@ -63,6 +69,7 @@ _Unwind_Reason_Code collect_frame(_Unwind_Context* context, void* argument) {
 }
 
 void on_sigprof(int, siginfo_t*, void* context) {
+  if (!g_accepting.load(std::memory_order_acquire)) return;
   const int saved_errno = errno;
   size_t position = g_enqueue.load(std::memory_order_relaxed);
   SignalSample* cell = nullptr;
@@ -168,6 +175,30 @@ Ring open_ring(pid_t tid, int hz) {
   return ring;
 }
 
+// One thread's task-clock event that, instead of writing samples, sends SIGPROF to that thread
+// on every overflow (fasync with F_SETOWN_EX): the kernel's exact per-thread period, and the
+// thread unwinds itself with the DWARF unwinder, which needs no frame pointers.
+Ring open_signal_event(pid_t tid, int hz) {
+  Ring ring;
+  ring.tid = tid;
+  perf_event_attr attr = sampling_attr(hz);
+  attr.sample_type = PERF_SAMPLE_IP;
+  attr.exclude_callchain_kernel = 0;
+  attr.sample_max_stack = 0;
+  attr.wakeup_events = 1;
+  ring.fd = detail::perf_event_open(&attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (ring.fd < 0) return ring;
+  f_owner_ex owner{F_OWNER_TID, tid};
+  if (fcntl(ring.fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 ||
+      fcntl(ring.fd, F_SETSIG, SIGPROF) != 0 || fcntl(ring.fd, F_SETOWN_EX, &owner) != 0) {
+    const int saved = errno;
+    ::close(ring.fd);
+    ring.fd = -1;
+    errno = saved;
+  }
+  return ring;
+}
+
 void close_ring(Ring& ring) {
   if (ring.base != nullptr) munmap(ring.base, ring.length);
   if (ring.fd >= 0) ::close(ring.fd);
@@ -228,6 +259,45 @@ bool build_keeps_frame_pointers() {
 #endif
 }
 
+void prepare_signal_sampling() {
+  if (g_queue == nullptr) g_queue = new SignalSample[kQueueSize];
+  for (size_t i = 0; i < kQueueSize; ++i) g_queue[i].sequence.store(i);
+  g_enqueue.store(0);
+  g_dequeue = 0;
+  g_signal_samples.store(0);
+  g_signal_lost.store(0);
+  // The first _Unwind_Backtrace may allocate and take loader locks: do it here, not in the
+  // handler.
+  uintptr_t warm[4];
+  UnwindState warm_state{warm, 0};
+  _Unwind_Backtrace(
+      [](_Unwind_Context* context, void* argument) {
+        auto* s = static_cast<UnwindState*>(argument);
+        if (s->depth >= 4) return _URC_END_OF_STACK;
+        s->frames[s->depth++] = _Unwind_GetIP(context);
+        return _URC_NO_REASON;
+      },
+      &warm_state);
+  static std::once_flag installed;
+  int error_number = 0;
+  std::call_once(installed, [&error_number] {
+    struct sigaction action;
+    std::memset(&action, 0, sizeof action);
+    action.sa_sigaction = on_sigprof;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGPROF, &action, nullptr) != 0) error_number = errno;
+  });
+  if (error_number != 0) {
+    throw UserError("cannot install the SIGPROF handler: " + detail::errno_text(error_number));
+  }
+  g_accepting.store(true, std::memory_order_release);
+}
+
+constexpr const char* kCallchainMethod = "perf_event callchain";
+constexpr const char* kPerfSignalMethod = "perf_event+unwind";
+constexpr const char* kTimerMethod = "setitimer+unwind";
+
 }  // namespace
 
 SamplingSupport sampling_support() {
@@ -241,21 +311,27 @@ SamplingSupport sampling_support() {
     support.perf_event_callchain = true;
   }
   if (!support.perf_event_callchain) {
+    support.automatic_method = kTimerMethod;
     support.automatic_fallback_reason = support.reason;
-  } else if (!build_keeps_frame_pointers()) {
+  } else if (build_keeps_frame_pointers()) {
+    support.automatic_method = kCallchainMethod;
+  } else {
     // The kernel walks frame pointers; without them its call chains stop after a frame or two
-    // (or wander), while the DWARF unwinder in the process sees the whole stack.
+    // (or wander). The perf_event still keeps the period; each thread unwinds itself (DWARF).
+    support.automatic_method = kPerfSignalMethod;
     support.automatic_fallback_reason =
-        "this build omits frame pointers, so the kernel's call chains would hold the leaf only "
-        "(configure with -DCMAKE_CXX_FLAGS=-fno-omit-frame-pointer to sample with perf_event)";
+        "this build omits frame pointers, so the kernel's call chains would hold the leaf only; "
+        "the perf_event signals each thread, which unwinds itself (configure with "
+        "-DCMAKE_CXX_FLAGS=-fno-omit-frame-pointer for kernel call chains)";
   }
-  support.automatic_method =
-      support.automatic_fallback_reason.empty() ? "perf_event callchain" : "setitimer+unwind";
   return support;
 }
 
 struct StackSampler::State {
-  bool perf = false;
+  enum class Backend { callchain, perf_signal, timer };
+  Backend backend = Backend::timer;
+  bool perf_fds() const { return backend != Backend::timer; }
+  bool signal_queue() const { return backend != Backend::callchain; }
   std::string fallback_reason;
   int hz = 0;
   bool running = false;
@@ -269,7 +345,6 @@ struct StackSampler::State {
   std::condition_variable wake;
   bool stopping = false;
   std::atomic<pid_t> drain_tid{0};
-  struct sigaction old_action {};
 
   void attach_new_threads() {  // with `mutex` held
     for (pid_t tid : detail::thread_ids()) {
@@ -277,7 +352,7 @@ struct StackSampler::State {
       if (std::any_of(rings.begin(), rings.end(), [tid](const Ring& r) { return r.tid == tid; })) {
         continue;
       }
-      Ring ring = open_ring(tid, hz);
+      Ring ring = backend == Backend::callchain ? open_ring(tid, hz) : open_signal_event(tid, hz);
       if (ring.fd < 0) continue;  // the thread exited meanwhile
       ioctl(ring.fd, PERF_EVENT_IOC_ENABLE, 0);
       rings.push_back(ring);
@@ -285,7 +360,7 @@ struct StackSampler::State {
   }
 
   void drain_once() {  // with `mutex` held
-    if (perf) {
+    if (!signal_queue()) {
       uint64_t dropped = 0;
       for (Ring& ring : rings) samples += drain_ring(ring, stacks, dropped);
       lost += dropped;
@@ -303,7 +378,7 @@ struct StackSampler::State {
       std::lock_guard<std::mutex> lock(mutex);
       drain_once();
       // Threads started after start(): a perf event per thread, so look for new ones.
-      if (perf && ++rounds % 5 == 0) attach_new_threads();
+      if (perf_fds() && ++rounds % 5 == 0) attach_new_threads();
     }
   }
 
@@ -330,61 +405,38 @@ StackSampler StackSampler::start(int hz, Method method) {
   auto state = std::make_unique<State>();
   state->hz = hz;
   try {
+    const SamplingSupport support = sampling_support();
     if (method == Method::automatic) {
-      const SamplingSupport support = sampling_support();
-      state->perf = support.automatic_fallback_reason.empty();
       state->fallback_reason = support.automatic_fallback_reason;
-    } else if (method == Method::perf_event) {
-      const SamplingSupport support = sampling_support();
+      state->backend = support.automatic_method == kCallchainMethod    ? State::Backend::callchain
+                       : support.automatic_method == kPerfSignalMethod ? State::Backend::perf_signal
+                                                                       : State::Backend::timer;
+    } else if (method == Method::perf_event || method == Method::perf_event_unwind) {
       if (!support.perf_event_callchain) {
         throw UserError("perf_event sampling is not possible: " + support.reason);
       }
-      state->perf = true;
+      state->backend =
+          method == Method::perf_event ? State::Backend::callchain : State::Backend::perf_signal;
     }
-    if (state->perf) {
+    if (state->signal_queue()) prepare_signal_sampling();
+    if (state->perf_fds()) {
       std::lock_guard<std::mutex> lock(state->mutex);
       state->attach_new_threads();
       if (state->rings.empty()) {
         throw UserError("perf_event sampling could not attach to any thread of this process");
       }
     } else {
-      if (g_queue == nullptr) g_queue = new SignalSample[kQueueSize];
-      for (size_t i = 0; i < kQueueSize; ++i) g_queue[i].sequence.store(i);
-      g_enqueue.store(0);
-      g_dequeue = 0;
-      g_signal_samples.store(0);
-      g_signal_lost.store(0);
-      // The first _Unwind_Backtrace may allocate and take loader locks: do it here, not in the
-      // handler.
-      uintptr_t warm[4];
-      UnwindState warm_state{warm, 0};
-      _Unwind_Backtrace(
-          [](_Unwind_Context* context, void* argument) {
-            auto* s = static_cast<UnwindState*>(argument);
-            if (s->depth >= 4) return _URC_END_OF_STACK;
-            s->frames[s->depth++] = _Unwind_GetIP(context);
-            return _URC_NO_REASON;
-          },
-          &warm_state);
-      struct sigaction action;
-      std::memset(&action, 0, sizeof action);
-      action.sa_sigaction = on_sigprof;
-      action.sa_flags = SA_SIGINFO | SA_RESTART;
-      sigemptyset(&action.sa_mask);
-      if (sigaction(SIGPROF, &action, &state->old_action) != 0) {
-        throw UserError("cannot install the SIGPROF handler: " + detail::errno_text(errno));
-      }
       itimerval timer{};
       const long period_us = std::max(1L, 1'000'000L / hz);
       timer.it_interval.tv_sec = period_us / 1'000'000;
       timer.it_interval.tv_usec = period_us % 1'000'000;
       timer.it_value = timer.it_interval;
       if (setitimer(ITIMER_PROF, &timer, nullptr) != 0) {
-        sigaction(SIGPROF, &state->old_action, nullptr);
         throw UserError("setitimer(ITIMER_PROF) failed: " + detail::errno_text(errno));
       }
     }
   } catch (...) {
+    g_accepting.store(false);
     g_sampler_active.store(false);
     throw;
   }
@@ -395,7 +447,7 @@ StackSampler StackSampler::start(int hz, Method method) {
 }
 
 void StackSampler::attach_threads() {
-  if (!state_->running || !state_->perf) return;
+  if (!state_->running || !state_->perf_fds()) return;
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->attach_new_threads();
 }
@@ -403,7 +455,7 @@ void StackSampler::attach_threads() {
 void StackSampler::stop() {
   State& s = *state_;
   if (!s.running) return;
-  if (s.perf) {
+  if (s.perf_fds()) {
     std::lock_guard<std::mutex> lock(s.mutex);
     for (Ring& ring : s.rings) ioctl(ring.fd, PERF_EVENT_IOC_DISABLE, 0);
   } else {
@@ -418,14 +470,11 @@ void StackSampler::stop() {
   s.drain.join();
   {
     std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.signal_queue()) g_accepting.store(false, std::memory_order_release);
     s.drain_once();
-    if (s.perf) {
-      for (Ring& ring : s.rings) close_ring(ring);
-      s.rings.clear();
-    } else {
-      // A SIGPROF already pending is ignored rather than sent to a handler that is going away.
-      signal(SIGPROF, SIG_IGN);
-      sigaction(SIGPROF, &s.old_action, nullptr);
+    for (Ring& ring : s.rings) close_ring(ring);
+    s.rings.clear();
+    if (s.signal_queue()) {
       s.samples = g_signal_samples.load();
       s.lost = g_signal_lost.load();
     }
@@ -435,7 +484,15 @@ void StackSampler::stop() {
 }
 
 std::string StackSampler::method() const {
-  return state_->perf ? "perf_event callchain" : "setitimer+unwind";
+  switch (state_->backend) {
+    case State::Backend::callchain:
+      return kCallchainMethod;
+    case State::Backend::perf_signal:
+      return kPerfSignalMethod;
+    case State::Backend::timer:
+      break;
+  }
+  return kTimerMethod;
 }
 
 std::string StackSampler::fallback_reason() const {
@@ -443,12 +500,12 @@ std::string StackSampler::fallback_reason() const {
 }
 
 uint64_t StackSampler::sample_count() const {
-  if (state_->running && !state_->perf) return g_signal_samples.load();
+  if (state_->running && state_->signal_queue()) return g_signal_samples.load();
   return state_->samples.load();
 }
 
 uint64_t StackSampler::lost_count() const {
-  if (state_->running && !state_->perf) return g_signal_lost.load();
+  if (state_->running && state_->signal_queue()) return g_signal_lost.load();
   return state_->lost.load();
 }
 

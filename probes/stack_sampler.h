@@ -1,9 +1,10 @@
 // A sampling profiler: periodic native call stacks of every thread of this process while a
 // rung runs, symbolised and written as folded stacks (`root;caller;leaf count`) for flame graphs.
-// It samples with perf_event (a cpu-clock event with PERF_SAMPLE_CALLCHAIN, the kernel walking
-// frame pointers) where perf_event_paranoid permits, else with setitimer(ITIMER_PROF) and the
-// process's own DWARF unwinder (_Unwind_Backtrace) in the SIGPROF handler. Only one sampler may
-// run at a time in a process.
+// Where perf_event_paranoid permits, a task-clock perf_event per thread keeps the period: with
+// PERF_SAMPLE_CALLCHAIN (the kernel walks frame pointers) when the build keeps frame pointers,
+// else the event signals its thread (SIGPROF) and the thread unwinds itself with the DWARF
+// unwinder (_Unwind_Backtrace). Otherwise setitimer(ITIMER_PROF) with the same unwinder. Only one
+// sampler may run at a time in a process.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,10 @@ namespace cuvil::probes {
 
 class StackSampler {
  public:
-  enum class Method { automatic, perf_event, itimer };
+  // perf_event: the kernel's call chains (need frame pointers); perf_event_unwind: a perf_event
+  // per thread signals that thread, which unwinds itself; itimer: setitimer(ITIMER_PROF), whose
+  // rate the kernel's tick caps (CONFIG_HZ signals per CPU-second at most).
+  enum class Method { automatic, perf_event, perf_event_unwind, itimer };
   // UserError with the reason when impossible (hz out of 1..10000, the method not permitted,
   // another sampler running).
   static StackSampler start(int hz, Method method = Method::automatic);
@@ -27,7 +31,8 @@ class StackSampler {
   // Attaches to threads created since start (perf_event only; the timer sees every thread).
   void attach_threads();
   void stop();
-  std::string method() const;  // "perf_event callchain" | "setitimer+unwind"
+  // "perf_event callchain" | "perf_event+unwind" | "setitimer+unwind"
+  std::string method() const;
   // Why the automatic choice fell back to the timer, or empty.
   std::string fallback_reason() const;
 

@@ -50,7 +50,8 @@ for name in ["cycles", "instructions", "cache-misses", "LLC-load-misses", "task-
 for e in doc["events"]:
     assert e["supported"] or e.get("reason"), e
 assert any(p["name"] == "perf" for p in doc["pmus"]), doc["pmus"]
-assert doc["sampling"]["method"] in ("perf_event callchain", "setitimer+unwind"), doc["sampling"]
+assert doc["sampling"]["method"] in ("perf_event callchain", "perf_event+unwind",
+                                    "setitimer+unwind"), doc["sampling"]
 assert doc["cupti"]["available"] or doc["cupti"]["reason"], doc["cupti"]
 assert "clocks" not in doc
 bogus = doc["requested_events"][0]

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "passes/ir/error.h"
 
@@ -124,14 +125,42 @@ TEST(StackSamplerTest, PerfEventSamplerFindsTheBusyFunction) {
   EXPECT_GT(busy, sampler.sample_count() / 2) << sampler.folded();
 }
 
-TEST(StackSamplerTest, AutomaticSaysWhichMethodAndWhyItFellBack) {
+TEST(StackSamplerTest, PerfEventSignalSamplerSeesTheWholeStack) {
+  const SamplingSupport support = sampling_support();
+  if (!support.perf_event_callchain) GTEST_SKIP() << support.reason;
+  StackSampler sampler = StackSampler::start(997, StackSampler::Method::perf_event_unwind);
+  EXPECT_EQ(sampler.method(), "perf_event+unwind");
+  cuvil_test_busy_caller(300);
+  sampler.stop();
+  ASSERT_GT(sampler.sample_count(), 0u);
+  bool under_caller = false;
+  const uint64_t busy = samples_with(sampler.stacks(), "cuvil_test_busy_leaf",
+                                     "cuvil_test_busy_caller", &under_caller);
+  EXPECT_GT(busy, sampler.sample_count() / 2) << sampler.folded();
+  EXPECT_TRUE(under_caller) << sampler.folded();
+}
+
+TEST(StackSamplerTest, AutomaticUsesTheMethodSamplingSupportNames) {
+  const SamplingSupport support = sampling_support();
   StackSampler sampler = StackSampler::start(200);
-  if (sampler.method() == "setitimer+unwind") {
+  EXPECT_EQ(sampler.method(), support.automatic_method);
+  if (sampler.method() != "perf_event callchain") {
     EXPECT_FALSE(sampler.fallback_reason().empty());
-  } else {
-    EXPECT_EQ(sampler.method(), "perf_event callchain");
   }
   sampler.stop();
+}
+
+TEST(StackSamplerTest, ThreadsStartedWhileSamplingAreSampled) {
+  StackSampler sampler = StackSampler::start(997);
+  std::thread worker([] { cuvil_test_busy_caller(300); });
+  worker.join();
+  sampler.stop();
+  bool under_caller = false;
+  EXPECT_GT(samples_with(sampler.stacks(), "cuvil_test_busy_leaf", "cuvil_test_busy_caller",
+                         &under_caller),
+            0u)
+      << sampler.method() << "\n"
+      << sampler.folded();
 }
 
 TEST(StackSamplerTest, WriteFoldedWritesTheFoldedText) {
