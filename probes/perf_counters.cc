@@ -217,6 +217,32 @@ std::vector<CounterReading> PerfCounters::read() const {
   return readings;
 }
 
+void PerfCounters::sample(std::vector<CounterSample>& out) const {
+  const State& s = *state_;
+  out.assign(s.events.size(), CounterSample{});
+  uint64_t words[3 + 64];
+  for (const ThreadFds& thread : s.threads) {
+    for (size_t g = 0; g < thread.leaders.size(); ++g) {
+      const ssize_t bytes = ::read(thread.leaders[g], words, sizeof words);
+      if (bytes < 24) continue;
+      const uint64_t enabled = words[1], running = words[2];
+      const std::vector<size_t>& members = s.groups[g];
+      const size_t count = std::min<size_t>(
+          {static_cast<size_t>(words[0]), static_cast<size_t>(bytes) / 8 - 3, members.size()});
+      for (size_t k = 0; k < count; ++k) {
+        CounterSample& sample = out[members[k]];
+        sample.raw += words[3 + k];
+        sample.time_enabled_ns += enabled;
+        sample.time_running_ns += running;
+        if (running > 0) {
+          sample.value += static_cast<double>(words[3 + k]) * static_cast<double>(enabled) /
+                          static_cast<double>(running);
+        }
+      }
+    }
+  }
+}
+
 const std::vector<std::string>& PerfCounters::names() const {
   return state_->names;
 }

@@ -22,6 +22,13 @@ struct CounterReading {
   double value = 0;    // raw scaled per thread, summed
 };
 
+// One event's counts in PerfCounters::sample(): what CounterReading holds, minus the words.
+struct CounterSample {
+  uint64_t raw = 0;
+  uint64_t time_enabled_ns = 0, time_running_ns = 0;
+  double value = 0;  // each thread's raw scaled by its enabled/running, summed
+};
+
 class PerfCounters {
  public:
   // Unknown event names -> UserError; known-but-unsupported -> a reading with supported=false.
@@ -38,6 +45,9 @@ class PerfCounters {
   void stop();
   // Cumulative since open, one per name, in the order given to open().
   std::vector<CounterReading> read() const;
+  // The same counts without names or reasons and without allocating once `out` has the size:
+  // for reads around every op. Unsupported events stay 0 here; read() says which they are.
+  void sample(std::vector<CounterSample>& out) const;
 
   const std::vector<std::string>& names() const;
   size_t thread_count() const;  // threads attached so far

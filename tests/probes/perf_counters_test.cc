@@ -214,6 +214,23 @@ TEST(PerfCountersTest, ExitedThreadsKeepTheirCounts) {
   EXPECT_GT(after_exit.raw, 1'000'000u);
 }
 
+TEST(PerfCountersTest, SampleAgreesWithReadOnStoppedCounters) {
+  REQUIRE_SOFTWARE_COUNTERS();
+  PerfCounters counters = PerfCounters::open({"cycles", "task-clock", "page-faults"});
+  counters.start();
+  spin_for_cpu_time(3'000'000);
+  counters.stop();
+  const std::vector<CounterReading> readings = counters.read();
+  std::vector<CounterSample> samples;
+  counters.sample(samples);
+  ASSERT_EQ(samples.size(), readings.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_EQ(samples[i].raw, readings[i].raw) << readings[i].name;
+    EXPECT_EQ(samples[i].time_enabled_ns, readings[i].time_enabled_ns) << readings[i].name;
+    EXPECT_DOUBLE_EQ(samples[i].value, readings[i].value) << readings[i].name;
+  }
+}
+
 TEST(PerfCountersTest, UnsupportedHardwareEventIsNotSupportedWithAReasonNeverZero) {
   PerfCounters counters = PerfCounters::open({"cycles", "task-clock"});
   const CounterReading cycles = find(counters.read(), "cycles");
