@@ -79,6 +79,8 @@ struct PerfCounters::State {
   std::vector<ThreadFds> threads;
   bool running = false;
   std::string scope;
+  size_t threads_missed = 0;  // threads that could not be attached, and why
+  std::string missed_reason;
   ~State() {
     for (ThreadFds& thread : threads) close_all(thread.fds);
   }
@@ -161,7 +163,13 @@ void PerfCounters::attach_threads() {
     for (const std::vector<size_t>& group : s.groups) {
       int error_number = 0;
       if (!open_group(s.events, group, tid, thread, &error_number)) {
-        complete = false;  // the thread exited meanwhile (ESRCH) or the kernel ran out of fds
+        complete = false;
+        // A thread that exited meanwhile (ESRCH) is no loss; anything else leaves it uncounted.
+        if (error_number != ESRCH) {
+          ++s.threads_missed;
+          s.missed_reason = detail::errno_text(error_number);
+          if (error_number == EMFILE) s.missed_reason += ": raise `ulimit -n`";
+        }
         break;
       }
     }
@@ -213,6 +221,12 @@ std::vector<CounterReading> PerfCounters::read() const {
     }
     readings.push_back(
         combine_thread_counts(event.name, per_group[event.group], event.index_in_group));
+    if (readings.back().supported && s.threads_missed > 0) {
+      // Counted, but not everywhere: say so rather than pass a partial sum off as the whole.
+      readings.back().reason = "counted on " + std::to_string(s.threads.size()) + " threads; " +
+                               std::to_string(s.threads_missed) + " could not be attached (" +
+                               s.missed_reason + ")";
+    }
   }
   return readings;
 }

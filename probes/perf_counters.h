@@ -15,8 +15,8 @@ namespace cuvil::probes {
 struct CounterReading {
   std::string name;        // as the user wrote it
   bool supported = false;  // false: `reason` says why (never report 0 for unsupported)
-  std::string reason;
-  uint64_t raw = 0;                                   // summed over threads
+  std::string reason;      // also set when supported but some threads could not be attached
+  uint64_t raw = 0;        // summed over threads
   uint64_t time_enabled_ns = 0, time_running_ns = 0;  // summed over threads
   double scale = 1.0;  // enabled / running (multiplexing); 1 when always counted
   double value = 0;    // raw scaled per thread, summed

@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "passes/ir/error.h"
@@ -195,6 +199,38 @@ TEST(PerfCountersTest, ThreadsStartedLaterAreCountedAfterAttachThreads) {
   EXPECT_EQ(counters.thread_count(), before + 1);
   done = true;
   late.join();
+}
+
+TEST(PerfCountersTest, ThreadsThatCannotBeAttachedAreNamedInTheReading) {
+  REQUIRE_SOFTWARE_COUNTERS();
+  PerfCounters counters = PerfCounters::open({"task-clock"});
+  // Leave no file descriptors for the threads started next (EMFILE), then restore the limit.
+  int highest = 0, open_count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    highest = std::max(highest, std::stoi(entry.path().filename().string()));
+    ++open_count;
+  }
+  const int free_below = highest + 1 - open_count;
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < free_below + 2; ++i) {
+    threads.emplace_back([&done] {
+      while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+  }
+  rlimit old_limit;
+  getrlimit(RLIMIT_NOFILE, &old_limit);
+  rlimit tight = old_limit;
+  tight.rlim_cur = static_cast<rlim_t>(highest + 1);
+  setrlimit(RLIMIT_NOFILE, &tight);
+  counters.attach_threads();
+  setrlimit(RLIMIT_NOFILE, &old_limit);
+  done = true;
+  for (std::thread& thread : threads) thread.join();
+  const CounterReading reading = find(counters.read(), "task-clock");
+  EXPECT_TRUE(reading.supported);
+  EXPECT_NE(reading.reason.find("could not be attached"), std::string::npos) << reading.reason;
+  EXPECT_NE(reading.reason.find("EMFILE"), std::string::npos) << reading.reason;
 }
 
 TEST(PerfCountersTest, ExitedThreadsKeepTheirCounts) {
