@@ -2,6 +2,7 @@
 // run. Built only with the CUDA toolkit.
 #if CUVIL_HAVE_CUPTI
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -301,6 +302,73 @@ TEST(GpuMetricNameTest, PerfworksNamesPassTyposFail) {
   }
   EXPECT_THROW(GpuRangeMetrics::start({"not a metric"}), UserError);
   EXPECT_THROW(GpuRangeMetrics::start({}), UserError);
+}
+
+// ---- on a GPU (skipped without one) ---------------------------------------------------------
+
+// The CUDA runtime through dlopen, as the tracer loads CUPTI: this test program links neither.
+struct CudaRuntime {
+  int (*malloc_device)(void**, size_t) = nullptr;
+  int (*free_device)(void*) = nullptr;
+  int (*memcpy_)(void*, const void*, size_t, int) = nullptr;
+  int (*memset_)(void*, int, size_t) = nullptr;
+  int (*synchronize)() = nullptr;
+  bool loaded = false;
+};
+
+CudaRuntime load_cuda_runtime() {
+  CudaRuntime cuda;
+  void* library = dlopen("libcudart.so", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) library = dlopen("/usr/local/cuda/lib/libcudart.so", RTLD_NOW);
+  if (library == nullptr) library = dlopen("/usr/local/cuda/lib64/libcudart.so", RTLD_NOW);
+  if (library == nullptr) return cuda;
+  cuda.malloc_device = reinterpret_cast<int (*)(void**, size_t)>(dlsym(library, "cudaMalloc"));
+  cuda.free_device = reinterpret_cast<int (*)(void*)>(dlsym(library, "cudaFree"));
+  cuda.memcpy_ =
+      reinterpret_cast<int (*)(void*, const void*, size_t, int)>(dlsym(library, "cudaMemcpy"));
+  cuda.memset_ = reinterpret_cast<int (*)(void*, int, size_t)>(dlsym(library, "cudaMemset"));
+  cuda.synchronize = reinterpret_cast<int (*)()>(dlsym(library, "cudaDeviceSynchronize"));
+  cuda.loaded =
+      cuda.malloc_device && cuda.free_device && cuda.memcpy_ && cuda.memset_ && cuda.synchronize;
+  return cuda;
+}
+
+TEST(GpuActivityTracerTest, CopiesAndSetsAreTiedToTheirOpRegions) {
+  const CuptiAvailability availability = cupti_availability();
+  if (!availability.available) GTEST_SKIP() << availability.reason;
+  const CudaRuntime cuda = load_cuda_runtime();
+  if (!cuda.loaded) GTEST_SKIP() << "libcudart could not be loaded";
+  GpuActivityTracer tracer = GpuActivityTracer::start();
+  EXPECT_TRUE(op_regions_active());
+  constexpr size_t kBytes = 3 << 20;
+  std::vector<char> host(kBytes, 7);
+  void* device = nullptr;
+  ASSERT_EQ(cuda.malloc_device(&device, kBytes), 0);
+  push_op_region(4);
+  ASSERT_EQ(cuda.memcpy_(device, host.data(), kBytes, /*cudaMemcpyHostToDevice*/ 1), 0);
+  pop_op_region();
+  push_op_region(9);
+  ASSERT_EQ(cuda.memset_(device, 0, kBytes), 0);
+  ASSERT_EQ(cuda.memcpy_(host.data(), device, kBytes, /*cudaMemcpyDeviceToHost*/ 2), 0);
+  pop_op_region();
+  ASSERT_EQ(cuda.synchronize(), 0);
+  tracer.stop();
+  cuda.free_device(device);
+  const ActivityLog log = tracer.log();
+  bool copy_in_4 = false, set_in_9 = false, copy_out_9 = false;
+  for (const GpuActivity& activity : log.activities()) {
+    EXPECT_LE(activity.start_ns, activity.end_ns) << activity.name;
+    if (activity.op == 4 && activity.name == "memcpy HtoD" && activity.bytes == kBytes) {
+      copy_in_4 = true;
+    }
+    if (activity.op == 9 && activity.kind == GpuActivityKind::memset) set_in_9 = true;
+    if (activity.op == 9 && activity.name == "memcpy DtoH") copy_out_9 = true;
+  }
+  EXPECT_TRUE(copy_in_4);
+  EXPECT_TRUE(set_in_9);
+  EXPECT_TRUE(copy_out_9);
+  EXPECT_EQ(log.dropped(), 0u);
+  EXPECT_FALSE(op_regions_active());
 }
 
 }  // namespace
