@@ -371,6 +371,34 @@ TEST(GpuActivityTracerTest, CopiesAndSetsAreTiedToTheirOpRegions) {
   EXPECT_FALSE(op_regions_active());
 }
 
+TEST(GpuRangeMetricsTest, EveryPassedRangeGetsItsMetrics) {
+  const CuptiAvailability availability = cupti_availability();
+  if (!availability.available) GTEST_SKIP() << availability.reason;
+  const CudaRuntime cuda = load_cuda_runtime();
+  if (!cuda.loaded) GTEST_SKIP() << "libcudart could not be loaded";
+  constexpr size_t kBytes = 64 << 20;
+  void* device = nullptr;
+  ASSERT_EQ(cuda.malloc_device(&device, kBytes), 0);  // makes the primary context current
+  GpuRangeMetrics metrics = GpuRangeMetrics::start(default_gpu_metrics(), 16);
+  ASSERT_GE(metrics.pass_count(), 1u);
+  bool done = false;
+  for (size_t pass = 0; !done && pass < 64; ++pass) {  // user replay: the same work per pass
+    metrics.begin_pass();
+    metrics.push_range("op3");
+    ASSERT_EQ(cuda.memset_(device, 1, kBytes), 0);
+    ASSERT_EQ(cuda.synchronize(), 0);
+    metrics.pop_range();
+    done = metrics.end_pass();
+  }
+  ASSERT_TRUE(done);
+  const std::vector<RangeMetricValues> results = metrics.results();
+  cuda.free_device(device);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_NE(results[0].range.find("op3"), std::string::npos) << results[0].range;
+  ASSERT_EQ(results[0].values.size(), 3u);
+  EXPECT_GT(results[0].values[2], 0.0);  // gpu__time_duration.sum
+}
+
 }  // namespace
 }  // namespace cuvil::probes::cupti
 
