@@ -66,6 +66,26 @@ TEST(CodegenElementwise, ChainsCompileForSm90) {
   }
 }
 
+TEST(CodegenElementwise, ContiguousChainsMoveWholeVectors) {
+  ElementwiseProblem p;
+  p.rank = 1;
+  p.input = p.output = ElemType::bf16;
+  p.steps = {{ir::OpKind::add, ElemType::bf16}, {ir::OpKind::relu, ElemType::f32}};
+  p.all_contiguous = true;
+  const KernelSource vector = elementwise_source(p, ElementwiseTiles{256, 8});  // 16-byte chunks
+  EXPECT_NE(vector.source.find("ChunkOut out;"), std::string::npos);
+  const CompiledKernel compiled = compile_kernel(vector, 90, /*want_ptx=*/true);
+  EXPECT_GT(testing::count_substr(compiled.ptx, "ld.global.v4"), 0);
+  EXPECT_GT(testing::count_substr(compiled.ptx, "st.global.v4"), 0);
+  p.input = p.output = ElemType::f32;
+  p.steps = {{ir::OpKind::add, ElemType::f32}};  // 8 x f32 = 32 bytes: element by element
+  EXPECT_EQ(elementwise_source(p, ElementwiseTiles{256, 8}).source.find("ChunkOut"),
+            std::string::npos);
+  p.all_contiguous = false;  // broadcasting: never chunked
+  EXPECT_EQ(elementwise_source(p, ElementwiseTiles{256, 4}).source.find("ChunkOut"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace cuvil::runtime::cuda::codegen
 #endif  // CUVIL_HAVE_CUDA

@@ -18,27 +18,60 @@ bool is_binary_step(ir::OpKind op) {
          op == ir::OpKind::div;
 }
 
+// Storage type of each input, in order (input 0, then one per binary step).
+std::vector<ElemType> input_types(const ElementwiseProblem& p) {
+  std::vector<ElemType> types = {p.input};
+  for (const EpilogueStepSpec& step : p.steps) {
+    if (is_binary_step(step.op)) types.push_back(step.operand_type);
+  }
+  return types;
+}
+
+// Whole chunks of VW elements move as one vector access per tensor (<= 16 bytes each).
+bool vectorized(const ElementwiseProblem& p, const ElementwiseTiles& t) {
+  if (!p.all_contiguous || t.vector_width < 2 || (t.vector_width & (t.vector_width - 1)) != 0)
+    return false;
+  std::vector<ElemType> types = input_types(p);
+  types.push_back(p.output);
+  for (ElemType type : types) {
+    if (t.vector_width * elem_bytes(type) > 16) return false;
+  }
+  return true;
+}
+
 // The chain for element `i`: x = input 0 at off0, step by step; binary step k reads input k+1 at
-// off<k+1>. Offsets are variables named off0, off1, ... in scope.
-std::string chain_code(const ElementwiseProblem& p) {
-  std::string code = "float x = " + load_expr(p.input, "p.inputs[0]", "off0") + ";\n";
+// off<k+1>. Offsets are variables named off0, off1, ... in scope. With `chunked`, input k is
+// element v of chunk variable c<k> and the result goes to element v of chunk `out`.
+std::string chain_code(const ElementwiseProblem& p, bool chunked = false) {
+  const std::vector<ElemType> types = input_types(p);
+  auto input = [&](int k) {
+    const std::string index = std::to_string(k);
+    std::string chunk_element = "c";  // built by appending: GCC 12 -Wrestrict false positive
+    chunk_element += index;
+    chunk_element += ".v[v]";
+    std::string pointer = "p.inputs[";
+    pointer += index;
+    pointer += "]";
+    std::string offset = "off";
+    offset += index;
+    return chunked ? to_f32_expr(types[k], chunk_element) : load_expr(types[k], pointer, offset);
+  };
+  std::string code = "float x = " + input(0) + ";\n";
   int operand = 1;
   for (const EpilogueStepSpec& step : p.steps) {
     if (!is_binary_step(step.op)) {
       code += "x = cuvil_" + std::string(ir::to_string(step.op)) + "(x);\n";
       continue;
     }
-    const std::string index = "off" + std::to_string(operand);
-    const std::string rhs =
-        load_expr(step.operand_type, "p.inputs[" + std::to_string(operand) + "]", index);
-    ++operand;
+    const std::string rhs = input(operand++);
     const char* symbol = step.op == ir::OpKind::add   ? "+"
                          : step.op == ir::OpKind::sub ? "-"
                          : step.op == ir::OpKind::mul ? "*"
                                                       : "/";
     code += "x = x " + std::string(symbol) + " " + rhs + ";\n";
   }
-  code += store_stmt(p.output, "p.out", "i", "x") + "\n";
+  code += chunked ? "out.v[v] = " + from_f32_expr(p.output, "x") + ";\n"
+                  : store_stmt(p.output, "p.out", "i", "x") + "\n";
   return code;
 }
 
@@ -109,7 +142,36 @@ KernelSource elementwise_source(const ElementwiseProblem& p, const ElementwiseTi
   source +=
       "  const i64 stride = (i64)gridDim.x * blockDim.x * VW;\n"
       "  for (i64 first = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * VW; first < p.total;\n"
-      "       first += stride) {\n"
+      "       first += stride) {\n";
+  if (vectorized(p, t)) {
+    // A whole chunk: one vector load per input and one vector store (pointers are aligned to
+    // 16 bytes and `first` is a multiple of VW, so every chunk is aligned).
+    const std::vector<ElemType> types = input_types(p);
+    std::string chunk_types, loads;
+    for (size_t k = 0; k <= types.size(); ++k) {
+      const ElemType type = k < types.size() ? types[k] : p.output;
+      const std::string ks = k < types.size() ? std::to_string(k) : "Out";
+      chunk_types += "struct __align__(" + std::to_string(t.vector_width * elem_bytes(type)) +
+                     ") Chunk" + ks + " { " + std::string(storage_type(type)) + " v[VW]; };\n";
+      if (k < types.size()) {
+        loads += "      const Chunk" + ks + " c" + ks + " = *(const Chunk" + ks + "*)((const " +
+                 std::string(storage_type(type)) + "*)p.inputs[" + ks + "] + first);\n";
+      }
+    }
+    source.insert(source.find("extern \"C\""), chunk_types);
+    source += "    if (first + VW <= p.total) {\n" + loads +
+              "      ChunkOut out;\n"
+              "#pragma unroll\n"
+              "      for (int v = 0; v < VW; ++v) {\n" +
+              chain_code(p, /*chunked=*/true) +
+              "      }\n"
+              "      *(ChunkOut*)((" +
+              std::string(storage_type(p.output)) +
+              "*)p.out + first) = out;\n"
+              "      continue;\n"
+              "    }\n";
+  }
+  source +=
       "#pragma unroll\n"
       "    for (int v = 0; v < VW; ++v) {\n"
       "      const i64 i = first + v;\n"

@@ -38,6 +38,30 @@ std::string load_expr(ElemType type, std::string_view pointer, std::string_view 
   return access;
 }
 
+std::string to_f32_expr(ElemType type, std::string_view raw) {
+  switch (type) {
+    case ElemType::f32:
+      return std::string(raw);
+    case ElemType::f16:
+      return "cuvil_f16_to_f32(" + std::string(raw) + ")";
+    case ElemType::bf16:
+      return "cuvil_bf16_to_f32(" + std::string(raw) + ")";
+  }
+  return std::string(raw);
+}
+
+std::string from_f32_expr(ElemType type, std::string_view value) {
+  switch (type) {
+    case ElemType::f32:
+      return std::string(value);
+    case ElemType::f16:
+      return "cuvil_f32_to_f16(" + std::string(value) + ")";
+    case ElemType::bf16:
+      return "cuvil_f32_to_bf16(" + std::string(value) + ")";
+  }
+  return std::string(value);
+}
+
 std::string store_stmt(ElemType type, std::string_view pointer, std::string_view index,
                        std::string_view value) {
   std::string target = "((" + std::string(storage_type(type)) + "*)(" + std::string(pointer) +

@@ -43,6 +43,9 @@ std::string_view device_prelude();
 std::string_view storage_type(ElemType type);
 // Expression reading element `index` of `pointer` (of type `type`) as a float.
 std::string load_expr(ElemType type, std::string_view pointer, std::string_view index);
+// Expression converting raw storage value `raw` (storage_type) to float, and float to storage.
+std::string to_f32_expr(ElemType type, std::string_view raw);
+std::string from_f32_expr(ElemType type, std::string_view value);
 // Statement storing float `value` into element `index` of `pointer`.
 std::string store_stmt(ElemType type, std::string_view pointer, std::string_view index,
                        std::string_view value);

@@ -27,30 +27,6 @@ std::string_view kind_name(NormKind kind) {
   return "?";
 }
 
-std::string to_f32(ElemType type, const std::string& raw) {
-  switch (type) {
-    case ElemType::f32:
-      return raw;
-    case ElemType::f16:
-      return "cuvil_f16_to_f32(" + raw + ")";
-    case ElemType::bf16:
-      return "cuvil_bf16_to_f32(" + raw + ")";
-  }
-  return raw;
-}
-
-std::string from_f32(ElemType type, const std::string& value) {
-  switch (type) {
-    case ElemType::f32:
-      return value;
-    case ElemType::f16:
-      return "cuvil_f32_to_f16(" + value + ")";
-    case ElemType::bf16:
-      return "cuvil_f32_to_bf16(" + value + ")";
-  }
-  return value;
-}
-
 // The vector width the kernel uses: chunks of VW elements must be contiguous and aligned.
 int effective_width(const NormProblem& p, const NormTiles& t) {
   if (p.kind == NormKind::group_norm) {
@@ -203,8 +179,8 @@ KernelSource norm_source(const NormProblem& p, const NormTiles& t) {
   replace_all(body, "{{NHWC}}", p.nhwc ? "true" : "false");
   replace_all(body, "{{TIO}}", std::string(storage_type(p.io)));
   replace_all(body, "{{NAME}}", name);
-  replace_all(body, "{{TO_F32_CHUNK}}", to_f32(p.io, "chunk.v[v]"));
-  replace_all(body, "{{FROM_F32_R}}", from_f32(p.io, "r"));
+  replace_all(body, "{{TO_F32_CHUNK}}", to_f32_expr(p.io, "chunk.v[v]"));
+  replace_all(body, "{{FROM_F32_R}}", from_f32_expr(p.io, "r"));
   replace_all(body, "{{GAMMA}}", load_expr(p.param, "p.gamma", "ch"));
   replace_all(body, "{{BETA}}", load_expr(p.param, "p.beta", "ch"));
   return KernelSource{name, std::string(device_prelude()) + body, {"--std=c++17"}};
