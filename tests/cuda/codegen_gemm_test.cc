@@ -75,6 +75,28 @@ TEST(CodegenGemm, DenseParamsAreRowMajor) {
   EXPECT_EQ(sizeof(GemmKernelParams), 13 * 8 + 4 * 32u);  // 8-byte fields, no padding
 }
 
+TEST(CodegenGemm, DefaultTilesAreLegalAndFollowTheShape) {
+  for (ElemType type : {ElemType::bf16, ElemType::f32}) {
+    for (int64_t m : {1, 3, 16, 17, 64, 512, 4096}) {
+      for (int64_t n : {1, 7, 4096, 14336}) {
+        GemmProblem p = problem(m, n, 4096, type);
+        p.c = ElemType::f32;
+        const GemmTiles t = default_gemm_tiles(p);
+        EXPECT_NO_THROW(validate_gemm(p, t)) << m << "x" << n;
+      }
+    }
+  }
+  GemmProblem decode = problem(1, 4096, 4096);
+  decode.c = ElemType::f32;
+  const GemmTiles d = default_gemm_tiles(decode);
+  EXPECT_EQ(d.block_m, 16);
+  EXPECT_EQ(d.split_k, 4);    // 64 column blocks x 4 splits >= 132 SMs... stops at 256 blocks
+  decode.c = ElemType::bf16;  // a 16-bit output cannot be accumulated atomically
+  EXPECT_EQ(default_gemm_tiles(decode).split_k, 1);
+  EXPECT_EQ(default_gemm_tiles(problem(4096, 4096, 4096)).block_m, 128);
+  EXPECT_EQ(default_gemm_tiles(problem(256, 256, 4096)).block_m, 64);  // 4 big blocks: too few
+}
+
 TEST(CodegenGemm, LaunchArgumentsMustKeepVectorAlignment) {
   const GemmProblem p = problem(64, 64, 64);  // bf16, 8-element (16-byte) vectors
   alignas(16) static char buffer[64];

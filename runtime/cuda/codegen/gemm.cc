@@ -118,6 +118,26 @@ LaunchGeometry gemm_geometry(const GemmProblem& p, const GemmTiles& t) {
   return g;
 }
 
+GemmTiles default_gemm_tiles(const GemmProblem& p, int sm_count) {
+  const int vector = p.a == ElemType::f32 ? 4 : 8;
+  auto blocks = [&](int bm, int bn) {
+    return ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn) * p.batch;
+  };
+  if (p.m <= 16) {
+    GemmTiles t{16, 64, 64, 16, 32, 4, vector};
+    if (p.c == ElemType::f32 && p.epilogue.empty()) {
+      // Split K while the grid is under one block per SM and each split keeps >= 256 of K.
+      while (t.split_k < 8 && blocks(16, 64) * t.split_k < sm_count &&
+             p.k / (t.split_k * 2) >= 256 && p.batch * t.split_k * 2 <= 65535) {
+        t.split_k *= 2;
+      }
+    }
+    return t;
+  }
+  if (p.m <= 64 || blocks(128, 128) < sm_count) return GemmTiles{64, 64, 32, 32, 32, 4, vector};
+  return GemmTiles{128, 128, 32, 64, 64, 3, vector};
+}
+
 void check_gemm_params(const GemmProblem& p, const GemmTiles& t, const GemmKernelParams& params) {
   auto check = [](const void* pointer, int64_t ld, int64_t batch_stride, int width, int bytes,
                   const char* operand) {

@@ -57,6 +57,12 @@ struct GemmKernelParams {
   EpilogueOperandArg operands[kMaxEpilogueOperands];
 };
 
+// A starting point when no pass chose tiles (always legal for `problem`): 128x128 tiles for large
+// problems, 64x64 for mid-sized M or when 128x128 blocks would not fill `sm_count` SMs, and for
+// decode-shaped M <= 16 a 16-row tile with a deep pipeline plus split-K (when the output is f32
+// without epilogue steps) so that the weight stream is spread over the whole device.
+GemmTiles default_gemm_tiles(const GemmProblem& problem, int sm_count = 132);
+
 // Throws UserError naming the parameter for illegal tiles (divisibility, warps, threads <= 1024,
 // shared memory <= 227 KiB) or an unsupported problem (mixed input types, bad epilogue).
 void validate_gemm(const GemmProblem& problem, const GemmTiles& tiles);
