@@ -90,7 +90,7 @@ TEST(CodegenGemm, DefaultTilesAreLegalAndFollowTheShape) {
   decode.c = ElemType::f32;
   const GemmTiles d = default_gemm_tiles(decode);
   EXPECT_EQ(d.block_m, 16);
-  EXPECT_EQ(d.split_k, 4);    // 64 column blocks x 4 splits >= 132 SMs... stops at 256 blocks
+  EXPECT_EQ(d.split_k, 4);    // 64 column blocks: 2 splits = 128 < 132 SMs, 4 = 256
   decode.c = ElemType::bf16;  // a 16-bit output cannot be accumulated atomically
   EXPECT_EQ(default_gemm_tiles(decode).split_k, 1);
   EXPECT_EQ(default_gemm_tiles(problem(4096, 4096, 4096)).block_m, 128);
