@@ -40,6 +40,7 @@ struct FlameSource {
   flame::FrameTree tree;
   std::vector<flame::RungOps> rungs;  // empty when the tree came from samples
   std::string description;            // how the tree was made, for the subtitle
+  std::string samples_file;           // where the tree came from when it is native samples
 };
 
 // A samples file named inside a run.json may be relative to where the run was written.
@@ -56,17 +57,18 @@ FlameSource source_of_run(const std::string& path, const std::string& rung,
   std::vector<flame::RungOps> rungs;
   if (flame::has_op_records(doc)) rungs = flame::read_op_records(doc, path, rung);
   if (!folded.empty()) {
-    return {flame::read_folded_file(folded), std::move(rungs), "native samples from " + folded};
+    return {flame::read_folded_file(folded), std::move(rungs), "native samples from " + folded,
+            folded};
   }
   if (!rungs.empty()) {
     size_t ops = 0;
     for (const auto& r : rungs) ops += r.records.size();
     return {flame::tree_from_ops(rungs), std::move(rungs),
-            std::to_string(ops) + " ops, mean ns per iteration"};
+            std::to_string(ops) + " ops, mean ns per iteration", ""};
   }
   if (const std::string named = flame::samples_file_of(doc, rung); !named.empty()) {
     const std::string file = locate_samples_file(named, path);
-    return {flame::read_folded_file(file), {}, "native samples from " + file};
+    return {flame::read_folded_file(file), {}, "native samples from " + file, file};
   }
   flame::read_op_records(doc, path, rung);  // throws: no per-op records, run with --probes ops
   throw UserError(path + ": no per-op records");
@@ -74,7 +76,7 @@ FlameSource source_of_run(const std::string& path, const std::string& rung,
 
 FlameSource source_of_base(const std::string& path, const std::string& rung) {
   if (path.ends_with(".folded")) {
-    return {flame::read_folded_file(path), {}, "native samples from " + path};
+    return {flame::read_folded_file(path), {}, "native samples from " + path, path};
   }
   return source_of_run(path, rung, "");
 }
@@ -103,11 +105,13 @@ void write_file(const std::string& path, const std::string& content) {
   if (!out.flush()) throw UserError(path + ": write failed");
 }
 
-std::string rung_names(const flame::FrameTree& tree) {
+// What the graph shows: the rungs of per-op records, or the file the samples came from.
+std::string subject(const FlameSource& source) {
+  if (!source.samples_file.empty()) return source.samples_file + " (native samples)";
   std::string names;
-  for (const auto& c : tree.root().children) {
+  for (const flame::RungOps& r : source.rungs) {
     if (names.size() > 60) return names + ", ...";
-    names += (names.empty() ? "" : ", ") + c->name;
+    names += (names.empty() ? "" : ", ") + r.name;
   }
   return names;
 }
@@ -125,10 +129,17 @@ int report_flame(const FlameCommandOptions& o) {
       throw UserError("--diff " + o.diff + ": weighs " + base.tree.unit() + " but " + o.run +
                       " weighs " + run.tree.unit() + "; compare like with like");
     }
-    run.tree.annotate_with_base(base.tree);
+    if (!(base.tree.total() > 0)) throw UserError("--diff " + o.diff + ": nothing to compare with");
+    // Sample counts grow with the sampling time: compare them as shares of each run.
+    const bool samples = run.tree.unit() != "nanoseconds";
+    run.tree.annotate_with_base(base.tree, samples ? run.tree.total() / base.tree.total() : 1.0);
+    if (samples) {
+      std::printf("samples: base counts scaled by %.4g to the run's total (shares compared)\n",
+                  run.tree.total() / base.tree.total());
+    }
     if (title.empty()) title = "Differential flame graph: " + o.diff + " -> " + o.run;
   }
-  if (title.empty()) title = "Flame graph: " + rung_names(run.tree);
+  if (title.empty()) title = "Flame graph: " + subject(run);
 
   const bool all = o.format == "all";
   std::vector<std::string> written;
@@ -149,7 +160,7 @@ int report_flame(const FlameCommandOptions& o) {
   }
   if (all || o.format == "speedscope") {
     const std::string path = output_path(o, "speedscope");
-    write_file(path, flame::to_speedscope(run.tree, rung_names(run.tree)).dump() + "\n");
+    write_file(path, flame::to_speedscope(run.tree, subject(run)).dump() + "\n");
     written.push_back(path + "  (open at https://www.speedscope.app)");
   }
   if (all || o.format == "trace") {

@@ -1,9 +1,9 @@
 // A self-contained interactive flame graph (SVG with inline CSS and JavaScript, no external
 // resources), in the manner of Brendan Gregg's flamegraph.pl: the root at the bottom, each frame
 // as wide as its share of the total. Hover shows a frame's name, time and share; click zooms to
-// it; "Search" (or Ctrl-F, or ?s=REGEX in the URL) highlights matching frames and shows the
-// share they cover. A differential tree (FrameTree::annotate_with_base) is coloured by change:
-// red grew, blue shrank, grey unchanged, widths from the new run.
+// it (or ?z=NAME in the URL); "Search" (or Ctrl-F, or ?s=REGEX) highlights matching frames and
+// shows the share they cover. A differential tree (FrameTree::annotate_with_base) is coloured by
+// change: red grew, blue shrank, grey unchanged, widths from the new run.
 #pragma once
 
 #include <string>

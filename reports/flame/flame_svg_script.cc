@@ -61,8 +61,11 @@ function init() {
     if ((e.ctrlKey || e.metaKey) && e.key === "f") { e.preventDefault(); askSearch(); }
     if (e.key === "Escape") { resetSearch(); unzoom(); }
   });
-  var term = new URLSearchParams(window.location.search).get("s");
-  if (term) search(term);
+  // ?s=REGEX searches and ?z=NAME zooms to the first frame of that name: shareable views.
+  var params = new URLSearchParams(window.location.search);
+  if (params.get("s")) search(params.get("s"));
+  var target = frames.filter(function (g) { return g._name === params.get("z"); })[0];
+  if (target) zoom(target);
 }
 function label(g, w) {
   var t = g.querySelector("text"), fit = Math.floor((w - 6) / charW), name = g._name;

@@ -53,21 +53,24 @@ const FrameNode* FrameTree::find(const std::vector<std::string>& path) const {
 
 namespace {
 
-void mark(FrameNode& node, const FrameNode* base, double* only_in_base) {
+void mark(FrameNode& node, const FrameNode* base, double scale, double* only_in_base) {
   node.in_base = base != nullptr;
-  node.base_total = base ? base->total : 0;
-  for (auto& c : node.children) mark(*c, base ? base->child(c->name) : nullptr, only_in_base);
+  node.base_total = base ? base->total * scale : 0;
+  for (auto& c : node.children) {
+    mark(*c, base ? base->child(c->name) : nullptr, scale, only_in_base);
+  }
   if (!base) return;
   for (const auto& b : base->children) {
-    if (!node.child(b->name)) *only_in_base += b->total;
+    if (!node.child(b->name)) *only_in_base += b->total * scale;
   }
 }
 
 }  // namespace
 
-void FrameTree::annotate_with_base(const FrameTree& base) {
+void FrameTree::annotate_with_base(const FrameTree& base, double base_scale) {
+  CUVIL_CHECK(std::isfinite(base_scale) && base_scale > 0, "base scale is positive");
   only_in_base_ = 0;
-  mark(root_, &base.root_, &only_in_base_);
+  mark(root_, &base.root_, base_scale, &only_in_base_);
   differential_ = true;
   base_unit_ = base.unit_;
 }

@@ -52,8 +52,9 @@ class FrameTree {
 
   // Marks every node with the base tree's total on the same path (matched by names from the
   // root), making this a differential tree; frames only in the base are reported by
-  // `total_only_in_base`.
-  void annotate_with_base(const FrameTree& base);
+  // `total_only_in_base`. Base weights are multiplied by `base_scale` (sample counts from runs
+  // of different lengths compare as shares: scale = this total / base total).
+  void annotate_with_base(const FrameTree& base, double base_scale = 1.0);
   // The base run's weight on paths this tree lacks (what disappeared).
   double total_only_in_base() const { return only_in_base_; }
 

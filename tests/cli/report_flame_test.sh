@@ -78,6 +78,16 @@ if run_bench "folded input" 0 report flame "$TMP/run.json" --folded "$TMP/sample
   grep -qF '"unit":"none"' "$TMP/samples.speedscope.json" || fail "folded input: unit is not none"
 fi
 
+# A run without per-op records that names its samples file (`run --probes samples`), relative
+# to the run.json: the graph comes from the samples; no trace.
+printf '{"context": {}, "benchmarks": [{"name": "toy/b1_median", "run_name": "toy/b1", "run_type": "aggregate", "aggregate_name": "median", "real_time": 1, "time_unit": "ms", "cuvil": {"samples_file": "samples.folded"}}]}\n' >"$TMP/sampled.json"
+if run_bench "samples named by the run" 0 report flame "$TMP/sampled.json" -o "$TMP/sampled"; then
+  expect_file "samples named by the run" "$TMP/sampled.svg"
+  grep -qF 'main;run;conv 17' "$TMP/sampled.folded" || fail "samples named by the run: stacks differ"
+  [ -e "$TMP/sampled.trace.json" ] && fail "samples named by the run: wrote a trace without records"
+  expect_err "samples named by the run" "no trace"
+fi
+
 # A differential graph: toy/b1's first three ops doubled.
 if run_bench "diff" 0 report flame "$TMP/new.json" --diff "$TMP/run.json" --rung b1 --format svg \
   -o "$TMP/diff"; then

@@ -60,5 +60,15 @@ TEST(FlameTree, BaseAnnotationMatchesFramesByPath) {
   EXPECT_DOUBLE_EQ(now.total_only_in_base(), 5);
 }
 
+TEST(FlameTree, BaseWeightsCanBeScaledToCompareShares) {
+  FrameTree base("all", "samples"), now("all", "samples");
+  base.add_stack({"a"}, 3);
+  base.add_stack({"gone"}, 1);
+  now.add_stack({"a"}, 7);
+  now.annotate_with_base(base, 2.0);
+  EXPECT_DOUBLE_EQ(now.find({"a"})->base_total, 6);
+  EXPECT_DOUBLE_EQ(now.total_only_in_base(), 2);
+}
+
 }  // namespace
 }  // namespace cuvil::reports::flame
