@@ -161,14 +161,12 @@ void print_row(const RungResult& r) {
 }
 
 std::string format_counter(const CounterValue& c) {
-  char buf[256];
-  if (!c.supported) {
-    std::snprintf(buf, sizeof buf, "  %-24s not supported: %s\n", c.name.c_str(), c.reason.c_str());
-  } else {
-    std::snprintf(buf, sizeof buf, "  %-24s %16.0f  (scale %.2f)\n", c.name.c_str(), c.value,
-                  c.scale);
-  }
-  return buf;
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "  %-24s ", c.name.c_str());
+  if (!c.supported) return buf + ("not supported: " + c.reason + "\n");
+  std::string line = buf;
+  std::snprintf(buf, sizeof buf, "%16.0f  (scale %.2f)\n", c.value, c.scale);
+  return line + buf;
 }
 
 void print_probes(const RungResult& r) {

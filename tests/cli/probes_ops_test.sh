@@ -33,10 +33,12 @@ total = sum(r["ns_per_iteration"] for r in recs)
 assert abs(ops["total_ns_per_iteration"] - total) <= 1e-6 * total
 measured = ops["measured_ns_per_iteration"]
 assert measured > 0
-# A sanity bound, never a speed assertion: the ops are most of the measured time (per-op
-# medians: one preempted probe iteration does not move them).
-medians = sum(r["ns_median"] for r in recs)
-assert 0.5 * measured < medians < 2.0 * measured, (medians, measured)
+# Sanity bounds, never speed assertions. The regions are disjoint parts of each probe iteration,
+# so their sum stays below the probe iterations' wall time and makes up most of it. Against the
+# measured median (other iterations, earlier) only a loose bound: load can change between them.
+probe_wall = sum(med["probe_real_ns"]) / len(med["probe_real_ns"])
+assert 0.5 * probe_wall < total <= 1.001 * probe_wall + 1e4, (total, probe_wall)
+assert 0.1 * measured < total < 10 * measured, (total, measured)
 tc = med["counters"]["task-clock"]
 assert tc["supported"] is True, tc
 assert tc["value"] > 0 and tc["scale"] >= 1.0, tc
