@@ -64,6 +64,20 @@ if run_bench "all formats" 0 report flame "$TMP/run.json" -o "$TMP/out/all"; the
   grep -qF 'wrote' "$TMP/stdout" || fail "all formats: says nothing about what it wrote"
 fi
 
+# The SVG's script runs without errors in a real browser, zooming and searching through the URL.
+if command -v chromium >/dev/null && [ -s "$TMP/out/all.svg" ]; then
+  profile=$(mktemp -d -p "$TMP")
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+    --disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" \
+    --enable-logging=stderr --v=0 --screenshot="$TMP/all.png" --window-size=1200,300 \
+    "file://$TMP/out/all.svg?z=layer1&s=conv" >"$TMP/chromium.log" 2>&1
+  [ -s "$TMP/all.png" ] || { fail "chromium: no screenshot"; tail -5 "$TMP/chromium.log"; }
+  if grep -F "CONSOLE" "$TMP/chromium.log"; then fail "chromium: console messages from the SVG"; fi
+  echo "ok   svg script in chromium"
+else
+  echo "skip svg script in chromium (no chromium)"
+fi
+
 # One rung, one format, a full file name.
 if run_bench "one rung svg" 0 report flame "$TMP/run.json" --rung b3 --format svg -o "$TMP/b3.svg"; then
   expect_file "one rung svg" "$TMP/b3.svg"
