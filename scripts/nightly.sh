@@ -16,6 +16,8 @@
 #   NIGHTLY_QUICK=1          few samples and no minimum time (tests, smoke checks)
 #   NIGHTLY_MAX_SLOWDOWN_PCT a significant slowdown beyond this is a regression (default 3)
 #   NIGHTLY_RUN_ARGS         extra arguments for every `cuvil-bench run` (e.g. --threads 8)
+#   NIGHTLY_PROBES           `run --probes` for the flame graphs (default: ops; empty: none).
+#                            Probes observe extra iterations after the measured ones.
 # Exit status: 0 no confirmed regression, 1 a confirmed regression, 2 the job itself failed
 # (a run, a comparison or the dashboard); every suite is still measured after a failure.
 set -uo pipefail
@@ -27,6 +29,7 @@ WORK=${NIGHTLY_WORK:-}
 SITE=${NIGHTLY_SITE:-}
 QUICK=${NIGHTLY_QUICK:-0}
 MAX_SLOWDOWN=${NIGHTLY_MAX_SLOWDOWN_PCT:-3}
+PROBES=${NIGHTLY_PROBES-ops}
 read -r -a EXTRA_RUN_ARGS <<<"${NIGHTLY_RUN_ARGS:-}"
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -59,6 +62,12 @@ cd "$ROOT" || exit 2  # the default configs and ladders are found from here
 MEASURE_ARGS=()
 if [ "$QUICK" = 1 ]; then
   MEASURE_ARGS=(--warmup 0 --warmup-time 0 --min-samples 5 --max-samples 7 --min-time 0 --timeout 10)
+fi
+# Per-op records make the flame graphs; a cuvil-bench without probes just has none.
+STORE_ARGS=()
+if [ -n "$PROBES" ] && "$BENCH" run --help 2>/dev/null | grep -q -- '--probes'; then
+  STORE_ARGS=(--probes "$PROBES")
+  [ "$QUICK" = 1 ] && STORE_ARGS+=(--probe-iterations 3)
 fi
 
 failed=0
@@ -95,7 +104,7 @@ measure() {
   local args=(run --suite "$suite" --target "$target" --out "$out" -q "${MEASURE_ARGS[@]}"
     "${EXTRA_RUN_ARGS[@]}")
   [ -n "$rungs" ] && args+=(--rungs "$rungs")
-  if [ "$store" = yes ]; then args+=(--db "$DB"); else args+=(--no-db); fi
+  if [ "$store" = yes ]; then args+=(--db "$DB" "${STORE_ARGS[@]}"); else args+=(--no-db); fi
   "$BENCH" "${args[@]}"
 }
 
