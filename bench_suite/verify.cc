@@ -1,5 +1,6 @@
 #include "bench_suite/verify.h"
 
+#include "bench_suite/cuda_target.h"
 #include "passes/pipeline.h"
 #include "passes/precision.h"
 #include "passes/registry.h"
@@ -20,8 +21,13 @@ VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& 
   const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, seed);
   const std::vector<ir::Tensor> expected = runtime::reference::interpret(graph, inputs);
   passes::Compiled compiled = passes::compile(graph, config, threads);
-  runtime::Executor executor(std::move(compiled.plan));
-  const std::vector<ir::Tensor> actual = executor.run(inputs);
+  std::vector<ir::Tensor> actual;
+  if (config.target == "cuda") {
+    actual = run_on_cuda(std::move(compiled.plan), inputs);
+  } else {
+    runtime::Executor executor(std::move(compiled.plan));
+    actual = executor.run(inputs);
+  }
   VerifyResult result;
   result.label = label;
   result.tolerance = passes::precision_tolerance(config);

@@ -157,7 +157,7 @@ ParamMap defaults_of(const Pass& pass) {
 }
 
 PassInvocation read_pass(const Reader& reader, const YAML::Node& entry, size_t index,
-                         int list_line) {
+                         int list_line, const std::string& target) {
   const std::string where = "passes[" + std::to_string(index) + "]";
   const int line = Reader::line_of(entry, list_line);
   if (!entry.IsMap())
@@ -190,6 +190,11 @@ PassInvocation read_pass(const Reader& reader, const YAML::Node& entry, size_t i
     reader.fail(Reader::line_of(name_node, line), where + ".name",
                 "unknown pass '" + invocation.name + "' (did you mean '" +
                     closest_pass(invocation.name) + "'? registered: " + registered_names() + ")");
+  }
+  if (!pass->applies_to(target)) {
+    reader.fail(Reader::line_of(name_node, line), where + ".name",
+                "pass '" + invocation.name + "' does not apply to target " + target +
+                    " (it applies to: " + applicable_targets(*pass) + ")");
   }
   invocation.params = defaults_of(*pass);
   if (!has_params || params_node.IsNull()) return invocation;
@@ -285,7 +290,7 @@ PipelineConfig read_config(const Reader& reader, const YAML::Node& root) {
     }
     std::map<std::string, int> first_line;
     for (size_t i = 0; i < list.size(); ++i) {
-      PassInvocation invocation = read_pass(reader, list[i], i, list_line);
+      PassInvocation invocation = read_pass(reader, list[i], i, list_line, config.target);
       const int line = Reader::line_of(list[i], list_line);
       auto [pos, inserted] = first_line.emplace(invocation.name, line);
       if (!inserted) {
@@ -401,6 +406,7 @@ PipelineConfig default_pipeline(const std::string& target) {
   config.target = target;
   config.source = "<default pipeline>";
   for (const auto& pass : pass_registry()) {
+    if (!pass->applies_to(target)) continue;
     config.passes.push_back({std::string(pass->name()), defaults_of(*pass)});
   }
   return config;

@@ -37,7 +37,7 @@ PipelineConfig load_cuvilpass(const std::string& path);  // a missing file is a 
 std::string to_yaml(const PipelineConfig& config);
 void save_cuvilpass(const PipelineConfig& config, const std::string& path);
 
-// Every registered pass with default parameters, in registry order.
+// Every registered pass that applies to `target`, with default parameters, in registry order.
 PipelineConfig default_pipeline(const std::string& target);
 // A stable hash of the passes and their parameters (not of comments or provenance).
 std::string config_hash(const PipelineConfig& config);

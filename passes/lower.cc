@@ -177,6 +177,11 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
     bytes += static_cast<double>(ir::num_elements(out.shape) * ir::byte_size(out.dtype));
     step.bytes = bytes;
     step.flops = declared_flops(graph, n);
+    if (options.target == "cuda") {
+      step.kernel = "cuda";  // the CUDA runtime resolves the implementation from step.attrs
+      plan.steps.push_back(std::move(step));
+      continue;
+    }
     const runtime::KernelInfo& k = choose_kernel(n, step);
     step.kernel = k.name;
     step.fn = k.fn;

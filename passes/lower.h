@@ -4,6 +4,8 @@
 // variant.
 #pragma once
 
+#include <string>
+
 #include "passes/ir/graph.h"
 #include "runtime/plan.h"
 
@@ -11,6 +13,9 @@ namespace cuvil::passes {
 
 struct LowerOptions {
   int threads = 1;
+  // "cuda": steps keep their node attributes for the CUDA runtime (runtime/cuda/kernel_choice.h)
+  // and get no CPU kernel (Step::fn stays null, nothing is prepared on the host).
+  std::string target = "cpu";
 };
 
 runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options);

@@ -47,6 +47,9 @@ class Pass {
   virtual std::string_view name() const = 0;
   virtual std::string_view summary() const = 0;
   virtual std::vector<ParamSpec> params() const { return {}; }
+  // The targets ("cpu", "cuda") whose pipelines may run this pass. Default: the table in
+  // registry.cc (graph passes apply everywhere, passes written for the CPU backend to "cpu").
+  virtual bool applies_to(std::string_view target) const;
   // params holds every declared parameter (defaults filled in, already validated).
   virtual void run(ir::Graph& graph, const ParamMap& params) const = 0;
 };

@@ -36,6 +36,10 @@ void run_pipeline(ir::Graph& graph, const PipelineConfig& config) {
   for (const PassInvocation& invocation : config.passes) {
     const Pass* pass = find_pass(invocation.name);
     if (pass == nullptr) throw UserError("unknown pass '" + invocation.name + "'");
+    if (!pass->applies_to(config.target)) {
+      throw UserError("pass '" + invocation.name + "' does not apply to target " + config.target +
+                      " (it applies to: " + applicable_targets(*pass) + ")");
+    }
     pass->run(graph, resolve_params(*pass, invocation.params));
     try {
       ir::verify(graph);
@@ -49,6 +53,7 @@ Compiled compile(ir::Graph graph, const PipelineConfig& config, int threads) {
   run_pipeline(graph, config);
   LowerOptions options;
   options.threads = threads;
+  options.target = config.target;
   runtime::Plan plan = lower(graph, options);
   return Compiled{std::move(graph), std::move(plan)};
 }

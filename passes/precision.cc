@@ -143,10 +143,15 @@ double precision_tolerance(const PipelineConfig& config, std::string* label) {
   double bound = kFp32Tolerance;
   std::string name = "f32";
   for (const PassInvocation& p : config.passes) {
-    if (p.name != "reduced-precision") continue;
+    const bool cuda = p.name == "cuda-precision";
+    if (p.name != "reduced-precision" && !cuda) continue;
     for (const auto& [key, value] : p.params) {
       const auto* text = std::get_if<std::string>(&value);
       if (!text) continue;
+      // GPU tf32 and f16 round operands to 10-bit mantissas: held to the bf16 bound.
+      if (cuda && (*text == "tf32" || *text == "f16") && bound < kBf16Tolerance) {
+        bound = kBf16Tolerance, name = *text;
+      }
       if (*text == "int8" && bound < kInt8Tolerance) bound = kInt8Tolerance, name = "int8";
       if (*text == "bf16" && bound < kBf16Tolerance) bound = kBf16Tolerance, name = "bf16";
     }

@@ -53,6 +53,7 @@ PipelineConfig random_pipeline(const std::string& target, uint64_t seed,
   config.target = target;
   config.source = "<random seed " + std::to_string(seed) + ">";
   for (const auto& pass : pass_registry()) {
+    if (!pass->applies_to(target)) continue;  // before the draw: other targets' passes cost none
     if (!std::bernoulli_distribution(0.5)(rng)) continue;
     PassInvocation inv;
     inv.name = std::string(pass->name());

@@ -1,6 +1,10 @@
 #include "passes/registry.h"
 
 #include "passes/attention_tiling.h"
+#include "passes/cuda_graph.h"
+#include "passes/cuda_lowering.h"
+#include "passes/cuda_precision.h"
+#include "passes/cuda_tiling.h"
 #include "passes/fold_batchnorm.h"
 #include "passes/fuse_elementwise.h"
 #include "passes/gemm_tiling.h"
@@ -28,9 +32,35 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   passes.push_back(std::make_unique<GemmTilingPass>());
   passes.push_back(std::make_unique<ThreadingPass>());
   passes.push_back(std::make_unique<MemoryPlanPass>());
+  // CUDA passes (applies_to "cuda" only) after every CPU pass, so CPU pipelines keep their order.
+  // They only set node attributes, so running after memory planning changes nothing for it.
+  passes.push_back(std::make_unique<CudaLoweringPass>());
+  passes.push_back(std::make_unique<CudaPrecisionPass>());
+  passes.push_back(std::make_unique<CudaAttentionTilingPass>());
+  passes.push_back(std::make_unique<CudaGemmTilingPass>());
+  passes.push_back(std::make_unique<CudaGraphPass>());
   return passes;
 }
+
+// Passes written before targets existed say here where they apply: graph rewrites and memory
+// planning everywhere; kernel choice, tiling and threading of the CPU backend on the CPU only.
+bool shared_graph_pass(std::string_view name) {
+  return name == "fold-batchnorm" || name == "layout" || name == "fuse-elementwise" ||
+         name == "memory-plan";
+}
 }  // namespace
+
+bool Pass::applies_to(std::string_view target) const {
+  return target == "cpu" || (target == "cuda" && shared_graph_pass(name()));
+}
+
+std::string applicable_targets(const Pass& pass) {
+  std::string out;
+  for (const char* target : {"cpu", "cuda"}) {
+    if (pass.applies_to(target)) out += (out.empty() ? "" : ", ") + std::string(target);
+  }
+  return out;
+}
 
 const std::vector<std::unique_ptr<Pass>>& pass_registry() {
   static const std::vector<std::unique_ptr<Pass>> registry = make_registry();

@@ -49,6 +49,8 @@ SearchSpace derive_space(const std::vector<PassSchema>& passes, const std::strin
   SearchSpace space;
   space.target = target;
   for (const PassSchema& pass : passes) {
+    // Registered passes of another target are not part of this target's space.
+    if (const passes::Pass* p = passes::find_pass(pass.name); p && !p->applies_to(target)) continue;
     space.pass_order.push_back(pass.name);
     Dimension on;
     on.name = pass.name;

@@ -5,6 +5,7 @@
 
 #include "bench_suite/cli/commands.h"
 #include "passes/ir/error.h"
+#include "runtime/cuda/device.h"
 
 namespace cuvil::bench::cli {
 
@@ -24,10 +25,10 @@ int resolved_threads(const PipelineOptions& options) {
 }
 
 void require_runnable_target(const std::string& target) {
-  if (target == "cuda") {
-    throw UserError(
-        "--target cuda: this build has no CUDA backend yet (the CPU backend is the only one "
-        "implemented); use --target cpu");
+  if (target != "cuda") return;
+  // Says exactly why (no driver, no device, no toolkit in this build) instead of failing later.
+  if (const std::string reason = cuvil::runtime::cuda::cuda_unavailable_reason(); !reason.empty()) {
+    throw UserError("--target cuda: " + reason);
   }
 }
 

@@ -31,11 +31,21 @@ std::string status_text(cublasStatus_t status);
 std::string status_text(cudnnStatus_t status);
 std::string status_text(nvrtcResult status);
 
-inline bool succeeded(cudaError_t s) { return s == cudaSuccess; }
-inline bool succeeded(CUresult s) { return s == CUDA_SUCCESS; }
-inline bool succeeded(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS; }
-inline bool succeeded(cudnnStatus_t s) { return s == CUDNN_STATUS_SUCCESS; }
-inline bool succeeded(nvrtcResult s) { return s == NVRTC_SUCCESS; }
+inline bool succeeded(cudaError_t s) {
+  return s == cudaSuccess;
+}
+inline bool succeeded(CUresult s) {
+  return s == CUDA_SUCCESS;
+}
+inline bool succeeded(cublasStatus_t s) {
+  return s == CUBLAS_STATUS_SUCCESS;
+}
+inline bool succeeded(cudnnStatus_t s) {
+  return s == CUDNN_STATUS_SUCCESS;
+}
+inline bool succeeded(nvrtcResult s) {
+  return s == NVRTC_SUCCESS;
+}
 
 template <typename Status>
 [[noreturn]] void throw_failure(const char* file, int line, const char* call, Status status) {
@@ -45,10 +55,10 @@ template <typename Status>
 }  // namespace cuvil::runtime::cuda
 
 // Any of the status types above; the status decides which text describes it.
-#define CUVIL_CUDA_CHECK(call)                                                         \
-  do {                                                                                 \
-    const auto cuvil_cuda_status_ = (call);                                            \
-    if (!::cuvil::runtime::cuda::succeeded(cuvil_cuda_status_)) {                      \
+#define CUVIL_CUDA_CHECK(call)                                                              \
+  do {                                                                                      \
+    const auto cuvil_cuda_status_ = (call);                                                 \
+    if (!::cuvil::runtime::cuda::succeeded(cuvil_cuda_status_)) {                           \
       ::cuvil::runtime::cuda::throw_failure(__FILE__, __LINE__, #call, cuvil_cuda_status_); \
-    }                                                                                  \
+    }                                                                                       \
   } while (0)

@@ -18,7 +18,7 @@ struct DeviceInfo {
   int clock_khz = 0;                          // peak SM clock
   int memory_clock_khz = 0;                   // peak memory clock
   int memory_bus_bits = 0;
-  int driver_version = 0, runtime_version = 0;  // e.g. 13000
+  int driver_version = 0, runtime_version = 0;              // e.g. 13000
   int sm_arch() const { return sm_major * 10 + sm_minor; }  // 90 for an H100/H200
 };
 

@@ -130,7 +130,10 @@ TEST(Cuvilpass, DefaultPipelineRoundTrips) {
 
 TEST(Cuvilpass, DefaultPipelineListsRegistryInOrder) {
   const PipelineConfig d = default_pipeline("cpu");
-  const auto& registry = pass_registry();
+  std::vector<const Pass*> registry;
+  for (const auto& pass : pass_registry()) {
+    if (pass->applies_to("cpu")) registry.push_back(pass.get());
+  }
   ASSERT_EQ(d.passes.size(), registry.size());
   for (size_t i = 0; i < registry.size(); ++i) EXPECT_EQ(d.passes[i].name, registry[i]->name());
 }

@@ -19,8 +19,12 @@ std::string status_text(cublasStatus_t status) {
   return std::string(cublasGetStatusString(status)) + " (" + cublasGetStatusName(status) + ")";
 }
 
-std::string status_text(cudnnStatus_t status) { return cudnnGetErrorString(status); }
+std::string status_text(cudnnStatus_t status) {
+  return cudnnGetErrorString(status);
+}
 
-std::string status_text(nvrtcResult status) { return nvrtcGetErrorString(status); }
+std::string status_text(nvrtcResult status) {
+  return nvrtcGetErrorString(status);
+}
 
 }  // namespace cuvil::runtime::cuda

@@ -1,6 +1,6 @@
 // A build without the CUDA toolkit: the backend exists only to say why it cannot run.
-#include "passes/ir/error.h"
 #include "runtime/cuda/device.h"
+#include "passes/ir/error.h"
 
 namespace cuvil::runtime::cuda {
 
@@ -17,6 +17,8 @@ DeviceInfo device_info(int) {
   return {};
 }
 
-std::string describe(const DeviceInfo& info) { return info.name; }
+std::string describe(const DeviceInfo& info) {
+  return info.name;
+}
 
 }  // namespace cuvil::runtime::cuda
