@@ -3,6 +3,9 @@
 // src/lib/file-format-spec.ts): required fields, their types, and the index/length rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "reports/flame/folded.h"
 #include "reports/flame/op_records.h"
 #include "reports/flame/speedscope.h"

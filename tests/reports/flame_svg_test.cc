@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "passes/ir/error.h"
 #include "reports/flame/flame_svg.h"
