@@ -22,11 +22,12 @@ namespace fs = std::filesystem;
 constexpr size_t kDateChars = 10;  // "2024-05-01" of an ISO date
 
 const char* const kStyle = R"css(
-body { font-family: sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; }
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1240px; padding: 0 1em; color: #222; }
+.wide { overflow-x: auto; }
 h1 { margin-bottom: 0.2em; }
 .meta { color: #666; margin-top: 0; }
 table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 13px; }
-th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: right; white-space: nowrap; }
+th, td { border-bottom: 1px solid #ddd; padding: 3px 6px; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child, td.text { text-align: left; }
 th { background: #f4f4f4; }
 tr.regression td.direction, .verdict-slower { color: #c62828; font-weight: bold; }
@@ -48,6 +49,11 @@ std::string machine_label(const std::string& host, const std::string& cpu_model)
 
 std::string percent_or_dash(double pct) {
   return pct > 0 ? format_fixed(pct, 1) + "%" : "-";
+}
+
+// Rates are 0 when the run declared no work: a dash, not a measured zero.
+std::string rate_or_dash(double rate, int decimals) {
+  return rate > 0 ? format_fixed(rate, decimals) : "-";
 }
 
 std::string cell(const std::string& text, const std::string& cls = "") {
@@ -171,7 +177,8 @@ std::string verdicts_section(const std::vector<SeriesReport>& series) {
       "<p class=\"legend\">Baseline: the run before the latest of the same benchmark, target, "
       "thread count and machine. Verdict: two-sided Mann-Whitney U test on the raw samples "
       "(as <code>cuvil-bench compare</code>).</p>"
-      "<table class=\"verdicts\"><tr><th>benchmark</th><th>machine</th><th>baseline</th>"
+      "<div class=\"wide\"><table "
+      "class=\"verdicts\"><tr><th>benchmark</th><th>machine</th><th>baseline</th>"
       "<th>latest</th><th>baseline median</th><th>latest median</th><th>change</th><th>p</th>"
       "<th>verdict</th><th>GFLOP/s</th><th>% peak</th><th>GB/s</th><th>% bw</th>"
       "<th>flame</th></tr>";
@@ -202,22 +209,22 @@ std::string verdicts_section(const std::vector<SeriesReport>& series) {
              cell("-") + cell(format_time(last.median_ns)) + cell("-") + cell("-") +
              cell("first run", "verdict");
     }
-    out += cell(format_fixed(last.gflops, 1)) + cell(percent_or_dash(last.pct_peak_flops)) +
-           cell(format_fixed(last.gbps, 2)) + cell(percent_or_dash(last.pct_peak_bw)) +
+    out += cell(rate_or_dash(last.gflops, 1)) + cell(percent_or_dash(last.pct_peak_flops)) +
+           cell(rate_or_dash(last.gbps, 2)) + cell(percent_or_dash(last.pct_peak_bw)) +
            flame_cell(s.flame_links.empty() ? "" : s.flame_links.back()) + "</tr>";
   }
-  return out + "</table></section>";
+  return out + "</table></div></section>";
 }
 
 std::string runs_table(const SeriesReport& s) {
   const BenchmarkHistory& h = s.history;
-  std::string out = "<details><summary>" + std::to_string(h.points.size()) +
-                    " run(s)</summary><table class=\"runs\"><tr><th>run</th><th>date</th>"
-                    "<th>commit</th><th>machine</th><th>median</th><th>p" +
-                    format_fixed(kSpreadLowPercent, 0) + "</th><th>p" +
-                    format_fixed(kSpreadHighPercent, 0) +
-                    "</th><th>samples</th><th>GFLOP/s</th><th>% peak</th><th>GB/s</th>"
-                    "<th>% bw</th><th>flame</th></tr>";
+  std::string out =
+      "<details><summary>" + std::to_string(h.points.size()) +
+      " run(s)</summary><div class=\"wide\"><table class=\"runs\"><tr><th>run</th><th>date</th>"
+      "<th>commit</th><th>machine</th><th>median</th><th>p" +
+      format_fixed(kSpreadLowPercent, 0) + "</th><th>p" + format_fixed(kSpreadHighPercent, 0) +
+      "</th><th>samples</th><th>GFLOP/s</th><th>% peak</th><th>GB/s</th>"
+      "<th>% bw</th><th>flame</th></tr>";
   for (size_t i = h.points.size(); i-- > 0;) {
     const HistoryPoint& p = h.points[i];
     out += "<tr>" + cell(std::to_string(p.run_id)) + cell(html_escape(p.date), "text") +
@@ -225,12 +232,12 @@ std::string runs_table(const SeriesReport& s) {
            cell(html_escape(machine_label(p.host, p.cpu_model)), "text") +
            cell(format_time(p.median_ns) + (p.noisy ? " <span class=\"note\">noisy</span>" : "")) +
            cell(format_time(p.low_ns)) + cell(format_time(p.high_ns)) +
-           cell(std::to_string(p.samples)) + cell(format_fixed(p.gflops, 1)) +
-           cell(percent_or_dash(p.pct_peak_flops)) + cell(format_fixed(p.gbps, 2)) +
+           cell(std::to_string(p.samples)) + cell(rate_or_dash(p.gflops, 1)) +
+           cell(percent_or_dash(p.pct_peak_flops)) + cell(rate_or_dash(p.gbps, 2)) +
            cell(percent_or_dash(p.pct_peak_bw)) +
            flame_cell(i < s.flame_links.size() ? s.flame_links[i] : "") + "</tr>";
   }
-  return out + "</table></details>";
+  return out + "</table></div></details>";
 }
 
 std::string suites_sections(const std::vector<SeriesReport>& series) {

@@ -10,7 +10,7 @@ namespace cuvil::reports::dashboard {
 
 namespace {
 
-constexpr double kLeft = 70, kRight = 20, kTop = 22, kBottom = 44;
+constexpr double kLeft = 70, kRight = 48, kTop = 22, kBottom = 44;
 constexpr double kPointRadius = 3.5;
 constexpr size_t kMaxXLabels = 8;
 constexpr int kYTicks = 4;
