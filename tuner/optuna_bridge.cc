@@ -204,6 +204,7 @@ AskedTrial OptunaBridge::ask() {
   if (reply.contains("retry_of") && reply["retry_of"].is_number_integer()) {
     t.retry_of = reply["retry_of"].get<int>();
   }
+  t.requeued = reply.value("requeued", nlohmann::json::array());
   return t;
 }
 

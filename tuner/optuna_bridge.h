@@ -36,6 +36,9 @@ struct AskedTrial {
   nlohmann::json values;  // every dimension, resolved
   bool baseline = false;
   int retry_of = -1;
+  // Trials of the study found interrupted before this ask (their tuner died): now failed and
+  // enqueued again. Each has "number" and "values".
+  nlohmann::json requeued = nlohmann::json::array();
 };
 
 class OptunaBridge {

@@ -23,8 +23,8 @@ struct SideBySideOptions {
   std::string suite;
   std::vector<bench::Rung> rungs;
   int threads = 1;
-  int rounds = 10;            // turns each configuration takes per rung
-  int samples_per_round = 3;  // samples per turn
+  int rounds = 30;            // turns each configuration takes per rung
+  int samples_per_round = 1;  // samples per turn (1: the finest interleaving)
   int warmup_runs = 2;        // untimed runs of each configuration before the first round
   bool verify = true;         // each configuration passes the verification gate first
   bool tiny = false;          // measure the scaled-down graphs (tests)

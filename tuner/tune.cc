@@ -27,12 +27,13 @@ std::string trial_log_path(const std::string& study, const std::string& study_na
 
 namespace {
 
-// Finished trials that count toward --trials: interrupted ones are retried, so they do not.
+// Trials that count toward --trials: finished ones, and those other tuners sharing the study
+// are running now; interrupted ones are retried, so they do not count.
 int counted_trials(const nlohmann::json& trials) {
   int n = 0;
   for (const auto& t : trials) {
     const std::string state = t.value("state", std::string());
-    if (state == "complete" || state == "pruned") ++n;
+    if (state == "complete" || state == "pruned" || state == "running") ++n;
     if (state == "fail") {
       const auto attrs = t.value("user_attrs", nlohmann::json::object());
       const std::string reason = attrs.value("fail_reason", std::string());
@@ -110,16 +111,19 @@ int tune(const TuneOptions& o) {
     r.commit = commit;
     return r;
   };
-  for (const auto& q : opened.value("requeued", nlohmann::json::array())) {
-    TrialRecord r = base_record(q.at("number").get<int>());
-    r.state = "fail";
-    r.reason = "interrupted (the tuning process died); its configuration is retried";
-    r.values = q.value("values", nlohmann::json::object());
-    r.finished = utc_now();
-    append_trial(log_path, r);
-    std::printf("trial %d was left running by a killed process: marked failed, retried\n",
-                r.number);
-  }
+  auto log_requeued = [&](const nlohmann::json& requeued) {
+    for (const auto& q : requeued) {
+      TrialRecord r = base_record(q.at("number").get<int>());
+      r.state = "fail";
+      r.reason = "interrupted (the tuning process died); its configuration is retried";
+      r.values = q.value("values", nlohmann::json::object());
+      r.finished = utc_now();
+      append_trial(log_path, r);
+      std::printf("trial %d was left running by a killed process: marked failed, retried\n",
+                  r.number);
+    }
+  };
+  log_requeued(opened.value("requeued", nlohmann::json::array()));
 
   int finished = counted_trials(bridge.trials());
   std::printf(
@@ -133,8 +137,10 @@ int tune(const TuneOptions& o) {
 
   int completed = 0;
   double best = INFINITY;
-  for (; finished < o.trials; ++finished) {
+  // Counted again before each trial: other tuners may be working on the same study.
+  for (; finished < o.trials; finished = counted_trials(bridge.trials())) {
     const AskedTrial asked = bridge.ask();
+    log_requeued(asked.requeued);
     TrialRecord record = base_record(asked.number);
     record.values = asked.values;
     record.baseline = asked.baseline;

@@ -33,10 +33,10 @@ struct TuneGenOptions {
   int threads = 1;       // for verification; measurements use the study's thread count
   bool confirm = false;  // re-measure default, full best and pruned best side by side
   double confirm_tolerance = 0.02;
-  int confirm_rounds = 10;  // interleaved rounds (samples_per_round samples each)
-  int samples_per_round = 3;
-  bool sensitivity = false;  // one-at-a-time sweep around the written configuration
-  int sensitivity_rounds = 4;
+  int confirm_rounds = 30;    // interleaved rounds (samples_per_round samples each)
+  int samples_per_round = 1;  // 1: the finest interleaving against drifting load
+  bool sensitivity = false;   // one-at-a-time sweep around the written configuration
+  int sensitivity_rounds = 8;
   double measure_timeout_s = 1800;  // each side-by-side measurement's child process
   int64_t measure_memory_mb = 16384;
 };

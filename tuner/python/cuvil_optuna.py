@@ -15,19 +15,37 @@ One request per line, one reply per line. Every reply has "ok"; a failed request
   trials                        -> every trial: number, state, value, values, user_attrs
   fanova {seed}                 -> importances {dimension: value} (complete trials only)
   close
+Several tuners may share one study (an RDB URL such as postgresql://...): every asked trial
+records its owner (host, tuner pid) and a heartbeat thread refreshes it while the trial runs. A
+RUNNING trial is only taken for interrupted when its owner on this host is gone, or when its
+heartbeat is older than the grace period (another host that died); then it is failed and its
+configuration enqueued again ("requeued" in the open and ask replies).
 The space is the list tuner/search_space.cc writes (space_to_json): it is sampled define-by-run;
 a power-of-two parameter is sampled as its exponent "NAME~log2", a multiple of another as the
 factor "NAME~factor".
 """
+import datetime
 import json
 import math
+import os
+import socket
 import sys
+import threading
 import traceback
+import warnings
 
 optuna = None
 study = None
 space = None
 running = {}  # number -> optuna Trial (asked in this process)
+storage = None
+lock = threading.Lock()  # the heartbeat thread and the request loop share the storage
+HEARTBEAT_S = int(os.environ.get("CUVIL_TUNER_HEARTBEAT_S", "15"))
+GRACE_S = int(os.environ.get("CUVIL_TUNER_GRACE_S", "120"))
+# Heartbeats are recorded by hand (heartbeat_loop) since trials are asked and told, not optimized.
+warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used")
+# Who runs a trial: the tuner and this bridge; if either is gone, so is the trial.
+OWNER = {"host": socket.gethostname(), "pid": os.getppid(), "bridge": os.getpid()}
 
 
 def fail(message):
@@ -136,12 +154,72 @@ def counts():
     return out
 
 
+def owner_gone(t, stale_ids):
+    """True when the tuner that runs trial t is known to be gone."""
+    if t._trial_id in stale_ids:
+        return True  # no heartbeat for longer than the grace period: its host or tuner died
+    owner = t.user_attrs.get("cuvil_owner")
+    if owner is None:
+        # Just asked by another tuner that has not recorded itself yet, or left by an old one.
+        start = t.datetime_start
+        return start is None or (datetime.datetime.now() - start).total_seconds() > GRACE_S
+    if owner.get("host") != OWNER["host"]:
+        return False  # another machine's: its heartbeat says whether it lives
+    for key in ("pid", "bridge"):
+        try:
+            os.kill(int(owner.get(key, 0)), 0)
+        except ProcessLookupError:
+            return True
+        except (PermissionError, ValueError, OverflowError):
+            pass
+    return False
+
+
+def reap_interrupted():
+    """Fails the RUNNING trials whose tuner is gone and enqueues their configurations again."""
+    TrialState = optuna.trial.TrialState
+    requeued = []
+    with lock:
+        stale_ids = set(storage._get_stale_trial_ids(study._study_id))
+        for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            if t.number in running or not owner_gone(t, stale_ids):
+                continue
+            try:
+                study._storage.set_trial_user_attr(t._trial_id, "fail_reason",
+                                                   "interrupted (the tuning process died)")
+                if not study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL):
+                    continue
+            except Exception:  # another tuner reaped it first
+                continue
+            study.enqueue_trial(t.params, user_attrs={"retry_of": t.number},
+                                skip_if_exists=False)
+            requeued.append({"number": t.number,
+                             "values": t.user_attrs.get("cuvil_values", {})})
+    return requeued
+
+
+def heartbeat_loop():
+    """Keeps this tuner's running trials alive for other tuners sharing the study."""
+    while True:
+        threading.Event().wait(HEARTBEAT_S)
+        with lock:
+            for trial in list(running.values()):
+                try:
+                    storage.record_heartbeat(trial._trial_id)
+                except Exception:  # a busy database: the next beat retries
+                    pass
+
+
 def op_open(req):
     global study, space
     TrialState = optuna.trial.TrialState
     space = req["space"]
     seed = req.get("seed")
-    storage = optuna.storages.RDBStorage(req["storage"], heartbeat_interval=None)
+    global storage
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # heartbeats are "experimental" in Optuna 3
+        storage = optuna.storages.RDBStorage(req["storage"], heartbeat_interval=HEARTBEAT_S,
+                                             grace_period=GRACE_S)
     existing = [s.study_name for s in optuna.study.get_all_study_summaries(storage)]
     created = req["study_name"] not in existing
     if req.get("readonly", False):
@@ -171,15 +249,7 @@ def op_open(req):
                 return fail("study '%s' was made with %s=%s, this run has %s=%s (pass "
                             "--allow-study-mismatch to use it anyway)"
                             % (req["study_name"], k, json.dumps(have), k, json.dumps(v)))
-    requeued = []
-    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        # Left running by a process that was killed: fail it and try its configuration again.
-        study._storage.set_trial_user_attr(t._trial_id, "fail_reason",
-                                           "interrupted (the tuning process died)")
-        study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
-        study.enqueue_trial(t.params, user_attrs={"retry_of": t.number}, skip_if_exists=False)
-        requeued.append({"number": t.number,
-                         "values": t.user_attrs.get("cuvil_values", {})})
+    requeued = reap_interrupted()
     if created:
         for values in req.get("enqueue", []):
             study.enqueue_trial(internal_params(values, space), user_attrs={"baseline": True})
@@ -188,13 +258,17 @@ def op_open(req):
 
 
 def op_ask(req):
-    trial = study.ask()
-    values = suggest(trial, space)
-    trial.set_user_attr("cuvil_values", values)
-    running[trial.number] = trial
+    requeued = reap_interrupted()
+    with lock:
+        trial = study.ask()
+        trial.set_user_attr("cuvil_owner", OWNER)
+        storage.record_heartbeat(trial._trial_id)
+        running[trial.number] = trial
+        values = suggest(trial, space)
+        trial.set_user_attr("cuvil_values", values)
     return {"ok": True, "number": trial.number, "values": values,
             "baseline": bool(trial.user_attrs.get("baseline", False)),
-            "retry_of": trial.user_attrs.get("retry_of")}
+            "retry_of": trial.user_attrs.get("retry_of"), "requeued": requeued}
 
 
 def op_report(req):
@@ -206,7 +280,8 @@ def op_report(req):
 def op_tell(req):
     TrialState = optuna.trial.TrialState
     number = req["number"]
-    trial = running.pop(number)
+    with lock:
+        trial = running.pop(number)
     if req.get("reason"):
         trial.set_user_attr("fail_reason", req["reason"])
     state = req["state"]
@@ -253,6 +328,7 @@ def op_fanova(req):
 
 def main():
     global optuna
+    threading.Thread(target=heartbeat_loop, daemon=True).start()
     handlers = {"open": op_open, "ask": op_ask, "report": op_report, "tell": op_tell,
                 "best": op_best, "trials": op_trials, "fanova": op_fanova}
     for line in sys.stdin:

@@ -1,0 +1,11 @@
+# The tuner's end-to-end tests (cuvil-bench tune, cuvil-tune-gen). cli.tune_resnet50 lives in
+# tests/CMakeLists.txt.
+add_test(NAME cli.tune_confirm_sensitivity
+  COMMAND ${CUVIL_CLI_DIR}/tune_confirm_test.sh $<TARGET_FILE:cuvil-bench>
+    $<TARGET_FILE:cuvil-tune-gen>)
+set_tests_properties(cli.tune_confirm_sensitivity PROPERTIES TIMEOUT 900)
+# Skips (77) without the PostgreSQL server binaries or python3-psycopg2.
+add_test(NAME cli.tune_postgres_shared_study
+  COMMAND ${CUVIL_CLI_DIR}/tune_postgres_test.sh $<TARGET_FILE:cuvil-bench>
+    $<TARGET_FILE:cuvil-tune-gen>)
+set_tests_properties(cli.tune_postgres_shared_study PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77)
