@@ -88,13 +88,15 @@ int run(const Options& o) {
   probes::PerfCounters counters = probes::PerfCounters::open(split(o.events));
   counters.attach_threads();
   bench::OpProfiler ops(steps);
-  bench::OpProfiler ops_counted(steps, [&counters](std::vector<bench::CounterSnapshot>& out) {
-    const std::vector<probes::CounterReading> readings = counters.read();
-    out.resize(readings.size());
-    for (size_t i = 0; i < readings.size(); ++i) {
-      out[i] = {readings[i].raw, readings[i].time_enabled_ns, readings[i].time_running_ns};
-    }
-  });
+  const bench::CounterSnapshotFn ops_counted_reader =
+      [&counters](std::vector<bench::CounterSnapshot>& out) {
+        const std::vector<probes::CounterReading> readings = counters.read();
+        out.resize(readings.size());
+        for (size_t i = 0; i < readings.size(); ++i) {
+          out[i] = {readings[i].raw, readings[i].time_enabled_ns, readings[i].time_running_ns};
+        }
+      };
+  bench::OpProfiler ops_counted(steps, ops_counted_reader);
   ops.reserve(int64_t{o.rounds} * o.iterations);
   ops_counted.reserve(int64_t{o.rounds} * o.iterations);
 
@@ -150,6 +152,35 @@ int run(const Options& o) {
       "ratio: the mode's median over the same round's probes-off median; median of %d "
       "rounds, percentile bootstrap interval\n",
       o.rounds);
+
+  // The observer's own cost, without kernels: a figure that load hardly moves (the median of
+  // many passes), where the ratios above need a quiet machine to resolve 1%.
+  const double off_ns = bench::median_of(medians[0]);
+  const auto per_step_ns = [&](bench::OpProfiler& profiler) {
+    std::vector<double> passes;
+    for (int b = 0; b < 51; ++b) {
+      const int64_t t0 = probes::now_ns();
+      profiler.on_run_begin();
+      for (size_t i = 0; i < steps; ++i) {
+        profiler.on_step_begin(i);
+        profiler.on_step_end(i);
+      }
+      profiler.on_run_end();
+      passes.push_back(static_cast<double>(probes::now_ns() - t0) / static_cast<double>(steps));
+    }
+    return bench::median_of(passes);
+  };
+  bench::OpProfiler bare_ops(steps);
+  bench::OpProfiler bare_counted(steps, ops_counted_reader);
+  counters.start();
+  const double ops_step = per_step_ns(bare_ops);
+  const double counted_step = per_step_ns(bare_counted);
+  counters.stop();
+  std::printf("observer cost per step, kernels left out (median of 51 passes over %zu steps):\n",
+              steps);
+  std::printf("  ops %.0f ns, ops+counters %.0f ns: %.4f%% and %.3f%% of the probes-off median\n",
+              ops_step, counted_step, 100.0 * ops_step * static_cast<double>(steps) / off_ns,
+              100.0 * counted_step * static_cast<double>(steps) / off_ns);
   return 0;
 }
 
