@@ -2,8 +2,9 @@
 // Google Benchmark output read cuvil's. Per rung: one "iteration" entry per sample, then the
 // aggregates mean/median/stddev/cv (Google Benchmark's) and min/max/p50/p90/p95/p99/p99.9
 // (custom statistics, as Google Benchmark writes user statistics). Raw samples, the stopping
-// rule's verdict and the full statistics live under the median entry's "cuvil" key; the
-// environment under context's "cuvil" key.
+// rule's verdict and the full statistics live under the median entry's "cuvil" key, with what
+// `run --probes` recorded (cuvil.ops, cuvil.counters, cuvil.samples_file: interfaces.md
+// section 2); the environment and the clocks under context's "cuvil" key.
 #pragma once
 
 #include <nlohmann/json.hpp>
