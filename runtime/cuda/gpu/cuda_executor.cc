@@ -204,7 +204,9 @@ void CudaExecutor::State::upload_constants() {
       CUVIL_CUDA_CHECK(cudaMemcpy(dst, data.data(), bytes, cudaMemcpyHostToDevice));
       continue;
     }
-    CUVIL_CUDA_CHECK(cudaMemcpy(staging.get(), data.data(), bytes, cudaMemcpyHostToDevice));
+    // On the executor's (non-blocking) stream, so the conversion below is ordered after it.
+    CUVIL_CUDA_CHECK(
+        cudaMemcpyAsync(staging.get(), data.data(), bytes, cudaMemcpyHostToDevice, dev.stream));
     if (slot.form == WeightForm::as_is) {
       const int64_t count = static_cast<int64_t>(data.size());
       simple::ConvertParams p{staging.get(), dst, count, 0, slot.type == StorageType::bf16 ? 1 : 2};
@@ -230,6 +232,9 @@ void CudaExecutor::State::upload_constants() {
     // The staging buffer is reused by the next constant.
     CUVIL_CUDA_CHECK(cudaStreamSynchronize(dev.stream));
   }
+  // The plain copies ran on the legacy default stream, which a non-blocking stream does not wait
+  // for: finish everything before any step reads a weight.
+  CUVIL_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 CudaExecutor::CudaExecutor(Plan plan, int device) : state_(std::make_unique<State>()) {
