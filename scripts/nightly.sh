@@ -16,8 +16,9 @@
 #   NIGHTLY_QUICK=1          few samples and no minimum time (tests, smoke checks)
 #   NIGHTLY_MAX_SLOWDOWN_PCT a significant slowdown beyond this is a regression (default 3)
 #   NIGHTLY_RUN_ARGS         extra arguments for every `cuvil-bench run` (e.g. --threads 8)
-#   NIGHTLY_PROBES           `run --probes` for the flame graphs (default: ops; empty: none).
-#                            Probes observe extra iterations after the measured ones.
+#   NIGHTLY_PROBES           `run --probes` of stored CPU runs, for the flame graphs (default:
+#                            ops; empty: none). Probes observe extra iterations after the measured
+#                            ones.
 # Exit status: 0 no confirmed regression, 1 a confirmed regression, 2 the job itself failed
 # (a run, a comparison or the dashboard); every suite is still measured after a failure.
 set -uo pipefail
@@ -104,7 +105,9 @@ measure() {
   local args=(run --suite "$suite" --target "$target" --out "$out" -q "${MEASURE_ARGS[@]}"
     "${EXTRA_RUN_ARGS[@]}")
   [ -n "$rungs" ] && args+=(--rungs "$rungs")
-  if [ "$store" = yes ]; then args+=(--db "$DB" "${STORE_ARGS[@]}"); else args+=(--no-db); fi
+  if [ "$store" = yes ]; then args+=(--db "$DB"); else args+=(--no-db); fi
+  # Per-op probes observe the CPU executor's steps; GPU runs go without.
+  [ "$store" = yes ] && [ "$target" = cpu ] && args+=("${STORE_ARGS[@]}")
   "$BENCH" "${args[@]}"
 }
 
@@ -114,8 +117,9 @@ nightly_suite() {
   local name="$suite-$target" json="$WORK/$STAMP-$suite-$target.json" out="$WORK/$STAMP-$suite-$target.log"
   log "measuring $suite ($target, rungs: ${rungs:-default})"
   if ! measure "$suite" "$target" "$rungs" "$json" yes >"$out" 2>&1; then
-    if [ "$target" = cuda ] && grep -q "no CUDA backend" "$out"; then
-      log "skipping GPU rungs of $suite: $(grep -m1 'no CUDA backend' "$out")"
+    # A build without the toolkit, or a driver it cannot use, says why in this form.
+    if [ "$target" = cuda ] && grep -q "error: --target cuda: " "$out"; then
+      log "skipping the GPU rungs of $suite: $(grep -m1 'error: --target cuda: ' "$out" | sed 's/.*error: //')"
       return 0
     fi
     log "FAILED: run of $name (log: $out)"; tail -n 5 "$out"; failed=1; return 0

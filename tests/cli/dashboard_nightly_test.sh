@@ -30,7 +30,16 @@ points_in_site() { grep -o '<circle class="point' "$TMP/site/index.html" | wc -l
 
 # A generous threshold: a loaded machine's noise must not make (or hide) a regression here.
 export NIGHTLY_MAX_SLOWDOWN_PCT=100
-night 1 0 && expect_log 1 "no previous nightly"
+# Night 1 sees a GPU (a stand-in nvidia-smi): without a usable CUDA build or driver the GPU rungs
+# are skipped with the reason; with one they are measured.
+mkdir -p "$TMP/fakebin"
+printf '#!/bin/sh\necho "GPU 0: NVIDIA Stand-In (UUID: GPU-0)"\n' >"$TMP/fakebin/nvidia-smi"
+chmod +x "$TMP/fakebin/nvidia-smi"
+if night 1 0 PATH="$TMP/fakebin:$PATH"; then
+  expect_log 1 "no previous nightly"
+  grep -qE "skipping the GPU rungs of resnet50: --target cuda: |measuring resnet50 \(cuda" \
+    "$TMP/night1.log" || { fail "night 1: GPU rungs neither skipped nor run"; cat "$TMP/night1.log"; }
+fi
 night 2 0 && expect_log 2 "no regression beyond 100%"
 [ "$(points_in_site)" -eq 2 ] || fail "after two nights the chart has $(points_in_site) points, expected 2"
 [ -f "$XDG_DATA_HOME/cuvil/results.db" ] || fail "no database at the default place"
