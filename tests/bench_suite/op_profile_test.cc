@@ -212,6 +212,21 @@ TEST(OpsTable, TopOpsAndTheCheckLine) {
   EXPECT_NE(text.find("ops sum 6.000 ms vs measured 8.000 ms (75.0%)"), std::string::npos) << text;
 }
 
+TEST(OpsTable, CheckLineAlsoAgainstTheProbeIterations) {
+  RungProbes probes;
+  probes.ops_enabled = true;
+  probes.ops.iterations = 2;
+  OpRecord r;
+  r.ns_per_iteration = 3e6;
+  probes.ops.records.push_back(r);
+  probes.probe_real_ns = {3e6, 5e6};  // mean 4 ms
+  const std::string text = format_ops_table(result_with(probes, 6e6), 15);
+  EXPECT_NE(text.find("(50.0%); probe iterations took 4.000 ms (mean, probes on: ops sum 75.0% "
+                      "of it)"),
+            std::string::npos)
+      << text;
+}
+
 TEST(ProbeSpec, ParsesEveryKind) {
   const ProbeSpec s = parse_probes("ops,perf:task-clock,perf:page-faults,samples:499");
   EXPECT_TRUE(s.ops);
