@@ -342,6 +342,8 @@ def main():
                 try:
                     import optuna as _optuna
                     _optuna.logging.set_verbosity(_optuna.logging.WARNING)
+                    # TPE's multivariate/group options are "experimental": not the user's concern.
+                    warnings.filterwarnings("ignore", category=_optuna.exceptions.ExperimentalWarning)
                     optuna = _optuna
                 except ImportError as e:
                     reply = fail("optuna is not importable by %s: %s (install python3-optuna)"
