@@ -93,7 +93,8 @@ struct TileArgs {
   int64_t bw;
   float* y;                // output of the first pixel in the group's first block
   int64_t y_block_stride;  // floats between output blocks (OH * OW * 16)
-  const float* bias;       // padded to the group's nv * 16 channels, or null
+  const float* bias;       // at the group's first channel, or null
+  int64_t bias_valid;      // channels of bias from there (past them: padding, bias 0)
 };
 
 using TileFn = void (*)(const TileArgs&);
@@ -123,7 +124,9 @@ void tile_avx512(const TileArgs& t) {
     }
   }
   for (int v = 0; v < NV; ++v) {
-    const __m512 b = t.bias ? _mm512_loadu_ps(t.bias + v * kLanes) : _mm512_setzero_ps();
+    const int64_t valid = std::clamp<int64_t>(t.bias_valid - v * kLanes, 0, kLanes);
+    const __mmask16 m = static_cast<__mmask16>((1u << valid) - 1u);
+    const __m512 b = t.bias ? _mm512_maskz_loadu_ps(m, t.bias + v * kLanes) : _mm512_setzero_ps();
     float* y = t.y + v * t.y_block_stride;
     for (int p = 0; p < MR; ++p) _mm512_storeu_ps(y + p * kLanes, _mm512_add_ps(acc[p][v], b));
   }
@@ -153,7 +156,8 @@ void tile_portable(const TileArgs& t) {
     float* y = t.y + v * t.y_block_stride;
     for (int p = 0; p < MR; ++p) {
       for (int l = 0; l < kLanes; ++l) {
-        y[p * kLanes + l] = acc[p][v * kLanes + l] + (t.bias ? t.bias[v * kLanes + l] : 0.0f);
+        const bool has_bias = t.bias && v * kLanes + l < t.bias_valid;
+        y[p * kLanes + l] = acc[p][v * kLanes + l] + (has_bias ? t.bias[v * kLanes + l] : 0.0f);
       }
     }
   }
@@ -251,13 +255,8 @@ void conv2d_direct_nchw16c(const KernelArgs& a) {
     pack_weights(g, d, a.in[1], buf);
     packed = buf;
   }
-  // Bias padded to whole groups, so the tiles load full vectors.
   const int64_t bw = int64_t{d.nv} * kLanes;
-  std::vector<float> bias_padded;
-  if (has_operand(a.step, 2)) {
-    bias_padded.assign(static_cast<size_t>(d.groups * bw), 0.0f);
-    std::copy(a.in[2], a.in[2] + g.o, bias_padded.begin());
-  }
+  const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   const Epilogue epi(a.step, a.in, a.out);
   const bool avx512 = active_gemm_isa() == GemmIsa::avx512;
 
@@ -283,7 +282,8 @@ void conv2d_direct_nchw16c(const KernelArgs& a) {
       t.w = packed + grp * gfloats;
       t.bw = bw;
       t.y_block_stride = out_plane;
-      t.bias = bias_padded.empty() ? nullptr : bias_padded.data() + grp * bw;
+      t.bias = bias ? bias + grp * bw : nullptr;
+      t.bias_valid = g.o - grp * bw;
       const float* xrow = x + img * d.cb * block_stride + oy * g.sh * row_stride;
       float* yrow = a.out + (img * d.ob + grp * d.nv) * out_plane + oy * g.ow * kLanes;
       for (int64_t ox = 0; ox < g.ow; ox += d.mr) {
