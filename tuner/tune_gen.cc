@@ -158,7 +158,7 @@ std::string pruned_space_yaml(const std::string& suite, const SearchSpace& space
   out << YAML::Comment("Pruned search space written by cuvil-tune-gen: parameters with at least " +
                        number_text(threshold * 100) +
                        "% of the total mean |SHAP| keep the study's ranges; the rest are fixed "
-                       "at the written configuration's values.");
+                       "at the best trial's values.");
   out << YAML::BeginMap << YAML::Key << "suite" << YAML::Value << suite;
   out << YAML::Key << "passes" << YAML::Value << YAML::BeginMap;
   for (const std::string& pass : space.pass_order) {
@@ -564,8 +564,11 @@ int tune_gen(const TuneGenOptions& o) {
               write_pruned ? "pruned" : "full best");
 
   if (!o.space_output.empty()) {
+    // The rest fixed at the BEST trial's values, not the pruned ones: a reset parameter may
+    // still be part of why the best is best (SHAP on few trials ranks unreliably), and the second
+    // study searches around the best.
     write_text(o.space_output,
-               pruned_space_yaml(suite.name, space, values, importance,
+               pruned_space_yaml(suite.name, space, best->values, importance,
                                  o.importance_threshold > 0 ? o.importance_threshold : 0.05),
                "the pruned space");
     std::printf("wrote %s\n", o.space_output.c_str());
