@@ -8,7 +8,8 @@
 #   4. cuvil-bench compare default.json tuned.json (Mann-Whitney U on the raw samples), and the
 #      ratio of medians printed last.
 # Run it on a quiet machine (load < 0.5): the tuner measures for real.
-#   scripts/tune_demo.sh [OUT_DIR]        env: CUVIL_BUILD (build), TRIALS, SAMPLER, SEED, ROUNDS
+#   scripts/tune_demo.sh [OUT_DIR]   env: CUVIL_BUILD (build), TRIALS, SAMPLER, SEED, ROUNDS,
+#                                    SPACE (a search-space YAML; default configs/search/resnet50.yaml)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${CUVIL_BUILD:-$ROOT/build}
@@ -19,6 +20,8 @@ TRIALS=${TRIALS:-60}
 SAMPLER=${SAMPLER:-tpe}
 SEED=${SEED:-0}
 ROUNDS=${ROUNDS:-4}
+SPACE_ARGS=()
+[ -n "${SPACE:-}" ] && SPACE_ARGS=(--space "$(realpath "$SPACE")")
 OUT=${1:-$ROOT/tune-demo-$(date -u +%Y%m%dT%H%M%SZ)}
 for tool in "$BENCH" "$TUNE_GEN"; do
   [ -x "$tool" ] || { echo "missing $tool (build first, or set CUVIL_BUILD)" >&2; exit 2; }
@@ -29,8 +32,8 @@ echo "tune demo in $OUT; $(uptime)"
 [ -e study.db ] && echo "study.db exists: the study resumes up to $TRIALS trials"
 
 "$BENCH" tune --suite resnet50 --rungs b1 --trials "$TRIALS" --study study.db --sampler "$SAMPLER" \
-  --seed "$SEED" | tee tune.txt
-"$TUNE_GEN" --study study.db --suite resnet50 --importance-threshold 0.05 --confirm \
+  --seed "$SEED" "${SPACE_ARGS[@]}" | tee tune.txt
+"$TUNE_GEN" --study study.db --suite resnet50 --importance-threshold 0.05 --confirm "${SPACE_ARGS[@]}" \
   -o resnet50.tuned.cuvilpass --write-space resnet50.pruned.yaml --json tune-gen.json | tee tune-gen.txt
 
 # The default pipeline and the tuned one, alternating, pooled.
