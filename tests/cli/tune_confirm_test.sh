@@ -51,7 +51,7 @@ expect_fail "badspace.yaml:2: passes.no-such-pass" --study "$TMP/s1.db" --suite 
 
 "$TUNE_GEN" "${GEN[@]}" --confirm --confirm-tolerance 0.02 --sensitivity --sensitivity-rounds 1 \
   --samples-per-round 1 --write-space pruned.yaml --json gen.json -o tuned.cuvilpass | tee gen.txt
-grep -q "^confirm: .* configuration is written" gen.txt
+grep -q "^confirm: .* is written" gen.txt
 grep -q "written configuration vs default" gen.txt
 
 "$PY" - tuned.cuvilpass gen.json <<'PY'
