@@ -3,25 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "passes/ir/splitmix64.h"
+
 namespace cuvil::bench {
 
 namespace {
-
-// splitmix64: a tiny generator with a fixed definition, so resamples do not depend on the
-// standard library's distributions (which differ between implementations).
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n) by multiply-shift (bias below 2^-32 for the sizes used here).
-  size_t below(size_t n) {
-    return static_cast<size_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
-  }
-};
 
 // Median of `v` in place (reorders it).
 double median_in_place(std::vector<double>& v) {

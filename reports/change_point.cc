@@ -5,23 +5,11 @@
 #include <utility>
 
 #include "passes/ir/error.h"
+#include "passes/ir/splitmix64.h"
 
 namespace cuvil::reports {
 
 namespace {
-
-// splitmix64: small, fixed and the same everywhere, unlike std's distributions.
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n) (the modulo bias is below 2^-50 for any history length).
-  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
-};
 
 struct Split {
   size_t at = 0;  // first index of the right part

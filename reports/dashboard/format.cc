@@ -11,33 +11,6 @@ constexpr size_t kShortCommit = 10;
 
 }  // namespace
 
-std::string html_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 TimeUnit time_unit_for(double typical_ns) {
   const double v = std::fabs(typical_ns);
   if (v >= 1e9) return {"s", 1e9};

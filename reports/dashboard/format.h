@@ -1,12 +1,11 @@
-// Text helpers of the dashboard's HTML and SVG: escaping and human units.
+// Text helpers of the dashboard's HTML and SVG: human units (escaping: reports/markup.h).
 #pragma once
 
 #include <string>
 
-namespace cuvil::reports::dashboard {
+#include "reports/markup.h"
 
-// Escapes &, <, >, " and ' for HTML/SVG text and attribute values.
-std::string html_escape(const std::string& text);
+namespace cuvil::reports::dashboard {
 
 // A time unit that shows `typical_ns` with a few digits before the point: ns, us, ms or s.
 struct TimeUnit {

@@ -63,11 +63,11 @@ std::string cell(const std::string& text, const std::string& cls = "") {
 std::string flame_cell(const std::string& link) {
   return link.empty()
              ? cell("-")
-             : cell("<a class=\"flame\" href=\"" + html_escape(link) + "\">flame graph</a>");
+             : cell("<a class=\"flame\" href=\"" + escape_markup(link) + "\">flame graph</a>");
 }
 
 std::string series_link(const SeriesReport& s) {
-  return "<a href=\"#" + s.history.key() + "\">" + html_escape(s.history.name) + "</a>";
+  return "<a href=\"#" + s.history.key() + "\">" + escape_markup(s.history.name) + "</a>";
 }
 
 std::string point_tooltip(const HistoryPoint& p, const std::string& flame_link) {
@@ -158,14 +158,14 @@ std::string change_points_section(const std::vector<SeriesReport>& series) {
     const char* direction = direction_name(c.direction);
     out +=
         std::string("<tr class=\"") + direction + "\">" + cell(series_link(*l.series)) +
-        cell(html_escape(h.host), "text") + cell(direction, "direction text") +
+        cell(escape_markup(h.host), "text") + cell(direction, "direction text") +
         cell(format_fixed(c.change_pct, 1, true) + "%", "size") + cell(format_time(c.before)) +
         cell(format_time(c.after)) +
-        cell("<code>" + html_escape(short_commit(good.commit) + ".." + short_commit(bad.commit)) +
+        cell("<code>" + escape_markup(short_commit(good.commit) + ".." + short_commit(bad.commit)) +
                  "</code>",
              "commits text") +
         cell(std::to_string(good.run_id) + ".." + std::to_string(bad.run_id)) +
-        cell(html_escape(date_part(good.date) + " .. " + date_part(bad.date))) +
+        cell(escape_markup(date_part(good.date) + " .. " + date_part(bad.date))) +
         cell(format_p_value(c.p_value)) + "</tr>";
   }
   return out + "</table></section>";
@@ -186,7 +186,7 @@ std::string verdicts_section(const std::vector<SeriesReport>& series) {
     const BenchmarkHistory& h = s.history;
     if (h.points.empty()) continue;
     const HistoryPoint& last = h.points.back();
-    out += "<tr>" + cell(series_link(s)) + cell(html_escape(h.host), "text");
+    out += "<tr>" + cell(series_link(s)) + cell(escape_markup(h.host), "text");
     if (s.has_baseline) {
       const HistoryPoint& base = h.points[h.points.size() - 2];
       const BenchmarkComparison& c = s.latest;
@@ -195,9 +195,9 @@ std::string verdicts_section(const std::vector<SeriesReport>& series) {
       if (c.low_power) notes += " <span class=\"note\">(few samples)</span>";
       if (c.noisy) notes += " <span class=\"note\">(noisy)</span>";
       out += cell("run " + std::to_string(base.run_id) + " <code>" +
-                  html_escape(short_commit(base.commit)) + "</code>") +
+                  escape_markup(short_commit(base.commit)) + "</code>") +
              cell("run " + std::to_string(last.run_id) + " <code>" +
-                  html_escape(short_commit(last.commit)) + "</code>") +
+                  escape_markup(short_commit(last.commit)) + "</code>") +
              cell(format_time(c.old_median_ns)) + cell(format_time(c.new_median_ns)) +
              cell(format_fixed(c.change_pct, 2, true) + "%") +
              cell(format_p_value(c.test.p_value)) +
@@ -205,7 +205,7 @@ std::string verdicts_section(const std::vector<SeriesReport>& series) {
     } else {
       out += cell("-") +
              cell("run " + std::to_string(last.run_id) + " <code>" +
-                  html_escape(short_commit(last.commit)) + "</code>") +
+                  escape_markup(short_commit(last.commit)) + "</code>") +
              cell("-") + cell(format_time(last.median_ns)) + cell("-") + cell("-") +
              cell("first run", "verdict");
     }
@@ -227,9 +227,9 @@ std::string runs_table(const SeriesReport& s) {
       "<th>% bw</th><th>flame</th></tr>";
   for (size_t i = h.points.size(); i-- > 0;) {
     const HistoryPoint& p = h.points[i];
-    out += "<tr>" + cell(std::to_string(p.run_id)) + cell(html_escape(p.date), "text") +
-           cell("<code>" + html_escape(short_commit(p.commit)) + "</code>", "text") +
-           cell(html_escape(machine_label(p.host, p.cpu_model)), "text") +
+    out += "<tr>" + cell(std::to_string(p.run_id)) + cell(escape_markup(p.date), "text") +
+           cell("<code>" + escape_markup(short_commit(p.commit)) + "</code>", "text") +
+           cell(escape_markup(machine_label(p.host, p.cpu_model)), "text") +
            cell(format_time(p.median_ns) + (p.noisy ? " <span class=\"note\">noisy</span>" : "")) +
            cell(format_time(p.low_ns)) + cell(format_time(p.high_ns)) +
            cell(std::to_string(p.samples)) + cell(rate_or_dash(p.gflops, 1)) +
@@ -248,12 +248,12 @@ std::string suites_sections(const std::vector<SeriesReport>& series) {
     if (h.suite != current_suite || out.empty()) {
       if (!out.empty()) out += "</section>";
       current_suite = h.suite;
-      out += "<section class=\"suite\" id=\"suite-" + html_escape(h.suite) + "\"><h2>" +
-             html_escape(h.suite) + "</h2>";
+      out += "<section class=\"suite\" id=\"suite-" + escape_markup(h.suite) + "\"><h2>" +
+             escape_markup(h.suite) + "</h2>";
     }
-    out += "<article class=\"series\" id=\"" + h.key() + "\"><h3>" + html_escape(h.name) +
-           " <small>" + html_escape(h.target) + ", " + std::to_string(h.threads) + " thread(s), " +
-           html_escape(machine_label(h.host, h.cpu_model)) + "</small></h3>";
+    out += "<article class=\"series\" id=\"" + h.key() + "\"><h3>" + escape_markup(h.name) +
+           " <small>" + escape_markup(h.target) + ", " + std::to_string(h.threads) +
+           " thread(s), " + escape_markup(machine_label(h.host, h.cpu_model)) + "</small></h3>";
     out += render_latency_chart(chart_of(s));
     out += runs_table(s) + "</article>";
   }
@@ -326,12 +326,12 @@ std::string render_index(const std::vector<SeriesReport>& series, const PageInfo
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<link rel=\"icon\" href=\"data:,\"><title>" +
-      html_escape(info.title) + "</title><style>" + kStyle + "</style></head><body>";
-  out += "<h1>" + html_escape(info.title) + "</h1><p class=\"meta\">" +
+      escape_markup(info.title) + "</title><style>" + kStyle + "</style></head><body>";
+  out += "<h1>" + escape_markup(info.title) + "</h1><p class=\"meta\">" +
          std::to_string(series.size()) + " benchmark histories, " + std::to_string(runs.size()) +
          " runs, " + std::to_string(changes) + " change point(s) (" + std::to_string(regressions) +
-         " regression(s)). Database <code>" + html_escape(info.database) + "</code>, generated " +
-         html_escape(info.generated_at) + ".</p>";
+         " regression(s)). Database <code>" + escape_markup(info.database) + "</code>, generated " +
+         escape_markup(info.generated_at) + ".</p>";
   if (series.empty()) {
     return out +
            "<p class=\"none\">No runs stored yet: <code>cuvil-bench run --db ...</code> stores "

@@ -82,15 +82,15 @@ void grid_and_axes(std::string& out, const Scale& s, const LatencyChart& chart) 
     out += "<text class=\"y-tick\" x=\"" + num(kLeft - 6) + "\" y=\"" + num(s.y(v) + 4) +
            "\" text-anchor=\"end\">" + tick_label(v, step) + "</text>";
   }
-  out += "<text class=\"y-unit\" x=\"12\" y=\"" + num(kTop - 8) + "\">" + html_escape(chart.unit) +
-         "</text>";
+  out += "<text class=\"y-unit\" x=\"12\" y=\"" + num(kTop - 8) + "\">" +
+         escape_markup(chart.unit) + "</text>";
   const size_t stride = (chart.points.size() + kMaxXLabels - 1) / kMaxXLabels;
   for (size_t i = 0; i < chart.points.size(); i += std::max<size_t>(stride, 1)) {
     const ChartPoint& p = chart.points[i];
     const std::string x = num(s.x(i));
     out += "<text class=\"x-label\" x=\"" + x + "\" y=\"" + num(kChartHeight - kBottom + 16) +
-           "\" text-anchor=\"middle\">" + html_escape(p.x_label) + "<tspan x=\"" + x +
-           "\" dy=\"13\">" + html_escape(p.x_sublabel) + "</tspan></text>";
+           "\" text-anchor=\"middle\">" + escape_markup(p.x_label) + "<tspan x=\"" + x +
+           "\" dy=\"13\">" + escape_markup(p.x_sublabel) + "</tspan></text>";
   }
 }
 
@@ -117,13 +117,14 @@ void markers(std::string& out, const Scale& s, const LatencyChart& chart) {
     if (m.index == 0 || m.index >= chart.points.size()) continue;
     const double x = (s.x(m.index - 1) + s.x(m.index)) / 2;
     const char* color = m.regression ? kRegressionColor : kImprovementColor;
-    out += std::string("<g class=\"change-marker\"><title>") + html_escape(m.tooltip) + "</title>";
+    out +=
+        std::string("<g class=\"change-marker\"><title>") + escape_markup(m.tooltip) + "</title>";
     out += std::string("<line class=\"change ") + (m.regression ? "regression" : "improvement") +
            "\" x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(kTop) + "\" y2=\"" +
            num(kChartHeight - kBottom) + "\" stroke=\"" + color +
            "\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/>";
     out += "<text class=\"change-label\" x=\"" + num(x + 4) + "\" y=\"" + num(kTop - 6) +
-           "\" fill=\"" + color + "\">" + html_escape(m.label) + "</text></g>";
+           "\" fill=\"" + color + "\">" + escape_markup(m.label) + "</text></g>";
   }
 }
 
@@ -141,9 +142,9 @@ void median_line_and_points(std::string& out, const Scale& s, const LatencyChart
                          "\" data-index=\"" + std::to_string(i) + "\" cx=\"" + num(s.x(i)) +
                          "\" cy=\"" + num(s.y(p.value)) + "\" r=\"" + num(kPointRadius) +
                          "\" fill=\"" + (p.hollow ? "#fff" : kLineColor) + "\" stroke=\"" +
-                         kLineColor + "\" stroke-width=\"1.5\"><title>" + html_escape(p.tooltip) +
+                         kLineColor + "\" stroke-width=\"1.5\"><title>" + escape_markup(p.tooltip) +
                          "</title></circle>";
-    if (!p.href.empty()) circle = "<a href=\"" + html_escape(p.href) + "\">" + circle + "</a>";
+    if (!p.href.empty()) circle = "<a href=\"" + escape_markup(p.href) + "\">" + circle + "</a>";
     out += circle;
   }
 }
@@ -153,11 +154,11 @@ void median_line_and_points(std::string& out, const Scale& s, const LatencyChart
 std::string render_latency_chart(const LatencyChart& chart) {
   const Scale s = scale_for(chart.points);
   std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"" +
-                    html_escape(chart.id) + "\" width=\"" + std::to_string(kChartWidth) +
+                    escape_markup(chart.id) + "\" width=\"" + std::to_string(kChartWidth) +
                     "\" height=\"" + std::to_string(kChartHeight) + "\" viewBox=\"0 0 " +
                     std::to_string(kChartWidth) + " " + std::to_string(kChartHeight) +
                     "\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\" fill=\"" +
-                    kTextColor + "\"><title>" + html_escape(chart.title) + "</title>";
+                    kTextColor + "\"><title>" + escape_markup(chart.title) + "</title>";
   if (chart.points.empty()) {
     out += "<text x=\"" + num(kChartWidth / 2.0) + "\" y=\"" + num(kChartHeight / 2.0) +
            "\" text-anchor=\"middle\">no runs</text></svg>";

@@ -7,6 +7,7 @@
 
 #include "passes/ir/error.h"
 #include "reports/flame/flame_svg_script.h"
+#include "reports/markup.h"
 
 namespace cuvil::reports::flame {
 
@@ -26,38 +27,6 @@ std::string printf_string(const char* format, double value) {
 
 std::string px(double value) {
   return printf_string("%.3f", value);
-}
-
-// XML text and attribute values; control characters are not allowed in XML 1.0.
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {
-          out += ' ';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
 }
 
 // A stable warm colour per name (the same function is the same colour in every graph).
@@ -119,7 +88,7 @@ class SvgWriter {
             std::to_string(o_.width) + " " + px(height_) + "\" data-plot-x=\"" + px(kSvgPadX) +
             "\" data-plot-w=\"" + px(plot_w_) + "\" data-char-w=\"" + px(kCharWidth) +
             "\" data-total=\"" + printf_string("%.17g", tree_.total()) + "\" data-unit=\"" +
-            xml_escape(tree_.unit()) + "\" data-differential=\"" +
+            escape_markup(tree_.unit()) + "\" data-differential=\"" +
             (tree_.differential() ? "true" : "false") + "\" onload=\"init()\">\n";
     out_ += "<style type=\"text/css\"><![CDATA[" + std::string(kFlameSvgStyle) + "]]></style>\n";
     out_ += "<script type=\"text/ecmascript\"><![CDATA[" + std::string(kFlameSvgScript) +
@@ -144,7 +113,7 @@ class SvgWriter {
             const char* css_class = nullptr) {
     out_ += "<text id=\"" + std::string(id) + "\"";
     if (css_class) out_ += " class=\"" + std::string(css_class) + "\"";
-    out_ += " x=\"" + px(x) + "\" y=\"" + px(y) + "\">" + xml_escape(content) + "</text>\n";
+    out_ += " x=\"" + px(x) + "\" y=\"" + px(y) + "\">" + escape_markup(content) + "</text>\n";
   }
 
   void legend() {
@@ -165,18 +134,18 @@ class SvgWriter {
     const double width = node.total / tree_.total() * plot_w_;
     if (width < o_.min_frame_px) return;
     const double y = height_ - kFooterHeight - static_cast<double>(level + 1) * o_.frame_height;
-    out_ += "<g class=\"f\" data-name=\"" + xml_escape(node.name) + "\" data-total=\"" +
+    out_ += "<g class=\"f\" data-name=\"" + escape_markup(node.name) + "\" data-total=\"" +
             printf_string("%.17g", node.total) + "\" data-self=\"" +
             printf_string("%.17g", node.self) + "\"";
     if (tree_.differential()) {
       out_ += " data-base-total=\"" + printf_string("%.17g", node.base_total) +
               "\" data-in-base=\"" + (node.in_base ? "true" : "false") + "\"";
     }
-    out_ += "><title>" + xml_escape(tooltip(node, tree_)) + "</title><rect x=\"" + px(x) +
+    out_ += "><title>" + escape_markup(tooltip(node, tree_)) + "</title><rect x=\"" + px(x) +
             "\" y=\"" + px(y) + "\" width=\"" + px(width) + "\" height=\"" +
             std::to_string(o_.frame_height - 1) + "\" rx=\"2\" fill=\"" + fill(node) +
             "\"/><text x=\"" + px(x + 3) + "\" y=\"" + px(y + o_.frame_height - 4.5) + "\">" +
-            xml_escape(label_for(node.name, width)) + "</text></g>\n";
+            escape_markup(label_for(node.name, width)) + "</text></g>\n";
     // Children start at the parent's left edge, in order; positions come from cumulative
     // weights so rounding never accumulates across siblings.
     double before = 0;

@@ -7,20 +7,13 @@
 #include <cmath>
 #include <cstdint>
 
+#include "passes/ir/splitmix64.h"
+
 namespace cuvil::reports {
 namespace {
 
-// splitmix64: a fixed generator, so the seeds give the same samples everywhere.
-struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1p-53; }
-};
+// A fixed generator, so the seeds give the same samples everywhere.
+using Rng = cuvil::SplitMix64;
 
 // Timing-like samples: a floor plus skewed (exponential) noise of `noise` relative size.
 std::vector<double> timings(Rng& rng, int n, double median_ns, double noise) {

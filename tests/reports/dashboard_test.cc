@@ -300,7 +300,7 @@ TEST(SvgChart, OnePointAndNoPointsStillDraw) {
 }
 
 TEST(Format, EscapesAndUnits) {
-  EXPECT_EQ(html_escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+  EXPECT_EQ(escape_markup("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&apos;");
   EXPECT_EQ(format_time(12345678), "12.35 ms");
   EXPECT_EQ(format_time(1.5e9), "1.5 s");
   EXPECT_EQ(format_time(950), "950 ns");
