@@ -29,6 +29,9 @@ std::vector<ParamSpec> GemmTilingPass::params() const {
       bool_param("prepack_weights", true,
                  "pack constant linear weights into the GEMM's KC x NR panel format once at "
                  "lowering (more memory; few-row products always read weights in place)"),
+      bool_param("prefetch_b", true,
+                 "AVX-512 micro-kernels prefetch the next B sliver into L2, spread over the row "
+                 "tiles that share the current one"),
   };
 }
 
@@ -37,6 +40,7 @@ void GemmTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
   const int64_t mc = param_int(params, "mc"), kc = param_int(params, "kc"),
                 nc = param_int(params, "nc");
   const bool prepack = param_bool(params, "prepack_weights");
+  const bool prefetch_b = param_bool(params, "prefetch_b");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (!runs_on_gemm(n.op)) continue;
     n.attrs.set("gemm.mr_nr", tile);
@@ -44,6 +48,7 @@ void GemmTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
     n.attrs.set("gemm.kc", kc);
     n.attrs.set("gemm.nc", nc);
     n.attrs.set("gemm.prepack", int64_t{prepack ? 1 : 0});
+    n.attrs.set("gemm.prefetch_b", int64_t{prefetch_b ? 1 : 0});
   }
 }
 
