@@ -10,10 +10,6 @@ namespace cuvil::runtime::cuda::codegen {
 
 namespace {
 
-unsigned ceil_div(int64_t a, int64_t b) {
-  return static_cast<unsigned>((a + b - 1) / b);
-}
-
 // Same layout as ConvKernelParams (names differ: `c` is the output so the shared store code fits).
 constexpr const char* kParamsStruct = R"CUDA(
 struct Params {
@@ -111,8 +107,8 @@ KernelSource conv_source(const ConvProblem& p, const GemmTiles& t) {
 LaunchGeometry conv_geometry(const ConvProblem& p, const GemmTiles& t) {
   validate_conv(p, t);
   LaunchGeometry g;
-  g.grid[0] = ceil_div(p.o / p.groups, t.block_n);
-  g.grid[1] = ceil_div(p.n * p.out_h() * p.out_w(), t.block_m);
+  g.grid[0] = detail::ceil_div(p.o / p.groups, t.block_n);
+  g.grid[1] = detail::ceil_div(p.n * p.out_h() * p.out_w(), t.block_m);
   g.grid[2] = static_cast<unsigned>(p.groups);
   g.block[0] = (t.block_m / t.warp_m) * (t.block_n / t.warp_n) * 32;
   g.shared_bytes = static_cast<unsigned>(detail::gemm_body_shared_bytes(p.x, true, t));

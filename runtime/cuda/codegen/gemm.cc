@@ -11,10 +11,6 @@ namespace cuvil::runtime::cuda::codegen {
 
 namespace {
 
-unsigned ceil_div(int64_t a, int64_t b) {
-  return static_cast<unsigned>((a + b - 1) / b);
-}
-
 constexpr const char* kParamsStruct = R"CUDA(
 struct Params {
   const void* a; const void* b; void* c; const void* bias;
@@ -110,8 +106,8 @@ KernelSource gemm_source(const GemmProblem& p, const GemmTiles& t) {
 LaunchGeometry gemm_geometry(const GemmProblem& p, const GemmTiles& t) {
   validate_gemm(p, t);
   LaunchGeometry g;
-  g.grid[0] = ceil_div(p.n, t.block_n);
-  g.grid[1] = ceil_div(p.m, t.block_m);
+  g.grid[0] = detail::ceil_div(p.n, t.block_n);
+  g.grid[1] = detail::ceil_div(p.m, t.block_m);
   g.grid[2] = static_cast<unsigned>(p.batch * t.split_k);
   g.block[0] = (t.block_m / t.warp_m) * (t.block_n / t.warp_n) * 32;
   g.shared_bytes = static_cast<unsigned>(gemm_shared_bytes(p, t));

@@ -3,6 +3,7 @@
 // results go differ; those pieces are generated code passed in here.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,11 @@
 #include "runtime/cuda/codegen/gemm.h"
 
 namespace cuvil::runtime::cuda::codegen::detail {
+
+// Blocks needed to cover `a` items `b` at a time (a launch dimension).
+inline unsigned ceil_div(int64_t a, int64_t b) {
+  return static_cast<unsigned>((a + b - 1) / b);
+}
 
 struct GemmBodySpec {
   std::string kernel_name;
