@@ -107,6 +107,9 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
       it != graph.annotations.end() && it->second > 0) {
     plan.threads = static_cast<int>(it->second);
   }
+  if (auto it = graph.annotations.find(kSpinAnnotation); it != graph.annotations.end()) {
+    plan.spin_us = static_cast<int>(it->second);
+  }
   std::vector<int32_t> tensor_of(static_cast<size_t>(graph.value_count()), -1);
 
   auto add_tensor = [&](ir::ValueId id, PlanTensor t) {

@@ -7,6 +7,7 @@
 #include "passes/cuda_tiling.h"
 #include "passes/fold_batchnorm.h"
 #include "passes/fuse_elementwise.h"
+#include "passes/conv_tiling.h"
 #include "passes/gemm_tiling.h"
 #include "passes/layout.h"
 #include "passes/lowering_choice.h"
@@ -30,6 +31,7 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   passes.push_back(std::make_unique<ReducedPrecisionPass>());
   passes.push_back(std::make_unique<AttentionTilingPass>());
   passes.push_back(std::make_unique<GemmTilingPass>());
+  passes.push_back(std::make_unique<ConvTilingPass>());
   passes.push_back(std::make_unique<ThreadingPass>());
   passes.push_back(std::make_unique<MemoryPlanPass>());
   // CUDA passes (applies_to "cuda" only) after every CPU pass, so CPU pipelines keep their order.

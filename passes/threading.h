@@ -1,6 +1,7 @@
 // threading: how many threads the compiled plan runs on and how the GEMM splits its work
-// between them. Sets graph annotation "threading.threads" (read by lowering into Plan::threads)
-// and node attribute "gemm.partition" on linear, matmul and conv2d nodes.
+// between them. Sets graph annotations "threading.threads" and "threading.spin_us" (read by
+// lowering into Plan::threads and Plan::spin_us) and node attribute "gemm.partition" on linear,
+// matmul and conv2d nodes.
 #pragma once
 
 #include "passes/pass.h"
@@ -8,6 +9,7 @@
 namespace cuvil::passes {
 
 inline constexpr const char* kThreadsAnnotation = "threading.threads";
+inline constexpr const char* kSpinAnnotation = "threading.spin_us";
 
 class ThreadingPass final : public Pass {
  public:

@@ -30,7 +30,7 @@ struct AlignedBuffer {
 }  // namespace
 
 struct Executor::State {
-  explicit State(int threads) : pool(threads) {}
+  State(int threads, int spin_us) : pool(threads, spin_us) {}
   ThreadPool pool;
   std::unique_ptr<AlignedBuffer> arena;
   std::vector<AlignedBuffer> input_buffers;  // one per graph input
@@ -39,7 +39,7 @@ struct Executor::State {
 };
 
 Executor::Executor(Plan plan)
-    : plan_(std::move(plan)), state_(std::make_unique<State>(plan_.threads)) {
+    : plan_(std::move(plan)), state_(std::make_unique<State>(plan_.threads, plan_.spin_us)) {
   State& s = *state_;
   s.arena = std::make_unique<AlignedBuffer>(plan_.arena_bytes);
   for (int32_t t : plan_.inputs) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "passes/ir/graph.h"
+#include "runtime/thread_pool.h"
 
 namespace cuvil::runtime {
 
@@ -62,6 +63,7 @@ struct Plan {
   std::vector<int32_t> outputs;  // graph outputs, in graph order (tensor indices)
   int64_t arena_bytes = 0;
   int threads = 1;
+  int spin_us = ThreadPool::kDefaultSpinUs;  // idle pool threads spin this long, then sleep
 
   double total_flops() const;
   double total_bytes() const;

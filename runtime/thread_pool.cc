@@ -1,5 +1,10 @@
 #include "runtime/thread_pool.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <chrono>
 #include <cstdlib>
 #include <new>
 
@@ -16,9 +21,26 @@ void part_range(int64_t n, int parts, int p, int64_t* b, int64_t* e) {
   *b = n * p / parts;
   *e = n * (p + 1) / parts;
 }
+
+// Spins while pred() holds, for at most spin_us; true when pred() stopped holding.
+template <class Pred>
+bool spin_while(int spin_us, Pred pred) {
+  if (spin_us <= 0) return !pred();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (!pred()) return true;
+#if defined(__x86_64__)
+      _mm_pause();  // yields the core's pipeline to a sibling hyperthread while waiting
+#endif
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return !pred();
+  }
+}
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
+ThreadPool::ThreadPool(int threads, int spin_us)
+    : threads_(threads < 1 ? 1 : threads), spin_us_(spin_us < 0 ? 0 : spin_us) {
   buffers_.resize(static_cast<size_t>(threads_) * kSlotCount);
   for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
 }
@@ -53,6 +75,10 @@ float* ThreadPool::scratch(int tid, Slot slot, size_t count) {
   return b.data;
 }
 
+void ThreadPool::stop_spinning() {
+  parked_.store(true, std::memory_order_relaxed);
+}
+
 void ThreadPool::run(int64_t n, Task task, void* ctx) {
   if (tls_pool == this || threads_ == 1 || n == 1) {
     // Nested or single-threaded: the calling thread does all of it.
@@ -71,6 +97,7 @@ void ThreadPool::run(int64_t n, Task task, void* ctx) {
     n_ = n;
     parts_ = parts;
     pending_.store(parts - 1);
+    parked_.store(false, std::memory_order_relaxed);
     generation_.fetch_add(1);
   }
   wake_.notify_all();
@@ -80,10 +107,8 @@ void ThreadPool::run(int64_t n, Task task, void* ctx) {
   part_range(n, parts, 0, &b, &e);
   task(ctx, 0, b, e);
   tls_pool = nullptr;
-  // Spin a little: parts are balanced, so the others usually finish about now.
-  for (int spin = 0; spin < 20000 && pending_.load(std::memory_order_acquire) != 0; ++spin) {
-  }
-  if (pending_.load(std::memory_order_acquire) != 0) {
+  // Spin first: parts are balanced, so the others usually finish about now.
+  if (!spin_while(spin_us_, [this] { return pending_.load(std::memory_order_acquire) != 0; })) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return pending_.load() == 0; });
   }
@@ -94,10 +119,11 @@ void ThreadPool::worker_loop(int tid) {
   tls_tid = tid;
   uint64_t seen = 0;
   for (;;) {
-    // Spin briefly for the next job before sleeping: steps follow each other closely.
-    for (int spin = 0; spin < 20000 && generation_.load(std::memory_order_acquire) == seen;
-         ++spin) {
-    }
+    // Spin for the next job before sleeping: steps follow each other closely.
+    spin_while(spin_us_, [&] {
+      return generation_.load(std::memory_order_acquire) == seen &&
+             !parked_.load(std::memory_order_relaxed);
+    });
     Task task;
     void* ctx;
     int64_t n;

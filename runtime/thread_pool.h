@@ -1,6 +1,9 @@
 // A fixed pool of worker threads for data-parallel loops inside kernels. The caller is one of the
-// threads, so `threads` = 1 runs everything inline. Workers sleep between loops (spin briefly,
-// then wait on a condition variable) and are reused across steps, so no thread churn per step.
+// threads, so `threads` = 1 runs everything inline. Between loops a worker spins for `spin_us`
+// microseconds, then sleeps on a condition variable; the caller spins as long for the last part
+// before sleeping. Waking a sleeping thread costs tens of microseconds on a VM, several times
+// per kernel, so the spin covers the gaps between a plan's steps. Threads are reused across
+// steps: no thread churn per step.
 #pragma once
 
 #include <atomic>
@@ -16,7 +19,8 @@ namespace cuvil::runtime {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads);
+  static constexpr int kDefaultSpinUs = 50;
+  explicit ThreadPool(int threads, int spin_us = kDefaultSpinUs);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -40,6 +44,10 @@ class ThreadPool {
     parallel_for_tid(n, [&f](int, int64_t b, int64_t e) { f(b, e); });
   }
 
+  // Idle workers stop spinning and sleep until the next loop: called before a library (oneDNN's
+  // OpenMP threads) takes the cores, so that spinning workers do not compete with it.
+  void stop_spinning();
+
   // The calling thread's id inside a parallel region of this pool (0 outside).
   int current_thread() const;
 
@@ -59,6 +67,7 @@ class ThreadPool {
   };
 
   int threads_;
+  int spin_us_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -70,6 +79,7 @@ class ThreadPool {
   int parts_ = 0;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
+  std::atomic<bool> parked_{false};  // set by stop_spinning(), cleared by the next loop
   bool stop_ = false;
   std::vector<Buffer> buffers_;  // threads_ x kSlotCount
 };

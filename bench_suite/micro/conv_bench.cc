@@ -8,6 +8,8 @@
 //   build-conv/bench_suite/micro/cuvil-micro-conv                 (threads: CUVIL_THREADS, else
 //   all) build-conv/bench_suite/micro/cuvil-micro-conv --benchmark_filter='layer4'
 //   CUVIL_LAYOUT=nchw build-conv/bench_suite/micro/cuvil-micro-conv   (im2col, gemm, onednn only)
+//   CUVIL_CONV=vectors=4,channels_per_pass=16 .../cuvil-micro-conv --benchmark_filter=direct_nhwc
+//     (conv-tiling's knobs, "key=value,..." set as the step's conv.KEY attributes)
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -41,6 +43,30 @@ std::string bench_layout() {
 cuvil::runtime::ThreadPool& pool() {
   static cuvil::runtime::ThreadPool p(bench_threads());
   return p;
+}
+
+// conv-tiling attributes from CUVIL_CONV ("key=value,..."), to explore the knobs' effect.
+void add_conv_tiling_attrs(cuvil::ir::Attrs& attrs) {
+  const char* env = std::getenv("CUVIL_CONV");
+  if (!env) return;
+  std::string spec = env;
+  for (size_t begin = 0; begin < spec.size();) {
+    size_t end = spec.find(',', begin);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(begin, end - begin);
+    const size_t eq = item.find('=');
+    if (eq != std::string::npos) {
+      const std::string key = "conv." + item.substr(0, eq), value = item.substr(eq + 1);
+      char* rest = nullptr;
+      const long long number = std::strtoll(value.c_str(), &rest, 10);
+      if (!value.empty() && *rest == '\0') {
+        attrs.set(key, static_cast<int64_t>(number));
+      } else {
+        attrs.set(key, value);
+      }
+    }
+    begin = end + 1;
+  }
 }
 
 struct ConvShape {
@@ -89,6 +115,7 @@ Graph conv_graph(const ConvShape& s, const std::string& layout, const std::strin
                          {"groups", int64_t{1}},
                          {"layout", layout},
                          {"impl", kernel}};
+  add_conv_tiling_attrs(attrs);
   g.mark_output(g.add_node(OpKind::conv2d, {g.add_input("x", x), w, b}, attrs, "conv"));
   g.mutable_nodes()[0].epilogue = {{OpKind::relu, -1}};
   g.recompute();

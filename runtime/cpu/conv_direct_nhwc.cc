@@ -1,22 +1,28 @@
 // conv2d.direct_nhwc: direct convolution on NHWC activations, no im2col buffer. The weights are
-// packed once (prepare hook) into blocks of 16..64 output channels, [group][block][kh][kw][cg]
-// [block width], zero padded past the group's channels. A register tile of MR output pixels of one
-// row x NV vectors of 16 output channels (MR * NV <= 28 accumulators) walks the kh x kw x cg
-// window: per input channel it loads NV weight vectors and broadcasts one input value per pixel.
-// Padding is materialised once per call in a zero-bordered copy of the input, so the inner loops
-// have no bounds checks. Threads split output rows (or, for small images, output channel blocks);
-// bias is added in registers and the epilogue runs on each finished chunk while it is in cache.
+// packed once (prepare hook) into blocks of 16 * conv.vectors output channels, walked in the
+// order a tile reads them ([channel block of 16][kh][kw][16][block width]), zero padded past the
+// group's channels. A register tile of MR output pixels x NV vectors of 16 output channels
+// (MR * NV accumulators + NV weight vectors + 1 broadcast <= 32 zmm registers) walks the window
+// 16 input channels at a time: per channel it loads NV weight vectors and broadcasts one input
+// value per pixel. Tiles cover one output row, or run across rows for 1x1 stride-1 convolutions
+// (contiguous pixels). Padding is materialised once per call in a zero-bordered copy of the
+// input, so the inner loops have no bounds checks. Threads split output rows or output channel
+// blocks (conv.partition); conv.channels_per_pass < C sums the input channels in passes whose
+// weights stay in L1. Bias is added in registers and the epilogue runs on each finished chunk of
+// rows while it is in cache.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "passes/ir/error.h"
 #include "runtime/cpu/conv_geometry.h"
+#include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/thread_pool.h"
@@ -26,42 +32,101 @@ namespace cuvil::runtime::cpu {
 namespace {
 
 constexpr int kLanes = 16;
-constexpr int kMaxAccumulators = 28;  // of 32 vector registers: the rest hold weights and input
+// Of the 32 vector registers, MR * NV hold accumulators, NV the weights and one the broadcast
+// input: 7 x 4 would need 33 and spill an accumulator on every channel step.
+constexpr int kVectorRegisters = 32;
+constexpr int kMaxAccumulators = 28;
 constexpr int kMaxMR = 14;
 constexpr int kMaxNV = 4;
+constexpr int kAutoVectors = 0;
+// conv.vectors = auto: 4 vectors x 6 pixels where tiles fill well (1x1 stride-1 convolutions,
+// whose tiles run across rows, and rows of at least kWideRow pixels), else 2 vectors x up to 14
+// pixels (a 7- or 14-pixel row in one tile). Measured with cuvil-micro-conv on ResNet-50's shapes.
+constexpr int kWideRow = 28;
+
+// The schedule of one direct convolution, from the conv-tiling pass's step attributes.
+struct DirectSchedule {
+  int vectors = kAutoVectors;      // conv.vectors: output-channel vectors per tile, 0 = auto
+  std::string partition = "auto";  // conv.partition: auto | rows | channels
+  int64_t channels_per_pass = 0;   // conv.channels_per_pass: >= C (or 0) = all in one pass
+  bool prefetch_weights = true;    // conv.prefetch_weights: next block's weights into L2
+};
+
+DirectSchedule direct_schedule(const Step& s) {
+  DirectSchedule sc;
+  const std::string where = " (conv2d.direct_nhwc, node " + s.node_name + ")";
+  const int64_t vectors = s.attrs.get_int("conv.vectors", kAutoVectors);
+  if (vectors < kAutoVectors || vectors > kMaxNV) {
+    throw UserError("conv.vectors: expected 0 (auto) .." + std::to_string(kMaxNV) + ", got " +
+                    std::to_string(vectors) + where);
+  }
+  sc.vectors = static_cast<int>(vectors);
+  sc.partition = s.attrs.get_string("conv.partition", "auto");
+  if (sc.partition != "auto" && sc.partition != "rows" && sc.partition != "channels") {
+    throw UserError("conv.partition: expected auto, rows or channels, got '" + sc.partition + "'" +
+                    where);
+  }
+  sc.channels_per_pass = s.attrs.get_int("conv.channels_per_pass", 0);
+  if (sc.channels_per_pass < 0) {
+    throw UserError("conv.channels_per_pass: expected >= 0, got " +
+                    std::to_string(sc.channels_per_pass) + where);
+  }
+  sc.prefetch_weights = s.attrs.get_int("conv.prefetch_weights", 1) != 0;
+  return sc;
+}
 
 struct DirectShape {
   int nv = 1;                    // vectors per output-channel block
   int64_t bw = kLanes;           // block width in channels (nv * 16)
   int64_t blocks_per_group = 1;  // ceil(og / bw)
-  int mr = 1;                    // output pixels per tile
+  int mr = 1;                    // output pixels per tile within one row
+  int flat_mr = 1;               // output pixels per tile when tiles span rows (1x1 convs)
 };
 
-DirectShape direct_shape(const ConvGeometry& g) {
+int max_mr(int nv) {
+  return std::min({kMaxMR, kMaxAccumulators / nv, (kVectorRegisters - 1 - nv) / nv});
+}
+
+DirectShape direct_shape(const ConvGeometry& g, const DirectSchedule& sc) {
   DirectShape d;
-  d.nv = static_cast<int>(std::clamp<int64_t>((g.og + kLanes - 1) / kLanes, 1, kMaxNV));
+  const int vectors = sc.vectors != kAutoVectors                   ? sc.vectors
+                      : g.is_1x1_unit_stride() || g.ow >= kWideRow ? 4
+                                                                   : 2;
+  d.nv = static_cast<int>(std::clamp<int64_t>((g.og + kLanes - 1) / kLanes, 1, vectors));
   d.bw = int64_t{d.nv} * kLanes;
   d.blocks_per_group = (g.og + d.bw - 1) / d.bw;
-  const int64_t mr_max = std::min<int64_t>(kMaxMR, kMaxAccumulators / d.nv);
-  const int64_t tiles = (g.ow + mr_max - 1) / mr_max;
-  d.mr = static_cast<int>((g.ow + tiles - 1) / tiles);  // even tiles: 56 -> 8 x 7, 28 -> 4 x 7
+  d.flat_mr = max_mr(d.nv);
+  const int64_t tiles = (g.ow + d.flat_mr - 1) / d.flat_mr;
+  d.mr = static_cast<int>((g.ow + tiles - 1) / tiles);  // even tiles: 56 -> 4 x 14, 7 -> 1 x 7
   return d;
+}
+
+// Input channels summed per pass over a chunk of output rows (whole packed channel blocks of 16):
+// fewer than all keep that pass's weights in L1 while every pixel tile of the rows uses them, at
+// the cost of partial sums going through the output.
+int64_t channels_per_pass(const ConvGeometry& g, const DirectSchedule& sc) {
+  if (sc.channels_per_pass == 0 || sc.channels_per_pass >= g.cg) return g.cg;
+  return std::max<int64_t>(kLanes, sc.channels_per_pass - sc.channels_per_pass % kLanes);
 }
 
 int64_t packed_floats(const ConvGeometry& g, const DirectShape& d) {
   return g.groups * d.blocks_per_group * g.kh * g.kw * g.cg * d.bw;
 }
 
-// w[O, cg, kh, kw] -> [group][block][kh][kw][cg][bw].
+// w[O, cg, kh, kw] -> [group][block][channel block of 16][kh][kw][16][bw] (the last channel
+// block holds the cg % 16 rest): a tile walks its weights in this order, so they stream.
 void pack_weights(const ConvGeometry& g, const DirectShape& d, const float* w, float* out) {
   const int64_t khw = g.kh * g.kw;
   for (int64_t grp = 0; grp < g.groups; ++grp) {
     for (int64_t b = 0; b < d.blocks_per_group; ++b) {
-      for (int64_t k = 0; k < khw; ++k) {
-        for (int64_t c = 0; c < g.cg; ++c) {
-          for (int64_t lane = 0; lane < d.bw; ++lane) {
-            const int64_t oc = b * d.bw + lane;
-            *out++ = oc < g.og ? w[((grp * g.og + oc) * g.cg + c) * khw + k] : 0.0f;
+      for (int64_t c0 = 0; c0 < g.cg; c0 += kLanes) {
+        const int64_t c1 = std::min<int64_t>(g.cg, c0 + kLanes);
+        for (int64_t k = 0; k < khw; ++k) {
+          for (int64_t c = c0; c < c1; ++c) {
+            for (int64_t lane = 0; lane < d.bw; ++lane) {
+              const int64_t oc = b * d.bw + lane;
+              *out++ = oc < g.og ? w[((grp * g.og + oc) * g.cg + c) * khw + k] : 0.0f;
+            }
           }
         }
       }
@@ -79,12 +144,19 @@ struct TileArgs {
   int64_t row_stride;  // floats between input rows
   int64_t tap_stride;  // floats between horizontal taps (C)
   int64_t kh, kw, cg;
-  const float* w;  // packed block [kh][kw][cg][bw]
+  const float* w;  // packed block at the chunk's first input channel: [cg/16][kh][kw][16][bw]
   int64_t bw;
   float* y;              // output of the first pixel at the block's first channel
   int64_t y_pix_stride;  // O
   const float* bias;     // at the block's first channel, or null
   uint16_t tail_mask;    // valid lanes of the last vector
+  bool accumulate;       // add to the partial sums already in y (not the first channel chunk)
+  bool finish;           // last channel chunk: add the bias
+  // Lines [prefetch, prefetch_end) of the next block's packed weights to bring into L2, one per
+  // channel step (null: none). The hardware prefetcher stops at 4 KiB pages, so a block's first
+  // tile would otherwise wait on DRAM line by line.
+  const char* prefetch;
+  const char* prefetch_end;
 };
 
 using TileFn = void (*)(const TileArgs&);
@@ -93,26 +165,41 @@ using TileFn = void (*)(const TileArgs&);
 template <int MR, int NV>
 void tile(const TileArgs& t) {
   __m512 acc[MR][NV];
-  for (int p = 0; p < MR; ++p) {
-    for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_setzero_ps();
+  for (int v = 0; v < NV; ++v) {
+    const __mmask16 m = v == NV - 1 ? t.tail_mask : 0xffff;
+    for (int p = 0; p < MR; ++p) {
+      acc[p][v] = t.accumulate ? _mm512_maskz_loadu_ps(m, t.y + p * t.y_pix_stride + v * kLanes)
+                               : _mm512_setzero_ps();
+    }
   }
+  // 16 input channels at a time through the whole window: their weights (kh*kw*16*bw) and
+  // input lines stay in L1 while the window is walked.
   const float* wp = t.w;
-  for (int64_t ki = 0; ki < t.kh; ++ki) {
-    for (int64_t kj = 0; kj < t.kw; ++kj) {
-      const float* xc = t.x + ki * t.row_stride + kj * t.tap_stride;
-      for (int64_t c = 0; c < t.cg; ++c, wp += t.bw) {
-        __m512 wv[NV];
-        for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wp + v * kLanes);
-        for (int p = 0; p < MR; ++p) {
-          const __m512 xb = _mm512_set1_ps(xc[p * t.pix_stride + c]);
-          for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
+  const char* pf = t.prefetch;
+  for (int64_t c0 = 0; c0 < t.cg; c0 += kLanes) {
+    const int64_t cn = std::min<int64_t>(kLanes, t.cg - c0);
+    for (int64_t ki = 0; ki < t.kh; ++ki) {
+      for (int64_t kj = 0; kj < t.kw; ++kj) {
+        const float* xc = t.x + ki * t.row_stride + kj * t.tap_stride + c0;
+        for (int64_t c = 0; c < cn; ++c, wp += t.bw) {
+          if (pf < t.prefetch_end) {
+            _mm_prefetch(pf, _MM_HINT_T1);
+            pf += 64;
+          }
+          __m512 wv[NV];
+          for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wp + v * kLanes);
+          for (int p = 0; p < MR; ++p) {
+            const __m512 xb = _mm512_set1_ps(xc[p * t.pix_stride + c]);
+            for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
+          }
         }
       }
     }
   }
   for (int v = 0; v < NV; ++v) {
     const __mmask16 m = v == NV - 1 ? t.tail_mask : 0xffff;
-    const __m512 b = t.bias ? _mm512_maskz_loadu_ps(m, t.bias + v * kLanes) : _mm512_setzero_ps();
+    const __m512 b =
+        t.bias && t.finish ? _mm512_maskz_loadu_ps(m, t.bias + v * kLanes) : _mm512_setzero_ps();
     for (int p = 0; p < MR; ++p) {
       _mm512_mask_storeu_ps(t.y + p * t.y_pix_stride + v * kLanes, m, _mm512_add_ps(acc[p][v], b));
     }
@@ -124,13 +211,16 @@ template <int MR, int NV>
 void tile(const TileArgs& t) {
   float acc[MR][NV * kLanes] = {};
   const float* wp = t.w;
-  for (int64_t ki = 0; ki < t.kh; ++ki) {
-    for (int64_t kj = 0; kj < t.kw; ++kj) {
-      const float* xc = t.x + ki * t.row_stride + kj * t.tap_stride;
-      for (int64_t c = 0; c < t.cg; ++c, wp += t.bw) {
-        for (int p = 0; p < MR; ++p) {
-          const float xv = xc[p * t.pix_stride + c];
-          for (int l = 0; l < NV * kLanes; ++l) acc[p][l] += xv * wp[l];
+  for (int64_t c0 = 0; c0 < t.cg; c0 += kLanes) {
+    const int64_t cn = std::min<int64_t>(kLanes, t.cg - c0);
+    for (int64_t ki = 0; ki < t.kh; ++ki) {
+      for (int64_t kj = 0; kj < t.kw; ++kj) {
+        const float* xc = t.x + ki * t.row_stride + kj * t.tap_stride + c0;
+        for (int64_t c = 0; c < cn; ++c, wp += t.bw) {
+          for (int p = 0; p < MR; ++p) {
+            const float xv = xc[p * t.pix_stride + c];
+            for (int l = 0; l < NV * kLanes; ++l) acc[p][l] += xv * wp[l];
+          }
         }
       }
     }
@@ -139,9 +229,11 @@ void tile(const TileArgs& t) {
     const unsigned m = v == NV - 1 ? t.tail_mask : 0xffffu;
     for (int l = 0; l < kLanes; ++l) {
       if (!(m >> l & 1u)) continue;
-      const float b = t.bias ? t.bias[v * kLanes + l] : 0.0f;
-      for (int p = 0; p < MR; ++p)
-        t.y[p * t.y_pix_stride + v * kLanes + l] = acc[p][v * kLanes + l] + b;
+      const float b = t.bias && t.finish ? t.bias[v * kLanes + l] : 0.0f;
+      for (int p = 0; p < MR; ++p) {
+        float* y = t.y + p * t.y_pix_stride + v * kLanes + l;
+        *y = (t.accumulate ? *y : 0.0f) + acc[p][v * kLanes + l] + b;
+      }
     }
   }
 }
@@ -149,7 +241,7 @@ void tile(const TileArgs& t) {
 
 template <int MR, int NV>
 constexpr TileFn tile_or_null() {
-  if constexpr (MR * NV <= kMaxAccumulators) {
+  if constexpr (MR * NV <= kMaxAccumulators && MR * NV + NV < kVectorRegisters) {
     return &tile<MR, NV>;
   } else {
     return nullptr;
@@ -197,7 +289,31 @@ const float* padded_input(const ConvGeometry& g, const float* x, int64_t hp, int
   return buf;
 }
 
+DirectConvPlan resolve(const ConvGeometry& g, const DirectSchedule& sc, const DirectShape& d,
+                       int threads) {
+  DirectConvPlan p;
+  p.vectors = d.nv;
+  // 1x1, stride 1, no padding: output pixels read contiguous input pixels across rows too.
+  p.tiles_span_rows = g.is_1x1_unit_stride();
+  p.pixels_per_tile = p.tiles_span_rows ? d.flat_mr : d.mr;
+  p.channels_per_pass = channels_per_pass(g, sc);
+  // Threads split output rows, or output channel blocks (each thread then reads only its part of
+  // the weights); auto splits channels when there are few rows to share.
+  const int64_t rows = g.n * g.oh;
+  const bool split_channels =
+      sc.partition == "channels" || (sc.partition == "auto" && rows < 8 * threads);
+  p.thread_parts =
+      split_channels ? std::clamp<int64_t>(threads, 1, g.groups * d.blocks_per_group) : 1;
+  return p;
+}
+
 }  // namespace
+
+DirectConvPlan conv2d_direct_plan(const Step& step, int threads) {
+  const ConvGeometry g = conv_geometry(step);
+  const DirectSchedule sc = direct_schedule(step);
+  return resolve(g, sc, direct_shape(g, sc), threads);
+}
 
 bool conv2d_direct_supports(const Step& s) {
   return is_nhwc(s);
@@ -206,7 +322,7 @@ bool conv2d_direct_supports(const Step& s) {
 std::shared_ptr<const void> conv2d_direct_prepare(const Step& s, const float* const* constants) {
   if (!constants[1]) return nullptr;  // weights computed at run time: packed per call
   const ConvGeometry g = conv_geometry(s);
-  const DirectShape d = direct_shape(g);
+  const DirectShape d = direct_shape(g, direct_schedule(s));
   auto packed = std::make_shared<PackedWeights>();
   packed->data.resize(static_cast<size_t>(packed_floats(g, d)));
   pack_weights(g, d, constants[1], packed->data.data());
@@ -216,7 +332,8 @@ std::shared_ptr<const void> conv2d_direct_prepare(const Step& s, const float* co
 void conv2d_direct_nhwc(const KernelArgs& a) {
   const ConvGeometry g = conv_geometry(a.step);
   CUVIL_CHECK(g.nhwc, "conv2d.direct_nhwc on a non-NHWC step " + a.step.node_name);
-  const DirectShape d = direct_shape(g);
+  const DirectSchedule sc = direct_schedule(a.step);
+  const DirectShape d = direct_shape(g, sc);
   const float* packed = nullptr;
   if (a.step.prepared) {
     packed = static_cast<const PackedWeights*>(a.step.prepared.get())->data.data();
@@ -233,14 +350,15 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
   const int64_t row_stride = (g.ph == 0 && g.pw == 0 ? g.w : wp) * g.c;
   const int64_t img_stride = (g.ph == 0 && g.pw == 0 ? g.h : hp) * row_stride;
   const int64_t block_floats = g.kh * g.kw * g.cg * d.bw;
-
-  const int threads = a.pool.threads();
+  const DirectConvPlan plan = resolve(g, sc, d, a.pool.threads());
+  const int64_t chunk = plan.channels_per_pass;
+  const bool flat = plan.tiles_span_rows;
   const int64_t rows = g.n * g.oh;
   const int64_t blocks = g.groups * d.blocks_per_group;
-  // Few rows: split output channels instead, so each thread reads only its part of the weights.
-  const int64_t parts = rows >= 8 * threads ? 1 : std::clamp<int64_t>(threads, 1, blocks);
-  // Rows per chunk: the chunk's output stays in L2 for the epilogue.
-  const int64_t chunk_rows = std::max<int64_t>(1, (int64_t{128} << 10) / (g.ow * g.o));
+  const int64_t parts = plan.thread_parts;
+  // Rows per chunk: the chunk's output (about 1 MiB) stays in L2 for the epilogue. Every chunk
+  // reads all the weights again, so chunks are not smaller than that.
+  const int64_t chunk_rows = std::max<int64_t>(1, (int64_t{1} << 20) / (g.ow * g.o * 4));
 
   auto channel_begin = [&](int64_t gb) {
     return (gb / d.blocks_per_group) * g.og + (gb % d.blocks_per_group) * d.bw;
@@ -250,6 +368,12 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
   };
 
   auto run_rows = [&](int64_t r0, int64_t r1, int64_t gb0, int64_t gb1) {
+    const int64_t passes = (g.cg + chunk - 1) / chunk;
+    const int64_t tiles_per_pass = flat ? ((r1 - r0) * g.ow + d.flat_mr - 1) / d.flat_mr
+                                        : (r1 - r0) * ((g.ow + d.mr - 1) / d.mr);
+    const int64_t block_lines = block_floats * int64_t{sizeof(float)} / 64;
+    const int64_t lines_per_tile =
+        (block_lines + passes * tiles_per_pass - 1) / (passes * tiles_per_pass);
     for (int64_t gb = gb0; gb < gb1; ++gb) {
       const int64_t grp = gb / d.blocks_per_group, b = gb % d.blocks_per_group;
       const int64_t width = std::min(d.bw, g.og - b * d.bw);
@@ -258,22 +382,51 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
       t.pix_stride = g.sw * g.c;
       t.row_stride = row_stride;
       t.tap_stride = g.c;
-      t.kh = g.kh, t.kw = g.kw, t.cg = g.cg;
-      t.w = packed + gb * block_floats;
+      t.kh = g.kh, t.kw = g.kw;
       t.bw = d.bw;
       t.y_pix_stride = g.o;
       t.bias = bias ? bias + grp * g.og + b * d.bw : nullptr;
       const int64_t rem = width - int64_t{nv - 1} * kLanes;
       t.tail_mask = static_cast<uint16_t>(rem >= kLanes ? 0xffffu : (1u << rem) - 1u);
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t img = r / g.oh, oy = r % g.oh;
-        const float* xrow = x + img * img_stride + oy * g.sh * row_stride + grp * g.cg;
-        float* yrow = a.out + r * g.ow * g.o + grp * g.og + b * d.bw;
-        for (int64_t ox = 0; ox < g.ow; ox += d.mr) {
-          const int mr = static_cast<int>(std::min<int64_t>(d.mr, g.ow - ox));
-          t.x = xrow + ox * g.sw * g.c;
-          t.y = yrow + ox * g.o;
-          tile_fn(mr, nv)(t);
+      const TileFn full = tile_fn(d.mr, nv);
+      // The next block's weights, a slice per tile call while this block runs.
+      const bool prefetch = sc.prefetch_weights && gb + 1 < gb1;
+      const char* next = reinterpret_cast<const char*>(packed + (gb + 1) * block_floats);
+      const char* next_end = next + block_lines * 64;
+      auto run_tile = [&](TileFn fn) {
+        if (prefetch) {
+          t.prefetch = std::min(next, next_end);
+          next += lines_per_tile * 64;
+          t.prefetch_end = std::min(next, next_end);
+        }
+        fn(t);
+      };
+      for (int64_t c0 = 0; c0 < g.cg; c0 += chunk) {
+        t.cg = std::min(chunk, g.cg - c0);
+        t.w = packed + gb * block_floats + c0 * g.kh * g.kw * d.bw;
+        t.accumulate = c0 > 0;
+        t.finish = c0 + t.cg == g.cg;
+        if (flat) {
+          const float* xp = x + grp * g.cg + c0;
+          float* yp = a.out + grp * g.og + b * d.bw;
+          for (int64_t pix = r0 * g.ow; pix < r1 * g.ow; pix += d.flat_mr) {
+            const int mr = static_cast<int>(std::min<int64_t>(d.flat_mr, r1 * g.ow - pix));
+            t.x = xp + pix * g.c;
+            t.y = yp + pix * g.o;
+            run_tile(tile_fn(mr, nv));
+          }
+          continue;
+        }
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t img = r / g.oh, oy = r % g.oh;
+          const float* xrow = x + img * img_stride + oy * g.sh * row_stride + grp * g.cg + c0;
+          float* yrow = a.out + r * g.ow * g.o + grp * g.og + b * d.bw;
+          for (int64_t ox = 0; ox < g.ow; ox += d.mr) {
+            const int mr = static_cast<int>(std::min<int64_t>(d.mr, g.ow - ox));
+            t.x = xrow + ox * g.sw * g.c;
+            t.y = yrow + ox * g.o;
+            run_tile(mr == d.mr ? full : tile_fn(mr, nv));
+          }
         }
       }
     }

@@ -11,6 +11,16 @@ namespace cuvil::runtime::cpu {
 
 // conv_direct_nhwc.cc: register-blocked direct convolution, NHWC activations only.
 void conv2d_direct_nhwc(const KernelArgs& args);
+// How conv2d.direct_nhwc runs a step on `threads` threads, resolved from its conv-tiling
+// attributes and shape: what the kernel itself uses, so tests can see the knobs arrive.
+struct DirectConvPlan {
+  int vectors = 0;                // output-channel vectors of 16 per register tile
+  int pixels_per_tile = 0;        // output pixels per full register tile
+  bool tiles_span_rows = false;   // 1x1 stride 1: tiles run across output rows
+  int64_t thread_parts = 1;       // > 1: threads split output channel blocks, else output rows
+  int64_t channels_per_pass = 0;  // input channels summed per pass over the output
+};
+DirectConvPlan conv2d_direct_plan(const Step& step, int threads);
 bool conv2d_direct_supports(const Step& step);
 std::shared_ptr<const void> conv2d_direct_prepare(const Step& step, const float* const* constants);
 

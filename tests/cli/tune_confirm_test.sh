@@ -23,6 +23,7 @@ passes:
   reduced-precision: { freeze: true }
   attention-tiling: { freeze: true }
   gemm-tiling: { freeze: true }
+  conv-tiling: { freeze: true }
   threading: { freeze: true }
   memory-plan: { enabled: true, params: { alignment: { fixed: 64 } } }
 YAML

@@ -27,8 +27,8 @@ TEST(Registry, OrderIsTheDefaultPipeline) {
   }
   EXPECT_EQ(names, (std::vector<std::string_view>{"fold-batchnorm", "layout", "fuse-elementwise",
                                                   "select-lowering", "reduced-precision",
-                                                  "attention-tiling", "gemm-tiling", "threading",
-                                                  "memory-plan"}));
+                                                  "attention-tiling", "gemm-tiling", "conv-tiling",
+                                                  "threading", "memory-plan"}));
 }
 
 TEST(Registry, FindsPassesByName) {

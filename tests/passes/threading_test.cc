@@ -39,6 +39,24 @@ TEST(Threading, ThreadsParamSetsThePlanThreads) {
   EXPECT_EQ(compile(g, threading(0, "auto"), 2).plan.threads, 2);  // 0: the caller's count
 }
 
+TEST(Threading, SpinTimeReachesThePlan) {
+  const Graph g = testing::tiny_decoder(1, 5, 24);
+  PipelineConfig config = threading(2, "auto");
+  EXPECT_EQ(compile(g, config, 1).plan.spin_us, 50);  // the registry default
+  for (PassInvocation& p : config.passes) {
+    if (p.name == "threading") p.params["spin_us"] = int64_t{0};
+  }
+  const Compiled compiled = compile(g, config, 1);
+  EXPECT_EQ(compiled.plan.spin_us, 0);
+  // No spinning at all: workers sleep between loops and still give the reference's result.
+  const auto inputs = ir::random_inputs(g, 4);
+  const auto want = runtime::reference::interpret(g, inputs);
+  runtime::Executor executor(compiled.plan);
+  for (int rep = 0; rep < 3; ++rep) {
+    EXPECT_LT(ir::max_relative_error(executor.run(inputs)[0], want[0]), 1e-4);
+  }
+}
+
 TEST(Threading, PartitionReachesTheGemm) {
   const Graph g = one_linear(97, 131, 29);
   const auto inputs = ir::random_inputs(g, 3);

@@ -1,8 +1,14 @@
 // conv2d.direct_nhwc (and the split im2col / 1x1 kernels) against the reference interpreter.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "conv_kernel_support.h"
 #include "conv_test_graphs.h"
+#include "passes/ir/error.h"
+#include "runtime/cpu/conv_kernels.h"
 
 namespace cuvil::runtime {
 namespace {
@@ -48,6 +54,83 @@ TEST(ConvDirect, ManyRowsSplitByRowsAndFewRowsByChannels) {
                              ConvCase{1, 9, 3, 11, 130, 3, 1, 1, 1, true}}) {
     EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", 2), 1e-4)
         << describe(cc);
+  }
+}
+
+// conv-tiling's knobs: every register tile width (and auto), both thread splits, input channels
+// summed in passes of 16 or 32 (c = 40: passes of 16 + 16 + 8), weight prefetch on and off give
+// the reference's result.
+TEST(ConvDirect, EveryScheduleMatchesReference) {
+  std::vector<ConvCase> cases = conv_cases();
+  cases.push_back({1, 40, 7, 7, 70, 3, 1, 1, 1, true});  // three channel blocks, 7 x 7 output
+  cases.push_back({2, 40, 3, 5, 33, 1, 1, 0, 1, true});  // 1x1: tiles run across rows and images
+  for (const ConvCase& cc : cases) {
+    for (int64_t vectors = 0; vectors <= 4; ++vectors) {
+      for (const char* partition : {"rows", "channels"}) {
+        for (int64_t per_pass : {16, 32, 4096}) {
+          for (int64_t prefetch : {0, 1}) {
+            ir::Graph g = conv_graph(cc, "nhwc", false, true);
+            ir::Attrs& attrs = g.mutable_nodes()[0].attrs;
+            attrs.set("conv.vectors", vectors);
+            attrs.set("conv.partition", std::string(partition));
+            attrs.set("conv.channels_per_pass", per_pass);
+            attrs.set("conv.prefetch_weights", prefetch);
+            EXPECT_LT(kernel_error(g, "conv2d.direct_nhwc", 2), 1e-4)
+                << describe(cc) << " vectors=" << vectors << " partition=" << partition
+                << " channels_per_pass=" << per_pass << " prefetch=" << prefetch;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ConvDirect, PlanFollowsTheKnobs) {
+  ir::Graph g = conv_graph({1, 64, 7, 7, 128, 3, 1, 1, 1, true}, "nhwc", false, false);
+  ir::Attrs& attrs = g.mutable_nodes()[0].attrs;
+  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, "conv2d.direct_nhwc");
+  ASSERT_NE(k, nullptr);
+  cpu::DirectConvPlan p = cpu::conv2d_direct_plan(testing::step_for(g, *k), 2);
+  EXPECT_EQ(p.vectors, 2);  // auto on 7-pixel rows: 7 pixels (one row) x 32 channels
+  EXPECT_EQ(p.pixels_per_tile, 7);
+  EXPECT_FALSE(p.tiles_span_rows);
+  EXPECT_EQ(p.thread_parts, 2);  // 7 rows for 2 threads: split channel blocks
+  EXPECT_EQ(p.channels_per_pass, 64);
+  attrs.set("conv.vectors", int64_t{3});
+  attrs.set("conv.partition", std::string("rows"));
+  attrs.set("conv.channels_per_pass", int64_t{40});
+  p = cpu::conv2d_direct_plan(testing::step_for(g, *k), 2);
+  EXPECT_EQ(p.vectors, 3);
+  EXPECT_EQ(p.thread_parts, 1);
+  EXPECT_EQ(p.channels_per_pass, 32);  // rounded down to whole blocks of 16
+  // 1x1 stride 1: tiles run across rows; auto picks 4 vectors x 6 pixels, 2 vectors give 14.
+  ir::Graph one = conv_graph({1, 64, 7, 7, 128, 1, 1, 0, 1, true}, "nhwc", false, false);
+  p = cpu::conv2d_direct_plan(testing::step_for(one, *k), 2);
+  EXPECT_TRUE(p.tiles_span_rows);
+  EXPECT_EQ(p.vectors, 4);
+  EXPECT_EQ(p.pixels_per_tile, 6);
+  one.mutable_nodes()[0].attrs.set("conv.vectors", int64_t{2});
+  p = cpu::conv2d_direct_plan(testing::step_for(one, *k), 2);
+  EXPECT_EQ(p.pixels_per_tile, 14);
+}
+
+TEST(ConvDirect, BadScheduleAttributeIsAUserError) {
+  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, "conv2d.direct_nhwc");
+  ASSERT_NE(k, nullptr);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, ir::AttrValue>>{
+           {"conv.vectors", int64_t{5}},
+           {"conv.vectors", int64_t{-1}},
+           {"conv.partition", std::string("m")},
+           {"conv.channels_per_pass", int64_t{-1}}}) {
+    ir::Graph g = conv_graph(conv_cases()[0], "nhwc", false, false);
+    g.mutable_nodes()[0].attrs.set(key, value);
+    try {
+      cpu::conv2d_direct_plan(testing::step_for(g, *k), 2);
+      ADD_FAILURE() << key << " accepted";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("node conv"), std::string::npos) << e.what();
+    }
   }
 }
 

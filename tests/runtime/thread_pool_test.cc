@@ -32,6 +32,14 @@ TEST(ThreadPool, ZeroItemsCallsNothing) {
   EXPECT_EQ(calls, 0);
 }
 
+TEST(ThreadPool, WithoutSpinningWorkersSleepAndWakeForEveryLoop) {
+  ThreadPool pool(2, /*spin_us=*/0);
+  for (int rep = 0; rep < 100; ++rep) {
+    const int64_t n = 1 + rep * 13 % 97;
+    ASSERT_EQ(visits(pool, n), std::vector<int>(static_cast<size_t>(n), 1)) << "n=" << n;
+  }
+}
+
 TEST(ThreadPool, ManyLoopsReuseTheWorkers) {
   ThreadPool pool(2);
   for (int rep = 0; rep < 200; ++rep) {

@@ -1,0 +1,42 @@
+#include "passes/conv_tiling.h"
+
+namespace cuvil::passes {
+
+std::vector<ParamSpec> ConvTilingPass::params() const {
+  return {
+      int_param("vectors", 0, 4, 0,
+                "output-channel vectors of 16 per register tile; the pixels per tile follow "
+                "from the 32 zmm registers (accumulators + weights + one broadcast): 1 or 2 -> "
+                "14 pixels, 3 -> 9, 4 -> 6; 0 = auto (4 for 1x1 stride-1 convolutions and output "
+                "rows of 28 pixels or more, else 2)"),
+      choice_param("partition", {"auto", "rows", "channels"}, "auto",
+                   "how threads split a convolution: rows (output rows), channels (output "
+                   "channel blocks: each thread reads only its part of the weights), auto "
+                   "(channels when there are fewer than 8 rows per thread)"),
+      int_param("channels_per_pass", 16, 4096, 4096,
+                "input channels summed per pass over a chunk of output rows, rounded down to a "
+                "multiple of 16; fewer than the conv has keep one pass's weights in L1 for every "
+                "pixel tile, partial sums going through the output (4096: all in one pass)",
+                Scale::log),
+      bool_param("prefetch_weights", true,
+                 "while a block of output channels runs, prefetch the next block's packed "
+                 "weights into L2, a slice per register tile (the hardware prefetcher stops at "
+                 "4 KiB pages)"),
+  };
+}
+
+void ConvTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
+  const int64_t vectors = param_int(params, "vectors");
+  const std::string& partition = param_choice(params, "partition");
+  const int64_t per_pass = param_int(params, "channels_per_pass");
+  const bool prefetch = param_bool(params, "prefetch_weights");
+  for (ir::Node& n : graph.mutable_nodes()) {
+    if (n.op != ir::OpKind::conv2d) continue;
+    n.attrs.set("conv.vectors", vectors);
+    n.attrs.set("conv.partition", partition);
+    n.attrs.set("conv.channels_per_pass", per_pass);
+    n.attrs.set("conv.prefetch_weights", int64_t{prefetch ? 1 : 0});
+  }
+}
+
+}  // namespace cuvil::passes
