@@ -202,6 +202,18 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
   }
   plan.arena_bytes = arena_end;
 
+  // Threads: OpenMP when asked, or (auto) when any step calls oneDNN, whose threads are OpenMP's.
+  const auto runtime_it = graph.annotations.find(kRuntimeAnnotation);
+  const int64_t runtime_choice = runtime_it == graph.annotations.end() ? 0 : runtime_it->second;
+  bool library_steps = false;
+  for (const runtime::Step& s : plan.steps) {
+    library_steps = library_steps || s.kernel.ends_with(".onednn");
+  }
+  plan.thread_runtime =
+      runtime_choice == kRuntimeOpenmp || (runtime_choice == kRuntimeAuto && library_steps)
+          ? runtime::ThreadRuntime::openmp
+          : runtime::ThreadRuntime::pool;
+
   // Outputs read their storage directly, whether arena, input or constant, repeated or not.
   for (ir::ValueId id : graph.outputs()) {
     plan.outputs.push_back(tensor_of[static_cast<size_t>(id)] >= 0

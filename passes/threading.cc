@@ -3,20 +3,26 @@
 namespace cuvil::passes {
 
 std::vector<ParamSpec> ThreadingPass::params() const {
-  return {int_param("threads", 0, 64, 0,
-                    "threads of the plan's pool; 0 = the command line's --threads (default: all "
-                    "cores)"),
-          choice_param("partition", {"auto", "m", "n", "2d"}, "auto",
-                       "how a GEMM splits C between threads: auto (N strips when N has >= 4 "
-                       "register tiles per thread, else M strips), m (row strips), n (column "
-                       "strips), 2d (a grid that packs least per thread); products of <= 4 rows "
-                       "always split N"),
-          int_param("spin_us", 0, 20000, 50,
-                    "microseconds an idle pool thread spins for the next parallel loop before "
-                    "sleeping: waking a sleeping thread costs tens of microseconds, several times "
-                    "per step (ResNet-50 b1 measured 12% slower with 0), but a spinning thread "
-                    "holds its core, and with another busy process on the cores 1000 made b1 2.3x "
-                    "slower than 50")};
+  return {
+      int_param("threads", 0, 64, 0,
+                "threads of the plan's pool; 0 = the command line's --threads (default: all "
+                "cores)"),
+      choice_param("partition", {"auto", "m", "n", "2d"}, "auto",
+                   "how a GEMM splits C between threads: auto (N strips when N has >= 4 "
+                   "register tiles per thread, else M strips), m (row strips), n (column "
+                   "strips), 2d (a grid that packs least per thread); products of <= 4 rows "
+                   "always split N"),
+      int_param("spin_us", 0, 20000, 50,
+                "microseconds an idle pool thread spins for the next parallel loop before "
+                "sleeping: waking a sleeping thread costs tens of microseconds, several times "
+                "per step (ResNet-50 b1 measured 12% slower with 0), but a spinning thread "
+                "holds its core, and with another busy process on the cores 1000 made b1 2.3x "
+                "slower than 50"),
+      choice_param("runtime", {"auto", "pool", "openmp"}, "auto",
+                   "threads that run the plan's parallel loops: pool (the runtime's own, "
+                   "spinning spin_us between loops), openmp (an OpenMP team, the threads "
+                   "oneDNN runs on), auto (openmp when a step is lowered to oneDNN, so that two "
+                   "sets of threads never compete for the cores)")};
 }
 
 void ThreadingPass::run(ir::Graph& graph, const ParamMap& params) const {
@@ -27,6 +33,10 @@ void ThreadingPass::run(ir::Graph& graph, const ParamMap& params) const {
     graph.annotations.erase(kThreadsAnnotation);
   }
   graph.annotations[kSpinAnnotation] = param_int(params, "spin_us");
+  const std::string& runtime = param_choice(params, "runtime");
+  graph.annotations[kRuntimeAnnotation] = runtime == "pool"     ? kRuntimePool
+                                          : runtime == "openmp" ? kRuntimeOpenmp
+                                                                : kRuntimeAuto;
   const std::string& partition = param_choice(params, "partition");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.op == ir::OpKind::linear || n.op == ir::OpKind::matmul || n.op == ir::OpKind::conv2d) {

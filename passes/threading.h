@@ -1,6 +1,7 @@
 // threading: how many threads the compiled plan runs on and how the GEMM splits its work
-// between them. Sets graph annotations "threading.threads" and "threading.spin_us" (read by
-// lowering into Plan::threads and Plan::spin_us) and node attribute "gemm.partition" on linear,
+// between them. Sets graph annotations "threading.threads", "threading.spin_us" and
+// "threading.runtime" (read by lowering into Plan::threads, spin_us, thread_runtime) and node
+// attribute "gemm.partition" on linear,
 // matmul and conv2d nodes.
 #pragma once
 
@@ -10,6 +11,9 @@ namespace cuvil::passes {
 
 inline constexpr const char* kThreadsAnnotation = "threading.threads";
 inline constexpr const char* kSpinAnnotation = "threading.spin_us";
+// "threading.runtime": which threads run the plan (runtime::ThreadRuntime), or auto.
+inline constexpr const char* kRuntimeAnnotation = "threading.runtime";
+inline constexpr int64_t kRuntimeAuto = 0, kRuntimePool = 1, kRuntimeOpenmp = 2;
 
 class ThreadingPass final : public Pass {
  public:

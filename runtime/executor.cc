@@ -30,7 +30,7 @@ struct AlignedBuffer {
 }  // namespace
 
 struct Executor::State {
-  State(int threads, int spin_us) : pool(threads, spin_us) {}
+  State(int threads, int spin_us, ThreadRuntime runtime) : pool(threads, spin_us, runtime) {}
   ThreadPool pool;
   std::unique_ptr<AlignedBuffer> arena;
   std::vector<AlignedBuffer> input_buffers;  // one per graph input
@@ -39,7 +39,8 @@ struct Executor::State {
 };
 
 Executor::Executor(Plan plan)
-    : plan_(std::move(plan)), state_(std::make_unique<State>(plan_.threads, plan_.spin_us)) {
+    : plan_(std::move(plan)),
+      state_(std::make_unique<State>(plan_.threads, plan_.spin_us, plan_.thread_runtime)) {
   State& s = *state_;
   s.arena = std::make_unique<AlignedBuffer>(plan_.arena_bytes);
   for (int32_t t : plan_.inputs) {

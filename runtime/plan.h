@@ -63,6 +63,7 @@ struct Plan {
   std::vector<int32_t> outputs;  // graph outputs, in graph order (tensor indices)
   int64_t arena_bytes = 0;
   int threads = 1;
+  ThreadRuntime thread_runtime = ThreadRuntime::pool;
   int spin_us = ThreadPool::kDefaultSpinUs;  // idle pool threads spin this long, then sleep
 
   double total_flops() const;

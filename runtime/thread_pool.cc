@@ -4,6 +4,8 @@
 #include <immintrin.h>
 #endif
 
+#include <omp.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <new>
@@ -39,9 +41,10 @@ bool spin_while(int spin_us, Pred pred) {
 }
 }  // namespace
 
-ThreadPool::ThreadPool(int threads, int spin_us)
-    : threads_(threads < 1 ? 1 : threads), spin_us_(spin_us < 0 ? 0 : spin_us) {
+ThreadPool::ThreadPool(int threads, int spin_us, ThreadRuntime runtime)
+    : threads_(threads < 1 ? 1 : threads), spin_us_(spin_us < 0 ? 0 : spin_us), runtime_(runtime) {
   buffers_.resize(static_cast<size_t>(threads_) * kSlotCount);
+  if (runtime_ == ThreadRuntime::openmp) return;  // the OpenMP runtime owns the threads
   for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
 }
 
@@ -90,6 +93,10 @@ void ThreadPool::run(int64_t n, Task task, void* ctx) {
     return;
   }
   const int parts = static_cast<int>(n < threads_ ? n : threads_);
+  if (runtime_ == ThreadRuntime::openmp) {
+    run_openmp(parts, n, task, ctx);
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task_ = task;
@@ -111,6 +118,23 @@ void ThreadPool::run(int64_t n, Task task, void* ctx) {
   if (!spin_while(spin_us_, [this] { return pending_.load(std::memory_order_acquire) != 0; })) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return pending_.load() == 0; });
+  }
+}
+
+void ThreadPool::run_openmp(int parts, int64_t n, Task task, void* ctx) {
+#pragma omp parallel num_threads(parts)
+  {
+    // A team smaller than asked (OMP_THREAD_LIMIT, nesting) still covers all of [0, n).
+    const int team = omp_get_num_threads();
+    tls_pool = this;
+    for (int p = omp_get_thread_num(); p < parts; p += team) {
+      tls_tid = p;
+      int64_t b, e;
+      part_range(n, parts, p, &b, &e);
+      task(ctx, p, b, e);
+    }
+    tls_pool = nullptr;
+    tls_tid = 0;
   }
 }
 

@@ -152,11 +152,13 @@ struct TileArgs {
   uint16_t tail_mask;    // valid lanes of the last vector
   bool accumulate;       // add to the partial sums already in y (not the first channel chunk)
   bool finish;           // last channel chunk: add the bias
-  // Lines [prefetch, prefetch_end) of the next block's packed weights to bring into L2, one per
-  // channel step (null: none). The hardware prefetcher stops at 4 KiB pages, so a block's first
-  // tile would otherwise wait on DRAM line by line.
+  // Lines [prefetch, prefetch_end) of the next block's packed weights to bring into L2,
+  // prefetch_lines_per_group before each 16 channels x 1 tap (null: none). The hardware
+  // prefetcher stops at 4 KiB pages, so a block's first tile would otherwise wait on DRAM line by
+  // line.
   const char* prefetch;
   const char* prefetch_end;
+  int prefetch_lines_per_group;
 };
 
 using TileFn = void (*)(const TileArgs&);
@@ -181,17 +183,24 @@ void tile(const TileArgs& t) {
     for (int64_t ki = 0; ki < t.kh; ++ki) {
       for (int64_t kj = 0; kj < t.kw; ++kj) {
         const float* xc = t.x + ki * t.row_stride + kj * t.tap_stride + c0;
-        for (int64_t c = 0; c < cn; ++c, wp += t.bw) {
-          if (pf < t.prefetch_end) {
-            _mm_prefetch(pf, _MM_HINT_T1);
-            pf += 64;
-          }
+        auto step = [&](int64_t c) {
           __m512 wv[NV];
           for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wp + v * kLanes);
           for (int p = 0; p < MR; ++p) {
             const __m512 xb = _mm512_set1_ps(xc[p * t.pix_stride + c]);
             for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
           }
+          wp += t.bw;
+        };
+        for (int i = 0; i < t.prefetch_lines_per_group && pf < t.prefetch_end; ++i, pf += 64) {
+          _mm_prefetch(pf, _MM_HINT_T1);
+        }
+        if (cn == kLanes) {
+          // A whole block of 16 channels: unrolled, the channel offsets become displacements.
+#pragma GCC unroll 16
+          for (int64_t c = 0; c < kLanes; ++c) step(c);
+        } else {
+          for (int64_t c = 0; c < cn; ++c) step(c);
         }
       }
     }
@@ -374,11 +383,14 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
     const int64_t block_lines = block_floats * int64_t{sizeof(float)} / 64;
     const int64_t lines_per_tile =
         (block_lines + passes * tiles_per_pass - 1) / (passes * tiles_per_pass);
+    const int64_t groups_per_tile = (chunk + kLanes - 1) / kLanes * g.kh * g.kw;
     for (int64_t gb = gb0; gb < gb1; ++gb) {
       const int64_t grp = gb / d.blocks_per_group, b = gb % d.blocks_per_group;
       const int64_t width = std::min(d.bw, g.og - b * d.bw);
       const int nv = static_cast<int>((width + kLanes - 1) / kLanes);
       TileArgs t{};
+      t.prefetch_lines_per_group =
+          static_cast<int>((lines_per_tile + groups_per_tile - 1) / groups_per_tile);
       t.pix_stride = g.sw * g.c;
       t.row_stride = row_stride;
       t.tap_stride = g.c;

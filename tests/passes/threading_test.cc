@@ -57,6 +57,38 @@ TEST(Threading, SpinTimeReachesThePlan) {
   }
 }
 
+PipelineConfig with_runtime(const std::string& runtime, const std::string& linear_lowering) {
+  PipelineConfig config = threading(2, "auto");
+  for (PassInvocation& p : config.passes) {
+    if (p.name == "threading") p.params["runtime"] = runtime;
+    if (p.name == "select-lowering") p.params["linear"] = linear_lowering;
+  }
+  return config;
+}
+
+TEST(Threading, RuntimeAutoIsOpenmpExactlyWhenAStepCallsOnednn) {
+  const Graph g = testing::tiny_decoder(1, 5, 24);
+  using runtime::ThreadRuntime;
+  EXPECT_EQ(compile(g, with_runtime("auto", "gemm"), 1).plan.thread_runtime, ThreadRuntime::pool);
+  EXPECT_EQ(compile(g, with_runtime("auto", "onednn"), 1).plan.thread_runtime,
+            ThreadRuntime::openmp);
+  EXPECT_EQ(compile(g, with_runtime("pool", "onednn"), 1).plan.thread_runtime, ThreadRuntime::pool);
+  EXPECT_EQ(compile(g, with_runtime("openmp", "gemm"), 1).plan.thread_runtime,
+            ThreadRuntime::openmp);
+}
+
+TEST(Threading, OpenmpRuntimeMatchesTheReference) {
+  const Graph g = testing::tiny_decoder(1, 5, 24);
+  const auto inputs = ir::random_inputs(g, 6);
+  const auto want = runtime::reference::interpret(g, inputs);
+  for (const char* lowering : {"gemm", "onednn"}) {
+    runtime::Executor executor(compile(g, with_runtime("openmp", lowering), 1).plan);
+    for (int rep = 0; rep < 2; ++rep) {
+      EXPECT_LT(ir::max_relative_error(executor.run(inputs)[0], want[0]), 1e-4) << lowering;
+    }
+  }
+}
+
 TEST(Threading, PartitionReachesTheGemm) {
   const Graph g = one_linear(97, 131, 29);
   const auto inputs = ir::random_inputs(g, 3);

@@ -40,6 +40,31 @@ TEST(ThreadPool, WithoutSpinningWorkersSleepAndWakeForEveryLoop) {
   }
 }
 
+TEST(ThreadPool, OpenmpRuntimeCoversEveryIndexOnceWithDistinctThreadIds) {
+  ThreadPool pool(3, ThreadPool::kDefaultSpinUs, ThreadRuntime::openmp);
+  for (int64_t n : {1, 2, 3, 7, 1000}) {
+    ASSERT_EQ(visits(pool, n), std::vector<int>(static_cast<size_t>(n), 1)) << "n=" << n;
+  }
+  std::vector<std::atomic<int>> by_tid(3);
+  pool.parallel_for_tid(3, [&](int tid, int64_t, int64_t) {
+    by_tid[static_cast<size_t>(tid)]++;
+    EXPECT_EQ(pool.current_thread(), tid);
+  });
+  for (auto& c : by_tid) EXPECT_EQ(c.load(), 1);
+}
+
+TEST(ThreadPool, OpenmpRuntimeRunsNestedLoopsInline) {
+  ThreadPool pool(2, ThreadPool::kDefaultSpinUs, ThreadRuntime::openmp);
+  std::atomic<int> inner{0};
+  pool.parallel_for_tid(2, [&](int tid, int64_t, int64_t) {
+    pool.parallel_for_tid(5, [&](int inner_tid, int64_t b, int64_t e) {
+      EXPECT_EQ(inner_tid, tid);  // same thread, same scratch
+      inner += static_cast<int>(e - b);
+    });
+  });
+  EXPECT_EQ(inner.load(), 10);
+}
+
 TEST(ThreadPool, ManyLoopsReuseTheWorkers) {
   ThreadPool pool(2);
   for (int rep = 0; rep < 200; ++rep) {
