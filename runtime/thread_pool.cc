@@ -44,6 +44,7 @@ bool spin_while(int spin_us, Pred pred) {
 ThreadPool::ThreadPool(int threads, int spin_us, ThreadRuntime runtime)
     : threads_(threads < 1 ? 1 : threads), spin_us_(spin_us < 0 ? 0 : spin_us), runtime_(runtime) {
   buffers_.resize(static_cast<size_t>(threads_) * kSlotCount);
+  claimed_ = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(threads_));
   if (runtime_ == ThreadRuntime::openmp) return;  // the OpenMP runtime owns the threads
   for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
 }
@@ -97,6 +98,7 @@ void ThreadPool::run(int64_t n, Task task, void* ctx) {
     run_openmp(parts, n, task, ctx);
     return;
   }
+  uint64_t generation;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task_ = task;
@@ -105,20 +107,38 @@ void ThreadPool::run(int64_t n, Task task, void* ctx) {
     parts_ = parts;
     pending_.store(parts - 1);
     parked_.store(false, std::memory_order_relaxed);
-    generation_.fetch_add(1);
+    generation = generation_.fetch_add(1) + 1;
   }
   wake_.notify_all();
   tls_pool = this;
-  tls_tid = 0;
-  int64_t b, e;
-  part_range(n, parts, 0, &b, &e);
-  task(ctx, 0, b, e);
+  for (int p = 0; p < parts; ++p) {
+    // Part 0 is the caller's; a worker's part that it has not claimed yet (asleep, or its core
+    // taken by another process) is run here, with that worker's id, instead of waited for.
+    if (p > 0 && !claim(p, generation)) continue;
+    tls_tid = p;
+    int64_t b, e;
+    part_range(n, parts, p, &b, &e);
+    task(ctx, p, b, e);
+    if (p > 0) pending_.fetch_sub(1, std::memory_order_acq_rel);
+  }
   tls_pool = nullptr;
+  tls_tid = 0;
   // Spin first: parts are balanced, so the others usually finish about now.
   if (!spin_while(spin_us_, [this] { return pending_.load(std::memory_order_acquire) != 0; })) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return pending_.load() == 0; });
   }
+}
+
+bool ThreadPool::claim(int part, uint64_t generation) {
+  uint64_t last = claimed_[static_cast<size_t>(part)].load(std::memory_order_relaxed);
+  while (last < generation) {
+    if (claimed_[static_cast<size_t>(part)].compare_exchange_weak(last, generation,
+                                                                  std::memory_order_acq_rel)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void ThreadPool::run_openmp(int parts, int64_t n, Task task, void* ctx) {
@@ -162,7 +182,7 @@ void ThreadPool::worker_loop(int tid) {
       n = n_;
       parts = parts_;
     }
-    if (tid >= parts) continue;
+    if (tid >= parts || !claim(tid, seen)) continue;  // not needed, or the caller ran it
     int64_t b, e;
     part_range(n, parts, tid, &b, &e);
     task(ctx, tid, b, e);

@@ -1,9 +1,11 @@
 // A fixed pool of worker threads for data-parallel loops inside kernels. The caller is one of the
-// threads, so `threads` = 1 runs everything inline. Between loops a worker spins for `spin_us`
-// microseconds, then sleeps on a condition variable; the caller spins as long for the last part
-// before sleeping. Waking a sleeping thread costs tens of microseconds on a VM, several times
-// per kernel, so the spin covers the gaps between a plan's steps. Threads are reused across
-// steps: no thread churn per step.
+// threads, so `threads` = 1 runs everything inline. Part p of a loop always runs with thread id p
+// (scratch), but by whichever thread takes it first: a worker that has not started its part when
+// the caller finishes its own (descheduled by other load) has it run by the caller. Between loops a
+// worker spins for `spin_us` microseconds, then sleeps on a condition variable; the caller spins as
+// long for the last part before sleeping. Waking a sleeping thread costs tens of microseconds on a
+// VM, several times per kernel, so the spin covers the gaps between a plan's steps. Threads are
+// reused across steps: no thread churn per step.
 #pragma once
 
 #include <atomic>
@@ -76,6 +78,8 @@ class ThreadPool {
   };
 
   void run_openmp(int parts, int64_t n, Task task, void* ctx);
+  // Takes part `part` of loop `generation` for the calling thread; false when already taken.
+  bool claim(int part, uint64_t generation);
 
   int threads_;
   int spin_us_;
@@ -92,6 +96,8 @@ class ThreadPool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
   std::atomic<bool> parked_{false};  // set by stop_spinning(), cleared by the next loop
+  // claimed_[p]: the last loop generation whose part p a thread has taken (worker or caller).
+  std::unique_ptr<std::atomic<uint64_t>[]> claimed_;
   bool stop_ = false;
   std::vector<Buffer> buffers_;  // threads_ x kSlotCount
 };

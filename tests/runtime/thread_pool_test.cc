@@ -65,6 +65,24 @@ TEST(ThreadPool, OpenmpRuntimeRunsNestedLoopsInline) {
   EXPECT_EQ(inner.load(), 10);
 }
 
+// Sleeping workers (no spin) often have their part run by the caller; part p must still get
+// thread id p and the same range, since kernels index per-thread scratch by it.
+TEST(ThreadPool, PartsKeepTheirThreadIdWhoeverRunsThem) {
+  ThreadPool pool(4, /*spin_us=*/0);
+  for (int rep = 0; rep < 300; ++rep) {
+    const int64_t n = 4 + rep % 13;
+    std::vector<std::atomic<int64_t>> begin_of(4);
+    for (auto& b : begin_of) b = -1;
+    pool.parallel_for_tid(n, [&](int tid, int64_t b, int64_t) {
+      begin_of[static_cast<size_t>(tid)] = b;
+      EXPECT_EQ(pool.current_thread(), tid);
+    });
+    for (int p = 0; p < 4; ++p) {
+      ASSERT_EQ(begin_of[static_cast<size_t>(p)].load(), n * p / 4) << "rep " << rep;
+    }
+  }
+}
+
 TEST(ThreadPool, ManyLoopsReuseTheWorkers) {
   ThreadPool pool(2);
   for (int rep = 0; rep < 200; ++rep) {
