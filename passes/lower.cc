@@ -29,12 +29,14 @@ int64_t storage_bytes(const ir::Value& v) {
 
 double declared_flops(const ir::Graph& g, const ir::Node& n) {
   const ir::Shape& out = g.value(n.output).shape;
-  const double out_elems = static_cast<double>(ir::num_elements(out));
+  double out_elems = static_cast<double>(ir::num_elements(out));
   const double in_elems = static_cast<double>(ir::num_elements(g.value(n.inputs[0]).shape));
   double f = 0;
   switch (n.op) {
     case OpKind::conv2d: {
       const ir::Shape& w = g.value(n.inputs[1]).shape;
+      // Blocked [N, ceil(O/16), OH, OW, 16]: count the O real channels, not the padding lanes.
+      if (out.size() == 5) out_elems = static_cast<double>(out[0] * out[2] * out[3] * w[0]);
       f = 2.0 * out_elems * static_cast<double>(w[1] * w[2] * w[3]);
       break;
     }

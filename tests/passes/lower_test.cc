@@ -78,6 +78,22 @@ TEST(Lower, DeclaresTwoFlopsPerMultiplyAccumulate) {
   EXPECT_DOUBLE_EQ(plan.steps[1].bytes, 2 * 4.0 * 4 * 8 * 8);
 }
 
+TEST(Lower, BlockedConvFlopsCountRealOutputChannelsOnly) {
+  // 20 output channels in nchw16c occupy 2 blocks of 16 (32 lanes); 20 are declared.
+  Graph g;
+  const ir::ValueId x = g.add_input("x", {1, 1, 6, 6, 16});
+  const ir::ValueId w = testing::random_constant(g, "w", {20, 5, 3, 3}, 3);
+  const ir::ValueId y = g.add_node(OpKind::conv2d, {x, w},
+                                   {{"stride", std::vector<int64_t>{1, 1}},
+                                    {"pad", std::vector<int64_t>{1, 1}},
+                                    {"groups", int64_t{1}},
+                                    {"layout", std::string("nchw16c")}});
+  g.mark_output(y);
+  ASSERT_EQ(g.value(y).shape, (ir::Shape{1, 2, 6, 6, 16}));
+  const runtime::Plan plan = lower(g, {});
+  EXPECT_DOUBLE_EQ(plan.steps[0].flops, 2.0 * 20 * 6 * 6 * 5 * 3 * 3);
+}
+
 TEST(Lower, DefaultKernelUnlessTheNodeNamesOne) {
   EXPECT_EQ(lower(conv_relu(), {}).steps[0].kernel, runtime::default_kernel(OpKind::conv2d).name);
   const runtime::Plan plan = lower(conv_relu("conv2d.im2col"), {.threads = 2});
