@@ -333,14 +333,23 @@ void cancel_transpose_pairs(Graph& graph) {
 
 }  // namespace
 
+namespace {
+// The CUDA lowering has no nchw16c kernels: only the CPU runs blocked convolutions.
+ParamSpec blocked_convs_param() {
+  ParamSpec p = choice_param("blocked_convs", {"none", "3x3", "3x3+other", "all"}, "none",
+                             "conv classes (select-lowering's conv_3x3, conv_other, conv_1x1; "
+                             "groups 1) run in blocked nchw16c with the direct nchw16c kernel; "
+                             "pools after them stay blocked (CPU only)");
+  p.targets = {"cpu"};
+  return p;
+}
+}  // namespace
+
 std::vector<ParamSpec> LayoutPass::params() const {
   return {choice_param("memory_layout", {"nchw", "nhwc"}, "nhwc",
                        "activation layout of convolutions, norms and pools (nhwc: channels "
                        "innermost, contiguous for the GEMM-style inner loops)"),
-          choice_param("blocked_convs", {"none", "3x3", "3x3+other", "all"}, "none",
-                       "conv classes (select-lowering's conv_3x3, conv_other, conv_1x1; groups 1) "
-                       "run in blocked nchw16c with the direct nchw16c kernel; pools after them "
-                       "stay blocked")};
+          blocked_convs_param()};
 }
 
 void LayoutPass::run(Graph& graph, const ParamMap& params) const {

@@ -26,6 +26,9 @@ struct ParamSpec {
   std::vector<std::string> choices;   // choice: allowed values
   ParamValue default_value;
   std::string help;
+  // Targets where a value other than the default can run; empty: every target the pass applies
+  // to. The tuner's space for another target fixes the parameter at its default.
+  std::vector<std::string> targets;
 };
 
 // The ways passes declare a parameter (written once, here).

@@ -1,5 +1,6 @@
 #include "tuner/search_space.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "passes/ir/error.h"
@@ -86,6 +87,10 @@ SearchSpace derive_space(const std::vector<PassSchema>& passes, const std::strin
           break;
       }
       if (d.kind == Dimension::Kind::integer && d.int_min == d.int_max) d.fixed = d.int_min;
+      if (!spec.targets.empty() &&
+          std::find(spec.targets.begin(), spec.targets.end(), target) == spec.targets.end()) {
+        d.fixed = spec.default_value;  // only the default runs on this target
+      }
       space.dims.push_back(std::move(d));
     }
   }

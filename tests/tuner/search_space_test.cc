@@ -81,6 +81,18 @@ TEST(SearchSpace, RegistrySpaceHasEveryRegisteredPass) {
   EXPECT_EQ(passes::config_hash(c), passes::config_hash(passes::default_pipeline("cpu")));
 }
 
+TEST(SearchSpace, ParametersOfAnotherTargetAreFixedAtTheirDefault) {
+  // layout.blocked_convs runs on the CPU only (no nchw16c kernels on CUDA).
+  const SearchSpace cpu = space_from_registry("cpu");
+  const SearchSpace cuda = space_from_registry("cuda");
+  ASSERT_NE(cpu.find("layout.blocked_convs"), nullptr);
+  ASSERT_NE(cuda.find("layout.blocked_convs"), nullptr);
+  EXPECT_FALSE(cpu.find("layout.blocked_convs")->fixed.has_value());
+  ASSERT_TRUE(cuda.find("layout.blocked_convs")->fixed.has_value());
+  EXPECT_EQ(std::get<std::string>(*cuda.find("layout.blocked_convs")->fixed), "none");
+  EXPECT_FALSE(cuda.find("layout.memory_layout")->fixed.has_value());
+}
+
 TEST(SearchSpace, NarrowingRangesChoicesAndFixing) {
   SearchSpace s = derive_space(toy_registry(), "cpu");
   narrow_space(s,
