@@ -64,4 +64,11 @@ PipelineConfig random_pipeline(const std::string& target, uint64_t seed,
   return config;
 }
 
+ParamMap random_params(const Pass& pass, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 29);
+  ParamMap params;
+  for (const ParamSpec& spec : pass.params()) params[spec.name] = draw(spec, rng, {});
+  return params;
+}
+
 }  // namespace cuvil::passes

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "passes/cuvilpass.h"
+#include "passes/pass.h"
 
 namespace cuvil::passes {
 
@@ -16,5 +17,8 @@ namespace cuvil::passes {
 // drawn where another choice remains. Deterministic in seed.
 PipelineConfig random_pipeline(const std::string& target, uint64_t seed,
                                const std::set<std::string>& excluded_choices = {});
+
+// Every parameter of `pass` drawn as random_pipeline draws it: for a pass's own property test.
+ParamMap random_params(const Pass& pass, uint64_t seed);
 
 }  // namespace cuvil::passes

@@ -7,6 +7,7 @@
 
 #include "passes/cuvilpass.h"
 #include "passes/pipeline.h"
+#include "passes/random_config.h"
 #include "passes/registry.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/executor.h"
@@ -75,16 +76,7 @@ TEST(ConvTiling, RandomKnobValuesMatchTheReferenceAtOddSizes) {
   const int64_t channels[] = {3, 7, 17, 40};
   const int64_t spatial[] = {1, 3, 7, 9};
   for (int trial = 0; trial < 8; ++trial) {
-    ParamMap params;
-    for (const ParamSpec& spec : pass->params()) {
-      if (spec.type == ParamSpec::Type::integer) {
-        params[spec.name] = std::uniform_int_distribution<int64_t>(spec.int_min, spec.int_max)(rng);
-      } else if (spec.type == ParamSpec::Type::boolean) {
-        params[spec.name] = rng() % 2 == 0;
-      } else if (spec.type == ParamSpec::Type::choice) {
-        params[spec.name] = spec.choices[rng() % spec.choices.size()];
-      }
-    }
+    const ParamMap params = random_params(*pass, static_cast<uint64_t>(trial));
     const Graph g = testing::tiny_resnet(1 + static_cast<int64_t>(rng() % 2), channels[rng() % 4],
                                          spatial[rng() % 4]);
     const auto inputs = ir::random_inputs(g, 11);

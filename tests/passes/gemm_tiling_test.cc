@@ -7,6 +7,7 @@
 #include "passes/cuvilpass.h"
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
+#include "passes/random_config.h"
 #include "passes/registry.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/executor.h"
@@ -125,16 +126,7 @@ TEST(GemmTiling, RandomKnobValuesMatchTheReferenceAtOddShapes) {
   std::mt19937 rng(2024);
   const int64_t sizes[] = {1, 5, 13, 33, 70};
   for (int trial = 0; trial < 12; ++trial) {
-    ParamMap params;
-    for (const ParamSpec& spec : pass->params()) {
-      if (spec.type == ParamSpec::Type::integer) {
-        params[spec.name] = std::uniform_int_distribution<int64_t>(spec.int_min, spec.int_max)(rng);
-      } else if (spec.type == ParamSpec::Type::boolean) {
-        params[spec.name] = rng() % 2 == 0;
-      } else if (spec.type == ParamSpec::Type::choice) {
-        params[spec.name] = spec.choices[rng() % spec.choices.size()];
-      }
-    }
+    const ParamMap params = random_params(*pass, static_cast<uint64_t>(trial));
     const int64_t m = sizes[rng() % 5], n = sizes[rng() % 5] + 2, k = sizes[rng() % 5];
     const int threads = 1 + static_cast<int>(rng() % 3);
     GemmTrace t;
