@@ -46,10 +46,11 @@ constexpr int kWideRow = 28;
 
 // The schedule of one direct convolution, from the conv-tiling pass's step attributes.
 struct DirectSchedule {
-  int vectors = kAutoVectors;      // conv.vectors: output-channel vectors per tile, 0 = auto
-  std::string partition = "auto";  // conv.partition: auto | rows | channels
-  int64_t channels_per_pass = 0;   // conv.channels_per_pass: >= C (or 0) = all in one pass
-  bool prefetch_weights = true;    // conv.prefetch_weights: next block's weights into L2
+  int vectors = kAutoVectors;  // conv.vectors: output-channel vectors per tile, 0 = auto
+  enum class Split : uint8_t { automatic, rows, channels };
+  Split partition = Split::automatic;  // conv.partition: auto | rows | channels
+  int64_t channels_per_pass = 0;       // conv.channels_per_pass: >= C (or 0) = all in one pass
+  bool prefetch_weights = true;        // conv.prefetch_weights: next block's weights into L2
 };
 
 DirectSchedule direct_schedule(const Step& s) {
@@ -61,9 +62,13 @@ DirectSchedule direct_schedule(const Step& s) {
                     std::to_string(vectors) + where);
   }
   sc.vectors = static_cast<int>(vectors);
-  sc.partition = s.attrs.get_string("conv.partition", "auto");
-  if (sc.partition != "auto" && sc.partition != "rows" && sc.partition != "channels") {
-    throw UserError("conv.partition: expected auto, rows or channels, got '" + sc.partition + "'" +
+  const std::string partition = s.attrs.get_string("conv.partition", "auto");
+  if (partition == "rows") {
+    sc.partition = DirectSchedule::Split::rows;
+  } else if (partition == "channels") {
+    sc.partition = DirectSchedule::Split::channels;
+  } else if (partition != "auto") {
+    throw UserError("conv.partition: expected auto, rows or channels, got '" + partition + "'" +
                     where);
   }
   sc.channels_per_pass = s.attrs.get_int("conv.channels_per_pass", 0);
@@ -134,8 +139,11 @@ void pack_weights(const ConvGeometry& g, const DirectShape& d, const float* w, f
   }
 }
 
+// Made once at lowering (prepare): the packed weights and the schedule read from the step's
+// attributes, so the measured calls parse no attributes.
 struct PackedWeights {
   std::vector<float> data;
+  DirectSchedule schedule;
 };
 
 struct TileArgs {
@@ -310,7 +318,8 @@ DirectConvPlan resolve(const ConvGeometry& g, const DirectSchedule& sc, const Di
   // the weights); auto splits channels when there are few rows to share.
   const int64_t rows = g.n * g.oh;
   const bool split_channels =
-      sc.partition == "channels" || (sc.partition == "auto" && rows < 8 * threads);
+      sc.partition == DirectSchedule::Split::channels ||
+      (sc.partition == DirectSchedule::Split::automatic && rows < 8 * threads);
   p.thread_parts =
       split_channels ? std::clamp<int64_t>(threads, 1, g.groups * d.blocks_per_group) : 1;
   return p;
@@ -331,8 +340,9 @@ bool conv2d_direct_supports(const Step& s) {
 std::shared_ptr<const void> conv2d_direct_prepare(const Step& s, const float* const* constants) {
   if (!constants[1]) return nullptr;  // weights computed at run time: packed per call
   const ConvGeometry g = conv_geometry(s);
-  const DirectShape d = direct_shape(g, direct_schedule(s));
   auto packed = std::make_shared<PackedWeights>();
+  packed->schedule = direct_schedule(s);
+  const DirectShape d = direct_shape(g, packed->schedule);
   packed->data.resize(static_cast<size_t>(packed_floats(g, d)));
   pack_weights(g, d, constants[1], packed->data.data());
   return packed;
@@ -341,11 +351,12 @@ std::shared_ptr<const void> conv2d_direct_prepare(const Step& s, const float* co
 void conv2d_direct_nhwc(const KernelArgs& a) {
   const ConvGeometry g = conv_geometry(a.step);
   CUVIL_CHECK(g.nhwc, "conv2d.direct_nhwc on a non-NHWC step " + a.step.node_name);
-  const DirectSchedule sc = direct_schedule(a.step);
+  const auto* prepared = static_cast<const PackedWeights*>(a.step.prepared.get());
+  const DirectSchedule sc = prepared ? prepared->schedule : direct_schedule(a.step);
   const DirectShape d = direct_shape(g, sc);
   const float* packed = nullptr;
-  if (a.step.prepared) {
-    packed = static_cast<const PackedWeights*>(a.step.prepared.get())->data.data();
+  if (prepared) {
+    packed = prepared->data.data();
   } else {
     float* buf = a.pool.scratch(0, ThreadPool::kKernel2, static_cast<size_t>(packed_floats(g, d)));
     pack_weights(g, d, a.in[1], buf);
