@@ -42,7 +42,7 @@ struct CounterValue {
 struct OpRecord {
   size_t step = 0;
   std::string node, op, kernel;
-  std::string lowering;  // "generated" | "onednn" | ... (op_profile.h lowering_of)
+  std::string lowering;  // "generated" | "onednn" | ... (runtime/kernel_table.h lowering_of)
   std::vector<ir::Shape> input_shapes;
   ir::Shape output_shape;
   double flops = 0, bytes = 0;  // declared per call

@@ -7,6 +7,7 @@
 #include "bench_suite/stats.h"
 #include "passes/ir/error.h"
 #include "probes/clock.h"
+#include "runtime/kernel_table.h"
 
 namespace cuvil::bench {
 
@@ -81,13 +82,6 @@ void OpProfiler::on_run_end() {
   ++iterations_;
 }
 
-std::string lowering_of(const std::string& kernel_name) {
-  const size_t dot = kernel_name.rfind('.');
-  const std::string variant = dot == std::string::npos ? "" : kernel_name.substr(dot + 1);
-  if (variant == "onednn") return "onednn";
-  return "generated";
-}
-
 CounterValue counter_value(const CounterDescription& description, const CounterSnapshot& delta,
                            int64_t iterations) {
   CounterValue v;
@@ -123,7 +117,7 @@ OpsProfile ops_profile(const runtime::Plan& plan, const OpProfiler& profiler,
     r.node = step.node_name;
     r.op = std::string(ir::to_string(step.op));
     r.kernel = step.kernel;
-    r.lowering = lowering_of(step.kernel);
+    r.lowering = runtime::lowering_of(step.kernel);
     r.input_shapes = step.input_shapes;
     r.output_shape = step.output_shape;
     r.flops = step.flops;

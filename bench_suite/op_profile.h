@@ -61,10 +61,6 @@ class OpProfiler final : public runtime::StepObserver {
   std::vector<std::vector<CounterSnapshot>> counter_totals_;
 };
 
-// How a kernel was lowered, from its registered name: "onednn" (the library) or "generated"
-// (cuvil's own kernels), as the pipeline's lowering choice names them.
-std::string lowering_of(const std::string& kernel_name);
-
 // What a counter is called and whether it can count (its reason when not).
 struct CounterDescription {
   std::string name;

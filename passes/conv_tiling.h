@@ -1,9 +1,8 @@
 // conv-tiling: the schedule of the direct NHWC convolution kernel (conv2d.direct_nhwc): its
-// register tile, how threads split the work, how input channels are summed and
-// whether weights are prefetched. Sets node
-// attributes "conv.vectors", "conv.partition", "conv.channels_per_pass" and
-// "conv.prefetch_weights" on conv2d nodes; the
-// kernel reads them (runtime/cpu/conv_direct_nhwc.cc). Other conv lowerings ignore them.
+// register tile, how threads split the work, how input channels are summed and whether weights
+// are prefetched. Sets node attributes "conv.vectors", "conv.partition",
+// "conv.channels_per_pass" and "conv.prefetch_weights" on conv2d nodes; the kernel reads them
+// once at lowering (runtime/cpu/conv_direct_nhwc.cc). Other conv lowerings ignore them.
 #pragma once
 
 #include "passes/pass.h"

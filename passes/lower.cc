@@ -209,7 +209,7 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
   const int64_t runtime_choice = runtime_it == graph.annotations.end() ? 0 : runtime_it->second;
   bool library_steps = false;
   for (const runtime::Step& s : plan.steps) {
-    library_steps = library_steps || s.kernel.ends_with(".onednn");
+    library_steps = library_steps || runtime::lowering_of(s.kernel) == "onednn";
   }
   plan.thread_runtime =
       runtime_choice == kRuntimeOpenmp || (runtime_choice == kRuntimeAuto && library_steps)

@@ -123,4 +123,10 @@ const KernelInfo* find_kernel(ir::OpKind op, const std::string& name) {
   return nullptr;
 }
 
+std::string lowering_of(const std::string& kernel_name) {
+  const size_t dot = kernel_name.rfind('.');
+  const std::string variant = dot == std::string::npos ? "" : kernel_name.substr(dot + 1);
+  return variant == "onednn" ? "onednn" : "generated";
+}
+
 }  // namespace cuvil::runtime

@@ -33,5 +33,8 @@ std::vector<const KernelInfo*> kernels_for(ir::OpKind op);
 const KernelInfo& default_kernel(ir::OpKind op);
 // The kernel with this name for this op, or nullptr.
 const KernelInfo* find_kernel(ir::OpKind op, const std::string& name);
+// How a kernel was lowered, from its registered name: "onednn" (the library) or "generated"
+// (cuvil's own kernels), as the pipeline's lowering choice names them.
+std::string lowering_of(const std::string& kernel_name);
 
 }  // namespace cuvil::runtime

@@ -79,10 +79,6 @@ float* ThreadPool::scratch(int tid, Slot slot, size_t count) {
   return b.data;
 }
 
-void ThreadPool::stop_spinning() {
-  parked_.store(true, std::memory_order_relaxed);
-}
-
 void ThreadPool::run(int64_t n, Task task, void* ctx) {
   if (tls_pool == this || threads_ == 1 || n == 1) {
     // Nested or single-threaded: the calling thread does all of it.
@@ -106,7 +102,6 @@ void ThreadPool::run(int64_t n, Task task, void* ctx) {
     n_ = n;
     parts_ = parts;
     pending_.store(parts - 1);
-    parked_.store(false, std::memory_order_relaxed);
     generation = generation_.fetch_add(1) + 1;
   }
   wake_.notify_all();
@@ -164,10 +159,7 @@ void ThreadPool::worker_loop(int tid) {
   uint64_t seen = 0;
   for (;;) {
     // Spin for the next job before sleeping: steps follow each other closely.
-    spin_while(spin_us_, [&] {
-      return generation_.load(std::memory_order_acquire) == seen &&
-             !parked_.load(std::memory_order_relaxed);
-    });
+    spin_while(spin_us_, [&] { return generation_.load(std::memory_order_acquire) == seen; });
     Task task;
     void* ctx;
     int64_t n;

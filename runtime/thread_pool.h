@@ -36,7 +36,6 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int threads() const { return threads_; }
-  ThreadRuntime runtime() const { return runtime_; }
 
   // Calls f(tid, begin, end) on min(n, threads) disjoint, contiguous, static parts of [0, n),
   // one part per thread; tid identifies the thread (for scratch). A call from inside a parallel
@@ -54,10 +53,6 @@ class ThreadPool {
   void parallel_for(int64_t n, F&& f) {
     parallel_for_tid(n, [&f](int, int64_t b, int64_t e) { f(b, e); });
   }
-
-  // Idle workers stop spinning and sleep until the next loop: called before a library (oneDNN's
-  // OpenMP threads) takes the cores, so that spinning workers do not compete with it.
-  void stop_spinning();
 
   // The calling thread's id inside a parallel region of this pool (0 outside).
   int current_thread() const;
@@ -95,7 +90,6 @@ class ThreadPool {
   int parts_ = 0;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
-  std::atomic<bool> parked_{false};  // set by stop_spinning(), cleared by the next loop
   // claimed_[p]: the last loop generation whose part p a thread has taken (worker or caller).
   std::unique_ptr<std::atomic<uint64_t>[]> claimed_;
   bool stop_ = false;

@@ -389,8 +389,9 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
 
   auto run_rows = [&](int64_t r0, int64_t r1, int64_t gb0, int64_t gb1) {
     const int64_t passes = (g.cg + chunk - 1) / chunk;
-    const int64_t tiles_per_pass = flat ? ((r1 - r0) * g.ow + d.flat_mr - 1) / d.flat_mr
-                                        : (r1 - r0) * ((g.ow + d.mr - 1) / d.mr);
+    const int64_t tile_px = plan.pixels_per_tile;
+    const int64_t tiles_per_pass = flat ? ((r1 - r0) * g.ow + tile_px - 1) / tile_px
+                                        : (r1 - r0) * ((g.ow + tile_px - 1) / tile_px);
     const int64_t block_lines = block_floats * int64_t{sizeof(float)} / 64;
     const int64_t lines_per_tile =
         (block_lines + passes * tiles_per_pass - 1) / (passes * tiles_per_pass);
@@ -411,11 +412,12 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
       t.bias = bias ? bias + grp * g.og + b * d.bw : nullptr;
       const int64_t rem = width - int64_t{nv - 1} * kLanes;
       t.tail_mask = static_cast<uint16_t>(rem >= kLanes ? 0xffffu : (1u << rem) - 1u);
-      const TileFn full = tile_fn(d.mr, nv);
+      const TileFn full = tile_fn(static_cast<int>(tile_px), nv);
       // The next block's weights, a slice per tile call while this block runs.
       const bool prefetch = sc.prefetch_weights && gb + 1 < gb1;
-      const char* next = reinterpret_cast<const char*>(packed + (gb + 1) * block_floats);
-      const char* next_end = next + block_lines * 64;
+      const char* next =
+          prefetch ? reinterpret_cast<const char*>(packed + (gb + 1) * block_floats) : nullptr;
+      const char* next_end = prefetch ? next + block_lines * 64 : nullptr;
       auto run_tile = [&](TileFn fn) {
         if (prefetch) {
           t.prefetch = std::min(next, next_end);
@@ -432,11 +434,11 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
         if (flat) {
           const float* xp = x + grp * g.cg + c0;
           float* yp = a.out + grp * g.og + b * d.bw;
-          for (int64_t pix = r0 * g.ow; pix < r1 * g.ow; pix += d.flat_mr) {
-            const int mr = static_cast<int>(std::min<int64_t>(d.flat_mr, r1 * g.ow - pix));
+          for (int64_t pix = r0 * g.ow; pix < r1 * g.ow; pix += tile_px) {
+            const int mr = static_cast<int>(std::min<int64_t>(tile_px, r1 * g.ow - pix));
             t.x = xp + pix * g.c;
             t.y = yp + pix * g.o;
-            run_tile(tile_fn(mr, nv));
+            run_tile(mr == tile_px ? full : tile_fn(mr, nv));
           }
           continue;
         }
@@ -444,11 +446,11 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
           const int64_t img = r / g.oh, oy = r % g.oh;
           const float* xrow = x + img * img_stride + oy * g.sh * row_stride + grp * g.cg + c0;
           float* yrow = a.out + r * g.ow * g.o + grp * g.og + b * d.bw;
-          for (int64_t ox = 0; ox < g.ow; ox += d.mr) {
-            const int mr = static_cast<int>(std::min<int64_t>(d.mr, g.ow - ox));
+          for (int64_t ox = 0; ox < g.ow; ox += tile_px) {
+            const int mr = static_cast<int>(std::min<int64_t>(tile_px, g.ow - ox));
             t.x = xrow + ox * g.sw * g.c;
             t.y = yrow + ox * g.o;
-            run_tile(mr == d.mr ? full : tile_fn(mr, nv));
+            run_tile(mr == tile_px ? full : tile_fn(mr, nv));
           }
         }
       }

@@ -90,7 +90,6 @@ const Prepared& PreparedCache::get(int threads, const float* const* inputs) cons
 
 void execute(const Prepared& p, const KernelArgs& a, int weights_input, int bias_input) {
   use_threads(a.pool.threads());
-  a.pool.stop_spinning();  // oneDNN's OpenMP threads need the cores our idle workers spin on
   auto mem = [](const dnnl::memory::desc& d, const float* data) {
     return dnnl::memory(d, cpu_engine(), const_cast<float*>(data));
   };

@@ -109,12 +109,6 @@ TEST(CounterValue, UnsupportedHasNoValue) {
   EXPECT_FALSE(j["cycles"].contains("value"));
 }
 
-TEST(Lowering, FromTheKernelName) {
-  EXPECT_EQ(lowering_of("conv2d.onednn"), "onednn");
-  EXPECT_EQ(lowering_of("conv2d.im2col"), "generated");
-  EXPECT_EQ(lowering_of("linear.gemm"), "generated");
-}
-
 TEST(OpsProfile, JsonRecordsCoverEveryStepOnceInOrder) {
   Compiled c = tiny_resnet();
   const runtime::Plan& plan = c.executor->plan();
