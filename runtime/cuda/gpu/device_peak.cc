@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/cuda/cuda_executor.h"
+#include "runtime/cuda/gpu/event_timer.h"
 #include "runtime/cuda/gpu/executor_state.h"
 
 namespace cuvil::runtime::cuda {
@@ -31,22 +32,6 @@ std::string cache_path(const DeviceInfo& info) {
   return dir + "/cuda-peak-" + name + "-sm" + std::to_string(info.sm_arch()) + ".json";
 }
 
-double time_ms(cudaStream_t stream, const std::function<void()>& work, int reps) {
-  cudaEvent_t a = nullptr, b = nullptr;
-  CUVIL_CUDA_CHECK(cudaEventCreate(&a));
-  CUVIL_CUDA_CHECK(cudaEventCreate(&b));
-  work();  // warm-up
-  CUVIL_CUDA_CHECK(cudaEventRecord(a, stream));
-  for (int i = 0; i < reps; ++i) work();
-  CUVIL_CUDA_CHECK(cudaEventRecord(b, stream));
-  CUVIL_CUDA_CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  CUVIL_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return static_cast<double>(ms);
-}
-
 DevicePeak measure(const DeviceInfo& info) {
   DevicePeak peak;
   peak.device = describe(info);
@@ -63,14 +48,12 @@ DevicePeak measure(const DeviceInfo& info) {
     CUVIL_CUDA_CHECK(cublasSetStream(handle, stream));
     const float alpha = 1.f, beta = 0.f;
     const int reps = 10;
-    const double ms = time_ms(
-        stream,
-        [&] {
+    const double ms =
+        reps * event_ms_per_run(stream, 1, reps, [&] {
           CUVIL_CUDA_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a.get(),
                                         CUDA_R_16BF, n, b.get(), CUDA_R_16BF, n, &beta, c.get(),
                                         CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-        },
-        reps);
+        });
     cublasDestroy(handle);
     peak.bf16_tflops = 2.0 * n * n * static_cast<double>(n) * reps / (ms * 1e-3) * 1e-12;
   }
@@ -79,13 +62,11 @@ DevicePeak measure(const DeviceInfo& info) {
     DeviceBuffer src(bytes, "bandwidth source"), dst(bytes, "bandwidth destination");
     CUVIL_CUDA_CHECK(cudaMemsetAsync(src.get(), 1, static_cast<size_t>(bytes), stream));
     const int reps = 10;
-    const double ms = time_ms(
-        stream,
-        [&] {
+    const double ms =
+        reps * event_ms_per_run(stream, 1, reps, [&] {
           CUVIL_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), static_cast<size_t>(bytes),
                                            cudaMemcpyDeviceToDevice, stream));
-        },
-        reps);
+        });
     peak.hbm_gbps = 2.0 * static_cast<double>(bytes) * reps / (ms * 1e-3) * 1e-9;
   }
   cudaStreamDestroy(stream);

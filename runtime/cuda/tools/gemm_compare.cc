@@ -20,6 +20,7 @@
 #include "runtime/cuda/codegen/launch.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/device.h"
+#include "runtime/cuda/gpu/event_timer.h"
 #include "runtime/cuda/gpu/executor_state.h"
 #include "runtime/cuda/kernels_simple.h"
 
@@ -44,22 +45,6 @@ const codegen::GemmTiles kTiles[] = {
     {128, 256, 32, 64, 64, 3, 8},
     {256, 128, 32, 64, 64, 4, 8},
 };
-
-double time_ms(cudaStream_t stream, int reps, const std::function<void()>& work) {
-  cudaEvent_t a = nullptr, b = nullptr;
-  CUVIL_CUDA_CHECK(cudaEventCreate(&a));
-  CUVIL_CUDA_CHECK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) work();
-  CUVIL_CUDA_CHECK(cudaEventRecord(a, stream));
-  for (int i = 0; i < reps; ++i) work();
-  CUVIL_CUDA_CHECK(cudaEventRecord(b, stream));
-  CUVIL_CUDA_CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  CUVIL_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return static_cast<double>(ms) / reps;
-}
 
 // Deterministic bf16 values in [-1, 1) (bit patterns built on the host).
 std::vector<uint16_t> random_bf16(int64_t count, uint32_t seed) {
@@ -107,7 +92,7 @@ int compare(int reps) {
     CUVIL_CUDA_CHECK(cudaMemcpy(a.get(), ha.data(), ha.size() * 2, cudaMemcpyHostToDevice));
     CUVIL_CUDA_CHECK(cudaMemcpy(w.get(), hw.data(), hw.size() * 2, cudaMemcpyHostToDevice));
     const float alpha = 1.f, beta = 0.f;
-    const double blas_ms = time_ms(stream, reps, [&] {
+    const double blas_ms = event_ms_per_run(stream, 3, reps, [&] {
       CUVIL_CUDA_CHECK(
           cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m),
                        static_cast<int>(s.k), &alpha, w.get(), CUDA_R_16BF, static_cast<int>(s.k),
@@ -138,7 +123,8 @@ int compare(int reps) {
       const codegen::LaunchGeometry g = codegen::gemm_geometry(p, t);
       const codegen::GemmKernelParams params =
           codegen::gemm_dense_params(p, a.get(), w.get(), c_gen.get());
-      const double gen_ms = time_ms(stream, reps, [&] { kernel.launch(g, &params, stream); });
+      const double gen_ms =
+          event_ms_per_run(stream, 3, reps, [&] { kernel.launch(g, &params, stream); });
       CUVIL_CUDA_CHECK(cudaMemcpy(got.data(), c_gen.get(), got.size() * 4, cudaMemcpyDeviceToHost));
       const double ratio = blas_ms / gen_ms;
       worst_ratio = std::min(worst_ratio, ratio);
