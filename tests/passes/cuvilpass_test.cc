@@ -291,6 +291,35 @@ TEST(Cuvilpass, RejectsYesForBool) {
       5, "passes[0].params.fuse_binary", "expected bool");
 }
 
+// This session's knobs go through the same validation: out of range or not a listed choice.
+TEST(Cuvilpass, RejectsConvTilingVectorsOutOfRange) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: conv-tiling\n"
+      "    params: { vectors: 5 }\n",
+      5, "passes[0].params.vectors", "out of range: expected int in [0, 4]");
+}
+
+TEST(Cuvilpass, RejectsChannelsPerPassBelowOneBlock) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: conv-tiling\n"
+      "    params: { channels_per_pass: 8 }\n",
+      5, "passes[0].params.channels_per_pass", "out of range");
+}
+
+TEST(Cuvilpass, RejectsUnknownThreadRuntime) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: threading\n"
+      "    params: { runtime: tbb }\n",
+      5, "passes[0].params.runtime", "one of auto|pool|openmp");
+}
+
+TEST(Cuvilpass, RejectsNegativeSpin) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: threading\n"
+      "    params: { spin_us: -1 }\n",
+      5, "passes[0].params.spin_us", "out of range");
+}
+
 TEST(Cuvilpass, AcceptsTrueAndFalseForBool) {
   const PipelineConfig c = parse_cuvilpass(
       "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fuse-elementwise\n"
