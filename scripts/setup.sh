@@ -8,6 +8,8 @@ PACKAGES=(
   build-essential cmake ninja-build git pkg-config clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libdnnl-dev libsqlite3-dev
+  ocl-icd-opencl-dev            # Debian's dnnl-config.cmake finds OpenCL (only recommended: not
+                                # installed under --no-install-recommends, so configure failed)
   python3-optuna python3-sklearn libxgboost-dev xgboost
   libpfm4-dev                   # perf_event counters named as users name them
   python3-psycopg2 postgresql   # one Optuna study shared through PostgreSQL (and its test)
