@@ -18,6 +18,10 @@ std::vector<ParamSpec> ConvTilingPass::params() const {
                 "multiple of 16; fewer than the conv has keep one pass's weights in L1 for every "
                 "pixel tile, partial sums going through the output (4096: all in one pass)",
                 Scale::log),
+      choice_param("winograd_tile", {"2x2", "4x4"}, "4x4",
+                   "output tile of the Winograd 3x3 convolution (select-lowering conv_3x3: "
+                   "winograd): F(2x2, 3x3) does 4 multiplies per output instead of 9, F(4x4, 3x3) "
+                   "2.25 with larger transforms and a little less accuracy"),
       bool_param("prefetch_weights", true,
                  "while a block of output channels runs, prefetch the next block's packed "
                  "weights into L2, a slice per register tile (the hardware prefetcher stops at "
@@ -30,12 +34,14 @@ void ConvTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
   const std::string& partition = param_choice(params, "partition");
   const int64_t per_pass = param_int(params, "channels_per_pass");
   const bool prefetch = param_bool(params, "prefetch_weights");
+  const int64_t winograd_tile = param_choice(params, "winograd_tile") == "2x2" ? 2 : 4;
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.op != ir::OpKind::conv2d) continue;
     n.attrs.set("conv.vectors", vectors);
     n.attrs.set("conv.partition", partition);
     n.attrs.set("conv.channels_per_pass", per_pass);
     n.attrs.set("conv.prefetch_weights", int64_t{prefetch ? 1 : 0});
+    n.attrs.set("conv.winograd_tile", winograd_tile);
   }
 }
 

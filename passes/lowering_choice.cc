@@ -33,7 +33,7 @@ const std::vector<ClassSpec>& classes() {
        "1x1 stride-1 unpadded convolutions"},
       {"conv_3x3",
        OpKind::conv2d,
-       {"im2col", "direct", "onednn"},
+       {"im2col", "direct", "winograd", "onednn"},
        "direct",
        "conv2d.im2col",
        "3x3 stride-1 convolutions"},
@@ -58,7 +58,8 @@ bool is_blocked(const ir::Node& n) {
 
 std::string kernel_name(const ir::Node& n, const std::string& choice) {
   static const std::map<std::string, std::string> conv = {
-      {"gemm", "gemm_1x1"}, {"im2col", "im2col"}, {"direct", "direct_nhwc"}, {"onednn", "onednn"}};
+      {"gemm", "gemm_1x1"}, {"im2col", "im2col"}, {"direct", "direct_nhwc"},
+      {"winograd", "winograd_nhwc"}, {"onednn", "onednn"}};
   if (n.op == OpKind::conv2d && choice == "direct" && is_blocked(n)) return kBlockedConvKernel;
   const std::string variant = n.op == OpKind::conv2d ? conv.at(choice) : choice;
   return std::string(ir::to_string(n.op)) + "." + variant;

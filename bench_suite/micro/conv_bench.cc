@@ -1,6 +1,7 @@
 // ResNet-50's distinct convolutions (batch 1, 224 px, NHWC, bias + ReLU fused as after BN
 // folding) through every conv lowering side by side in one binary: 1x1-as-GEMM, im2col + GEMM,
-// direct NHWC, direct on blocked nchw16c activations, and the oneDNN library. Each case is lowered
+// direct NHWC, Winograd (3x3 stride 1), direct on blocked nchw16c activations, and the oneDNN
+// library. Winograd's GFLOP/s are effective ones (the direct convolution's FLOPs over its time). Each case is lowered
 // by passes::lower (so prepare hooks pack or reorder the weights once, outside the timed loop) and
 // its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this
 // machine's measured FMA peak.
@@ -159,6 +160,7 @@ void register_all() {
     if (s.k == 1 && s.stride == 1) kernels.push_back("conv2d.gemm_1x1");
     kernels.push_back("conv2d.im2col");
     if (layout == "nhwc") kernels.push_back("conv2d.direct_nhwc");
+    if (layout == "nhwc" && s.k == 3 && s.stride == 1) kernels.push_back("conv2d.winograd_nhwc");
     kernels.push_back("conv2d.direct_nchw16c");  // always on its own blocked layout
     kernels.push_back("conv2d.onednn");
     for (const std::string& k : kernels) {

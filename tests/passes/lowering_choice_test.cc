@@ -146,7 +146,7 @@ TEST(SelectLowering, KeepsAnImplAlreadyChosen) {
 TEST(SelectLowering, UnknownChoiceInConfigIsRejected) {
   const std::string text =
       "cuvil_pass_version: 1\ntarget: cpu\npasses:\n"
-      "  - name: select-lowering\n    params: { conv_3x3: winograd }\n";
+      "  - name: select-lowering\n    params: { conv_3x3: fft }\n";
   EXPECT_THROW(parse_cuvilpass(text, "bad.cuvilpass"), UserError);
 }
 

@@ -1,0 +1,527 @@
+// conv2d.winograd_nhwc: 3x3 stride-1 convolution by Winograd's minimal filtering F(m x m, 3 x 3)
+// (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2016), m = 2 or 4
+// (conv.winograd_tile), NHWC activations, groups 1, any padding. An m x m output tile is computed
+// from an a x a input tile (a = m + 2) in a transformed domain where the 3x3 window becomes an
+// elementwise product: a^2 independent GEMMs of [tiles x C] x [C x K] replace the direct sum, so
+// the multiplies per output fall from 9 to a^2 / m^2 (4 at m = 2, 2.25 at m = 4) at the cost of
+// the input and output transforms (adds, a few per channel per tile) and a little accuracy.
+//
+// The weights are transformed once (prepare hook, in double) into U[a^2][K block][C][block
+// width]. Threads split tile rows (or output-channel blocks when there are few rows, as the direct
+// kernel does). A thread takes a block of tile rows whose transformed input V[a^2][tiles][C] stays
+// in L2 (padding is never materialised: out-of-image taps read as zero), then for each block of
+// 16 * conv.vectors output channels and each group of MR tiles runs the a^2 GEMMs with an MR x NV
+// register tile into a small buffer and transforms it straight into the output (bias added in
+// registers); the fused epilogue runs on the block's finished rows while they are in cache.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "passes/ir/error.h"
+#include "runtime/cpu/conv_geometry.h"
+#include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+constexpr int kLanes = 16;
+// Register tile limits, as in the direct kernel: MR * NV accumulators + NV weight vectors + one
+// broadcast within the 32 zmm registers.
+constexpr int kVectorRegisters = 32;
+constexpr int kMaxAccumulators = 28;
+constexpr int kMaxMR = 14;
+constexpr int kMaxNV = 4;
+constexpr int kAutoVectors = 0;
+constexpr int kDefaultTile = 4;
+// The transformed input of a block of tile rows is read once per output-channel block: this many
+// bytes keep it in this machine's L2 (1 MiB per core) beside the weights' current slice.
+constexpr int64_t kInputBlockBytes = int64_t{384} << 10;
+// Auto partition: split output-channel blocks between threads when there are fewer tile rows than
+// this many per thread (too few to balance).
+constexpr int64_t kRowsPerThreadForRowSplit = 4;
+
+// Transform matrices: Y = AT [(G g G^T) (.) (BT d B)] A, with interpolation points 0, +-1 (m = 2)
+// and 0, +-1, +-2 (m = 4), both with the point at infinity.
+template <int M>
+struct Winograd;
+
+template <>
+struct Winograd<2> {
+  static constexpr int kAlpha = 4;
+  static constexpr float BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  static constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  static constexpr float AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+};
+
+template <>
+struct Winograd<4> {
+  static constexpr int kAlpha = 6;
+  static constexpr float BT[6][6] = {
+      {4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+      {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1},
+  };
+  static constexpr double G[6][3] = {
+      {1.0 / 4, 0, 0},
+      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+      {1.0 / 24, 1.0 / 12, 1.0 / 6},
+      {1.0 / 24, -1.0 / 12, 1.0 / 6},
+      {0, 0, 1},
+  };
+  static constexpr float AT[4][6] = {
+      {1, 1, 1, 1, 1, 0},
+      {0, 1, -1, 2, -2, 0},
+      {0, 1, 1, 4, 4, 0},
+      {0, 1, -1, 8, -8, 1},
+  };
+};
+
+// One vector of 16 channels for the transforms: AVX-512 registers, or a plain array the compiler
+// vectorises as it can.
+#if defined(__AVX512F__)
+using Vec = __m512;
+inline Vec vzero() { return _mm512_setzero_ps(); }
+inline Vec vload(const float* p, uint16_t mask) { return _mm512_maskz_loadu_ps(mask, p); }
+inline void vstore(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+inline void vstore(float* p, uint16_t mask, Vec v) { _mm512_mask_storeu_ps(p, mask, v); }
+inline Vec vadd(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+inline Vec vsub(Vec a, Vec b) { return _mm512_sub_ps(a, b); }
+inline Vec vfma(float c, Vec x, Vec acc) { return _mm512_fmadd_ps(_mm512_set1_ps(c), x, acc); }
+#else
+struct Vec {
+  float l[kLanes];
+};
+inline Vec vzero() { return Vec{}; }
+inline Vec vload(const float* p, uint16_t mask) {
+  Vec v{};
+  for (int i = 0; i < kLanes; ++i) v.l[i] = (mask >> i & 1u) ? p[i] : 0.0f;
+  return v;
+}
+inline void vstore(float* p, Vec v) { std::memcpy(p, v.l, sizeof v.l); }
+inline void vstore(float* p, uint16_t mask, Vec v) {
+  for (int i = 0; i < kLanes; ++i) {
+    if (mask >> i & 1u) p[i] = v.l[i];
+  }
+}
+inline Vec vadd(Vec a, Vec b) {
+  for (int i = 0; i < kLanes; ++i) a.l[i] += b.l[i];
+  return a;
+}
+inline Vec vsub(Vec a, Vec b) {
+  for (int i = 0; i < kLanes; ++i) a.l[i] -= b.l[i];
+  return a;
+}
+inline Vec vfma(float c, Vec x, Vec acc) {
+  for (int i = 0; i < kLanes; ++i) acc.l[i] += c * x.l[i];
+  return acc;
+}
+#endif
+
+// sum_k c[k] * in[k * stride]. The coefficient tables are constexpr and the loop unrolled, so
+// zero terms vanish and +-1 become adds and subtracts at compile time.
+template <int K>
+inline Vec combine(const float (&c)[K], const Vec* in, int stride) {
+  Vec r = vzero();
+#pragma GCC unroll 8
+  for (int k = 0; k < K; ++k) {
+    if (c[k] == 0.0f) continue;
+    if (c[k] == 1.0f) {
+      r = vadd(r, in[k * stride]);
+    } else if (c[k] == -1.0f) {
+      r = vsub(r, in[k * stride]);
+    } else {
+      r = vfma(c[k], in[k * stride], r);
+    }
+  }
+  return r;
+}
+
+// d: the a x a input tile (row-major) -> BT d B, element e stored at v + e * e_stride.
+template <int M>
+inline void transform_input(const Vec* d, float* v, int64_t e_stride) {
+  using W = Winograd<M>;
+  constexpr int A = W::kAlpha;
+  Vec t[A * A];
+#pragma GCC unroll 8
+  for (int i = 0; i < A; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) t[i * A + j] = combine(W::BT[i], d + j, A);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < A; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) vstore(v + (i * A + j) * e_stride, combine(W::BT[j], t + i * A, 1));
+  }
+}
+
+// m: the a x a GEMM results of one tile (row-major) -> AT m A + bias, m x m outputs.
+template <int M>
+inline void transform_output(const Vec* m, Vec bias, Vec* y) {
+  using W = Winograd<M>;
+  constexpr int A = W::kAlpha;
+  Vec t[M * A];
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) t[i * A + j] = combine(W::AT[i], m + j, A);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < M; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < M; ++j) y[i * M + j] = vadd(combine(W::AT[j], t + i * A, 1), bias);
+  }
+}
+
+// One of the a^2 GEMMs for MR tiles x NV vectors of output channels, over all C input channels:
+// m[p][lanes] = sum_c v[p * v_stride + c] * u[c][lanes]. u rows are bw floats apart; results
+// go to m with bw floats per tile.
+using GemmFn = void (*)(const float* v, int64_t v_stride, int64_t c, const float* u, int64_t bw,
+                        float* m);
+
+#if defined(__AVX512F__)
+template <int MR, int NV>
+void gemm_tile(const float* v, int64_t v_stride, int64_t c, const float* u, int64_t bw, float* m) {
+  __m512 acc[MR][NV];
+  for (int p = 0; p < MR; ++p) {
+    for (int j = 0; j < NV; ++j) acc[p][j] = _mm512_setzero_ps();
+  }
+#pragma GCC unroll 4
+  for (int64_t ci = 0; ci < c; ++ci) {
+    __m512 w[NV];
+    for (int j = 0; j < NV; ++j) w[j] = _mm512_loadu_ps(u + ci * bw + j * kLanes);
+    for (int p = 0; p < MR; ++p) {
+      const __m512 xb = _mm512_set1_ps(v[p * v_stride + ci]);
+      for (int j = 0; j < NV; ++j) acc[p][j] = _mm512_fmadd_ps(xb, w[j], acc[p][j]);
+    }
+  }
+  for (int p = 0; p < MR; ++p) {
+    for (int j = 0; j < NV; ++j) _mm512_storeu_ps(m + p * bw + j * kLanes, acc[p][j]);
+  }
+}
+#else
+template <int MR, int NV>
+void gemm_tile(const float* v, int64_t v_stride, int64_t c, const float* u, int64_t bw, float* m) {
+  float acc[MR][NV * kLanes] = {};
+  for (int64_t ci = 0; ci < c; ++ci) {
+    for (int p = 0; p < MR; ++p) {
+      const float x = v[p * v_stride + ci];
+      for (int l = 0; l < NV * kLanes; ++l) acc[p][l] += x * u[ci * bw + l];
+    }
+  }
+  for (int p = 0; p < MR; ++p) std::memcpy(m + p * bw, acc[p], sizeof acc[p]);
+}
+#endif
+
+template <int MR, int NV>
+constexpr GemmFn gemm_or_null() {
+  if constexpr (MR * NV <= kMaxAccumulators && MR * NV + NV < kVectorRegisters) {
+    return &gemm_tile<MR, NV>;
+  } else {
+    return nullptr;
+  }
+}
+
+template <size_t... I>
+constexpr std::array<GemmFn, sizeof...(I)> make_gemms(std::index_sequence<I...>) {
+  return {gemm_or_null<static_cast<int>(I / kMaxNV) + 1, static_cast<int>(I % kMaxNV) + 1>()...};
+}
+
+// kGemms[(mr - 1) * kMaxNV + (nv - 1)]
+constexpr auto kGemms = make_gemms(std::make_index_sequence<kMaxMR * kMaxNV>{});
+
+GemmFn gemm_fn(int mr, int nv) {
+  return kGemms[static_cast<size_t>((mr - 1) * kMaxNV + (nv - 1))];
+}
+
+int max_mr(int nv) {
+  return std::min({kMaxMR, kMaxAccumulators / nv, (kVectorRegisters - 1 - nv) / nv});
+}
+
+// The schedule, from the conv-tiling pass's step attributes.
+struct WinogradSchedule {
+  int tile = kDefaultTile;     // conv.winograd_tile: m, outputs per tile side (2 or 4)
+  int vectors = kAutoVectors;  // conv.vectors: output-channel vectors per register tile
+  enum class Split : uint8_t { automatic, rows, channels };
+  Split partition = Split::automatic;  // conv.partition
+};
+
+WinogradSchedule winograd_schedule(const Step& s) {
+  WinogradSchedule sc;
+  const std::string where = " (conv2d.winograd_nhwc, node " + s.node_name + ")";
+  const int64_t tile = s.attrs.get_int("conv.winograd_tile", kDefaultTile);
+  if (tile != 2 && tile != 4) {
+    throw UserError("conv.winograd_tile: expected 2 or 4, got " + std::to_string(tile) + where);
+  }
+  sc.tile = static_cast<int>(tile);
+  const int64_t vectors = s.attrs.get_int("conv.vectors", kAutoVectors);
+  if (vectors < kAutoVectors || vectors > kMaxNV) {
+    throw UserError("conv.vectors: expected 0 (auto) .." + std::to_string(kMaxNV) + ", got " +
+                    std::to_string(vectors) + where);
+  }
+  sc.vectors = static_cast<int>(vectors);
+  const std::string partition = s.attrs.get_string("conv.partition", "auto");
+  if (partition == "rows") {
+    sc.partition = WinogradSchedule::Split::rows;
+  } else if (partition == "channels") {
+    sc.partition = WinogradSchedule::Split::channels;
+  } else if (partition != "auto") {
+    throw UserError("conv.partition: expected auto, rows or channels, got '" + partition + "'" +
+                    where);
+  }
+  return sc;
+}
+
+struct WinogradShape {
+  int m = kDefaultTile, alpha = kDefaultTile + 2;
+  int nv = 1;                   // vectors per output-channel block
+  int64_t bw = kLanes;          // block width in channels (nv * 16)
+  int64_t blocks = 1;           // ceil(K / bw)
+  int mr = 1;                   // tiles per register group
+  int64_t cp = kLanes;          // C rounded up to 16: floats per tile in V
+  int64_t th = 1, tw = 1;       // tile rows per image, tiles per tile row
+  int64_t rows_per_block = 1;   // tile rows whose transformed input is made at once
+};
+
+WinogradShape winograd_shape(const ConvGeometry& g, const WinogradSchedule& sc) {
+  WinogradShape d;
+  d.m = sc.tile;
+  d.alpha = d.m + 2;
+  const int vectors = sc.vectors != kAutoVectors ? sc.vectors : kMaxNV;
+  d.nv = static_cast<int>(std::clamp<int64_t>((g.o + kLanes - 1) / kLanes, 1, vectors));
+  d.bw = int64_t{d.nv} * kLanes;
+  d.blocks = (g.o + d.bw - 1) / d.bw;
+  d.mr = max_mr(d.nv);
+  d.cp = (g.c + kLanes - 1) / kLanes * kLanes;
+  d.th = (g.oh + d.m - 1) / d.m;
+  d.tw = (g.ow + d.m - 1) / d.m;
+  const int64_t row_bytes = int64_t{d.alpha} * d.alpha * d.tw * d.cp * int64_t{sizeof(float)};
+  d.rows_per_block = std::max<int64_t>(1, kInputBlockBytes / row_bytes);
+  return d;
+}
+
+int64_t transformed_floats(const ConvGeometry& g, const WinogradShape& d) {
+  return int64_t{d.alpha} * d.alpha * d.blocks * g.c * d.bw;
+}
+
+// w[K, C, 3, 3] -> U[e][block][c][bw] = (G g G^T)[e], computed in double; zero past K.
+template <int M>
+void transform_weights(const ConvGeometry& g, const WinogradShape& d, const float* w, float* u) {
+  using W = Winograd<M>;
+  constexpr int A = W::kAlpha;
+  std::fill(u, u + transformed_floats(g, d), 0.0f);
+  for (int64_t k = 0; k < g.o; ++k) {
+    const int64_t block = k / d.bw, lane = k % d.bw;
+    for (int64_t c = 0; c < g.c; ++c) {
+      const float* gk = w + (k * g.c + c) * 9;
+      double t[A][3];  // G g
+      for (int i = 0; i < A; ++i) {
+        for (int b = 0; b < 3; ++b) {
+          t[i][b] = W::G[i][0] * gk[b] + W::G[i][1] * gk[3 + b] + W::G[i][2] * gk[6 + b];
+        }
+      }
+      for (int i = 0; i < A; ++i) {
+        for (int j = 0; j < A; ++j) {
+          const double v = t[i][0] * W::G[j][0] + t[i][1] * W::G[j][1] + t[i][2] * W::G[j][2];
+          const int64_t e = i * A + j;
+          u[((e * d.blocks + block) * g.c + c) * d.bw + lane] = static_cast<float>(v);
+        }
+      }
+    }
+  }
+}
+
+void transform_weights(const ConvGeometry& g, const WinogradShape& d, const float* w, float* u) {
+  if (d.m == 2) {
+    transform_weights<2>(g, d, w, u);
+  } else {
+    transform_weights<4>(g, d, w, u);
+  }
+}
+
+struct PreparedWinograd {
+  std::vector<float> u;
+  WinogradSchedule schedule;
+};
+
+WinogradConvPlan resolve(const ConvGeometry& g, const WinogradSchedule& sc,
+                         const WinogradShape& d, int threads) {
+  WinogradConvPlan p;
+  p.tile = d.m;
+  p.vectors = d.nv;
+  p.tiles_per_group = d.mr;
+  p.tile_rows_per_block = d.rows_per_block;
+  const int64_t tile_rows = g.n * d.th;
+  const bool split_channels =
+      sc.partition == WinogradSchedule::Split::channels ||
+      (sc.partition == WinogradSchedule::Split::automatic &&
+       tile_rows < kRowsPerThreadForRowSplit * threads);
+  p.thread_parts = split_channels ? std::clamp<int64_t>(threads, 1, d.blocks) : 1;
+  return p;
+}
+
+// The convolution for one Winograd tile size.
+template <int M>
+void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShape& d,
+                  const WinogradConvPlan& plan, const float* u) {
+  using W = Winograd<M>;
+  constexpr int A = W::kAlpha;
+  constexpr int kE = A * A;
+  const float* x = a.in[0];
+  const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
+  const Epilogue epi(a.step, a.in, a.out);
+  const int64_t tile_rows = g.n * d.th;
+  const int64_t parts = plan.thread_parts;
+  const uint16_t c_tail =
+      static_cast<uint16_t>(g.c % kLanes == 0 ? 0xffffu : (1u << (g.c % kLanes)) - 1u);
+
+  // Tile rows [r0, r1) into V[e][tile][cp]: tile t is tile row r0 + t / tw, column t % tw.
+  auto transform_rows = [&](int64_t r0, int64_t r1, float* v) {
+    const int64_t tiles = (r1 - r0) * d.tw;
+    Vec tile[kE];
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int64_t tr = r0 + t / d.tw, tx = t % d.tw;
+      const int64_t img = tr / d.th, iy0 = (tr % d.th) * M - g.ph, ix0 = tx * M - g.pw;
+      for (int64_t c0 = 0; c0 < g.c; c0 += kLanes) {
+        const uint16_t mask = c0 + kLanes <= g.c ? uint16_t{0xffff} : c_tail;
+        for (int i = 0; i < A; ++i) {
+          const int64_t iy = iy0 + i;
+          const bool row_in = iy >= 0 && iy < g.h;
+          const float* xrow = row_in ? x + ((img * g.h + iy) * g.w) * g.c + c0 : nullptr;
+          for (int j = 0; j < A; ++j) {
+            const int64_t ix = ix0 + j;
+            tile[i * A + j] =
+                row_in && ix >= 0 && ix < g.w ? vload(xrow + ix * g.c, mask) : vzero();
+          }
+        }
+        transform_input<M>(tile, v + t * d.cp + c0, tiles * d.cp);
+      }
+    }
+  };
+
+  // Output-channel block gb for the tiles of [r0, r1) whose transformed input is v.
+  auto multiply_and_store = [&](int64_t r0, int64_t r1, int64_t gb, const float* v, float* mbuf) {
+    const int64_t tiles = (r1 - r0) * d.tw;
+    const int64_t k0 = gb * d.bw;
+    const int64_t width = std::min(d.bw, g.o - k0);
+    const int nv = static_cast<int>((width + kLanes - 1) / kLanes);
+    const int64_t rem = width - int64_t{nv - 1} * kLanes;
+    const uint16_t k_tail = static_cast<uint16_t>(rem >= kLanes ? 0xffffu : (1u << rem) - 1u);
+    const float* ub = u + gb * g.c * d.bw;
+    const int64_t u_e_stride = d.blocks * g.c * d.bw;
+    for (int64_t t0 = 0; t0 < tiles; t0 += d.mr) {
+      const int mr = static_cast<int>(std::min<int64_t>(d.mr, tiles - t0));
+      const GemmFn gemm = gemm_fn(mr, nv);
+      for (int e = 0; e < kE; ++e) {
+        gemm(v + (e * tiles + t0) * d.cp, d.cp, g.c, ub + e * u_e_stride, d.bw,
+             mbuf + e * d.mr * d.bw);
+      }
+      for (int p = 0; p < mr; ++p) {
+        const int64_t t = t0 + p;
+        const int64_t tr = r0 + t / d.tw, tx = t % d.tw;
+        const int64_t img = tr / d.th, oy0 = (tr % d.th) * M, ox0 = tx * M;
+        const int64_t rows = std::min<int64_t>(M, g.oh - oy0), cols = std::min<int64_t>(M, g.ow - ox0);
+        for (int j = 0; j < nv; ++j) {
+          const uint16_t mask = j == nv - 1 ? k_tail : uint16_t{0xffff};
+          Vec mv[kE];
+          for (int e = 0; e < kE; ++e) mv[e] = vload(mbuf + (e * d.mr + p) * d.bw + j * kLanes, 0xffff);
+          const Vec b = bias ? vload(bias + k0 + j * kLanes, mask) : vzero();
+          Vec y[M * M];
+          transform_output<M>(mv, b, y);
+          for (int64_t i = 0; i < rows; ++i) {
+            float* orow = a.out + ((img * g.oh + oy0 + i) * g.ow + ox0) * g.o + k0 + j * kLanes;
+            for (int64_t jj = 0; jj < cols; ++jj) vstore(orow + jj * g.o, mask, y[i * M + jj]);
+          }
+        }
+      }
+    }
+  };
+
+  a.pool.parallel_for_tid(parts * tile_rows, [&](int tid, int64_t i0, int64_t i1) {
+    float* v = a.pool.scratch(tid, ThreadPool::kKernel,
+                              static_cast<size_t>(kE * d.rows_per_block * d.tw * d.cp));
+    float* mbuf = a.pool.scratch(tid, ThreadPool::kKernel2, static_cast<size_t>(kE * d.mr * d.bw));
+    for (int64_t part = i0 / tile_rows; part * tile_rows < i1; ++part) {
+      const int64_t p0 = std::max(i0, part * tile_rows) - part * tile_rows;
+      const int64_t p1 = std::min(i1, (part + 1) * tile_rows) - part * tile_rows;
+      const int64_t gb0 = part * d.blocks / parts, gb1 = (part + 1) * d.blocks / parts;
+      for (int64_t r0 = p0; r0 < p1; r0 += d.rows_per_block) {
+        const int64_t r1 = std::min(p1, r0 + d.rows_per_block);
+        transform_rows(r0, r1, v);
+        for (int64_t gb = gb0; gb < gb1; ++gb) multiply_and_store(r0, r1, gb, v, mbuf);
+        if (epi.empty()) continue;
+        // Tile rows [r0, r1) cover output rows [row0, row1) of the whole batch, contiguously.
+        const int64_t last = r1 - 1;
+        const int64_t row0 = (r0 / d.th) * g.oh + (r0 % d.th) * M;
+        const int64_t row1 = (last / d.th) * g.oh + std::min<int64_t>(g.oh, (last % d.th) * M + M);
+        if (gb0 == 0 && gb1 == d.blocks) {
+          epi.apply(a.out + row0 * g.ow * g.o, (row1 - row0) * g.ow * g.o);
+          continue;
+        }
+        const int64_t k0 = gb0 * d.bw, k1 = std::min(g.o, gb1 * d.bw);
+        for (int64_t pix = row0 * g.ow; pix < row1 * g.ow; ++pix) {
+          epi.apply(a.out + pix * g.o + k0, k1 - k0);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads) {
+  const ConvGeometry g = conv_geometry(step);
+  const WinogradSchedule sc = winograd_schedule(step);
+  return resolve(g, sc, winograd_shape(g, sc), threads);
+}
+
+bool conv2d_winograd_supports(const Step& s) {
+  if (!is_nhwc(s)) return false;
+  const ConvGeometry g = conv_geometry(s);
+  return g.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1;
+}
+
+std::shared_ptr<const void> conv2d_winograd_prepare(const Step& s, const float* const* constants) {
+  if (!constants[1]) return nullptr;  // weights computed at run time: transformed per call
+  const ConvGeometry g = conv_geometry(s);
+  auto prepared = std::make_shared<PreparedWinograd>();
+  prepared->schedule = winograd_schedule(s);
+  const WinogradShape d = winograd_shape(g, prepared->schedule);
+  prepared->u.resize(static_cast<size_t>(transformed_floats(g, d)));
+  transform_weights(g, d, constants[1], prepared->u.data());
+  return prepared;
+}
+
+void conv2d_winograd_nhwc(const KernelArgs& a) {
+  CUVIL_CHECK(conv2d_winograd_supports(a.step),
+              "conv2d.winograd_nhwc on an unsupported step " + a.step.node_name);
+  const ConvGeometry g = conv_geometry(a.step);
+  const auto* prepared = static_cast<const PreparedWinograd*>(a.step.prepared.get());
+  const WinogradSchedule sc = prepared ? prepared->schedule : winograd_schedule(a.step);
+  const WinogradShape d = winograd_shape(g, sc);
+  const float* u = nullptr;
+  if (prepared) {
+    u = prepared->u.data();
+  } else {
+    float* buf = a.pool.scratch(0, ThreadPool::kTile, static_cast<size_t>(transformed_floats(g, d)));
+    transform_weights(g, d, a.in[1], buf);
+    u = buf;
+  }
+  const WinogradConvPlan plan = resolve(g, sc, d, a.pool.threads());
+  if (d.m == 2) {
+    run_winograd<2>(a, g, d, plan, u);
+  } else {
+    run_winograd<4>(a, g, d, plan, u);
+  }
+}
+
+}  // namespace cuvil::runtime::cpu

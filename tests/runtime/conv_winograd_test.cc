@@ -1,0 +1,157 @@
+// conv2d.winograd_nhwc against the reference interpreter: both tile sizes, odd shapes and
+// channel counts, padding 0..2, fused epilogues, weights at run time, both thread splits.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "conv_kernel_support.h"
+#include "conv_test_graphs.h"
+#include "passes/ir/error.h"
+#include "runtime/cpu/conv_kernels.h"
+
+namespace cuvil::runtime {
+namespace {
+
+using testing::conv_graph;
+using testing::ConvCase;
+using testing::kernel_error;
+
+// 3x3 stride-1 cases: spatial 1, 3, 5, 7, 17 (partial tiles of 2 and 4), channels 1 .. 70
+// (tails of 16-lane vectors and of 64-channel blocks), two images, padding 0, 1 and 2.
+const std::vector<ConvCase>& winograd_cases() {
+  static const std::vector<ConvCase> cases = {
+      {1, 3, 9, 9, 17, 3, 1, 1, 1, true},   {1, 1, 1, 1, 1, 3, 1, 1, 1, false},
+      {2, 7, 5, 5, 7, 3, 1, 1, 1, true},    {1, 17, 7, 7, 33, 3, 1, 1, 1, true},
+      {1, 16, 17, 17, 64, 3, 1, 1, 1, true}, {1, 5, 3, 3, 3, 3, 1, 0, 1, true},
+      {2, 20, 6, 11, 70, 3, 1, 2, 1, false}, {1, 40, 14, 14, 80, 3, 1, 1, 1, true},
+      {1, 9, 30, 31, 18, 3, 1, 1, 1, true},
+  };
+  return cases;
+}
+
+std::string describe(const ConvCase& cc) {
+  return "n=" + std::to_string(cc.n) + " c=" + std::to_string(cc.c) + " h=" + std::to_string(cc.h) +
+         " w=" + std::to_string(cc.w) + " o=" + std::to_string(cc.o) +
+         " pad=" + std::to_string(cc.pad);
+}
+
+ir::Graph with_tile(ir::Graph g, int64_t tile) {
+  g.mutable_nodes()[0].attrs.set("conv.winograd_tile", tile);
+  return g;
+}
+
+// F(4x4, 3x3) multiplies transformed values up to 8 and 1/24: its fp32 error is larger than the
+// direct sum's but inside the fp32 bound of 1e-4 (measured on these cases: 4e-7 .. 7e-7 at 2x2,
+// 8e-6 .. 9e-6 at 4x4; a wrong transform coefficient gives errors of order 1).
+TEST(ConvWinograd, MatchesReferenceOnOddShapes) {
+  for (const ConvCase& cc : winograd_cases()) {
+    for (int64_t tile : {2, 4}) {
+      for (int threads : {1, 2}) {
+        EXPECT_LT(kernel_error(with_tile(conv_graph(cc, "nhwc", false, false), tile),
+                               "conv2d.winograd_nhwc", threads),
+                  1e-4)
+            << describe(cc) << " tile=" << tile << " threads=" << threads;
+      }
+    }
+  }
+}
+
+TEST(ConvWinograd, FusedReluAndResidualMatchReference) {
+  for (const ConvCase& cc : winograd_cases()) {
+    for (int64_t tile : {2, 4}) {
+      EXPECT_LT(kernel_error(with_tile(conv_graph(cc, "nhwc", false, true), tile),
+                             "conv2d.winograd_nhwc", 2),
+                1e-4)
+          << describe(cc) << " tile=" << tile;
+    }
+  }
+}
+
+TEST(ConvWinograd, WeightsComputedAtRunTimeAreTransformedPerCall) {
+  for (const ConvCase& cc : winograd_cases()) {
+    EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", true, true), "conv2d.winograd_nhwc", 2), 1e-4)
+        << describe(cc);
+  }
+}
+
+TEST(ConvWinograd, EveryScheduleMatchesReference) {
+  for (const ConvCase& cc : {ConvCase{1, 40, 7, 7, 70, 3, 1, 1, 1, true},
+                             ConvCase{2, 19, 13, 9, 130, 3, 1, 1, 1, true}}) {
+    for (int64_t tile : {2, 4}) {
+      for (int64_t vectors = 0; vectors <= 4; ++vectors) {
+        for (const char* partition : {"rows", "channels"}) {
+          ir::Graph g = conv_graph(cc, "nhwc", false, true);
+          ir::Attrs& attrs = g.mutable_nodes()[0].attrs;
+          attrs.set("conv.winograd_tile", tile);
+          attrs.set("conv.vectors", vectors);
+          attrs.set("conv.partition", std::string(partition));
+          EXPECT_LT(kernel_error(g, "conv2d.winograd_nhwc", 2), 1e-4)
+              << describe(cc) << " tile=" << tile << " vectors=" << vectors
+              << " partition=" << partition;
+        }
+      }
+    }
+  }
+}
+
+TEST(ConvWinograd, PlanFollowsTheKnobs) {
+  ir::Graph g = conv_graph({1, 64, 7, 7, 128, 3, 1, 1, 1, true}, "nhwc", false, false);
+  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, "conv2d.winograd_nhwc");
+  ASSERT_NE(k, nullptr);
+  cpu::WinogradConvPlan p = cpu::conv2d_winograd_plan(testing::step_for(g, *k), 2);
+  EXPECT_EQ(p.tile, 4);     // default F(4x4, 3x3)
+  EXPECT_EQ(p.vectors, 4);  // auto: 64 channels per block
+  EXPECT_EQ(p.tiles_per_group, 6);
+  EXPECT_EQ(p.thread_parts, 2);  // 2 tile rows for 2 threads: split channel blocks
+  ir::Attrs& attrs = g.mutable_nodes()[0].attrs;
+  attrs.set("conv.winograd_tile", int64_t{2});
+  attrs.set("conv.vectors", int64_t{2});
+  attrs.set("conv.partition", std::string("rows"));
+  p = cpu::conv2d_winograd_plan(testing::step_for(g, *k), 2);
+  EXPECT_EQ(p.tile, 2);
+  EXPECT_EQ(p.vectors, 2);
+  EXPECT_EQ(p.tiles_per_group, 14);
+  EXPECT_EQ(p.thread_parts, 1);
+}
+
+TEST(ConvWinograd, BadScheduleAttributeIsAUserError) {
+  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, "conv2d.winograd_nhwc");
+  ASSERT_NE(k, nullptr);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, ir::AttrValue>>{
+           {"conv.winograd_tile", int64_t{3}},
+           {"conv.winograd_tile", int64_t{6}},
+           {"conv.vectors", int64_t{5}},
+           {"conv.partition", std::string("m")}}) {
+    ir::Graph g = conv_graph(winograd_cases()[0], "nhwc", false, false);
+    g.mutable_nodes()[0].attrs.set(key, value);
+    try {
+      cpu::conv2d_winograd_plan(testing::step_for(g, *k), 2);
+      ADD_FAILURE() << key << " accepted";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("node conv"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ConvWinograd, RefusesWhatItCannotRun) {
+  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, "conv2d.winograd_nhwc");
+  ASSERT_NE(k, nullptr);
+  ASSERT_NE(k->supports, nullptr);
+  for (const auto& [cc, layout] : std::vector<std::pair<ConvCase, const char*>>{
+           {{1, 8, 9, 9, 8, 3, 1, 1, 1, true}, "nchw"},   // layout
+           {{1, 8, 9, 9, 8, 3, 2, 1, 1, true}, "nhwc"},   // stride 2
+           {{1, 8, 9, 9, 8, 1, 1, 0, 1, true}, "nhwc"},   // 1x1
+           {{1, 8, 9, 9, 8, 3, 1, 1, 2, true}, "nhwc"}})  // grouped
+  {
+    EXPECT_FALSE(k->supports(testing::step_for(conv_graph(cc, layout, false, false), *k)))
+        << describe(cc) << " " << layout;
+  }
+  EXPECT_TRUE(k->supports(
+      testing::step_for(conv_graph(winograd_cases()[0], "nhwc", false, false), *k)));
+}
+
+}  // namespace
+}  // namespace cuvil::runtime
