@@ -18,14 +18,19 @@ std::vector<ParamSpec> ConvTilingPass::params() const {
                 "multiple of 16; fewer than the conv has keep one pass's weights in L1 for every "
                 "pixel tile, partial sums going through the output (4096: all in one pass)",
                 Scale::log),
-      choice_param("winograd_tile", {"2x2", "4x4"}, "4x4",
-                   "output tile of the Winograd 3x3 convolution (select-lowering conv_3x3: "
-                   "winograd): F(2x2, 3x3) does 4 multiplies per output instead of 9, F(4x4, 3x3) "
-                   "2.25 with larger transforms and a little less accuracy"),
       bool_param("prefetch_weights", true,
                  "while a block of output channels runs, prefetch the next block's packed "
                  "weights into L2, a slice per register tile (the hardware prefetcher stops at "
                  "4 KiB pages)"),
+      choice_param("winograd_tile", {"2x2", "4x4"}, "4x4",
+                   "output tile of the Winograd 3x3 convolution (select-lowering conv_3x3: "
+                   "winograd): F(2x2, 3x3) does 4 multiplies per output instead of 9, F(4x4, 3x3) "
+                   "2.25 with larger transforms and a little less accuracy"),
+      int_param("winograd_block_kib", 32, 4096, 512,
+                "Winograd: KiB of transformed input and GEMM results per block of tiles (whole "
+                "register groups); the block stays in L2 while the transformed weights stream "
+                "through L1",
+                Scale::log),
   };
 }
 
@@ -35,6 +40,7 @@ void ConvTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
   const int64_t per_pass = param_int(params, "channels_per_pass");
   const bool prefetch = param_bool(params, "prefetch_weights");
   const int64_t winograd_tile = param_choice(params, "winograd_tile") == "2x2" ? 2 : 4;
+  const int64_t winograd_block_kib = param_int(params, "winograd_block_kib");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.op != ir::OpKind::conv2d) continue;
     n.attrs.set("conv.vectors", vectors);
@@ -42,6 +48,7 @@ void ConvTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
     n.attrs.set("conv.channels_per_pass", per_pass);
     n.attrs.set("conv.prefetch_weights", int64_t{prefetch ? 1 : 0});
     n.attrs.set("conv.winograd_tile", winograd_tile);
+    n.attrs.set("conv.winograd_block_kib", winograd_block_kib);
   }
 }
 

@@ -156,8 +156,8 @@ ParamMap defaults_of(const Pass& pass) {
   return params;
 }
 
-PassInvocation read_pass(const Reader& reader, const YAML::Node& entry, size_t index,
-                         int list_line, const std::string& target) {
+PassInvocation read_pass(const Reader& reader, const YAML::Node& entry, size_t index, int list_line,
+                         const std::string& target) {
   const std::string where = "passes[" + std::to_string(index) + "]";
   const int line = Reader::line_of(entry, list_line);
   if (!entry.IsMap())

@@ -57,9 +57,11 @@ bool is_blocked(const ir::Node& n) {
 }
 
 std::string kernel_name(const ir::Node& n, const std::string& choice) {
-  static const std::map<std::string, std::string> conv = {
-      {"gemm", "gemm_1x1"}, {"im2col", "im2col"}, {"direct", "direct_nhwc"},
-      {"winograd", "winograd_nhwc"}, {"onednn", "onednn"}};
+  static const std::map<std::string, std::string> conv = {{"gemm", "gemm_1x1"},
+                                                          {"im2col", "im2col"},
+                                                          {"direct", "direct_nhwc"},
+                                                          {"winograd", "winograd_nhwc"},
+                                                          {"onednn", "onednn"}};
   if (n.op == OpKind::conv2d && choice == "direct" && is_blocked(n)) return kBlockedConvKernel;
   const std::string variant = n.op == OpKind::conv2d ? conv.at(choice) : choice;
   return std::string(ir::to_string(n.op)) + "." + variant;

@@ -1,7 +1,8 @@
 // ResNet-50's distinct convolutions (batch 1, 224 px, NHWC, bias + ReLU fused as after BN
 // folding) through every conv lowering side by side in one binary: 1x1-as-GEMM, im2col + GEMM,
 // direct NHWC, Winograd (3x3 stride 1), direct on blocked nchw16c activations, and the oneDNN
-// library. Winograd's GFLOP/s are effective ones (the direct convolution's FLOPs over its time). Each case is lowered
+// library; for 3x3 stride-1 shapes also oneDNN's own Winograd on its blocked layout. Winograd's
+// GFLOP/s are effective ones (the direct convolution's FLOPs over its time). Each case is lowered
 // by passes::lower (so prepare hooks pack or reorder the weights once, outside the timed loop) and
 // its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this
 // machine's measured FMA peak.
@@ -13,16 +14,19 @@
 //     (conv-tiling's knobs, "key=value,..." set as the step's conv.KEY attributes)
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "passes/ir/graph.h"
 #include "passes/lower.h"
 #include "probes/machine_peak.h"
 #include "runtime/kernel_table.h"
+#include "runtime/onednn/onednn_common.h"
 #include "runtime/thread_pool.h"
 
 namespace {
@@ -153,6 +157,60 @@ void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
   state.SetLabel(step.kernel);
 }
 
+// oneDNN's own Winograd (algorithm::convolution_winograd) on a 3x3 stride-1 shape. It exists only
+// for oneDNN's blocked layouts (with our plain NHWC it cannot create a primitive), so here oneDNN
+// picks every format itself and the activations are made in that format: no reorder is timed.
+void run_onednn_winograd(benchmark::State& state, ConvShape s) {
+  namespace onednn = cuvil::runtime::onednn;
+  using dnnl::memory;
+  onednn::use_threads(bench_threads());
+  const auto f32 = memory::data_type::f32;
+  const memory::desc src({1, s.c, s.hw, s.hw}, f32, memory::format_tag::any);
+  const memory::desc wei({s.o, s.c, 3, 3}, f32, memory::format_tag::any);
+  const memory::desc bias({s.o}, f32, memory::format_tag::x);
+  const memory::desc dst({1, s.o, s.hw, s.hw}, f32, memory::format_tag::any);
+  dnnl::post_ops relu;
+  relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(relu);
+  dnnl::convolution_forward::primitive_desc pd;
+  try {
+    pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::convolution_winograd, src, wei, bias, dst,
+                                        {1, 1}, {1, 1}, {1, 1}),
+        attr, onednn::cpu_engine());
+  } catch (const dnnl::error& e) {
+    state.SkipWithError((std::string("oneDNN has no Winograd here: ") + e.what()).c_str());
+    return;
+  }
+  dnnl::engine& eng = onednn::cpu_engine();
+  memory x(pd.src_desc(), eng), w(pd.weights_desc(), eng), b(bias, eng), y(pd.dst_desc(), eng);
+  for (memory* m : {&x, &w, &b}) {
+    auto* data = static_cast<float*>(m->get_data_handle());
+    std::fill(data, data + m->get_desc().get_size() / sizeof(float), 0.01f);
+  }
+  const dnnl::convolution_forward conv(pd);
+  dnnl::stream stream(eng);
+  const std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, y}};
+  conv.execute(stream, args);  // warm-up
+  stream.wait();
+  for (auto _ : state) {
+    conv.execute(stream, args);
+    stream.wait();
+  }
+  const double flops = 2.0 * s.hw * s.hw * s.o * s.c * 9;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  static const double peak = cuvil::probes::machine_peak(bench_threads()).fp32_gflops;
+  if (peak > 0) {
+    state.counters["pct_peak"] = benchmark::Counter(100.0 * flops * 1e-9 / peak,
+                                                    benchmark::Counter::kIsIterationInvariantRate);
+  }
+  state.SetLabel(std::string("oneDNN ") + pd.impl_info_str());
+}
+
 void register_all() {
   const std::string layout = bench_layout();
   for (const ConvShape& s : kShapes) {
@@ -166,6 +224,13 @@ void register_all() {
     for (const std::string& k : kernels) {
       const std::string name = std::string("conv/") + s.name + "/" + k.substr(k.find('.') + 1);
       benchmark::RegisterBenchmark(name.c_str(), run_conv, s, k)
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(0.2)
+          ->UseRealTime();
+    }
+    if (layout == "nhwc" && s.k == 3 && s.stride == 1) {
+      const std::string name = std::string("conv/") + s.name + "/onednn_winograd_blocked";
+      benchmark::RegisterBenchmark(name.c_str(), run_onednn_winograd, s)
           ->Unit(benchmark::kMicrosecond)
           ->MinTime(0.2)
           ->UseRealTime();

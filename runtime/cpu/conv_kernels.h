@@ -36,11 +36,11 @@ std::shared_ptr<const void> conv2d_direct_nchw16c_prepare(const Step& step,
 void conv2d_winograd_nhwc(const KernelArgs& args);
 // How conv2d.winograd_nhwc runs a step on `threads` threads (from its conv-tiling attributes).
 struct WinogradConvPlan {
-  int tile = 0;                     // m: outputs per tile side (conv.winograd_tile)
-  int vectors = 0;                  // output-channel vectors of 16 per register tile
-  int tiles_per_group = 0;          // tiles per register tile (MR)
-  int64_t tile_rows_per_block = 0;  // tile rows whose transformed input is made at once
-  int64_t thread_parts = 1;         // > 1: threads split output channel blocks, else tile rows
+  int tile = 0;                 // m: outputs per tile side (conv.winograd_tile)
+  int vectors = 0;              // output-channel vectors of 16 per register tile
+  int tiles_per_group = 0;      // most tiles per register tile (MR)
+  int64_t tiles_per_block = 0;  // tiles transformed and multiplied together
+  int64_t thread_parts = 1;     // > 1: threads split output channel blocks, else tiles
 };
 WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads);
 bool conv2d_winograd_supports(const Step& step);

@@ -7,12 +7,14 @@
 // the input and output transforms (adds, a few per channel per tile) and a little accuracy.
 //
 // The weights are transformed once (prepare hook, in double) into U[a^2][K block][C][block
-// width]. Threads split tile rows (or output-channel blocks when there are few rows, as the direct
-// kernel does). A thread takes a block of tile rows whose transformed input V[a^2][tiles][C] stays
-// in L2 (padding is never materialised: out-of-image taps read as zero), then for each block of
-// 16 * conv.vectors output channels and each group of MR tiles runs the a^2 GEMMs with an MR x NV
-// register tile into a small buffer and transforms it straight into the output (bias added in
-// registers); the fused epilogue runs on the block's finished rows while they are in cache.
+// width]. Threads split the tiles (or output-channel blocks when there are few tiles, as the
+// direct kernel splits rows). A thread takes a block of tiles (about conv.winograd_block_kib of V
+// and M) and transforms their input into V[a^2][tiles][C] (padding is never materialised: taps
+// outside the image read as zero); then, per block of 16 * conv.vectors output channels, runs one
+// GEMM per element e of V[e] by U[e] (U[e]'s slice stays in L1 across the block's register tiles of
+// MR tiles x NV vectors) into M[e][tiles][channels], and transforms each tile's a^2 products into
+// its outputs (bias added in registers). The fused epilogue runs on the block's outputs while
+// they are in cache.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -43,12 +45,13 @@ constexpr int kMaxMR = 14;
 constexpr int kMaxNV = 4;
 constexpr int kAutoVectors = 0;
 constexpr int kDefaultTile = 4;
-// The transformed input of a block of tile rows is read once per output-channel block: this many
-// bytes keep it in this machine's L2 (1 MiB per core) beside the weights' current slice.
-constexpr int64_t kInputBlockBytes = int64_t{384} << 10;
-// Auto partition: split output-channel blocks between threads when there are fewer tile rows than
-// this many per thread (too few to balance).
-constexpr int64_t kRowsPerThreadForRowSplit = 4;
+// A block of tiles keeps its transformed input V (a^2 x C floats per tile) and the GEMMs' results
+// (a^2 x block width per tile) in L2 while the weights stream through L1: conv.winograd_block_kib
+// sizes blocks to about that many KiB (this machine's L2 is 1 MiB per core).
+constexpr int64_t kDefaultBlockKib = 512;
+// Auto partition: split output-channel blocks between threads when there are fewer tiles than
+// this many per thread (too few to share evenly).
+constexpr int64_t kTilesPerThreadForTileSplit = 8;
 
 // Transform matrices: Y = AT [(G g G^T) (.) (BT d B)] A, with interpolation points 0, +-1 (m = 2)
 // and 0, +-1, +-2 (m = 4), both with the point at infinity.
@@ -90,24 +93,42 @@ struct Winograd<4> {
 // vectorises as it can.
 #if defined(__AVX512F__)
 using Vec = __m512;
-inline Vec vzero() { return _mm512_setzero_ps(); }
-inline Vec vload(const float* p, uint16_t mask) { return _mm512_maskz_loadu_ps(mask, p); }
-inline void vstore(float* p, Vec v) { _mm512_storeu_ps(p, v); }
-inline void vstore(float* p, uint16_t mask, Vec v) { _mm512_mask_storeu_ps(p, mask, v); }
-inline Vec vadd(Vec a, Vec b) { return _mm512_add_ps(a, b); }
-inline Vec vsub(Vec a, Vec b) { return _mm512_sub_ps(a, b); }
-inline Vec vfma(float c, Vec x, Vec acc) { return _mm512_fmadd_ps(_mm512_set1_ps(c), x, acc); }
+inline Vec vzero() {
+  return _mm512_setzero_ps();
+}
+inline Vec vload(const float* p, uint16_t mask) {
+  return _mm512_maskz_loadu_ps(mask, p);
+}
+inline void vstore(float* p, Vec v) {
+  _mm512_storeu_ps(p, v);
+}
+inline void vstore(float* p, uint16_t mask, Vec v) {
+  _mm512_mask_storeu_ps(p, mask, v);
+}
+inline Vec vadd(Vec a, Vec b) {
+  return _mm512_add_ps(a, b);
+}
+inline Vec vsub(Vec a, Vec b) {
+  return _mm512_sub_ps(a, b);
+}
+inline Vec vfma(float c, Vec x, Vec acc) {
+  return _mm512_fmadd_ps(_mm512_set1_ps(c), x, acc);
+}
 #else
 struct Vec {
   float l[kLanes];
 };
-inline Vec vzero() { return Vec{}; }
+inline Vec vzero() {
+  return Vec{};
+}
 inline Vec vload(const float* p, uint16_t mask) {
   Vec v{};
   for (int i = 0; i < kLanes; ++i) v.l[i] = (mask >> i & 1u) ? p[i] : 0.0f;
   return v;
 }
-inline void vstore(float* p, Vec v) { std::memcpy(p, v.l, sizeof v.l); }
+inline void vstore(float* p, Vec v) {
+  std::memcpy(p, v.l, sizeof v.l);
+}
 inline void vstore(float* p, uint16_t mask, Vec v) {
   for (int i = 0; i < kLanes; ++i) {
     if (mask >> i & 1u) p[i] = v.l[i];
@@ -249,10 +270,11 @@ int max_mr(int nv) {
 
 // The schedule, from the conv-tiling pass's step attributes.
 struct WinogradSchedule {
-  int tile = kDefaultTile;     // conv.winograd_tile: m, outputs per tile side (2 or 4)
-  int vectors = kAutoVectors;  // conv.vectors: output-channel vectors per register tile
-  enum class Split : uint8_t { automatic, rows, channels };
-  Split partition = Split::automatic;  // conv.partition
+  int tile = kDefaultTile;               // conv.winograd_tile: m, outputs per tile side (2 or 4)
+  int vectors = kAutoVectors;            // conv.vectors: output-channel vectors per register tile
+  int64_t block_kib = kDefaultBlockKib;  // conv.winograd_block_kib: bytes of V + M per block
+  enum class Split : uint8_t { automatic, tiles, channels };
+  Split partition = Split::automatic;  // conv.partition: rows (tiles) | channels | auto
 };
 
 WinogradSchedule winograd_schedule(const Step& s) {
@@ -269,9 +291,14 @@ WinogradSchedule winograd_schedule(const Step& s) {
                     std::to_string(vectors) + where);
   }
   sc.vectors = static_cast<int>(vectors);
+  sc.block_kib = s.attrs.get_int("conv.winograd_block_kib", kDefaultBlockKib);
+  if (sc.block_kib < 1) {
+    throw UserError("conv.winograd_block_kib: expected >= 1, got " + std::to_string(sc.block_kib) +
+                    where);
+  }
   const std::string partition = s.attrs.get_string("conv.partition", "auto");
   if (partition == "rows") {
-    sc.partition = WinogradSchedule::Split::rows;
+    sc.partition = WinogradSchedule::Split::tiles;
   } else if (partition == "channels") {
     sc.partition = WinogradSchedule::Split::channels;
   } else if (partition != "auto") {
@@ -286,10 +313,11 @@ struct WinogradShape {
   int nv = 1;                   // vectors per output-channel block
   int64_t bw = kLanes;          // block width in channels (nv * 16)
   int64_t blocks = 1;           // ceil(K / bw)
-  int mr = 1;                   // tiles per register group
+  int mr = 1;                   // most tiles per register tile
   int64_t cp = kLanes;          // C rounded up to 16: floats per tile in V
   int64_t th = 1, tw = 1;       // tile rows per image, tiles per tile row
-  int64_t rows_per_block = 1;   // tile rows whose transformed input is made at once
+  int64_t tiles = 1;            // n * th * tw
+  int64_t tiles_per_block = 1;  // tiles transformed and multiplied together
 };
 
 WinogradShape winograd_shape(const ConvGeometry& g, const WinogradSchedule& sc) {
@@ -304,8 +332,11 @@ WinogradShape winograd_shape(const ConvGeometry& g, const WinogradSchedule& sc) 
   d.cp = (g.c + kLanes - 1) / kLanes * kLanes;
   d.th = (g.oh + d.m - 1) / d.m;
   d.tw = (g.ow + d.m - 1) / d.m;
-  const int64_t row_bytes = int64_t{d.alpha} * d.alpha * d.tw * d.cp * int64_t{sizeof(float)};
-  d.rows_per_block = std::max<int64_t>(1, kInputBlockBytes / row_bytes);
+  d.tiles = g.n * d.th * d.tw;
+  // Whole register groups of tiles, at least one.
+  const int64_t tile_bytes = int64_t{d.alpha} * d.alpha * (d.cp + d.bw) * int64_t{sizeof(float)};
+  d.tiles_per_block = std::max<int64_t>(d.mr, (sc.block_kib << 10) / tile_bytes / d.mr * d.mr);
+  d.tiles_per_block = std::min(d.tiles_per_block, d.tiles);
   return d;
 }
 
@@ -353,18 +384,15 @@ struct PreparedWinograd {
   WinogradSchedule schedule;
 };
 
-WinogradConvPlan resolve(const ConvGeometry& g, const WinogradSchedule& sc,
-                         const WinogradShape& d, int threads) {
+WinogradConvPlan resolve(const WinogradSchedule& sc, const WinogradShape& d, int threads) {
   WinogradConvPlan p;
   p.tile = d.m;
   p.vectors = d.nv;
   p.tiles_per_group = d.mr;
-  p.tile_rows_per_block = d.rows_per_block;
-  const int64_t tile_rows = g.n * d.th;
-  const bool split_channels =
-      sc.partition == WinogradSchedule::Split::channels ||
-      (sc.partition == WinogradSchedule::Split::automatic &&
-       tile_rows < kRowsPerThreadForRowSplit * threads);
+  p.tiles_per_block = d.tiles_per_block;
+  const bool split_channels = sc.partition == WinogradSchedule::Split::channels ||
+                              (sc.partition == WinogradSchedule::Split::automatic &&
+                               d.tiles < kTilesPerThreadForTileSplit * threads);
   p.thread_parts = split_channels ? std::clamp<int64_t>(threads, 1, d.blocks) : 1;
   return p;
 }
@@ -379,98 +407,115 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
   const float* x = a.in[0];
   const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   const Epilogue epi(a.step, a.in, a.out);
-  const int64_t tile_rows = g.n * d.th;
   const int64_t parts = plan.thread_parts;
   const uint16_t c_tail =
       static_cast<uint16_t>(g.c % kLanes == 0 ? 0xffffu : (1u << (g.c % kLanes)) - 1u);
 
-  // Tile rows [r0, r1) into V[e][tile][cp]: tile t is tile row r0 + t / tw, column t % tw.
-  auto transform_rows = [&](int64_t r0, int64_t r1, float* v) {
-    const int64_t tiles = (r1 - r0) * d.tw;
+  // Where tile t's outputs start: image, first output row and column.
+  struct TileOrigin {
+    int64_t img, oy, ox;
+  };
+  auto origin = [&](int64_t t) {
+    const int64_t tr = t / d.tw;
+    return TileOrigin{tr / d.th, (tr % d.th) * M, (t % d.tw) * M};
+  };
+
+  // Tiles [t0, t1) into V[e][tile - t0][cp].
+  auto transform_tiles = [&](int64_t t0, int64_t t1, float* v) {
+    const int64_t e_stride = (t1 - t0) * d.cp;
     Vec tile[kE];
-    for (int64_t t = 0; t < tiles; ++t) {
-      const int64_t tr = r0 + t / d.tw, tx = t % d.tw;
-      const int64_t img = tr / d.th, iy0 = (tr % d.th) * M - g.ph, ix0 = tx * M - g.pw;
+    for (int64_t t = t0; t < t1; ++t) {
+      const TileOrigin o = origin(t);
+      const int64_t iy0 = o.oy - g.ph, ix0 = o.ox - g.pw;
       for (int64_t c0 = 0; c0 < g.c; c0 += kLanes) {
         const uint16_t mask = c0 + kLanes <= g.c ? uint16_t{0xffff} : c_tail;
         for (int i = 0; i < A; ++i) {
           const int64_t iy = iy0 + i;
           const bool row_in = iy >= 0 && iy < g.h;
-          const float* xrow = row_in ? x + ((img * g.h + iy) * g.w) * g.c + c0 : nullptr;
+          const float* xrow = row_in ? x + ((o.img * g.h + iy) * g.w) * g.c + c0 : nullptr;
           for (int j = 0; j < A; ++j) {
             const int64_t ix = ix0 + j;
             tile[i * A + j] =
                 row_in && ix >= 0 && ix < g.w ? vload(xrow + ix * g.c, mask) : vzero();
           }
         }
-        transform_input<M>(tile, v + t * d.cp + c0, tiles * d.cp);
+        transform_input<M>(tile, v + (t - t0) * d.cp + c0, e_stride);
       }
     }
   };
 
-  // Output-channel block gb for the tiles of [r0, r1) whose transformed input is v.
-  auto multiply_and_store = [&](int64_t r0, int64_t r1, int64_t gb, const float* v, float* mbuf) {
-    const int64_t tiles = (r1 - r0) * d.tw;
+  // Output-channel block gb of tiles [t0, t1): per element e one GEMM of the tiles' V[e] by
+  // U[e] (U[e]'s slice stays in L1 across the tiles' register groups) into mbuf[e][tile][bw],
+  // then each tile's outputs from its a^2 products.
+  auto multiply_and_store = [&](int64_t t0, int64_t t1, int64_t gb, const float* v, float* mbuf) {
+    const int64_t tiles = t1 - t0;
     const int64_t k0 = gb * d.bw;
     const int64_t width = std::min(d.bw, g.o - k0);
     const int nv = static_cast<int>((width + kLanes - 1) / kLanes);
     const int64_t rem = width - int64_t{nv - 1} * kLanes;
     const uint16_t k_tail = static_cast<uint16_t>(rem >= kLanes ? 0xffffu : (1u << rem) - 1u);
-    const float* ub = u + gb * g.c * d.bw;
-    const int64_t u_e_stride = d.blocks * g.c * d.bw;
-    for (int64_t t0 = 0; t0 < tiles; t0 += d.mr) {
-      const int mr = static_cast<int>(std::min<int64_t>(d.mr, tiles - t0));
-      const GemmFn gemm = gemm_fn(mr, nv);
-      for (int e = 0; e < kE; ++e) {
-        gemm(v + (e * tiles + t0) * d.cp, d.cp, g.c, ub + e * u_e_stride, d.bw,
-             mbuf + e * d.mr * d.bw);
+    const int64_t groups = (tiles + d.mr - 1) / d.mr;  // even groups: 49 tiles -> 6 x 4 + 5 x 5
+    const int64_t m_e_stride = tiles * d.bw;
+    for (int e = 0; e < kE; ++e) {
+      const float* ue = u + ((e * d.blocks + gb) * g.c) * d.bw;
+      for (int64_t grp = 0; grp < groups; ++grp) {
+        const int64_t p0 = grp * tiles / groups, p1 = (grp + 1) * tiles / groups;
+        gemm_fn(static_cast<int>(p1 - p0), nv)(v + (e * tiles + p0) * d.cp, d.cp, g.c, ue, d.bw,
+                                               mbuf + e * m_e_stride + p0 * d.bw);
       }
-      for (int p = 0; p < mr; ++p) {
-        const int64_t t = t0 + p;
-        const int64_t tr = r0 + t / d.tw, tx = t % d.tw;
-        const int64_t img = tr / d.th, oy0 = (tr % d.th) * M, ox0 = tx * M;
-        const int64_t rows = std::min<int64_t>(M, g.oh - oy0), cols = std::min<int64_t>(M, g.ow - ox0);
-        for (int j = 0; j < nv; ++j) {
-          const uint16_t mask = j == nv - 1 ? k_tail : uint16_t{0xffff};
-          Vec mv[kE];
-          for (int e = 0; e < kE; ++e) mv[e] = vload(mbuf + (e * d.mr + p) * d.bw + j * kLanes, 0xffff);
-          const Vec b = bias ? vload(bias + k0 + j * kLanes, mask) : vzero();
-          Vec y[M * M];
-          transform_output<M>(mv, b, y);
-          for (int64_t i = 0; i < rows; ++i) {
-            float* orow = a.out + ((img * g.oh + oy0 + i) * g.ow + ox0) * g.o + k0 + j * kLanes;
-            for (int64_t jj = 0; jj < cols; ++jj) vstore(orow + jj * g.o, mask, y[i * M + jj]);
-          }
+    }
+    for (int64_t p = 0; p < tiles; ++p) {
+      const TileOrigin o = origin(t0 + p);
+      const int64_t rows = std::min<int64_t>(M, g.oh - o.oy),
+                    cols = std::min<int64_t>(M, g.ow - o.ox);
+      for (int j = 0; j < nv; ++j) {
+        const uint16_t mask = j == nv - 1 ? k_tail : uint16_t{0xffff};
+        Vec mv[kE];
+        for (int e = 0; e < kE; ++e) {
+          mv[e] = vload(mbuf + e * m_e_stride + p * d.bw + j * kLanes, 0xffff);
+        }
+        const Vec b = bias ? vload(bias + k0 + j * kLanes, mask) : vzero();
+        Vec y[M * M];
+        transform_output<M>(mv, b, y);
+        for (int64_t i = 0; i < rows; ++i) {
+          float* orow = a.out + ((o.img * g.oh + o.oy + i) * g.ow + o.ox) * g.o + k0 + j * kLanes;
+          for (int64_t jj = 0; jj < cols; ++jj) vstore(orow + jj * g.o, mask, y[i * M + jj]);
         }
       }
     }
   };
 
-  a.pool.parallel_for_tid(parts * tile_rows, [&](int tid, int64_t i0, int64_t i1) {
-    float* v = a.pool.scratch(tid, ThreadPool::kKernel,
-                              static_cast<size_t>(kE * d.rows_per_block * d.tw * d.cp));
-    float* mbuf = a.pool.scratch(tid, ThreadPool::kKernel2, static_cast<size_t>(kE * d.mr * d.bw));
-    for (int64_t part = i0 / tile_rows; part * tile_rows < i1; ++part) {
-      const int64_t p0 = std::max(i0, part * tile_rows) - part * tile_rows;
-      const int64_t p1 = std::min(i1, (part + 1) * tile_rows) - part * tile_rows;
-      const int64_t gb0 = part * d.blocks / parts, gb1 = (part + 1) * d.blocks / parts;
-      for (int64_t r0 = p0; r0 < p1; r0 += d.rows_per_block) {
-        const int64_t r1 = std::min(p1, r0 + d.rows_per_block);
-        transform_rows(r0, r1, v);
-        for (int64_t gb = gb0; gb < gb1; ++gb) multiply_and_store(r0, r1, gb, v, mbuf);
-        if (epi.empty()) continue;
-        // Tile rows [r0, r1) cover output rows [row0, row1) of the whole batch, contiguously.
-        const int64_t last = r1 - 1;
-        const int64_t row0 = (r0 / d.th) * g.oh + (r0 % d.th) * M;
-        const int64_t row1 = (last / d.th) * g.oh + std::min<int64_t>(g.oh, (last % d.th) * M + M);
-        if (gb0 == 0 && gb1 == d.blocks) {
-          epi.apply(a.out + row0 * g.ow * g.o, (row1 - row0) * g.ow * g.o);
+  // The fused epilogue on output channels [k0, k1) of tiles [t0, t1), while they are in cache.
+  auto finish = [&](int64_t t0, int64_t t1, int64_t k0, int64_t k1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const TileOrigin o = origin(t);
+      const int64_t rows = std::min<int64_t>(M, g.oh - o.oy),
+                    cols = std::min<int64_t>(M, g.ow - o.ox);
+      for (int64_t i = 0; i < rows; ++i) {
+        float* row = a.out + ((o.img * g.oh + o.oy + i) * g.ow + o.ox) * g.o;
+        if (k0 == 0 && k1 == g.o) {
+          epi.apply(row, cols * g.o);
           continue;
         }
-        const int64_t k0 = gb0 * d.bw, k1 = std::min(g.o, gb1 * d.bw);
-        for (int64_t pix = row0 * g.ow; pix < row1 * g.ow; ++pix) {
-          epi.apply(a.out + pix * g.o + k0, k1 - k0);
-        }
+        for (int64_t jj = 0; jj < cols; ++jj) epi.apply(row + jj * g.o + k0, k1 - k0);
+      }
+    }
+  };
+
+  a.pool.parallel_for_tid(parts * d.tiles, [&](int tid, int64_t i0, int64_t i1) {
+    float* v = a.pool.scratch(tid, ThreadPool::kKernel,
+                              static_cast<size_t>(kE * d.tiles_per_block * d.cp));
+    float* mbuf = a.pool.scratch(tid, ThreadPool::kKernel2,
+                                 static_cast<size_t>(kE * d.tiles_per_block * d.bw));
+    for (int64_t part = i0 / d.tiles; part * d.tiles < i1; ++part) {
+      const int64_t p0 = std::max(i0, part * d.tiles) - part * d.tiles;
+      const int64_t p1 = std::min(i1, (part + 1) * d.tiles) - part * d.tiles;
+      const int64_t gb0 = part * d.blocks / parts, gb1 = (part + 1) * d.blocks / parts;
+      for (int64_t t0 = p0; t0 < p1; t0 += d.tiles_per_block) {
+        const int64_t t1 = std::min(p1, t0 + d.tiles_per_block);
+        transform_tiles(t0, t1, v);
+        for (int64_t gb = gb0; gb < gb1; ++gb) multiply_and_store(t0, t1, gb, v, mbuf);
+        if (!epi.empty()) finish(t0, t1, gb0 * d.bw, std::min(g.o, gb1 * d.bw));
       }
     }
   });
@@ -481,7 +526,7 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
 WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads) {
   const ConvGeometry g = conv_geometry(step);
   const WinogradSchedule sc = winograd_schedule(step);
-  return resolve(g, sc, winograd_shape(g, sc), threads);
+  return resolve(sc, winograd_shape(g, sc), threads);
 }
 
 bool conv2d_winograd_supports(const Step& s) {
@@ -512,11 +557,12 @@ void conv2d_winograd_nhwc(const KernelArgs& a) {
   if (prepared) {
     u = prepared->u.data();
   } else {
-    float* buf = a.pool.scratch(0, ThreadPool::kTile, static_cast<size_t>(transformed_floats(g, d)));
+    float* buf =
+        a.pool.scratch(0, ThreadPool::kTile, static_cast<size_t>(transformed_floats(g, d)));
     transform_weights(g, d, a.in[1], buf);
     u = buf;
   }
-  const WinogradConvPlan plan = resolve(g, sc, d, a.pool.threads());
+  const WinogradConvPlan plan = resolve(sc, d, a.pool.threads());
   if (d.m == 2) {
     run_winograd<2>(a, g, d, plan, u);
   } else {

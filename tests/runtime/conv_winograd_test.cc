@@ -22,8 +22,8 @@ using testing::kernel_error;
 // (tails of 16-lane vectors and of 64-channel blocks), two images, padding 0, 1 and 2.
 const std::vector<ConvCase>& winograd_cases() {
   static const std::vector<ConvCase> cases = {
-      {1, 3, 9, 9, 17, 3, 1, 1, 1, true},   {1, 1, 1, 1, 1, 3, 1, 1, 1, false},
-      {2, 7, 5, 5, 7, 3, 1, 1, 1, true},    {1, 17, 7, 7, 33, 3, 1, 1, 1, true},
+      {1, 3, 9, 9, 17, 3, 1, 1, 1, true},    {1, 1, 1, 1, 1, 3, 1, 1, 1, false},
+      {2, 7, 5, 5, 7, 3, 1, 1, 1, true},     {1, 17, 7, 7, 33, 3, 1, 1, 1, true},
       {1, 16, 17, 17, 64, 3, 1, 1, 1, true}, {1, 5, 3, 3, 3, 3, 1, 0, 1, true},
       {2, 20, 6, 11, 70, 3, 1, 2, 1, false}, {1, 40, 14, 14, 80, 3, 1, 1, 1, true},
       {1, 9, 30, 31, 18, 3, 1, 1, 1, true},
@@ -104,7 +104,7 @@ TEST(ConvWinograd, PlanFollowsTheKnobs) {
   EXPECT_EQ(p.tile, 4);     // default F(4x4, 3x3)
   EXPECT_EQ(p.vectors, 4);  // auto: 64 channels per block
   EXPECT_EQ(p.tiles_per_group, 6);
-  EXPECT_EQ(p.thread_parts, 2);  // 2 tile rows for 2 threads: split channel blocks
+  EXPECT_EQ(p.thread_parts, 2);  // 4 tiles for 2 threads: split channel blocks
   ir::Attrs& attrs = g.mutable_nodes()[0].attrs;
   attrs.set("conv.winograd_tile", int64_t{2});
   attrs.set("conv.vectors", int64_t{2});
@@ -119,11 +119,11 @@ TEST(ConvWinograd, PlanFollowsTheKnobs) {
 TEST(ConvWinograd, BadScheduleAttributeIsAUserError) {
   const KernelInfo* k = find_kernel(ir::OpKind::conv2d, "conv2d.winograd_nhwc");
   ASSERT_NE(k, nullptr);
-  for (const auto& [key, value] : std::vector<std::pair<std::string, ir::AttrValue>>{
-           {"conv.winograd_tile", int64_t{3}},
-           {"conv.winograd_tile", int64_t{6}},
-           {"conv.vectors", int64_t{5}},
-           {"conv.partition", std::string("m")}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, ir::AttrValue>>{{"conv.winograd_tile", int64_t{3}},
+                                                          {"conv.winograd_tile", int64_t{6}},
+                                                          {"conv.vectors", int64_t{5}},
+                                                          {"conv.partition", std::string("m")}}) {
     ir::Graph g = conv_graph(winograd_cases()[0], "nhwc", false, false);
     g.mutable_nodes()[0].attrs.set(key, value);
     try {
@@ -140,17 +140,21 @@ TEST(ConvWinograd, RefusesWhatItCannotRun) {
   const KernelInfo* k = find_kernel(ir::OpKind::conv2d, "conv2d.winograd_nhwc");
   ASSERT_NE(k, nullptr);
   ASSERT_NE(k->supports, nullptr);
-  for (const auto& [cc, layout] : std::vector<std::pair<ConvCase, const char*>>{
-           {{1, 8, 9, 9, 8, 3, 1, 1, 1, true}, "nchw"},   // layout
-           {{1, 8, 9, 9, 8, 3, 2, 1, 1, true}, "nhwc"},   // stride 2
-           {{1, 8, 9, 9, 8, 1, 1, 0, 1, true}, "nhwc"},   // 1x1
-           {{1, 8, 9, 9, 8, 3, 1, 1, 2, true}, "nhwc"}})  // grouped
+  for (const auto& [cc, layout] :
+       std::vector<std::pair<ConvCase, const char*>>{{{1, 8, 9, 9, 8, 3, 1, 1, 1, true},
+                                                      "nchw"},  // layout
+                                                     {{1, 8, 9, 9, 8, 3, 2, 1, 1, true},
+                                                      "nhwc"},  // stride 2
+                                                     {{1, 8, 9, 9, 8, 1, 1, 0, 1, true},
+                                                      "nhwc"},  // 1x1
+                                                     {{1, 8, 9, 9, 8, 3, 1, 1, 2, true},
+                                                      "nhwc"}})  // grouped
   {
     EXPECT_FALSE(k->supports(testing::step_for(conv_graph(cc, layout, false, false), *k)))
         << describe(cc) << " " << layout;
   }
-  EXPECT_TRUE(k->supports(
-      testing::step_for(conv_graph(winograd_cases()[0], "nhwc", false, false), *k)));
+  EXPECT_TRUE(
+      k->supports(testing::step_for(conv_graph(winograd_cases()[0], "nhwc", false, false), *k)));
 }
 
 }  // namespace
