@@ -22,10 +22,13 @@ std::vector<ParamSpec> ConvTilingPass::params() const {
                  "while a block of output channels runs, prefetch the next block's packed "
                  "weights into L2, a slice per register tile (the hardware prefetcher stops at "
                  "4 KiB pages)"),
-      choice_param("winograd_tile", {"2x2", "4x4"}, "4x4",
+      choice_param("winograd_tile", {"auto", "2x2", "4x4"}, "auto",
                    "output tile of the Winograd 3x3 convolution (select-lowering conv_3x3: "
-                   "winograd): F(2x2, 3x3) does 4 multiplies per output instead of 9, F(4x4, 3x3) "
-                   "2.25 with larger transforms and a little less accuracy"),
+                   "winograd): F(2x2, 3x3) does 4 multiplies per output instead of 9 and has "
+                   "1.8x the direct weights, F(4x4, 3x3) 2.25 multiplies with 4x the weights, "
+                   "larger transforms and a little less accuracy; auto: 4x4 when the output has "
+                   "at least 16 tiles of 4x4 (enough reuse of the weights) and its transformed "
+                   "weights take at most 64 MiB, else 2x2"),
       int_param("winograd_block_kib", 32, 4096, 512,
                 "Winograd: KiB of transformed input and GEMM results per block of tiles (whole "
                 "register groups); the block stays in L2 while the transformed weights stream "
@@ -39,7 +42,8 @@ void ConvTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
   const std::string& partition = param_choice(params, "partition");
   const int64_t per_pass = param_int(params, "channels_per_pass");
   const bool prefetch = param_bool(params, "prefetch_weights");
-  const int64_t winograd_tile = param_choice(params, "winograd_tile") == "2x2" ? 2 : 4;
+  const std::string& tile = param_choice(params, "winograd_tile");
+  const int64_t winograd_tile = tile == "2x2" ? 2 : tile == "4x4" ? 4 : 0;
   const int64_t winograd_block_kib = param_int(params, "winograd_block_kib");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.op != ir::OpKind::conv2d) continue;

@@ -20,9 +20,11 @@ struct ClassSpec {
   const char* help;
 };
 
-// Defaults: the direct conv for every conv class, the fastest generated choice per class on
-// ResNet-50 b1 (cuvil-micro-conv, cuvil-bench run). oneDNN was faster per layer with one thread
-// but far slower with two on a loaded machine (OpenMP barriers), so it stays opt-in.
+// Defaults: the fastest generated choice per class on ResNet-50 b1 (cuvil-micro-conv,
+// cuvil-bench run --probes ops): Winograd for 3x3 stride-1 convolutions (2.1-2.9x the direct
+// kernel's speed in place, except on 7x7 outputs: 1.1x), the direct conv for the others. oneDNN
+// is faster than the direct conv on most 1x1 and strided layers, but it stays opt-in: on a loaded
+// machine its OpenMP barriers made it far slower.
 const std::vector<ClassSpec>& classes() {
   static const std::vector<ClassSpec> specs = {
       {"conv_1x1",
@@ -34,7 +36,7 @@ const std::vector<ClassSpec>& classes() {
       {"conv_3x3",
        OpKind::conv2d,
        {"im2col", "direct", "winograd", "onednn"},
-       "direct",
+       "winograd",
        "conv2d.im2col",
        "3x3 stride-1 convolutions"},
       {"conv_other",

@@ -44,7 +44,18 @@ constexpr int kMaxAccumulators = 28;
 constexpr int kMaxMR = 14;
 constexpr int kMaxNV = 4;
 constexpr int kAutoVectors = 0;
-constexpr int kDefaultTile = 4;
+constexpr int kAutoTile = 0;
+// conv.winograd_tile = auto: F(4x4) when its tiling has at least this many tiles, else F(2x2).
+// Each transformed weight is used once per tile (2 FLOPs), and F(4x4)'s weights are 4x the
+// direct ones (F(2x2)'s 1.8x): with few tiles the GEMMs wait on the weights streaming from L3 or
+// DRAM (about 6 FLOPs per byte on this machine). ResNet-50 b1 in place (cuvil-bench run --probes
+// ops): 7x7 outputs (4 tiles) 1.14 ms at 4x4, 0.97 at 2x2, 1.10 direct; 14x14 (16 tiles) 0.57
+// at 4x4, 0.61 at 2x2.
+constexpr int64_t kMinTilesFor4x4 = 16;
+// ... and when its transformed weights (36 x C x K floats) stay under this size: past it they
+// stream from DRAM at every call whatever the tile, and F(2x2)'s are 2.25x smaller (SDXL's
+// 1280-channel convolutions: 236 MB each at 4x4, 105 MB at 2x2, 59 MB direct).
+constexpr int64_t kMaxTransformedWeightBytesFor4x4 = int64_t{64} << 20;
 // A block of tiles keeps its transformed input V (a^2 x C floats per tile) and the GEMMs' results
 // (a^2 x block width per tile) in L2 while the weights stream through L1: conv.winograd_block_kib
 // sizes blocks to about that many KiB (this machine's L2 is 1 MiB per core).
@@ -270,8 +281,8 @@ int max_mr(int nv) {
 
 // The schedule, from the conv-tiling pass's step attributes.
 struct WinogradSchedule {
-  int tile = kDefaultTile;               // conv.winograd_tile: m, outputs per tile side (2 or 4)
-  int vectors = kAutoVectors;            // conv.vectors: output-channel vectors per register tile
+  int tile = kAutoTile;        // conv.winograd_tile: m, outputs per tile side (2 or 4), 0 = auto
+  int vectors = kAutoVectors;  // conv.vectors: output-channel vectors per register tile
   int64_t block_kib = kDefaultBlockKib;  // conv.winograd_block_kib: bytes of V + M per block
   enum class Split : uint8_t { automatic, tiles, channels };
   Split partition = Split::automatic;  // conv.partition: rows (tiles) | channels | auto
@@ -280,9 +291,10 @@ struct WinogradSchedule {
 WinogradSchedule winograd_schedule(const Step& s) {
   WinogradSchedule sc;
   const std::string where = " (conv2d.winograd_nhwc, node " + s.node_name + ")";
-  const int64_t tile = s.attrs.get_int("conv.winograd_tile", kDefaultTile);
-  if (tile != 2 && tile != 4) {
-    throw UserError("conv.winograd_tile: expected 2 or 4, got " + std::to_string(tile) + where);
+  const int64_t tile = s.attrs.get_int("conv.winograd_tile", kAutoTile);
+  if (tile != kAutoTile && tile != 2 && tile != 4) {
+    throw UserError("conv.winograd_tile: expected 0 (auto), 2 or 4, got " + std::to_string(tile) +
+                    where);
   }
   sc.tile = static_cast<int>(tile);
   const int64_t vectors = s.attrs.get_int("conv.vectors", kAutoVectors);
@@ -309,7 +321,7 @@ WinogradSchedule winograd_schedule(const Step& s) {
 }
 
 struct WinogradShape {
-  int m = kDefaultTile, alpha = kDefaultTile + 2;
+  int m = 4, alpha = 6;
   int nv = 1;                   // vectors per output-channel block
   int64_t bw = kLanes;          // block width in channels (nv * 16)
   int64_t blocks = 1;           // ceil(K / bw)
@@ -322,7 +334,10 @@ struct WinogradShape {
 
 WinogradShape winograd_shape(const ConvGeometry& g, const WinogradSchedule& sc) {
   WinogradShape d;
-  d.m = sc.tile;
+  auto tiles_at = [&g](int64_t m) { return g.n * ((g.oh + m - 1) / m) * ((g.ow + m - 1) / m); };
+  const bool four = tiles_at(4) >= kMinTilesFor4x4 &&
+                    36 * g.c * g.o * int64_t{sizeof(float)} <= kMaxTransformedWeightBytesFor4x4;
+  d.m = sc.tile != kAutoTile ? sc.tile : four ? 4 : 2;
   d.alpha = d.m + 2;
   const int vectors = sc.vectors != kAutoVectors ? sc.vectors : kMaxNV;
   d.nv = static_cast<int>(std::clamp<int64_t>((g.o + kLanes - 1) / kLanes, 1, vectors));
@@ -344,27 +359,34 @@ int64_t transformed_floats(const ConvGeometry& g, const WinogradShape& d) {
   return int64_t{d.alpha} * d.alpha * d.blocks * g.c * d.bw;
 }
 
-// w[K, C, 3, 3] -> U[e][block][c][bw] = (G g G^T)[e], computed in double; zero past K.
+// w[K, C, 3, 3] -> U[e][block][c][bw] = (G g G^T)[e], computed in double; zero past K. Walked
+// by (block, c) so that each of the a^2 output rows is written contiguously.
 template <int M>
 void transform_weights(const ConvGeometry& g, const WinogradShape& d, const float* w, float* u) {
   using W = Winograd<M>;
   constexpr int A = W::kAlpha;
-  std::fill(u, u + transformed_floats(g, d), 0.0f);
-  for (int64_t k = 0; k < g.o; ++k) {
-    const int64_t block = k / d.bw, lane = k % d.bw;
+  const int64_t e_stride = d.blocks * g.c * d.bw;
+  for (int64_t block = 0; block < d.blocks; ++block) {
     for (int64_t c = 0; c < g.c; ++c) {
-      const float* gk = w + (k * g.c + c) * 9;
-      double t[A][3];  // G g
-      for (int i = 0; i < A; ++i) {
-        for (int b = 0; b < 3; ++b) {
-          t[i][b] = W::G[i][0] * gk[b] + W::G[i][1] * gk[3 + b] + W::G[i][2] * gk[6 + b];
+      float* row = u + (block * g.c + c) * d.bw;
+      for (int64_t lane = 0; lane < d.bw; ++lane) {
+        const int64_t k = block * d.bw + lane;
+        if (k >= g.o) {
+          for (int e = 0; e < A * A; ++e) row[e * e_stride + lane] = 0.0f;
+          continue;
         }
-      }
-      for (int i = 0; i < A; ++i) {
-        for (int j = 0; j < A; ++j) {
-          const double v = t[i][0] * W::G[j][0] + t[i][1] * W::G[j][1] + t[i][2] * W::G[j][2];
-          const int64_t e = i * A + j;
-          u[((e * d.blocks + block) * g.c + c) * d.bw + lane] = static_cast<float>(v);
+        const float* gk = w + (k * g.c + c) * 9;
+        double t[A][3];  // G g
+        for (int i = 0; i < A; ++i) {
+          for (int b = 0; b < 3; ++b) {
+            t[i][b] = W::G[i][0] * gk[b] + W::G[i][1] * gk[3 + b] + W::G[i][2] * gk[6 + b];
+          }
+        }
+        for (int i = 0; i < A; ++i) {
+          for (int j = 0; j < A; ++j) {
+            const double v = t[i][0] * W::G[j][0] + t[i][1] * W::G[j][1] + t[i][2] * W::G[j][2];
+            row[(i * A + j) * e_stride + lane] = static_cast<float>(v);
+          }
         }
       }
     }

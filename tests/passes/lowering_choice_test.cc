@@ -91,6 +91,32 @@ TEST(SelectLowering, EveryConvChoiceMatchesReferenceInBothLayouts) {
   }
 }
 
+TEST(SelectLowering, WinogradMatchesReferenceInBothLayouts) {
+  for (const Graph& g : {conv_net(7, 9), conv_net(3, 5)}) {
+    for (const char* layout : {"nchw", "nhwc"}) {
+      EXPECT_LT(error_with(g, layout, {{"conv_3x3", "winograd"}}), 1e-4) << layout;
+    }
+  }
+}
+
+// Winograd runs ungrouped 3x3 stride-1 NHWC convolutions; a grouped one falls back to im2col.
+TEST(SelectLowering, WinogradTakesPlainThreeByThreeAndCountsFallbacks) {
+  Graph g = conv_net(7, 9);
+  run_pass(g, "layout", {{"memory_layout", "nhwc"}});
+  run_pass(g, "select-lowering", {{"conv_3x3", "winograd"}});
+  int64_t winograd = 0, grouped = 0;
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::conv2d || conv_class(g, n) != "conv_3x3") continue;
+    const bool is_grouped = n.attrs.get_int("groups", 1) > 1;
+    EXPECT_EQ(n.attrs.get_string("impl", ""), is_grouped ? "conv2d.im2col" : "conv2d.winograd_nhwc")
+        << n.name;
+    (is_grouped ? grouped : winograd) += 1;
+  }
+  EXPECT_GT(winograd, 0);
+  EXPECT_EQ(grouped, 1);
+  EXPECT_EQ(g.annotations["select-lowering.fallbacks"], 1);
+}
+
 TEST(SelectLowering, EveryProductChoiceMatchesReference) {
   for (const char* choice : {"gemm", "onednn"}) {
     for (int threads : {1, 2}) {

@@ -79,7 +79,7 @@ TEST(ConvWinograd, WeightsComputedAtRunTimeAreTransformedPerCall) {
 TEST(ConvWinograd, EveryScheduleMatchesReference) {
   for (const ConvCase& cc : {ConvCase{1, 40, 7, 7, 70, 3, 1, 1, 1, true},
                              ConvCase{2, 19, 13, 9, 130, 3, 1, 1, 1, true}}) {
-    for (int64_t tile : {2, 4}) {
+    for (int64_t tile : {0, 2, 4}) {
       for (int64_t vectors = 0; vectors <= 4; ++vectors) {
         for (const char* partition : {"rows", "channels"}) {
           ir::Graph g = conv_graph(cc, "nhwc", false, true);
@@ -97,23 +97,36 @@ TEST(ConvWinograd, EveryScheduleMatchesReference) {
 }
 
 TEST(ConvWinograd, PlanFollowsTheKnobs) {
-  ir::Graph g = conv_graph({1, 64, 7, 7, 128, 3, 1, 1, 1, true}, "nhwc", false, false);
   const KernelInfo* k = find_kernel(ir::OpKind::conv2d, "conv2d.winograd_nhwc");
   ASSERT_NE(k, nullptr);
+  // 7x7 outputs: 4 tiles of 4x4 are too few, auto takes 2x2 (16 tiles, 8 per thread).
+  ir::Graph g = conv_graph({1, 64, 7, 7, 128, 3, 1, 1, 1, true}, "nhwc", false, false);
   cpu::WinogradConvPlan p = cpu::conv2d_winograd_plan(testing::step_for(g, *k), 2);
-  EXPECT_EQ(p.tile, 4);     // default F(4x4, 3x3)
+  EXPECT_EQ(p.tile, 2);
   EXPECT_EQ(p.vectors, 4);  // auto: 64 channels per block
   EXPECT_EQ(p.tiles_per_group, 6);
-  EXPECT_EQ(p.thread_parts, 2);  // 4 tiles for 2 threads: split channel blocks
+  EXPECT_EQ(p.thread_parts, 1);  // threads split the tiles
   ir::Attrs& attrs = g.mutable_nodes()[0].attrs;
-  attrs.set("conv.winograd_tile", int64_t{2});
+  attrs.set("conv.winograd_tile", int64_t{4});
   attrs.set("conv.vectors", int64_t{2});
-  attrs.set("conv.partition", std::string("rows"));
   p = cpu::conv2d_winograd_plan(testing::step_for(g, *k), 2);
-  EXPECT_EQ(p.tile, 2);
+  EXPECT_EQ(p.tile, 4);
   EXPECT_EQ(p.vectors, 2);
   EXPECT_EQ(p.tiles_per_group, 14);
-  EXPECT_EQ(p.thread_parts, 1);
+  EXPECT_EQ(p.thread_parts, 2);  // 4 tiles for 2 threads: split the channel blocks
+  attrs.set("conv.partition", std::string("rows"));
+  EXPECT_EQ(cpu::conv2d_winograd_plan(testing::step_for(g, *k), 2).thread_parts, 1);
+
+  // 14x14 outputs: 16 tiles of 4x4.
+  ir::Graph wide = conv_graph({1, 64, 14, 14, 128, 3, 1, 1, 1, true}, "nhwc", false, false);
+  p = cpu::conv2d_winograd_plan(testing::step_for(wide, *k), 2);
+  EXPECT_EQ(p.tile, 4);
+  EXPECT_EQ(p.tiles_per_block, 16);  // 512 KiB hold 28 tiles' V and M (18 KiB each): all 16
+  wide.mutable_nodes()[0].attrs.set("conv.winograd_block_kib", int64_t{32});
+  p = cpu::conv2d_winograd_plan(testing::step_for(wide, *k), 2);
+  EXPECT_EQ(p.tiles_per_block, 6);  // less than one register group's worth: one group
+  wide.mutable_nodes()[0].attrs.set("conv.partition", std::string("channels"));
+  EXPECT_EQ(cpu::conv2d_winograd_plan(testing::step_for(wide, *k), 2).thread_parts, 2);
 }
 
 TEST(ConvWinograd, BadScheduleAttributeIsAUserError) {
