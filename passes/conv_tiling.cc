@@ -10,9 +10,10 @@ std::vector<ParamSpec> ConvTilingPass::params() const {
                 "14 pixels, 3 -> 9, 4 -> 6; 0 = auto (4 for 1x1 stride-1 convolutions and output "
                 "rows of 28 pixels or more, else 2)"),
       choice_param("partition", {"auto", "rows", "channels"}, "auto",
-                   "how threads split a convolution: rows (output rows), channels (output "
-                   "channel blocks: each thread reads only its part of the weights), auto "
-                   "(channels when there are fewer than 8 rows per thread)"),
+                   "how threads split a convolution: rows (output rows; Winograd: tiles), "
+                   "channels (output channel blocks: each thread reads only its part of the "
+                   "weights), auto (channels when there are fewer than 8 rows, or Winograd "
+                   "tiles, per thread)"),
       int_param("channels_per_pass", 16, 4096, 4096,
                 "input channels summed per pass over a chunk of output rows, rounded down to a "
                 "multiple of 16; fewer than the conv has keep one pass's weights in L1 for every "
