@@ -25,19 +25,13 @@
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/register_tile.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
 
 namespace {
 
-constexpr int kLanes = 16;
-// Of the 32 vector registers, MR * NV hold accumulators, NV the weights and one the broadcast
-// input: 7 x 4 would need 33 and spill an accumulator on every channel step.
-constexpr int kVectorRegisters = 32;
-constexpr int kMaxAccumulators = 28;
-constexpr int kMaxMR = 14;
-constexpr int kMaxNV = 4;
 constexpr int kAutoVectors = 0;
 // conv.vectors = auto: 4 vectors x 6 pixels where tiles fill well (1x1 stride-1 convolutions,
 // whose tiles run across rows, and rows of at least kWideRow pixels), else 2 vectors x up to 14
@@ -87,10 +81,6 @@ struct DirectShape {
   int mr = 1;                    // output pixels per tile within one row
   int flat_mr = 1;               // output pixels per tile when tiles span rows (1x1 convs)
 };
-
-int max_mr(int nv) {
-  return std::min({kMaxMR, kMaxAccumulators / nv, (kVectorRegisters - 1 - nv) / nv});
-}
 
 DirectShape direct_shape(const ConvGeometry& g, const DirectSchedule& sc) {
   DirectShape d;
@@ -257,24 +247,20 @@ void tile(const TileArgs& t) {
 #endif
 
 template <int MR, int NV>
-constexpr TileFn tile_or_null() {
-  if constexpr (MR * NV <= kMaxAccumulators && MR * NV + NV < kVectorRegisters) {
-    return &tile<MR, NV>;
-  } else {
-    return nullptr;
+struct TileEntry {
+  static constexpr TileFn get() {
+    if constexpr (fits_registers(MR, NV)) {
+      return &tile<MR, NV>;
+    } else {
+      return nullptr;
+    }
   }
-}
+};
 
-template <size_t... I>
-constexpr std::array<TileFn, sizeof...(I)> make_tiles(std::index_sequence<I...>) {
-  return {tile_or_null<static_cast<int>(I / kMaxNV) + 1, static_cast<int>(I % kMaxNV) + 1>()...};
-}
-
-// kTiles[(mr - 1) * kMaxNV + (nv - 1)]
-constexpr auto kTiles = make_tiles(std::make_index_sequence<kMaxMR * kMaxNV>{});
+constexpr auto kTiles = register_tile_table<TileEntry>();
 
 TileFn tile_fn(int mr, int nv) {
-  return kTiles[static_cast<size_t>((mr - 1) * kMaxNV + (nv - 1))];
+  return kTiles[register_tile_index(mr, nv)];
 }
 
 // The zero-bordered input: rows 0 .. hp, columns 0 .. wp cover every window; returns x itself

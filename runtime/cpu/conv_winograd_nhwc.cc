@@ -30,19 +30,13 @@
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/register_tile.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
 
 namespace {
 
-constexpr int kLanes = 16;
-// Register tile limits, as in the direct kernel: MR * NV accumulators + NV weight vectors + one
-// broadcast within the 32 zmm registers.
-constexpr int kVectorRegisters = 32;
-constexpr int kMaxAccumulators = 28;
-constexpr int kMaxMR = 14;
-constexpr int kMaxNV = 4;
 constexpr int kAutoVectors = 0;
 constexpr int kAutoTile = 0;
 // conv.winograd_tile = auto: F(4x4) when its tiling has at least this many tiles, else F(2x2).
@@ -255,28 +249,20 @@ void gemm_tile(const float* v, int64_t v_stride, int64_t c, const float* u, int6
 #endif
 
 template <int MR, int NV>
-constexpr GemmFn gemm_or_null() {
-  if constexpr (MR * NV <= kMaxAccumulators && MR * NV + NV < kVectorRegisters) {
-    return &gemm_tile<MR, NV>;
-  } else {
-    return nullptr;
+struct GemmEntry {
+  static constexpr GemmFn get() {
+    if constexpr (fits_registers(MR, NV)) {
+      return &gemm_tile<MR, NV>;
+    } else {
+      return nullptr;
+    }
   }
-}
+};
 
-template <size_t... I>
-constexpr std::array<GemmFn, sizeof...(I)> make_gemms(std::index_sequence<I...>) {
-  return {gemm_or_null<static_cast<int>(I / kMaxNV) + 1, static_cast<int>(I % kMaxNV) + 1>()...};
-}
-
-// kGemms[(mr - 1) * kMaxNV + (nv - 1)]
-constexpr auto kGemms = make_gemms(std::make_index_sequence<kMaxMR * kMaxNV>{});
+constexpr auto kGemms = register_tile_table<GemmEntry>();
 
 GemmFn gemm_fn(int mr, int nv) {
-  return kGemms[static_cast<size_t>((mr - 1) * kMaxNV + (nv - 1))];
-}
-
-int max_mr(int nv) {
-  return std::min({kMaxMR, kMaxAccumulators / nv, (kVectorRegisters - 1 - nv) / nv});
+  return kGemms[register_tile_index(mr, nv)];
 }
 
 // The schedule, from the conv-tiling pass's step attributes.
