@@ -127,6 +127,17 @@ Graph conv_graph(const ConvShape& s, const std::string& layout, const std::strin
   return g;
 }
 
+// GFLOP/s and % of this machine's measured FMA peak for `flops` per iteration.
+void set_rate_counters(benchmark::State& state, double flops) {
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  static const double peak = cuvil::probes::machine_peak(bench_threads()).fp32_gflops;
+  if (peak > 0) {
+    state.counters["pct_peak"] = benchmark::Counter(100.0 * flops * 1e-9 / peak,
+                                                    benchmark::Counter::kIsIterationInvariantRate);
+  }
+}
+
 void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
   const std::string layout = kernel == "conv2d.direct_nchw16c" ? "nchw16c" : bench_layout();
   const Graph g = conv_graph(shape, layout, kernel);
@@ -147,13 +158,7 @@ void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
     benchmark::ClobberMemory();
   }
   const double flops = step.flops - static_cast<double>(out.size());  // minus the ReLU
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  static const double peak = cuvil::probes::machine_peak(bench_threads()).fp32_gflops;
-  if (peak > 0) {
-    state.counters["pct_peak"] = benchmark::Counter(100.0 * flops * 1e-9 / peak,
-                                                    benchmark::Counter::kIsIterationInvariantRate);
-  }
+  set_rate_counters(state, flops);
   state.SetLabel(step.kernel);
 }
 
@@ -201,13 +206,7 @@ void run_onednn_winograd(benchmark::State& state, ConvShape s) {
     stream.wait();
   }
   const double flops = 2.0 * s.hw * s.hw * s.o * s.c * 9;
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  static const double peak = cuvil::probes::machine_peak(bench_threads()).fp32_gflops;
-  if (peak > 0) {
-    state.counters["pct_peak"] = benchmark::Counter(100.0 * flops * 1e-9 / peak,
-                                                    benchmark::Counter::kIsIterationInvariantRate);
-  }
+  set_rate_counters(state, flops);
   state.SetLabel(std::string("oneDNN ") + pd.impl_info_str());
 }
 
