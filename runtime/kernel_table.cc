@@ -34,6 +34,10 @@ std::vector<KernelInfo> build_table() {
       "3x3 stride-1, NHWC groups=1: Winograd F(2x2 or 4x4, 3x3), weights transformed once",
       cpu::conv2d_winograd_supports);
   t.back().prepare = cpu::conv2d_winograd_prepare;
+  add(OpKind::conv2d, "winograd_bf16", cpu::conv2d_winograd_bf16,
+      "Winograd as winograd_nhwc with bf16 transformed inputs and weights (avx512_bf16)",
+      cpu::conv2d_winograd_bf16_supports);
+  t.back().prepare = cpu::conv2d_winograd_bf16_prepare;
   add(OpKind::conv2d, "direct_nchw16c", cpu::conv2d_direct_nchw16c,
       "direct, nchw16c groups=1 only: MR pixels x NV 16-channel blocks register tile, packed "
       "weights",

@@ -218,6 +218,8 @@ void register_all() {
     kernels.push_back("conv2d.im2col");
     if (layout == "nhwc") kernels.push_back("conv2d.direct_nhwc");
     if (layout == "nhwc" && s.k == 3 && s.stride == 1) kernels.push_back("conv2d.winograd_nhwc");
+    if (layout == "nhwc" && s.k == 3 && s.stride == 1) kernels.push_back("conv2d.winograd_bf16");
+    if (layout == "nhwc") kernels.push_back("conv2d.bf16");
     kernels.push_back("conv2d.direct_nchw16c");  // always on its own blocked layout
     kernels.push_back("conv2d.onednn");
     for (const std::string& k : kernels) {

@@ -46,5 +46,11 @@ WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads);
 bool conv2d_winograd_supports(const Step& step);
 std::shared_ptr<const void> conv2d_winograd_prepare(const Step& step,
                                                     const float* const* constants);
+// The same with bf16 transformed inputs and weights, fp32 accumulation (avx512_bf16): chosen by
+// reduced-precision (conv_dtype: bf16) for a node select-lowering gave to Winograd.
+void conv2d_winograd_bf16(const KernelArgs& args);
+bool conv2d_winograd_bf16_supports(const Step& step);
+std::shared_ptr<const void> conv2d_winograd_bf16_prepare(const Step& step,
+                                                         const float* const* constants);
 
 }  // namespace cuvil::runtime::cpu

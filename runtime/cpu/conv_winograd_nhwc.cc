@@ -22,14 +22,17 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "passes/ir/error.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/conv_winograd_bf16.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/quantize.h"
 #include "runtime/cpu/register_tile.h"
 #include "runtime/thread_pool.h"
 
@@ -50,6 +53,9 @@ constexpr int64_t kMinTilesFor4x4 = 16;
 // stream from DRAM at every call whatever the tile, and F(2x2)'s are 2.25x smaller (SDXL's
 // 1280-channel convolutions: 236 MB each at 4x4, 105 MB at 2x2, 59 MB direct).
 constexpr int64_t kMaxTransformedWeightBytesFor4x4 = int64_t{64} << 20;
+// bf16 (conv2d.winograd_bf16) always uses F(2x2): F(4x4)'s transforms (coefficients up to 8 and
+// 1/24) amplify the bf16 rounding of V and U to 0.5 relative error on the unit-test shapes;
+// F(2x2) measured 3.2e-2.
 // A block of tiles keeps its transformed input V (a^2 x C floats per tile) and the GEMMs' results
 // (a^2 x block width per tile) in L2 while the weights stream through L1: conv.winograd_block_kib
 // sizes blocks to about that many KiB (this machine's L2 is 1 MiB per core).
@@ -153,6 +159,28 @@ inline Vec vfma(float c, Vec x, Vec acc) {
 }
 #endif
 
+// V holds fp32, or bf16 for conv2d.winograd_bf16 (rounded to nearest even, as VCVTNEPS2BF16).
+inline void store_v(float* p, Vec v) {
+  vstore(p, v);
+}
+#if defined(__AVX512F__)
+inline void store_v(uint16_t* p, Vec v) {
+  // The maskz forms: GCC 12's plain ones start from an undefined register and warn.
+  constexpr __mmask16 kAll = 0xffff;
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i lsb =
+      _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, bits, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
+  _mm256_storeu_si256(
+      reinterpret_cast<__m256i*>(p),
+      _mm512_maskz_cvtepi32_epi16(kAll, _mm512_maskz_srli_epi32(kAll, rounded, 16)));
+}
+#else
+inline void store_v(uint16_t* p, Vec v) {
+  for (int i = 0; i < kLanes; ++i) p[i] = to_bf16(v.l[i]);
+}
+#endif
+
 // sum_k c[k] * in[k * stride]. The coefficient tables are constexpr and the loop unrolled, so
 // zero terms vanish and +-1 become adds and subtracts at compile time.
 template <int K>
@@ -173,8 +201,8 @@ inline Vec combine(const float (&c)[K], const Vec* in, int stride) {
 }
 
 // d: the a x a input tile (row-major) -> BT d B, element e stored at v + e * e_stride.
-template <int M>
-inline void transform_input(const Vec* d, float* v, int64_t e_stride) {
+template <int M, class T>
+inline void transform_input(const Vec* d, T* v, int64_t e_stride) {
   using W = Winograd<M>;
   constexpr int A = W::kAlpha;
   Vec t[A * A];
@@ -186,7 +214,9 @@ inline void transform_input(const Vec* d, float* v, int64_t e_stride) {
 #pragma GCC unroll 8
   for (int i = 0; i < A; ++i) {
 #pragma GCC unroll 8
-    for (int j = 0; j < A; ++j) vstore(v + (i * A + j) * e_stride, combine(W::BT[j], t + i * A, 1));
+    for (int j = 0; j < A; ++j) {
+      store_v(v + (i * A + j) * e_stride, combine(W::BT[j], t + i * A, 1));
+    }
   }
 }
 
@@ -272,6 +302,7 @@ struct WinogradSchedule {
   int64_t block_kib = kDefaultBlockKib;  // conv.winograd_block_kib: bytes of V + M per block
   enum class Split : uint8_t { automatic, tiles, channels };
   Split partition = Split::automatic;  // conv.partition: rows (tiles) | channels | auto
+  bool bf16 = false;                   // conv2d.winograd_bf16: always F(2x2, 3x3)
 };
 
 WinogradSchedule winograd_schedule(const Step& s) {
@@ -323,7 +354,7 @@ WinogradShape winograd_shape(const ConvGeometry& g, const WinogradSchedule& sc) 
   auto tiles_at = [&g](int64_t m) { return g.n * ((g.oh + m - 1) / m) * ((g.ow + m - 1) / m); };
   const bool four = tiles_at(4) >= kMinTilesFor4x4 &&
                     36 * g.c * g.o * int64_t{sizeof(float)} <= kMaxTransformedWeightBytesFor4x4;
-  d.m = sc.tile != kAutoTile ? sc.tile : four ? 4 : 2;
+  d.m = sc.bf16 ? 2 : sc.tile != kAutoTile ? sc.tile : four ? 4 : 2;
   d.alpha = d.m + 2;
   const int vectors = sc.vectors != kAutoVectors ? sc.vectors : kMaxNV;
   d.nv = static_cast<int>(std::clamp<int64_t>((g.o + kLanes - 1) / kLanes, 1, vectors));
@@ -387,8 +418,34 @@ void transform_weights(const ConvGeometry& g, const WinogradShape& d, const floa
   }
 }
 
+// conv2d.winograd_bf16: U as bf16 pairs of input channels, [e][block][C/2][bw][2] (the unit
+// VDPBF16PS multiplies), zero past C.
+int64_t channel_pairs(const ConvGeometry& g) {
+  return (g.c + 1) / 2;
+}
+
+int64_t transformed_bf16_values(const ConvGeometry& g, const WinogradShape& d) {
+  return int64_t{d.alpha} * d.alpha * d.blocks * channel_pairs(g) * d.bw * 2;
+}
+
+void to_bf16_pairs(const ConvGeometry& g, const WinogradShape& d, const float* u, uint16_t* out) {
+  const int64_t pairs = channel_pairs(g);
+  for (int64_t eb = 0; eb < int64_t{d.alpha} * d.alpha * d.blocks; ++eb) {
+    for (int64_t c2 = 0; c2 < pairs; ++c2) {
+      for (int64_t lane = 0; lane < d.bw; ++lane) {
+        for (int64_t half = 0; half < 2; ++half) {
+          const int64_t c = 2 * c2 + half;
+          out[((eb * pairs + c2) * d.bw + lane) * 2 + half] =
+              c < g.c ? to_bf16(u[(eb * g.c + c) * d.bw + lane]) : uint16_t{0};
+        }
+      }
+    }
+  }
+}
+
 struct PreparedWinograd {
-  std::vector<float> u;
+  std::vector<float> u;          // conv2d.winograd_nhwc
+  std::vector<uint16_t> u_bf16;  // conv2d.winograd_bf16
   WinogradSchedule schedule;
 };
 
@@ -405,10 +462,10 @@ WinogradConvPlan resolve(const WinogradSchedule& sc, const WinogradShape& d, int
   return p;
 }
 
-// The convolution for one Winograd tile size.
-template <int M>
+// The convolution for one Winograd tile size, with V and U in T: float, or uint16_t for bf16.
+template <int M, class T>
 void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShape& d,
-                  const WinogradConvPlan& plan, const float* u) {
+                  const WinogradConvPlan& plan, const T* u) {
   using W = Winograd<M>;
   constexpr int A = W::kAlpha;
   constexpr int kE = A * A;
@@ -429,7 +486,7 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
   };
 
   // Tiles [t0, t1) into V[e][tile - t0][cp].
-  auto transform_tiles = [&](int64_t t0, int64_t t1, float* v) {
+  auto transform_tiles = [&](int64_t t0, int64_t t1, T* v) {
     const int64_t e_stride = (t1 - t0) * d.cp;
     Vec tile[kE];
     for (int64_t t = t0; t < t1; ++t) {
@@ -455,7 +512,7 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
   // Output-channel block gb of tiles [t0, t1): per element e one GEMM of the tiles' V[e] by
   // U[e] (U[e]'s slice stays in L1 across the tiles' register groups) into mbuf[e][tile][bw],
   // then each tile's outputs from its a^2 products.
-  auto multiply_and_store = [&](int64_t t0, int64_t t1, int64_t gb, const float* v, float* mbuf) {
+  auto multiply_and_store = [&](int64_t t0, int64_t t1, int64_t gb, const T* v, float* mbuf) {
     const int64_t tiles = t1 - t0;
     const int64_t k0 = gb * d.bw;
     const int64_t width = std::min(d.bw, g.o - k0);
@@ -465,11 +522,18 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
     const int64_t groups = (tiles + d.mr - 1) / d.mr;  // even groups: 49 tiles -> 6 x 4 + 5 x 5
     const int64_t m_e_stride = tiles * d.bw;
     for (int e = 0; e < kE; ++e) {
-      const float* ue = u + ((e * d.blocks + gb) * g.c) * d.bw;
       for (int64_t grp = 0; grp < groups; ++grp) {
         const int64_t p0 = grp * tiles / groups, p1 = (grp + 1) * tiles / groups;
-        gemm_fn(static_cast<int>(p1 - p0), nv)(v + (e * tiles + p0) * d.cp, d.cp, g.c, ue, d.bw,
-                                               mbuf + e * m_e_stride + p0 * d.bw);
+        const int mr = static_cast<int>(p1 - p0);
+        const T* ve = v + (e * tiles + p0) * d.cp;
+        float* me = mbuf + e * m_e_stride + p0 * d.bw;
+        if constexpr (std::is_same_v<T, float>) {
+          gemm_fn(mr, nv)(ve, d.cp, g.c, u + ((e * d.blocks + gb) * g.c) * d.bw, d.bw, me);
+        } else {
+          const int64_t pairs = channel_pairs(g);
+          winograd_bf16_gemm(mr, nv)(ve, d.cp, pairs, u + ((e * d.blocks + gb) * pairs) * d.bw * 2,
+                                     d.bw, me);
+        }
       }
     }
     for (int64_t p = 0; p < tiles; ++p) {
@@ -511,8 +575,8 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
   };
 
   a.pool.parallel_for_tid(parts * d.tiles, [&](int tid, int64_t i0, int64_t i1) {
-    float* v = a.pool.scratch(tid, ThreadPool::kKernel,
-                              static_cast<size_t>(kE * d.tiles_per_block * d.cp));
+    T* v = reinterpret_cast<T*>(a.pool.scratch(tid, ThreadPool::kKernel,
+                                               static_cast<size_t>(kE * d.tiles_per_block * d.cp)));
     float* mbuf = a.pool.scratch(tid, ThreadPool::kKernel2,
                                  static_cast<size_t>(kE * d.tiles_per_block * d.bw));
     for (int64_t part = i0 / d.tiles; part * d.tiles < i1; ++part) {
@@ -533,7 +597,8 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
 
 WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads) {
   const ConvGeometry g = conv_geometry(step);
-  const WinogradSchedule sc = winograd_schedule(step);
+  WinogradSchedule sc = winograd_schedule(step);
+  sc.bf16 = step.kernel == "conv2d.winograd_bf16";
   return resolve(sc, winograd_shape(g, sc), threads);
 }
 
@@ -543,39 +608,88 @@ bool conv2d_winograd_supports(const Step& s) {
   return g.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1;
 }
 
-std::shared_ptr<const void> conv2d_winograd_prepare(const Step& s, const float* const* constants) {
+namespace {
+
+std::shared_ptr<const void> prepare_winograd(const Step& s, const float* const* constants,
+                                             bool bf16) {
   if (!constants[1]) return nullptr;  // weights computed at run time: transformed per call
   const ConvGeometry g = conv_geometry(s);
   auto prepared = std::make_shared<PreparedWinograd>();
   prepared->schedule = winograd_schedule(s);
+  prepared->schedule.bf16 = bf16;
   const WinogradShape d = winograd_shape(g, prepared->schedule);
   prepared->u.resize(static_cast<size_t>(transformed_floats(g, d)));
   transform_weights(g, d, constants[1], prepared->u.data());
+  if (bf16) {
+    prepared->u_bf16.resize(static_cast<size_t>(transformed_bf16_values(g, d)));
+    to_bf16_pairs(g, d, prepared->u.data(), prepared->u_bf16.data());
+    prepared->u = {};
+  }
   return prepared;
 }
 
-void conv2d_winograd_nhwc(const KernelArgs& a) {
-  CUVIL_CHECK(conv2d_winograd_supports(a.step),
-              "conv2d.winograd_nhwc on an unsupported step " + a.step.node_name);
-  const ConvGeometry g = conv_geometry(a.step);
-  const auto* prepared = static_cast<const PreparedWinograd*>(a.step.prepared.get());
-  const WinogradSchedule sc = prepared ? prepared->schedule : winograd_schedule(a.step);
-  const WinogradShape d = winograd_shape(g, sc);
-  const float* u = nullptr;
-  if (prepared) {
-    u = prepared->u.data();
-  } else {
-    float* buf =
-        a.pool.scratch(0, ThreadPool::kTile, static_cast<size_t>(transformed_floats(g, d)));
-    transform_weights(g, d, a.in[1], buf);
-    u = buf;
-  }
-  const WinogradConvPlan plan = resolve(sc, d, a.pool.threads());
+template <class T>
+void run_with(const KernelArgs& a, const ConvGeometry& g, const WinogradShape& d,
+              const WinogradConvPlan& plan, const T* u) {
   if (d.m == 2) {
     run_winograd<2>(a, g, d, plan, u);
   } else {
     run_winograd<4>(a, g, d, plan, u);
   }
+}
+
+void run_winograd_step(const KernelArgs& a, bool bf16) {
+  CUVIL_CHECK(conv2d_winograd_supports(a.step),
+              "conv2d.winograd on an unsupported step " + a.step.node_name);
+  const ConvGeometry g = conv_geometry(a.step);
+  const auto* prepared = static_cast<const PreparedWinograd*>(a.step.prepared.get());
+  WinogradSchedule sc = prepared ? prepared->schedule : winograd_schedule(a.step);
+  sc.bf16 = bf16;
+  const WinogradShape d = winograd_shape(g, sc);
+  const WinogradConvPlan plan = resolve(sc, d, a.pool.threads());
+  const float* u = prepared ? prepared->u.data() : nullptr;
+  if (!prepared) {
+    float* buf =
+        a.pool.scratch(0, ThreadPool::kTile, static_cast<size_t>(transformed_floats(g, d)));
+    transform_weights(g, d, a.in[1], buf);
+    u = buf;
+  }
+  if (!bf16) {
+    run_with(a, g, d, plan, u);
+    return;
+  }
+  const uint16_t* u16 = prepared ? prepared->u_bf16.data() : nullptr;
+  if (!prepared) {
+    auto* buf = reinterpret_cast<uint16_t*>(a.pool.scratch(
+        0, ThreadPool::kPackB, static_cast<size_t>(transformed_bf16_values(g, d) / 2 + 1)));
+    to_bf16_pairs(g, d, u, buf);
+    u16 = buf;
+  }
+  run_with(a, g, d, plan, u16);
+}
+
+}  // namespace
+
+std::shared_ptr<const void> conv2d_winograd_prepare(const Step& s, const float* const* constants) {
+  return prepare_winograd(s, constants, false);
+}
+
+void conv2d_winograd_nhwc(const KernelArgs& a) {
+  run_winograd_step(a, false);
+}
+
+bool conv2d_winograd_bf16_supports(const Step& s) {
+  return cpu_has_avx512_bf16() && conv2d_winograd_supports(s);
+}
+
+std::shared_ptr<const void> conv2d_winograd_bf16_prepare(const Step& s,
+                                                         const float* const* constants) {
+  return prepare_winograd(s, constants, true);
+}
+
+void conv2d_winograd_bf16(const KernelArgs& a) {
+  CUVIL_CHECK(cpu_has_avx512_bf16(), "conv2d.winograd_bf16 without avx512_bf16");
+  run_winograd_step(a, true);
 }
 
 }  // namespace cuvil::runtime::cpu

@@ -6,6 +6,7 @@
 
 #include "passes/ir/error.h"
 #include "passes/lower.h"
+#include "passes/lowering_choice.h"
 #include "passes/pipeline.h"
 #include "passes/precision.h"
 #include "runtime/cpu/quantize.h"
@@ -104,6 +105,32 @@ TEST(ReducedPrecision, Bf16ConvNetMatchesReferenceWithinBound) {
                                                 {"linear_dtype", std::string("bf16")},
                                                 {"min_k", int64_t{1}}});
   EXPECT_LE(compiled_vs_reference(g, config, 2), kBf16Tolerance);
+}
+
+// A 3x3 convolution select-lowering gave to Winograd stays Winograd in bf16; the others take the
+// bf16 GEMM kernel.
+TEST(ReducedPrecision, Bf16KeepsWinogradForThreeByThreeConvs) {
+  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  for (const char* lowering : {"winograd", "direct"}) {
+    Graph g = testing::tiny_resnet(1, 16, 9);
+    testing::run_pass(g, "layout", {{"memory_layout", std::string("nhwc")}});
+    testing::run_pass(g, "select-lowering", {{"conv_3x3", std::string(lowering)}});
+    testing::run_pass(g, "reduced-precision",
+                      {{"conv_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+    int winograd = 0;
+    for (const ir::Node& n : g.nodes()) {
+      if (n.op != OpKind::conv2d || n.attrs.get_string("precision", "") != "bf16") continue;
+      const bool three = conv_class(g, n) == "conv_3x3" && n.attrs.get_int("groups", 1) == 1;
+      const bool want_winograd = three && std::string(lowering) == "winograd";
+      EXPECT_EQ(n.attrs.get_string("impl", ""),
+                want_winograd ? "conv2d.winograd_bf16" : "conv2d.bf16")
+          << lowering << " " << n.name;
+      winograd += want_winograd ? 1 : 0;
+    }
+    if (std::string(lowering) == "winograd") {
+      EXPECT_GT(winograd, 0);
+    }
+  }
 }
 
 // Stated bound: int8 5e-2 (per-channel weights, dynamic per-tensor activations).

@@ -2,6 +2,8 @@
 // channel counts, padding 0..2, fused epilogues, weights at run time, both thread splits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "conv_test_graphs.h"
 #include "passes/ir/error.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/quantize.h"
 
 namespace cuvil::runtime {
 namespace {
@@ -146,6 +149,40 @@ TEST(ConvWinograd, BadScheduleAttributeIsAUserError) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("node conv"), std::string::npos) << e.what();
     }
+  }
+}
+
+// conv2d.winograd_bf16: V and U rounded to bf16 (8-bit mantissa), fp32 accumulation, always
+// F(2x2, 3x3). The transforms spread one rounding over several outputs, so the bound is the bf16
+// product's stated one (kBf16GemmTolerance) times kBf16WinogradFactor; measured worst 3.2e-2.
+constexpr double kBf16WinogradFactor = 3.0;
+
+TEST(ConvWinograd, Bf16MatchesReferenceWithinItsBound) {
+  if (!cpu::cpu_has_avx512_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  double worst = 0;
+  for (const ConvCase& cc : winograd_cases()) {
+    for (int64_t tile : {2, 4}) {  // 4x4 asked for: bf16 still runs 2x2
+      for (bool weights_input : {false, true}) {
+        ir::Graph g = with_tile(conv_graph(cc, "nhwc", weights_input, true), tile);
+        const double e = kernel_error(g, "conv2d.winograd_bf16", 2);
+        worst = std::max(worst, e);
+        EXPECT_LT(e, cpu::kBf16GemmTolerance * kBf16WinogradFactor)
+            << describe(cc) << " tile=" << tile << " weights_input=" << weights_input;
+      }
+    }
+  }
+  std::printf("winograd bf16 worst max_relative_error: %.3g\n", worst);
+}
+
+// Odd channel counts pair the last input channel with a zero; every register tile shape.
+TEST(ConvWinograd, Bf16EveryScheduleMatchesReference) {
+  if (!cpu::cpu_has_avx512_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  for (int64_t vectors = 1; vectors <= 4; ++vectors) {
+    ir::Graph g = conv_graph({2, 19, 13, 9, 130, 3, 1, 1, 1, true}, "nhwc", false, true);
+    g.mutable_nodes()[0].attrs.set("conv.vectors", vectors);
+    EXPECT_LT(kernel_error(g, "conv2d.winograd_bf16", 2),
+              cpu::kBf16GemmTolerance * kBf16WinogradFactor)
+        << "vectors=" << vectors;
   }
 }
 
