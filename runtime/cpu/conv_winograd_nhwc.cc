@@ -15,6 +15,9 @@
 // MR tiles x NV vectors) into M[e][tiles][channels], and transforms each tile's a^2 products into
 // its outputs (bias added in registers). The fused epilogue runs on the block's outputs while
 // they are in cache.
+//
+// conv2d.winograd_bf16 is the same driver with V and U rounded to bf16 (pairs of input channels,
+// fp32 accumulation by VDPBF16PS in conv_winograd_bf16.cc), always at m = 2.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -56,6 +59,7 @@ constexpr int64_t kMaxTransformedWeightBytesFor4x4 = int64_t{64} << 20;
 // bf16 (conv2d.winograd_bf16) always uses F(2x2): F(4x4)'s transforms (coefficients up to 8 and
 // 1/24) amplify the bf16 rounding of V and U to 0.5 relative error on the unit-test shapes;
 // F(2x2) measured 3.2e-2.
+
 // A block of tiles keeps its transformed input V (a^2 x C floats per tile) and the GEMMs' results
 // (a^2 x block width per tile) in L2 while the weights stream through L1: conv.winograd_block_kib
 // sizes blocks to about that many KiB (this machine's L2 is 1 MiB per core).
