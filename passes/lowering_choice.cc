@@ -21,7 +21,7 @@ struct ClassSpec {
 };
 
 // Defaults: the fastest generated choice per class on ResNet-50 b1 (cuvil-micro-conv,
-// cuvil-bench run --probes ops): Winograd for 3x3 stride-1 convolutions (2.1-2.9x the direct
+// cuvil-bench run --probes ops): Winograd for 3x3 stride-1 convolutions (1.9-3.1x the direct
 // kernel's speed in place, except on 7x7 outputs: 1.1x), the direct conv for the others. oneDNN
 // is faster than the direct conv on most 1x1 and strided layers, but it stays opt-in: on a loaded
 // machine its OpenMP barriers made it far slower.

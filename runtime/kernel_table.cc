@@ -35,7 +35,8 @@ std::vector<KernelInfo> build_table() {
       cpu::conv2d_winograd_supports);
   t.back().prepare = cpu::conv2d_winograd_prepare;
   add(OpKind::conv2d, "winograd_bf16", cpu::conv2d_winograd_bf16,
-      "Winograd as winograd_nhwc with bf16 transformed inputs and weights (avx512_bf16)",
+      "Winograd F(2x2, 3x3) as winograd_nhwc, bf16 transformed inputs and weights "
+      "(avx512_bf16)",
       cpu::conv2d_winograd_bf16_supports);
   t.back().prepare = cpu::conv2d_winograd_bf16_prepare;
   add(OpKind::conv2d, "direct_nchw16c", cpu::conv2d_direct_nchw16c,

@@ -174,6 +174,16 @@ TEST(ConvWinograd, Bf16MatchesReferenceWithinItsBound) {
   std::printf("winograd bf16 worst max_relative_error: %.3g\n", worst);
 }
 
+TEST(ConvWinograd, Bf16IsAlwaysTwoByTwo) {
+  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, "conv2d.winograd_bf16");
+  ASSERT_NE(k, nullptr);
+  ir::Graph g = conv_graph({1, 64, 28, 28, 64, 3, 1, 1, 1, true}, "nhwc", false, false);
+  EXPECT_EQ(cpu::conv2d_winograd_plan(testing::step_for(with_tile(g, 4), *k), 2).tile, 2);
+  const KernelInfo* f32 = find_kernel(ir::OpKind::conv2d, "conv2d.winograd_nhwc");
+  ASSERT_NE(f32, nullptr);
+  EXPECT_EQ(cpu::conv2d_winograd_plan(testing::step_for(with_tile(g, 4), *f32), 2).tile, 4);
+}
+
 // Odd channel counts pair the last input channel with a zero; every register tile shape.
 TEST(ConvWinograd, Bf16EveryScheduleMatchesReference) {
   if (!cpu::cpu_has_avx512_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
