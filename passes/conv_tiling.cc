@@ -12,7 +12,7 @@ std::vector<ParamSpec> ConvTilingPass::params() const {
       choice_param("partition", {"auto", "rows", "channels"}, "auto",
                    "how threads split a convolution: rows (output rows; Winograd: tiles), "
                    "channels (output channel blocks: each thread reads only its part of the "
-                   "weights), auto (channels when there are fewer than 8 rows, or Winograd "
+                   "weights), auto (channels when there are fewer than 8 rows, or 12 Winograd "
                    "tiles, per thread)"),
       int_param("channels_per_pass", 16, 4096, 4096,
                 "input channels summed per pass over a chunk of output rows, rounded down to a "

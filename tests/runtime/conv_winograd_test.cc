@@ -102,13 +102,14 @@ TEST(ConvWinograd, EveryScheduleMatchesReference) {
 TEST(ConvWinograd, PlanFollowsTheKnobs) {
   const KernelInfo* k = find_kernel(ir::OpKind::conv2d, "conv2d.winograd_nhwc");
   ASSERT_NE(k, nullptr);
-  // 7x7 outputs: 4 tiles of 4x4 are too few, auto takes 2x2 (16 tiles, 8 per thread).
+  // 7x7 outputs: 4 tiles of 4x4 are too few, auto takes 2x2 (16 tiles, 8 per thread: too few
+  // to split by tiles).
   ir::Graph g = conv_graph({1, 64, 7, 7, 128, 3, 1, 1, 1, true}, "nhwc", false, false);
   cpu::WinogradConvPlan p = cpu::conv2d_winograd_plan(testing::step_for(g, *k), 2);
   EXPECT_EQ(p.tile, 2);
   EXPECT_EQ(p.vectors, 4);  // auto: 64 channels per block
   EXPECT_EQ(p.tiles_per_group, 6);
-  EXPECT_EQ(p.thread_parts, 1);  // threads split the tiles
+  EXPECT_EQ(p.thread_parts, 2);  // threads split the channel blocks
   ir::Attrs& attrs = g.mutable_nodes()[0].attrs;
   attrs.set("conv.winograd_tile", int64_t{4});
   attrs.set("conv.vectors", int64_t{2});
@@ -119,6 +120,9 @@ TEST(ConvWinograd, PlanFollowsTheKnobs) {
   EXPECT_EQ(p.thread_parts, 2);  // 4 tiles for 2 threads: split the channel blocks
   attrs.set("conv.partition", std::string("rows"));
   EXPECT_EQ(cpu::conv2d_winograd_plan(testing::step_for(g, *k), 2).thread_parts, 1);
+  // 28x28 outputs: 49 tiles of 4x4, split by tiles.
+  ir::Graph big = conv_graph({1, 64, 28, 28, 128, 3, 1, 1, 1, true}, "nhwc", false, false);
+  EXPECT_EQ(cpu::conv2d_winograd_plan(testing::step_for(big, *k), 2).thread_parts, 1);
 
   // 14x14 outputs: 16 tiles of 4x4.
   ir::Graph wide = conv_graph({1, 64, 14, 14, 128, 3, 1, 1, 1, true}, "nhwc", false, false);
