@@ -1,5 +1,5 @@
-// conv-tiling: its knobs land on conv2d nodes only, reach the direct NHWC kernel's plan, and keep
-// a small ResNet equal to the reference interpreter for random knob values at odd sizes.
+// conv-tiling: its knobs land on conv2d nodes only, reach the direct and Winograd kernels' plans,
+// and keep a small ResNet equal to the reference interpreter for random knob values at odd sizes.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -34,7 +34,9 @@ TEST(ConvTiling, SetsEveryKnobOnConvNodesOnly) {
                     {{"vectors", int64_t{3}},
                      {"partition", std::string("channels")},
                      {"channels_per_pass", int64_t{32}},
-                     {"prefetch_weights", false}});
+                     {"prefetch_weights", false},
+                     {"winograd_tile", std::string("2x2")},
+                     {"winograd_block_kib", int64_t{64}}});
   int convs = 0;
   for (const ir::Node& n : g.nodes()) {
     const bool conv = n.op == ir::OpKind::conv2d;
@@ -45,6 +47,8 @@ TEST(ConvTiling, SetsEveryKnobOnConvNodesOnly) {
     EXPECT_EQ(n.attrs.get_string("conv.partition", ""), "channels");
     EXPECT_EQ(n.attrs.get_int("conv.channels_per_pass", 0), 32);
     EXPECT_EQ(n.attrs.get_int("conv.prefetch_weights", -1), 0);
+    EXPECT_EQ(n.attrs.get_int("conv.winograd_tile", -1), 2);
+    EXPECT_EQ(n.attrs.get_int("conv.winograd_block_kib", -1), 64);
   }
   EXPECT_GT(convs, 0);
 }
@@ -67,6 +71,27 @@ TEST(ConvTiling, KnobsReachTheDirectKernelsPlan) {
     EXPECT_EQ(p.channels_per_pass, std::min<int64_t>(16, s.input_shapes[1][1])) << s.node_name;
   }
   EXPECT_GT(direct, 0);
+}
+
+TEST(ConvTiling, KnobsReachTheWinogradKernelsPlan) {
+  const Graph g = testing::tiny_resnet(1, 40, 9);
+  int winograd = 0;
+  for (const char* tile : {"2x2", "4x4"}) {
+    const Compiled compiled = compile(g,
+                                      with_conv_tiling({{"winograd_tile", std::string(tile)},
+                                                        {"vectors", int64_t{2}},
+                                                        {"partition", std::string("rows")}}),
+                                      2);
+    for (const runtime::Step& s : compiled.plan.steps) {
+      if (s.kernel != "conv2d.winograd_nhwc") continue;
+      ++winograd;
+      const runtime::cpu::WinogradConvPlan p = runtime::cpu::conv2d_winograd_plan(s, 2);
+      EXPECT_EQ(p.tile, std::string(tile) == "2x2" ? 2 : 4) << s.node_name;
+      EXPECT_EQ(p.vectors, std::min<int64_t>(2, (s.input_shapes[1][0] + 15) / 16)) << s.node_name;
+      EXPECT_EQ(p.thread_parts, 1) << s.node_name;
+    }
+  }
+  EXPECT_GT(winograd, 0);
 }
 
 TEST(ConvTiling, RandomKnobValuesMatchTheReferenceAtOddSizes) {

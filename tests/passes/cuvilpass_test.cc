@@ -306,6 +306,20 @@ TEST(Cuvilpass, RejectsChannelsPerPassBelowOneBlock) {
       5, "passes[0].params.channels_per_pass", "out of range");
 }
 
+TEST(Cuvilpass, RejectsWinogradTileNotAChoice) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: conv-tiling\n"
+      "    params: { winograd_tile: 3x3 }\n",
+      5, "passes[0].params.winograd_tile", "one of auto|2x2|4x4");
+}
+
+TEST(Cuvilpass, RejectsWinogradBlockBelowRange) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: conv-tiling\n"
+      "    params: { winograd_block_kib: 8 }\n",
+      5, "passes[0].params.winograd_block_kib", "out of range");
+}
+
 TEST(Cuvilpass, RejectsUnknownThreadRuntime) {
   expect_rejected(
       "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: threading\n"
