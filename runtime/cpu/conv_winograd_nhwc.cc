@@ -67,7 +67,8 @@ constexpr int64_t kDefaultBlockKib = 512;
 // Auto partition: split output-channel blocks between threads when there are fewer tiles than
 // this many per thread: few tiles share unevenly, and each thread would stream all the
 // transformed weights for little work. ResNet-50 b1 layer4 in place (16 tiles of 2x2, 2 threads):
-// 0.86-0.88 ms split by channels against 0.97-0.99 split by tiles; layer3 (16 tiles of 4x4) equal.
+// 0.86-0.88 ms split by channels against 0.97-0.99 split by tiles; layer3 (16 tiles of 4x4) equal
+// (one quiet pair of runs; conv.partition lets the tuner decide per machine).
 constexpr int64_t kTilesPerThreadForTileSplit = 12;
 
 // Transform matrices: Y = AT [(G g G^T) (.) (BT d B)] A, with interpolation points 0, +-1 (m = 2)
