@@ -58,11 +58,13 @@ const std::vector<Suite>& suites() {
       {"llama3-8b",
        "Llama-3-8B decoder: prefill and KV-cache decode, 1..32 layers",
        {"batch", "seq", "past", "layers", "head"},
-       &build_llama3},
+       &build_llama3,
+       {"int8"}},
       {"sdxl",
        "SDXL UNet, one denoising step with 77x2048 text conditioning",
        {"batch", "image"},
-       &build_sdxl},
+       &build_sdxl,
+       {"int8"}},
   };
   return all;
 }

@@ -15,6 +15,10 @@ struct Suite {
   std::string summary;
   std::vector<std::string> rung_keys;  // parameters a rung of this suite may set
   ir::Graph (*build)(const Rung& rung, bool tiny);
+  // Choice values `verify --random-configs` leaves out unless --random-exclude says otherwise:
+  // dynamic per-tensor int8 exceeds its stated bound (5e-2, measured on ResNet-50) on transformer
+  // blocks, and the suite's search space (configs/search/) leaves it out too.
+  std::vector<std::string> random_config_exclusions = {};
 };
 
 const std::vector<Suite>& suites();

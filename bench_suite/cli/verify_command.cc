@@ -1,6 +1,8 @@
 // cuvil-bench verify: the compiled pipeline against the reference interpreter.
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <string>
 
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/suites.h"
@@ -22,6 +24,7 @@ struct VerifyOptions {
   bool each_pass = false;
   int random_configs = 0;
   std::vector<std::string> random_exclude;
+  bool random_exclude_given = false;  // else the suite's random_config_exclusions
   uint64_t seed = 1;
 };
 
@@ -47,7 +50,12 @@ int run_verify(const VerifyOptions& o) {
   auto variants =
       o.each_pass ? pass_variants(config)
                   : std::vector<std::pair<std::string, passes::PipelineConfig>>{{"config", config}};
-  for (const std::string& value : o.random_exclude) {
+  // '' (--random-exclude '') leaves nothing out.
+  std::set<std::string> exclude;
+  for (const std::string& value :
+       o.random_exclude_given ? o.random_exclude : suite.random_config_exclusions) {
+    if (value.empty()) continue;
+    exclude.insert(value);
     if (!is_registered_choice(value)) {
       throw UserError("--random-exclude: '" + value +
                       "' is not a choice of any pass parameter (see cuvil-bench list passes)");
@@ -57,8 +65,7 @@ int run_verify(const VerifyOptions& o) {
     const uint64_t seed = o.seed * 1000 + static_cast<uint64_t>(i);
     variants.push_back(
         {"random seed " + std::to_string(seed),
-         passes::random_pipeline(o.pipeline.target, seed,
-                                 {o.random_exclude.begin(), o.random_exclude.end()})});
+         passes::random_pipeline(o.pipeline.target, seed, {exclude.begin(), exclude.end()})});
   }
 
   std::string precision;
@@ -67,6 +74,15 @@ int run_verify(const VerifyOptions& o) {
       "verify %s (%s sizes) with %s, %d thread(s); tolerance %.0e (max relative error, %s bound)\n",
       suite.name.c_str(), o.full_size ? "full" : "scaled-down", config_path.c_str(), threads,
       tolerance, precision.c_str());
+  if (o.random_configs > 0 && !exclude.empty()) {
+    std::string list;
+    for (const std::string& value : exclude) list += (list.empty() ? "" : ", ") + value;
+    std::printf(
+        "random configurations never draw: %s (%s; --random-exclude '' draws every choice)\n",
+        list.c_str(),
+        o.random_exclude_given ? "--random-exclude"
+                               : ("the " + suite.name + " suite's default").c_str());
+  }
   std::printf("%-16s %-26s %-26s %12s  %s\n", "rung", "pipeline", "output", "max rel err",
               "result");
   int failures = 0;
@@ -114,12 +130,17 @@ Action add_verify_command(CLI::App& app) {
                   "also check N pipelines drawn at random from every registered knob (each with "
                   "its precision's bound)")
       ->check(CLI::Range(0, 10000));
-  cmd->add_option("--random-exclude", o->random_exclude,
-                  "choice values random configurations never draw, e.g. int8 (whose stated bound "
-                  "holds for ResNet-50 only)")
-      ->delimiter(',');
+  CLI::Option* exclude =
+      cmd->add_option("--random-exclude", o->random_exclude,
+                      "choice values random configurations never draw, e.g. int8 (whose stated "
+                      "bound holds for ResNet-50 only); default: the suite's (int8 for llama3-8b "
+                      "and sdxl, nothing for resnet50); '' draws every choice")
+          ->delimiter(',');
   cmd->add_option("--seed", o->seed, "seed for the random inputs and random configurations");
-  return [o] { return run_verify(*o); };
+  return [o, exclude] {
+    o->random_exclude_given = exclude->count() > 0;
+    return run_verify(*o);
+  };
 }
 
 }  // namespace cuvil::bench::cli
