@@ -21,12 +21,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "passes/ir/error.h"
