@@ -21,6 +21,7 @@
 #include "passes/ir/error.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/conv_schedule_attrs.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/register_tile.h"
@@ -30,7 +31,6 @@ namespace cuvil::runtime::cpu {
 
 namespace {
 
-constexpr int kAutoVectors = 0;
 // conv.vectors = auto: 4 vectors x 6 pixels where tiles fill well (1x1 stride-1 convolutions,
 // whose tiles run across rows, and rows of at least kWideRow pixels), else 2 vectors x up to 14
 // pixels (a 7- or 14-pixel row in one tile). Measured with cuvil-micro-conv on ResNet-50's shapes.
@@ -39,30 +39,16 @@ constexpr int kWideRow = 28;
 // The schedule of one direct convolution, from the conv-tiling pass's step attributes.
 struct DirectSchedule {
   int vectors = kAutoVectors;  // conv.vectors: output-channel vectors per tile, 0 = auto
-  enum class Split : uint8_t { automatic, rows, channels };
-  Split partition = Split::automatic;  // conv.partition: auto | rows | channels
-  int64_t channels_per_pass = 0;       // conv.channels_per_pass: >= C (or 0) = all in one pass
-  bool prefetch_weights = true;        // conv.prefetch_weights: next block's weights into L2
+  ConvSplit partition = ConvSplit::automatic;  // conv.partition: auto | rows | channels
+  int64_t channels_per_pass = 0;  // conv.channels_per_pass: >= C (or 0) = all in one pass
+  bool prefetch_weights = true;   // conv.prefetch_weights: next block's weights into L2
 };
 
 DirectSchedule direct_schedule(const Step& s) {
   DirectSchedule sc;
-  const std::string where = " (conv2d.direct_nhwc, node " + s.node_name + ")";
-  const int64_t vectors = s.attrs.get_int("conv.vectors", kAutoVectors);
-  if (vectors < kAutoVectors || vectors > kMaxNV) {
-    throw UserError("conv.vectors: expected 0 (auto) .." + std::to_string(kMaxNV) + ", got " +
-                    std::to_string(vectors) + where);
-  }
-  sc.vectors = static_cast<int>(vectors);
-  const std::string partition = s.attrs.get_string("conv.partition", "auto");
-  if (partition == "rows") {
-    sc.partition = DirectSchedule::Split::rows;
-  } else if (partition == "channels") {
-    sc.partition = DirectSchedule::Split::channels;
-  } else if (partition != "auto") {
-    throw UserError("conv.partition: expected auto, rows or channels, got '" + partition + "'" +
-                    where);
-  }
+  const std::string where = conv_attr_where(s, "conv2d.direct_nhwc");
+  sc.vectors = conv_vectors_attr(s, where);
+  sc.partition = conv_partition_attr(s, where);
   sc.channels_per_pass = s.attrs.get_int("conv.channels_per_pass", 0);
   if (sc.channels_per_pass < 0) {
     throw UserError("conv.channels_per_pass: expected >= 0, got " +
@@ -301,9 +287,8 @@ DirectConvPlan resolve(const ConvGeometry& g, const DirectSchedule& sc, const Di
   // Threads split output rows, or output channel blocks (each thread then reads only its part of
   // the weights); auto splits channels when there are few rows to share.
   const int64_t rows = g.n * g.oh;
-  const bool split_channels =
-      sc.partition == DirectSchedule::Split::channels ||
-      (sc.partition == DirectSchedule::Split::automatic && rows < 8 * threads);
+  const bool split_channels = sc.partition == ConvSplit::channels ||
+                              (sc.partition == ConvSplit::automatic && rows < 8 * threads);
   p.thread_parts =
       split_channels ? std::clamp<int64_t>(threads, 1, g.groups * d.blocks_per_group) : 1;
   return p;

@@ -30,6 +30,7 @@
 #include "passes/ir/error.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/conv_schedule_attrs.h"
 #include "runtime/cpu/conv_winograd_bf16.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
@@ -41,7 +42,6 @@ namespace cuvil::runtime::cpu {
 
 namespace {
 
-constexpr int kAutoVectors = 0;
 constexpr int kAutoTile = 0;
 // conv.winograd_tile = auto: F(4x4) when its tiling has at least this many tiles, else F(2x2).
 // Each transformed weight is used once per tile (2 FLOPs), and F(4x4)'s weights are 4x the
@@ -300,45 +300,39 @@ GemmFn gemm_fn(int mr, int nv) {
   return kGemms[register_tile_index(mr, nv)];
 }
 
+// What the kernels run: 3x3, stride 1, groups 1 (any padding).
+bool winograd_geometry(const ConvGeometry& g) {
+  return g.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1;
+}
+
 // The schedule, from the conv-tiling pass's step attributes.
 struct WinogradSchedule {
   int tile = kAutoTile;        // conv.winograd_tile: m, outputs per tile side (2 or 4), 0 = auto
   int vectors = kAutoVectors;  // conv.vectors: output-channel vectors per register tile
-  int64_t block_kib = kDefaultBlockKib;  // conv.winograd_block_kib: bytes of V + M per block
-  enum class Split : uint8_t { automatic, tiles, channels };
-  Split partition = Split::automatic;  // conv.partition: rows (tiles) | channels | auto
-  bool bf16 = false;                   // conv2d.winograd_bf16: always F(2x2, 3x3)
+  int64_t block_kib = kDefaultBlockKib;        // conv.winograd_block_kib: bytes of V + M per block
+  ConvSplit partition = ConvSplit::automatic;  // conv.partition: rows (tiles) | channels | auto
+  bool bf16 = false;                           // conv2d.winograd_bf16: always F(2x2, 3x3)
 };
 
-WinogradSchedule winograd_schedule(const Step& s) {
+// The schedule of the f32 kernel, or (bf16) of conv2d.winograd_bf16.
+WinogradSchedule winograd_schedule(const Step& s, bool bf16) {
   WinogradSchedule sc;
-  const std::string where = " (conv2d.winograd_nhwc, node " + s.node_name + ")";
+  sc.bf16 = bf16;
+  const std::string where =
+      conv_attr_where(s, bf16 ? "conv2d.winograd_bf16" : "conv2d.winograd_nhwc");
   const int64_t tile = s.attrs.get_int("conv.winograd_tile", kAutoTile);
   if (tile != kAutoTile && tile != 2 && tile != 4) {
     throw UserError("conv.winograd_tile: expected 0 (auto), 2 or 4, got " + std::to_string(tile) +
                     where);
   }
   sc.tile = static_cast<int>(tile);
-  const int64_t vectors = s.attrs.get_int("conv.vectors", kAutoVectors);
-  if (vectors < kAutoVectors || vectors > kMaxNV) {
-    throw UserError("conv.vectors: expected 0 (auto) .." + std::to_string(kMaxNV) + ", got " +
-                    std::to_string(vectors) + where);
-  }
-  sc.vectors = static_cast<int>(vectors);
+  sc.vectors = conv_vectors_attr(s, where);
   sc.block_kib = s.attrs.get_int("conv.winograd_block_kib", kDefaultBlockKib);
   if (sc.block_kib < 1) {
     throw UserError("conv.winograd_block_kib: expected >= 1, got " + std::to_string(sc.block_kib) +
                     where);
   }
-  const std::string partition = s.attrs.get_string("conv.partition", "auto");
-  if (partition == "rows") {
-    sc.partition = WinogradSchedule::Split::tiles;
-  } else if (partition == "channels") {
-    sc.partition = WinogradSchedule::Split::channels;
-  } else if (partition != "auto") {
-    throw UserError("conv.partition: expected auto, rows or channels, got '" + partition + "'" +
-                    where);
-  }
+  sc.partition = conv_partition_attr(s, where);
   return sc;
 }
 
@@ -460,9 +454,9 @@ WinogradConvPlan resolve(const WinogradSchedule& sc, const WinogradShape& d, int
   p.vectors = d.nv;
   p.tiles_per_group = d.mr;
   p.tiles_per_block = d.tiles_per_block;
-  const bool split_channels = sc.partition == WinogradSchedule::Split::channels ||
-                              (sc.partition == WinogradSchedule::Split::automatic &&
-                               d.tiles < kTilesPerThreadForTileSplit * threads);
+  const bool split_channels =
+      sc.partition == ConvSplit::channels ||
+      (sc.partition == ConvSplit::automatic && d.tiles < kTilesPerThreadForTileSplit * threads);
   p.thread_parts = split_channels ? std::clamp<int64_t>(threads, 1, d.blocks) : 1;
   return p;
 }
@@ -602,15 +596,12 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
 
 WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads) {
   const ConvGeometry g = conv_geometry(step);
-  WinogradSchedule sc = winograd_schedule(step);
-  sc.bf16 = step.kernel == "conv2d.winograd_bf16";
+  const WinogradSchedule sc = winograd_schedule(step, step.kernel == "conv2d.winograd_bf16");
   return resolve(sc, winograd_shape(g, sc), threads);
 }
 
 bool conv2d_winograd_supports(const Step& s) {
-  if (!is_nhwc(s)) return false;
-  const ConvGeometry g = conv_geometry(s);
-  return g.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1;
+  return is_nhwc(s) && winograd_geometry(conv_geometry(s));
 }
 
 namespace {
@@ -620,8 +611,7 @@ std::shared_ptr<const void> prepare_winograd(const Step& s, const float* const* 
   if (!constants[1]) return nullptr;  // weights computed at run time: transformed per call
   const ConvGeometry g = conv_geometry(s);
   auto prepared = std::make_shared<PreparedWinograd>();
-  prepared->schedule = winograd_schedule(s);
-  prepared->schedule.bf16 = bf16;
+  prepared->schedule = winograd_schedule(s, bf16);
   const WinogradShape d = winograd_shape(g, prepared->schedule);
   prepared->u.resize(static_cast<size_t>(transformed_floats(g, d)));
   transform_weights(g, d, constants[1], prepared->u.data());
@@ -644,12 +634,11 @@ void run_with(const KernelArgs& a, const ConvGeometry& g, const WinogradShape& d
 }
 
 void run_winograd_step(const KernelArgs& a, bool bf16) {
-  CUVIL_CHECK(conv2d_winograd_supports(a.step),
-              "conv2d.winograd on an unsupported step " + a.step.node_name);
   const ConvGeometry g = conv_geometry(a.step);
+  CUVIL_CHECK(is_nhwc(a.step) && winograd_geometry(g),
+              "conv2d.winograd on an unsupported step " + a.step.node_name);
   const auto* prepared = static_cast<const PreparedWinograd*>(a.step.prepared.get());
-  WinogradSchedule sc = prepared ? prepared->schedule : winograd_schedule(a.step);
-  sc.bf16 = bf16;
+  const WinogradSchedule sc = prepared ? prepared->schedule : winograd_schedule(a.step, bf16);
   const WinogradShape d = winograd_shape(g, sc);
   const WinogradConvPlan plan = resolve(sc, d, a.pool.threads());
   const float* u = prepared ? prepared->u.data() : nullptr;
