@@ -230,18 +230,14 @@ void tile(const TileArgs& t) {
 }
 #endif
 
-template <int MR, int NV>
-struct TileEntry {
-  static constexpr TileFn get() {
-    if constexpr (fits_registers(MR, NV)) {
-      return &tile<MR, NV>;
-    } else {
-      return nullptr;
-    }
+struct Tiles {
+  template <int MR, int NV>
+  static constexpr TileFn fn() {
+    return &tile<MR, NV>;
   }
 };
 
-constexpr auto kTiles = register_tile_table<TileEntry>();
+constexpr auto kTiles = register_tile_table<TileFn, Tiles>();
 
 TileFn tile_fn(int mr, int nv) {
   return kTiles[register_tile_index(mr, nv)];

@@ -46,18 +46,14 @@ CUVIL_BF16_TARGET void gemm_tile_bf16(const uint16_t* v, int64_t v_stride, int64
   }
 }
 
-template <int MR, int NV>
-struct GemmBf16Entry {
-  static constexpr WinogradBf16GemmFn get() {
-    if constexpr (fits_registers(MR, NV)) {
-      return &gemm_tile_bf16<MR, NV>;
-    } else {
-      return nullptr;
-    }
+struct GemmBf16s {
+  template <int MR, int NV>
+  static constexpr WinogradBf16GemmFn fn() {
+    return &gemm_tile_bf16<MR, NV>;
   }
 };
 
-constexpr auto kGemms = register_tile_table<GemmBf16Entry>();
+constexpr auto kGemms = register_tile_table<WinogradBf16GemmFn, GemmBf16s>();
 
 }  // namespace
 

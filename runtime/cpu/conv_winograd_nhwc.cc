@@ -283,18 +283,14 @@ void gemm_tile(const float* v, int64_t v_stride, int64_t c, const float* u, int6
 }
 #endif
 
-template <int MR, int NV>
-struct GemmEntry {
-  static constexpr GemmFn get() {
-    if constexpr (fits_registers(MR, NV)) {
-      return &gemm_tile<MR, NV>;
-    } else {
-      return nullptr;
-    }
+struct Gemms {
+  template <int MR, int NV>
+  static constexpr GemmFn fn() {
+    return &gemm_tile<MR, NV>;
   }
 };
 
-constexpr auto kGemms = register_tile_table<GemmEntry>();
+constexpr auto kGemms = register_tile_table<GemmFn, Gemms>();
 
 GemmFn gemm_fn(int mr, int nv) {
   return kGemms[register_tile_index(mr, nv)];

@@ -27,17 +27,27 @@ inline int max_mr(int nv) {
   return std::min({kMaxMR, kMaxAccumulators / nv, (kVectorRegisters - 1 - nv) / nv});
 }
 
-// table[(mr - 1) * kMaxNV + (nv - 1)] = Entry<mr, nv>::get(): the kernel, or null where the
-// shape does not fit (it is then never instantiated).
-template <template <int, int> class Entry, size_t... I>
-constexpr auto make_register_tile_table(std::index_sequence<I...>) {
-  return std::array{
-      Entry<static_cast<int>(I / kMaxNV) + 1, static_cast<int>(I % kMaxNV) + 1>::get()...};
+// table[(mr - 1) * kMaxNV + (nv - 1)] = Kernels::fn<mr, nv>(): the kernel of that shape, or null
+// where the shape does not fit (it is then never instantiated). Kernels is a type with
+// `template <int MR, int NV> static constexpr Fn fn()`.
+template <class Fn, class Kernels, int MR, int NV>
+constexpr Fn register_tile_entry() {
+  if constexpr (fits_registers(MR, NV)) {
+    return Kernels::template fn<MR, NV>();
+  } else {
+    return nullptr;
+  }
 }
 
-template <template <int, int> class Entry>
+template <class Fn, class Kernels, size_t... I>
+constexpr std::array<Fn, sizeof...(I)> make_register_tile_table(std::index_sequence<I...>) {
+  return {register_tile_entry<Fn, Kernels, static_cast<int>(I / kMaxNV) + 1,
+                              static_cast<int>(I % kMaxNV) + 1>()...};
+}
+
+template <class Fn, class Kernels>
 constexpr auto register_tile_table() {
-  return make_register_tile_table<Entry>(std::make_index_sequence<kMaxMR * kMaxNV>{});
+  return make_register_tile_table<Fn, Kernels>(std::make_index_sequence<kMaxMR * kMaxNV>{});
 }
 
 inline size_t register_tile_index(int mr, int nv) {
