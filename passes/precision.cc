@@ -5,6 +5,7 @@
 
 #include "passes/ir/error.h"
 #include "runtime/cpu/quantize.h"
+#include "runtime/kernel_table.h"
 
 namespace cuvil::passes {
 
@@ -123,12 +124,12 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
       f32_weight_users.insert(n.inputs[1]);
       continue;
     }
-    // A 3x3 convolution select-lowering gave to Winograd keeps it, in bf16 (2.2-2.6x the bf16
-    // im2col/GEMM kernel on ResNet-50's 3x3 layers, cuvil-micro-conv).
-    const bool winograd = dtype == "bf16" && n.op == OpKind::conv2d &&
-                          n.attrs.get_string("impl", "") == "conv2d.winograd_nhwc";
-    n.attrs.set("impl", winograd ? std::string("conv2d.winograd_bf16")
-                                 : std::string(ir::to_string(n.op)) + "." + dtype);
+    // A kernel with a bf16 variant keeps its algorithm (Winograd: 2.2-2.6x the bf16 im2col/GEMM
+    // kernel on ResNet-50's 3x3 layers, cuvil-micro-conv).
+    const runtime::KernelInfo* lowered = runtime::find_kernel(n.op, n.attrs.get_string("impl", ""));
+    const bool variant = dtype == "bf16" && lowered && !lowered->bf16_variant.empty();
+    n.attrs.set("impl",
+                variant ? lowered->bf16_variant : std::string(ir::to_string(n.op)) + "." + dtype);
     n.attrs.set("precision", dtype);
     graph.annotations["reduced-precision." + dtype] += 1;
     if (dtype == "bf16" && n.op != OpKind::matmul) {

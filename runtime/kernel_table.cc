@@ -1,5 +1,7 @@
 #include "runtime/kernel_table.h"
 
+#include <utility>
+
 #include "passes/ir/error.h"
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/conv_kernels.h"
@@ -18,7 +20,13 @@ std::vector<KernelInfo> build_table() {
   std::vector<KernelInfo> t;
   auto add = [&t](OpKind op, const char* variant, KernelFn fn, const char* what,
                   bool (*supports)(const Step&) = nullptr) {
-    t.push_back({op, std::string(ir::to_string(op)) + "." + variant, fn, supports, what});
+    KernelInfo k;
+    k.op = op;
+    k.name = std::string(ir::to_string(op)) + "." + variant;
+    k.fn = fn;
+    k.supports = supports;
+    k.description = what;
+    t.push_back(std::move(k));
   };
   add(OpKind::conv2d, "auto", cpu::conv2d_auto,
       "1x1 stride-1 as GEMM, otherwise im2col + GEMM; nchw16c: direct_nchw16c");
@@ -34,6 +42,7 @@ std::vector<KernelInfo> build_table() {
       "3x3 stride-1, NHWC groups=1: Winograd F(2x2 or 4x4, 3x3), weights transformed once",
       cpu::conv2d_winograd_supports);
   t.back().prepare = cpu::conv2d_winograd_prepare;
+  t.back().bf16_variant = "conv2d.winograd_bf16";
   add(OpKind::conv2d, "winograd_bf16", cpu::conv2d_winograd_bf16,
       "Winograd F(2x2, 3x3) as winograd_nhwc, bf16 transformed inputs and weights "
       "(avx512_bf16)",

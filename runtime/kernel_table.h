@@ -23,6 +23,9 @@ struct KernelInfo {
   // weights (packing, precision conversion) out of the measured loop.
   std::shared_ptr<const void> (*prepare)(const Step& step,
                                          const float* const* constant_inputs) = nullptr;
+  // When set, the kernel reduced-precision picks for a bf16 node lowered to this one (instead of
+  // the op's generic "<op>.bf16"): the same algorithm in bf16.
+  std::string bf16_variant;
 };
 
 // Every registered kernel, ops in OpKind order, the default kernel of each op first.

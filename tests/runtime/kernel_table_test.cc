@@ -1,4 +1,4 @@
-// The kernel table's naming: which registered kernels are library calls.
+// The kernel table's naming: which registered kernels are library calls, and bf16 variants.
 #include <gtest/gtest.h>
 
 #include "runtime/kernel_table.h"
@@ -19,6 +19,17 @@ TEST(KernelTable, EveryOnednnKernelIsNamedAsALibraryLowering) {
     const bool library = k.description.find("(library)") != std::string::npos;
     EXPECT_EQ(lowering_of(k.name) == "onednn", library) << k.name;
   }
+}
+
+// reduced-precision swaps a kernel for its bf16 variant: it must exist, for the same op.
+TEST(KernelTable, EveryBf16VariantIsARegisteredKernelOfTheSameOp) {
+  int variants = 0;
+  for (const KernelInfo& k : kernel_table()) {
+    if (k.bf16_variant.empty()) continue;
+    ++variants;
+    EXPECT_NE(find_kernel(k.op, k.bf16_variant), nullptr) << k.name << " -> " << k.bf16_variant;
+  }
+  EXPECT_GT(variants, 0);  // conv2d.winograd_nhwc -> conv2d.winograd_bf16
 }
 
 }  // namespace
