@@ -21,6 +21,9 @@ bool can_produce(OpKind op) {
     case OpKind::slice:
     case OpKind::concat:
     case OpKind::embedding:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::pad:
       return false;
     default:
       return true;
@@ -101,7 +104,7 @@ class Fuser {
     const Shape& result = graph_.value(running).shape;
     if (graph_.value(e.output).shape != result) return false;
 
-    ir::EpilogueStep step{e.op, -1};
+    ir::EpilogueStep step{e.op, -1, ir::unary_params(e.op, e.attrs)};
     if (ir::is_binary_elementwise(e.op)) {
       const ValueId other = e.inputs[static_cast<size_t>(1 - side)];
       if (other == running) return false;  // x op x: the value is needed twice

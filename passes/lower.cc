@@ -65,6 +65,10 @@ double declared_flops(const ir::Graph& g, const ir::Node& n) {
     case OpKind::transpose:
     case OpKind::embedding:
     case OpKind::upsample_nearest2d:
+    case OpKind::pad:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::where:
       f = 0;
       break;
     default:

@@ -100,7 +100,7 @@ std::vector<KernelInfo> build_table() {
       "query blocks x all keys per (batch, kv head): GEMM, softmax, GEMM");
   add(OpKind::rope, "cpu", cpu::rope, "rotate-half, angles per position");
   add(OpKind::max_pool2d, "cpu", cpu::max_pool2d, "direct");
-  add(OpKind::avg_pool2d, "cpu", cpu::avg_pool2d, "direct, counts padding");
+  add(OpKind::avg_pool2d, "cpu", cpu::avg_pool2d, "direct, count_include_pad 0 or 1");
   add(OpKind::global_avg_pool, "cpu", cpu::global_avg_pool, "fp64 sums");
   add(OpKind::upsample_nearest2d, "cpu", cpu::upsample_nearest2d, "direct");
   add(OpKind::concat, "cpu", cpu::concat, "block copies");
@@ -108,6 +108,23 @@ std::vector<KernelInfo> build_table() {
   add(OpKind::reshape, "cpu", cpu::reshape, "copy");
   add(OpKind::transpose, "cpu", cpu::transpose, "blocked 2-D for layout perms, else strided");
   add(OpKind::embedding, "cpu", cpu::embedding, "row gather");
+  for (OpKind op :
+       {OpKind::tanh, OpKind::erf, OpKind::sqrt, OpKind::exp, OpKind::log, OpKind::neg, OpKind::abs,
+        OpKind::clip, OpKind::hard_sigmoid, OpKind::hard_swish, OpKind::leaky_relu}) {
+    add(op, "cpu", cpu::unary, "elementwise (vectorised: tanh, erf, sqrt, exp)");
+    t.back().prepare = cpu::unary_prepare;
+  }
+  for (OpKind op : {OpKind::pow, OpKind::max, OpKind::min}) {
+    add(op, "cpu", cpu::binary, "broadcasting elementwise");
+  }
+  for (OpKind op : {OpKind::reduce_mean, OpKind::reduce_sum, OpKind::reduce_max}) {
+    add(op, "cpu", cpu::reduce,
+        "adjacent axes as [outer, reduced, inner] with contiguous rows, fp64 sums");
+  }
+  add(OpKind::pad, "cpu", cpu::pad, "row copies with constant, edge or reflect borders");
+  add(OpKind::gather, "cpu", cpu::gather, "slab copies along the axis");
+  add(OpKind::where, "cpu", cpu::where, "broadcasting select");
+  add(OpKind::expand, "cpu", cpu::expand, "broadcast runs");
   return t;
 }
 

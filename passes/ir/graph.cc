@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 
 #include "passes/ir/error.h"
 
@@ -34,6 +35,23 @@ std::vector<int64_t> Attrs::get_ints(const std::string& key, std::vector<int64_t
   if (it == map_.end()) return fallback;
   if (auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;
   throw UserError("attribute '" + key + "' is not a list of integers");
+}
+
+UnaryParams unary_params(OpKind op, const Attrs& attrs) {
+  const auto f = [&](const char* key, double fallback) {
+    return static_cast<float>(attrs.get_float(key, fallback));
+  };
+  switch (op) {
+    case OpKind::clip:
+      return {f("min", -std::numeric_limits<double>::infinity()),
+              f("max", std::numeric_limits<double>::infinity())};
+    case OpKind::hard_sigmoid:
+      return {f("alpha", 0.2), f("beta", 0.5)};
+    case OpKind::leaky_relu:
+      return {f("alpha", 0.01), 0.0f};
+    default:
+      return {};
+  }
 }
 
 size_t Node::op_input_count() const {

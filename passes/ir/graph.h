@@ -41,6 +41,9 @@ class Attrs {
   std::map<std::string, AttrValue> map_;
 };
 
+// A unary node's constants (see UnaryParams) from its attributes, with the op's defaults.
+UnaryParams unary_params(OpKind op, const Attrs& attrs);
+
 enum class ValueKind : uint8_t { input, constant, intermediate };
 
 struct Value {

@@ -29,7 +29,28 @@ constexpr std::string_view kOpNames[kOpKindCount] = {"conv2d",
                                                      "slice",
                                                      "reshape",
                                                      "transpose",
-                                                     "embedding"};
+                                                     "embedding",
+                                                     "tanh",
+                                                     "erf",
+                                                     "sqrt",
+                                                     "exp",
+                                                     "log",
+                                                     "neg",
+                                                     "abs",
+                                                     "clip",
+                                                     "hard_sigmoid",
+                                                     "hard_swish",
+                                                     "leaky_relu",
+                                                     "pow",
+                                                     "max",
+                                                     "min",
+                                                     "reduce_mean",
+                                                     "reduce_sum",
+                                                     "reduce_max",
+                                                     "pad",
+                                                     "gather",
+                                                     "where",
+                                                     "expand"};
 }  // namespace
 
 std::string_view to_string(OpKind op) {
@@ -44,11 +65,45 @@ std::optional<OpKind> parse_op(std::string_view name) {
 }
 
 bool is_unary_elementwise(OpKind op) {
-  return op == OpKind::relu || op == OpKind::silu || op == OpKind::gelu || op == OpKind::sigmoid;
+  switch (op) {
+    case OpKind::relu:
+    case OpKind::silu:
+    case OpKind::gelu:
+    case OpKind::sigmoid:
+    case OpKind::tanh:
+    case OpKind::erf:
+    case OpKind::sqrt:
+    case OpKind::exp:
+    case OpKind::log:
+    case OpKind::neg:
+    case OpKind::abs:
+    case OpKind::clip:
+    case OpKind::hard_sigmoid:
+    case OpKind::hard_swish:
+    case OpKind::leaky_relu:
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool is_binary_elementwise(OpKind op) {
-  return op == OpKind::add || op == OpKind::sub || op == OpKind::mul || op == OpKind::div;
+  switch (op) {
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::div:
+    case OpKind::pow:
+    case OpKind::max:
+    case OpKind::min:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_reduction(OpKind op) {
+  return op == OpKind::reduce_mean || op == OpKind::reduce_sum || op == OpKind::reduce_max;
 }
 
 size_t epilogue_operand_count(const std::vector<EpilogueStep>& epilogue) {

@@ -48,7 +48,7 @@ enum class OpKind : uint8_t {
   rope,
   // attrs kernel[2], stride[2], pad[2], layout (nchw, nhwc or nchw16c: pools each lane)
   max_pool2d,
-  avg_pool2d,  // counts padding (count_include_pad=true)
+  avg_pool2d,  // attr count_include_pad (default 1: the divisor counts padded zeros)
   // x[N, C, H, W] (or nhwc) -> [N, C]; attr layout
   global_avg_pool,
   // attr scale (integer), layout
@@ -63,15 +63,51 @@ enum class OpKind : uint8_t {
   transpose,
   // inputs (table[V, D], ids[...] i32) -> [..., D]
   embedding,
+
+  // More unary elementwise ops (imported models use them). clip: attrs min, max (default
+  // -inf/+inf); hard_sigmoid: max(0, min(1, alpha*x + beta)), attrs alpha (0.2), beta (0.5);
+  // hard_swish: x * relu6(x + 3) / 6; leaky_relu: attr alpha (0.01).
+  tanh,
+  erf,
+  sqrt,
+  exp,
+  log,
+  neg,
+  abs,
+  clip,
+  hard_sigmoid,
+  hard_swish,
+  leaky_relu,
+  // More binary elementwise ops, numpy broadcasting: pow (a^b), max, min.
+  pow,
+  max,
+  min,
+  // Reductions over attr axes (list, default all; negative counts from the end), attr keepdims
+  // (0/1, default 1).
+  reduce_mean,
+  reduce_sum,
+  reduce_max,
+  // attrs pads (2 * rank: the begins of every axis, then the ends; >= 0), mode (constant |
+  // reflect | edge), value (constant mode).
+  pad,
+  // inputs (data, indices i32 [...]); attr axis: out = data.shape[:axis] + indices.shape +
+  // data.shape[axis+1:]. Negative indices count from the end.
+  gather,
+  // inputs (cond, a, b), numpy broadcasting: cond != 0 ? a : b.
+  where,
+  // numpy broadcast of the input to attr shape (ONNX Expand: the result shape is the broadcast
+  // of the input shape and attr shape).
+  expand,
 };
 
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::embedding) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::expand) + 1;
 
 std::string_view to_string(OpKind op);
 std::optional<OpKind> parse_op(std::string_view name);
 
 bool is_unary_elementwise(OpKind op);
 bool is_binary_elementwise(OpKind op);
+bool is_reduction(OpKind op);  // reduce_mean, reduce_sum, reduce_max
 inline bool is_elementwise(OpKind op) {
   return is_unary_elementwise(op) || is_binary_elementwise(op);
 }
@@ -81,6 +117,14 @@ inline bool is_elementwise(OpKind op) {
 // slice and a concat with zeros that pads channels to a multiple of 16).
 bool is_layout_aware(OpKind op);
 
+// The constants of the parameterised unary ops (clip: a = min, b = max; hard_sigmoid: a = alpha,
+// b = beta; leaky_relu: a = alpha). Read once from a node's attributes; other ops ignore them.
+struct UnaryParams {
+  float a = 0.0f;
+  float b = 0.0f;
+  bool operator==(const UnaryParams&) const = default;
+};
+
 // One step of a fused elementwise epilogue applied to a node's result, in order. A binary step
 // combines the running result with node input `input` (broadcast to the result's shape); the
 // running result is the left operand. Epilogue operands are APPENDED after the op's own inputs,
@@ -89,6 +133,7 @@ bool is_layout_aware(OpKind op);
 struct EpilogueStep {
   OpKind op;
   int input = -1;
+  UnaryParams params = {};  // unary steps: the fused node's constants
   bool operator==(const EpilogueStep&) const = default;
 };
 

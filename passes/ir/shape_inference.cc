@@ -1,4 +1,5 @@
 // Shape, dtype and layout inference, one rule per op (see op.h for each op's contract).
+#include <algorithm>
 #include <cmath>
 
 #include "passes/ir/error.h"
@@ -296,6 +297,75 @@ void infer_transpose(const Ctx& c, Value* out) {
     out->layout = Layout::nchw16c;
 }
 
+// The reduced axes of a rank-`rank` input, sorted and distinct (attr axes; default: all).
+std::vector<int64_t> reduced_axes(const Ctx& c, size_t rank) {
+  std::vector<int64_t> axes = c.node.attrs.get_ints("axes", {});
+  if (axes.empty()) {
+    for (size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  std::vector<char> seen(rank, 0);
+  for (int64_t& a : axes) {
+    a = norm_axis(c, a, rank);
+    if (seen[static_cast<size_t>(a)]) c.fail("axis " + std::to_string(a) + " listed twice");
+    seen[static_cast<size_t>(a)] = 1;
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+void infer_reduce(const Ctx& c, Value* out) {
+  c.arity(1, 1);
+  const Shape& x = c.shape(0);
+  const std::vector<int64_t> axes = reduced_axes(c, x.size());
+  const bool keep = c.node.attrs.get_int("keepdims", 1) != 0;
+  Shape s;
+  for (size_t d = 0; d < x.size(); ++d) {
+    const bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (!reduced) {
+      s.push_back(x[d]);
+    } else if (keep) {
+      s.push_back(1);
+    }
+  }
+  out->shape = s;
+}
+
+void infer_pad(const Ctx& c, Value* out) {
+  c.arity(1, 1);
+  const Shape& x = c.shape(0);
+  const std::vector<int64_t> pads = c.node.attrs.get_ints("pads", {});
+  if (pads.size() != 2 * x.size()) {
+    c.fail("pads has " + std::to_string(pads.size()) + " entries, expected " +
+           std::to_string(2 * x.size()) + " (begins then ends of each axis)");
+  }
+  const std::string mode = c.node.attrs.get_string("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    c.fail("unknown pad mode '" + mode + "' (expected constant, reflect or edge)");
+  Shape s = x;
+  for (size_t d = 0; d < x.size(); ++d) {
+    const int64_t lo = pads[d], hi = pads[d + x.size()];
+    if (lo < 0 || hi < 0) c.fail("negative pads are not supported");
+    if (mode == "reflect" && (lo >= x[d] || hi >= x[d]))
+      c.fail("reflect padding must be smaller than the axis (" + std::to_string(x[d]) + ")");
+    if (mode == "edge" && x[d] == 0 && lo + hi > 0) c.fail("edge padding of an empty axis");
+    s[d] = x[d] + lo + hi;
+  }
+  out->shape = s;
+}
+
+void infer_gather(const Ctx& c, Value* out) {
+  c.arity(2, 2);
+  const Shape& data = c.shape(0);
+  if (data.empty()) c.fail("data must have rank >= 1");
+  if (c.in(1).dtype != DType::i32) c.fail("indices must be i32");
+  const int64_t axis = norm_axis(c, c.node.attrs.get_int("axis", 0), data.size());
+  Shape s(data.begin(), data.begin() + axis);
+  const Shape& idx = c.shape(1);
+  s.insert(s.end(), idx.begin(), idx.end());
+  s.insert(s.end(), data.begin() + axis + 1, data.end());
+  out->shape = s;
+}
+
 }  // namespace
 
 void infer_node(const Graph& graph, const Node& full_node, Value* out) {
@@ -336,6 +406,9 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
     case OpKind::sub:
     case OpKind::mul:
     case OpKind::div:
+    case OpKind::pow:
+    case OpKind::max:
+    case OpKind::min:
       c.arity(2, 2);
       out->shape = broadcast(c, c.shape(0), c.shape(1));
       out->layout = out->shape == c.shape(0) ? c.in(0).layout : c.in(1).layout;
@@ -344,10 +417,52 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
     case OpKind::silu:
     case OpKind::gelu:
     case OpKind::sigmoid:
+    case OpKind::tanh:
+    case OpKind::erf:
+    case OpKind::sqrt:
+    case OpKind::exp:
+    case OpKind::log:
+    case OpKind::neg:
+    case OpKind::abs:
+    case OpKind::hard_sigmoid:
+    case OpKind::hard_swish:
+    case OpKind::leaky_relu:
       c.arity(1, 1);
       out->shape = c.shape(0);
       out->layout = c.in(0).layout;
       break;
+    case OpKind::clip: {
+      c.arity(1, 1);
+      const UnaryParams p = unary_params(OpKind::clip, node.attrs);
+      if (std::isnan(p.a) || std::isnan(p.b) || p.a > p.b) c.fail("clip needs min <= max");
+      out->shape = c.shape(0);
+      out->layout = c.in(0).layout;
+      break;
+    }
+    case OpKind::reduce_mean:
+    case OpKind::reduce_sum:
+    case OpKind::reduce_max:
+      infer_reduce(c, out);
+      break;
+    case OpKind::pad:
+      infer_pad(c, out);
+      break;
+    case OpKind::gather:
+      infer_gather(c, out);
+      break;
+    case OpKind::where:
+      c.arity(3, 3);
+      out->shape = broadcast(c, broadcast(c, c.shape(0), c.shape(1)), c.shape(2));
+      break;
+    case OpKind::expand: {
+      c.arity(1, 1);
+      const Shape target = node.attrs.get_ints("shape", {});
+      for (int64_t d : target) {
+        if (d < 1) c.fail("expand shape " + to_string(target) + " has a dimension < 1");
+      }
+      out->shape = broadcast(c, c.shape(0), target);
+      break;
+    }
     case OpKind::softmax:
       c.arity(1, 1);
       norm_axis(c, node.attrs.get_int("axis", -1), c.shape(0).size());
@@ -419,6 +534,20 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
       out->shape.push_back(c.shape(0)[1]);
       break;
     }
+  }
+  // Ops that only move data keep integer ids integer (e.g. ids reshaped before a gather).
+  switch (node.op) {
+    case OpKind::reshape:
+    case OpKind::transpose:
+    case OpKind::slice:
+    case OpKind::concat:
+    case OpKind::gather:
+    case OpKind::expand:
+    case OpKind::pad:
+      if (c.in(0).dtype == DType::i32) out->dtype = DType::i32;
+      break;
+    default:
+      break;
   }
   // Fused epilogue operands follow the op's inputs, one per binary step, and must broadcast to
   // the result without changing its shape.

@@ -1,6 +1,7 @@
 // Elementwise unary and broadcasting binary ops, and rotary embeddings.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/elementwise_math.h"
@@ -26,10 +27,17 @@ void for_blocks(ThreadPool& pool, int64_t total, F f) {
 }
 }  // namespace
 
+std::shared_ptr<const void> unary_prepare(const Step& step, const float* const*) {
+  return std::make_shared<ir::UnaryParams>(ir::unary_params(step.op, step.attrs));
+}
+
 void unary(const KernelArgs& a) {
   const Epilogue epi(a.step, a.in, a.out);
+  const ir::UnaryParams params = a.step.prepared
+                                     ? *static_cast<const ir::UnaryParams*>(a.step.prepared.get())
+                                     : ir::unary_params(a.step.op, a.step.attrs);
   for_blocks(a.pool, ir::num_elements(a.step.output_shape), [&](int64_t begin, int64_t n) {
-    unary_run(a.step.op, a.in[0] + begin, a.out + begin, n);
+    unary_run(a.step.op, a.in[0] + begin, a.out + begin, n, params);
     if (!epi.empty()) epi.apply(a.out + begin, n);
   });
 }

@@ -8,11 +8,13 @@
 
 namespace cuvil::runtime::cpu {
 
-// y[i] = op(x[i]) for relu/silu/gelu/sigmoid; x may equal y.
-void unary_run(ir::OpKind op, const float* x, float* y, int64_t n);
+// y[i] = op(x[i]) for every unary elementwise op (ir::is_unary_elementwise), with the
+// parameterised ops' constants in `params`; x may equal y.
+void unary_run(ir::OpKind op, const float* x, float* y, int64_t n,
+               const ir::UnaryParams& params = {});
 
-// y[i] = a[i] op b[i*b_stride] for add/sub/mul/div; b_stride is 0 (broadcast scalar) or 1.
-// a may equal y.
+// y[i] = a[i] op b[i*b_stride] for every binary elementwise op; b_stride is 0 (broadcast
+// scalar) or 1. a may equal y.
 void binary_run(ir::OpKind op, const float* a, const float* b, int64_t b_stride, float* y,
                 int64_t n);
 

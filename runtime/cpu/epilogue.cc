@@ -12,6 +12,7 @@ Epilogue::Epilogue(const Step& step, const float* const* in, float* out)
   for (const ir::EpilogueStep& e : step.epilogue) {
     Item& item = items_[count_++];
     item.op = e.op;
+    item.params = e.params;
     if (ir::is_binary_elementwise(e.op)) {
       CUVIL_CHECK(e.input >= 0 && e.input < static_cast<int>(step.inputs.size()),
                   "epilogue operand out of range in step " + step.node_name);
@@ -26,7 +27,7 @@ void Epilogue::apply(float* p, int64_t len) const {
   for (int s = 0; s < count_; ++s) {
     const Item& item = items_[s];
     if (!item.src) {
-      unary_run(item.op, p, p, len);
+      unary_run(item.op, p, p, len, item.params);
       continue;
     }
     item.bc.for_each_run(flat, len, [&](int64_t pos, int64_t off, int64_t stride, int64_t n) {

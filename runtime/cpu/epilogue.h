@@ -26,6 +26,7 @@ class Epilogue {
  private:
   struct Item {
     ir::OpKind op;
+    ir::UnaryParams params;      // unary steps only
     const float* src = nullptr;  // binary steps only
     Broadcast bc;
   };

@@ -26,6 +26,8 @@ void rms_norm(const KernelArgs& args);
 void softmax(const KernelArgs& args);
 // elementwise.cc
 void unary(const KernelArgs& args);
+// The parameterised unary ops' constants (ir::UnaryParams), read once at lowering.
+std::shared_ptr<const void> unary_prepare(const Step& step, const float* const* constants);
 void binary(const KernelArgs& args);
 void rope(const KernelArgs& args);
 // pooling.cc
@@ -39,5 +41,12 @@ void slice(const KernelArgs& args);
 void reshape(const KernelArgs& args);
 void transpose(const KernelArgs& args);
 void embedding(const KernelArgs& args);
+// reduce.cc
+void reduce(const KernelArgs& args);
+// indexing.cc
+void pad(const KernelArgs& args);
+void gather(const KernelArgs& args);
+void expand(const KernelArgs& args);
+void where(const KernelArgs& args);
 
 }  // namespace cuvil::runtime::cpu

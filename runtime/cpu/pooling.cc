@@ -25,6 +25,16 @@ void pool2d(const KernelArgs& a) {
   const auto st = attr_pair(a.step, "stride", 1);
   const auto pd = attr_pair(a.step, "pad", 0);
   const float inv_area = 1.0f / static_cast<float>(k[0] * k[1]);
+  // count_include_pad 0: divide by the taps inside the input (windows at borders have fewer).
+  const bool include_pad = a.step.attrs.get_int("count_include_pad", 1) != 0;
+  auto scale_of = [&](int64_t oy, int64_t ox) {
+    if (include_pad) return inv_area;
+    const int64_t y0 = std::max<int64_t>(0, oy * st[0] - pd[0]);
+    const int64_t y1 = std::min<int64_t>(x.h, oy * st[0] - pd[0] + k[0]);
+    const int64_t x0 = std::max<int64_t>(0, ox * st[1] - pd[1]);
+    const int64_t x1 = std::min<int64_t>(x.w, ox * st[1] - pd[1] + k[1]);
+    return 1.0f / static_cast<float>(std::max<int64_t>(1, (y1 - y0) * (x1 - x0)));
+  };
   const float init = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
   const Epilogue epi(a.step, a.in, a.out);
   const float* in = a.in[0];
@@ -47,7 +57,8 @@ void pool2d(const KernelArgs& a) {
             }
           }
           if (!kMax) {
-            for (int64_t c = 0; c < x.c; ++c) o[c] *= inv_area;
+            const float scale = scale_of(oy, ox);
+            for (int64_t c = 0; c < x.c; ++c) o[c] *= scale;
           }
         }
         if (!epi.empty()) epi.apply(a.out + (img * y.h + oy) * y.w * x.c, y.w * x.c);
@@ -72,7 +83,7 @@ void pool2d(const KernelArgs& a) {
               acc = kMax ? std::max(acc, v) : acc + v;
             }
           }
-          o[oy * y.w + ox] = kMax ? acc : acc * inv_area;
+          o[oy * y.w + ox] = kMax ? acc : acc * scale_of(oy, ox);
         }
       }
       if (!epi.empty()) epi.apply(o, y.h * y.w);

@@ -48,10 +48,34 @@ bool epilogue_post_ops(const Step& step,
       case ir::OpKind::sigmoid:
         ops->append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
         break;
+      case ir::OpKind::tanh:
+        ops->append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f);
+        break;
+      case ir::OpKind::sqrt:
+        ops->append_eltwise(1.0f, algorithm::eltwise_sqrt, 0.0f, 0.0f);
+        break;
+      case ir::OpKind::exp:
+        ops->append_eltwise(1.0f, algorithm::eltwise_exp, 0.0f, 0.0f);
+        break;
+      case ir::OpKind::abs:
+        ops->append_eltwise(1.0f, algorithm::eltwise_abs, 0.0f, 0.0f);
+        break;
+      case ir::OpKind::clip:
+        ops->append_eltwise(1.0f, algorithm::eltwise_clip_v2, e.params.a, e.params.b);
+        break;
+      case ir::OpKind::leaky_relu:
+        ops->append_eltwise(1.0f, algorithm::eltwise_relu, e.params.a, 0.0f);
+        break;
+      case ir::OpKind::hard_swish:
+        // oneDNN 2.6's hardswish is x * relu6(x + 3) / 6 (its alpha and beta are unused).
+        ops->append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f);
+        break;
       case ir::OpKind::add:
       case ir::OpKind::sub:
       case ir::OpKind::mul:
-      case ir::OpKind::div: {
+      case ir::OpKind::div:
+      case ir::OpKind::max:
+      case ir::OpKind::min: {
         BinaryOperand b;
         b.post_op = index;
         b.input = e.input;
@@ -59,12 +83,15 @@ bool epilogue_post_ops(const Step& step,
         const algorithm alg = e.op == ir::OpKind::add   ? algorithm::binary_add
                               : e.op == ir::OpKind::sub ? algorithm::binary_sub
                               : e.op == ir::OpKind::mul ? algorithm::binary_mul
+                              : e.op == ir::OpKind::max ? algorithm::binary_max
+                              : e.op == ir::OpKind::min ? algorithm::binary_min
                                                         : algorithm::binary_div;
         ops->append_binary(alg, b.desc);
         operands->push_back(b);
         break;
       }
       default:
+        operands->clear();  // the caller applies the whole epilogue after the primitive
         return false;
     }
     ++index;

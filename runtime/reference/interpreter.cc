@@ -59,12 +59,38 @@ void run_main_op(const OpArgs& args) {
     case OpKind::sub:
     case OpKind::mul:
     case OpKind::div:
+    case OpKind::pow:
+    case OpKind::max:
+    case OpKind::min:
       return run_binary(args);
     case OpKind::relu:
     case OpKind::silu:
     case OpKind::gelu:
     case OpKind::sigmoid:
+    case OpKind::tanh:
+    case OpKind::erf:
+    case OpKind::sqrt:
+    case OpKind::exp:
+    case OpKind::log:
+    case OpKind::neg:
+    case OpKind::abs:
+    case OpKind::clip:
+    case OpKind::hard_sigmoid:
+    case OpKind::hard_swish:
+    case OpKind::leaky_relu:
       return run_unary(args);
+    case OpKind::reduce_mean:
+    case OpKind::reduce_sum:
+    case OpKind::reduce_max:
+      return run_reduce(args);
+    case OpKind::pad:
+      return run_pad(args);
+    case OpKind::gather:
+      return run_gather(args);
+    case OpKind::where:
+      return run_where(args);
+    case OpKind::expand:
+      return run_expand(args);
     case OpKind::softmax:
       return run_softmax(args);
     case OpKind::sdpa:
@@ -99,7 +125,7 @@ void apply_epilogue(const OpArgs& args, const std::vector<View>& all_inputs) {
   const int64_t n = ir::num_elements(args.out_shape);
   for (const ir::EpilogueStep& step : args.node.epilogue) {
     if (ir::is_unary_elementwise(step.op)) {
-      for (int64_t i = 0; i < n; ++i) args.out[i] = apply_unary(step.op, args.out[i]);
+      for (int64_t i = 0; i < n; ++i) args.out[i] = apply_unary(step.op, step.params, args.out[i]);
     } else {
       CUVIL_CHECK(ir::is_binary_elementwise(step.op), "epilogue step is not elementwise");
       CUVIL_CHECK(step.input >= 0 && step.input < static_cast<int>(all_inputs.size()),

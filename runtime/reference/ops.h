@@ -50,13 +50,14 @@ int64_t normalize_axis(int64_t axis, size_t rank);
 
 // Elementwise helpers shared by the binary ops and fused epilogues. `out` may alias `a` when
 // a.shape equals out_shape (epilogues update the running result in place).
-float apply_unary(ir::OpKind op, float x);
+float apply_unary(ir::OpKind op, const ir::UnaryParams& params, float x);
 void binary_broadcast(ir::OpKind op, const View& a, const View& b, const ir::Shape& out_shape,
                       float* out);
 
 // elementwise_ops.cc
 void run_binary(const OpArgs& a);
 void run_unary(const OpArgs& a);
+void run_where(const OpArgs& a);
 
 // linalg_ops.cc
 void run_linear(const OpArgs& a);
@@ -88,5 +89,11 @@ void run_slice(const OpArgs& a);
 void run_reshape(const OpArgs& a);
 void run_transpose(const OpArgs& a);
 void run_embedding(const OpArgs& a);
+void run_pad(const OpArgs& a);
+void run_gather(const OpArgs& a);
+void run_expand(const OpArgs& a);
+
+// reduce_ops.cc
+void run_reduce(const OpArgs& a);
 
 }  // namespace cuvil::runtime::reference

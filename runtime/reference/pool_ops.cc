@@ -1,4 +1,5 @@
 // Spatial pooling (max, average, global average) and nearest-neighbour upsampling.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -50,18 +51,20 @@ void run_max_pool2d(const OpArgs& a) {
   }
 }
 
-// count_include_pad: the divisor is always the full window, padded zeros included.
+// count_include_pad 1 (default): the divisor is the full window, padded zeros included; 0: the
+// window's taps inside the input.
 void run_avg_pool2d(const OpArgs& a) {
   const ir::Layout layout = layout_attr(a.node);
   const Dims4 x = dims4(a.in[0].shape, layout);
   const Dims4 y = dims4(a.out_shape, layout);
   const Window win = window_attrs(a.node);
-  const double divisor = static_cast<double>(win.kh * win.kw);
+  const bool include_pad = a.node.attrs.get_int("count_include_pad", 1) != 0;
   for (int64_t n = 0; n < y.n; ++n) {
     for (int64_t c = 0; c < y.c; ++c) {
       for (int64_t oh = 0; oh < y.h; ++oh) {
         for (int64_t ow = 0; ow < y.w; ++ow) {
           double sum = 0.0;
+          int64_t taps = 0;
           for (int64_t kh = 0; kh < win.kh; ++kh) {
             const int64_t ih = oh * win.sh - win.ph + kh;
             if (ih < 0 || ih >= x.h) continue;
@@ -69,8 +72,11 @@ void run_avg_pool2d(const OpArgs& a) {
               const int64_t iw = ow * win.sw - win.pw + kw;
               if (iw < 0 || iw >= x.w) continue;
               sum += a.in[0].data[x.at(n, c, ih, iw)];
+              ++taps;
             }
           }
+          const double divisor = include_pad ? static_cast<double>(win.kh * win.kw)
+                                             : static_cast<double>(std::max<int64_t>(taps, 1));
           a.out[y.at(n, c, oh, ow)] = static_cast<float>(sum / divisor);
         }
       }

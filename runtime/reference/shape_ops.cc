@@ -1,4 +1,4 @@
-// Data movement: concat, slice, reshape, transpose, and the embedding gather.
+// Data movement: concat, slice, reshape, transpose, pad, expand, and the gathers.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -89,6 +89,86 @@ void run_embedding(const OpArgs& a) {
                       std::to_string(vocab) + ")");
     }
     std::copy_n(table.data + static_cast<int64_t>(id) * dim, dim, a.out + i * dim);
+  }
+}
+
+// Each output element reads the input at its index minus the begin pad, mapped back inside the
+// axis by the mode (constant: outside reads `value`).
+void run_pad(const OpArgs& a) {
+  const View& x = a.in[0];
+  const size_t rank = x.shape.size();
+  const auto pads = a.node.attrs.get_ints("pads", {});
+  const std::string mode = a.node.attrs.get_string("mode", "constant");
+  const float value = static_cast<float>(a.node.attrs.get_float("value", 0.0));
+  const std::vector<int64_t> strides = strides_of(x.shape);
+  const int64_t n = ir::num_elements(a.out_shape);
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = 0;
+    bool inside = true;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t j = index[d] - pads[d];
+      const int64_t size = x.shape[d];
+      if (j < 0 || j >= size) {
+        if (mode == "constant") {
+          inside = false;
+          break;
+        }
+        if (mode == "edge") {
+          j = j < 0 ? 0 : size - 1;
+        } else {  // reflect, without repeating the edge: -1 -> 1, size -> size - 2
+          j = j < 0 ? -j : 2 * (size - 1) - j;
+        }
+      }
+      src += j * strides[d];
+    }
+    a.out[i] = inside ? x.data[src] : value;
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < a.out_shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+void run_gather(const OpArgs& a) {
+  const View& data = a.in[0];
+  const View& idx = a.in[1];
+  const size_t axis =
+      static_cast<size_t>(normalize_axis(a.node.attrs.get_int("axis", 0), data.shape.size()));
+  const int64_t outer = outer_size(data.shape, axis);
+  const int64_t inner = inner_size(data.shape, axis);
+  const int64_t size = data.shape[axis];
+  const int64_t count = idx.numel();
+  for (int64_t k = 0; k < count; ++k) {
+    float id = idx.data[k];
+    if (id < 0) id += static_cast<float>(size);
+    if (!(id >= 0.0f && id < static_cast<float>(size)) || id != std::floor(id)) {
+      throw UserError("node '" + a.node.name + "' (gather): index " + std::to_string(idx.data[k]) +
+                      " at position " + std::to_string(k) + " is not an integer in [-" +
+                      std::to_string(size) + ", " + std::to_string(size) + ")");
+    }
+    const int64_t j = static_cast<int64_t>(id);
+    for (int64_t o = 0; o < outer; ++o) {
+      std::copy_n(data.data + (o * size + j) * inner, inner, a.out + (o * count + k) * inner);
+    }
+  }
+}
+
+void run_expand(const OpArgs& a) {
+  const View& x = a.in[0];
+  const std::vector<int64_t> sx = broadcast_strides(x.shape, a.out_shape);
+  const size_t rank = a.out_shape.size();
+  const int64_t n = ir::num_elements(a.out_shape);
+  std::vector<int64_t> index(rank, 0);
+  int64_t src = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    a.out[i] = x.data[src];
+    for (size_t d = rank; d-- > 0;) {
+      src += sx[d];
+      if (++index[d] < a.out_shape[d]) break;
+      src -= sx[d] * a.out_shape[d];
+      index[d] = 0;
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lower_support.h"
+#include "passes/pipeline.h"
 #include "test_support.h"
 
 namespace cuvil::passes {
@@ -252,6 +253,114 @@ TEST(LowerKernels, TinyModelsMatchReference) {
   expect_matches_reference(testing::tiny_resnet(2, 8, 12));
   expect_matches_reference(testing::tiny_decoder(2, 7, 32));
   expect_matches_reference(testing::tiny_unet_block(1, 8, 6));
+}
+
+// The ops imported models add, at odd sizes (1, 3, 7, 17 ...).
+
+TEST(LowerKernels, MoreUnaryOpsMatchReference) {
+  for (OpKind op :
+       {OpKind::tanh, OpKind::erf, OpKind::exp, OpKind::neg, OpKind::abs, OpKind::hard_swish}) {
+    expect_matches_reference(single(op, {{3, 7, 19}}));
+    expect_matches_reference(single(op, {{1}}));
+  }
+  expect_matches_reference(single(OpKind::clip, {{3, 17}}, {{"min", -0.5}, {"max", 0.7}}));
+  expect_matches_reference(
+      single(OpKind::hard_sigmoid, {{3, 17}}, {{"alpha", 0.3}, {"beta", 0.4}}));
+  expect_matches_reference(single(OpKind::leaky_relu, {{7, 3}}, {{"alpha", 0.2}}));
+}
+
+TEST(LowerKernels, SqrtAndLogOfPositiveInputsMatchReference) {
+  for (OpKind op : {OpKind::sqrt, OpKind::log}) {
+    Graph g;
+    const ValueId x = g.add_input("x", {5, 17});
+    const ValueId pos = g.add_node(OpKind::exp, {x}, {}, "pos");  // inputs are N(0, 1)
+    g.mark_output(g.add_node(op, {pos}, {}, "op"));
+    expect_matches_reference(g);
+  }
+}
+
+TEST(LowerKernels, PowMaxMinBroadcastMatchReference) {
+  for (OpKind op : {OpKind::max, OpKind::min}) {
+    expect_matches_reference(single(op, {{3, 1, 5}, {4, 1}}));
+    expect_matches_reference(single(op, {{2, 6, 3, 5}, {5}}));
+  }
+  Graph g;
+  const ValueId x = g.add_input("x", {3, 17});
+  const ValueId two = random_constant(g, "e", {1}, 3);
+  g.mutable_value(two).data = std::make_shared<const std::vector<float>>(std::vector<float>{2.0f});
+  g.mark_output(g.add_node(OpKind::pow, {x, two}, {}, "op"));
+  expect_matches_reference(g);
+}
+
+TEST(LowerKernels, ReductionsMatchReference) {
+  for (OpKind op : {OpKind::reduce_mean, OpKind::reduce_sum, OpKind::reduce_max}) {
+    for (const Ints& axes : {Ints{-1}, Ints{2, 3}, Ints{1}, Ints{0, 2}, Ints{}}) {
+      for (int64_t keep : {0, 1}) {
+        expect_matches_reference(single(op, {{2, 3, 7, 17}}, {{"axes", axes}, {"keepdims", keep}}));
+      }
+    }
+  }
+}
+
+TEST(LowerKernels, PadModesMatchReference) {
+  for (const char* mode : {"constant", "reflect", "edge"}) {
+    expect_matches_reference(single(
+        OpKind::pad, {{2, 3, 7, 5}},
+        {{"pads", Ints{0, 1, 2, 3, 1, 0, 1, 4}}, {"mode", std::string(mode)}, {"value", 0.5}}));
+    expect_matches_reference(
+        single(OpKind::pad, {{17}}, {{"pads", Ints{3, 1}}, {"mode", std::string(mode)}}));
+  }
+}
+
+TEST(LowerKernels, GatherExpandWhereMatchReference) {
+  {
+    Graph g;
+    const ValueId data = g.add_input("d", {3, 7, 5});
+    const ValueId idx =
+        g.add_constant_data("i", ir::Tensor({2, 3}, {0, 6, -1, 3, 3, 1}, ir::DType::i32));
+    g.mark_output(g.add_node(OpKind::gather, {data, idx}, {{"axis", int64_t{1}}}, "op"));
+    expect_matches_reference(g);
+  }
+  expect_matches_reference(single(OpKind::expand, {{3, 1, 5}}, {{"shape", Ints{2, 3, 7, 5}}}));
+  {
+    Graph g;
+    const ValueId c = g.add_input("c", {3, 1}, ir::DType::i32);
+    g.mutable_value(c).index_bound = 2;
+    g.mark_output(g.add_node(OpKind::where, {c, g.add_input("a", {3, 17}), g.add_input("b", {17})},
+                             {}, "op"));
+    expect_matches_reference(g);
+  }
+}
+
+TEST(LowerKernels, AvgPoolWithoutPaddingInTheDivisorMatchesReference) {
+  for (const char* layout : {"nchw", "nhwc"}) {
+    const Shape xs = std::string(layout) == "nhwc" ? Shape{2, 7, 9, 3} : Shape{2, 3, 7, 9};
+    expect_matches_reference(single(OpKind::avg_pool2d, {xs},
+                                    {{"kernel", Ints{3, 3}},
+                                     {"stride", Ints{2, 2}},
+                                     {"pad", Ints{1, 1}},
+                                     {"count_include_pad", int64_t{0}},
+                                     {"layout", std::string(layout)}}));
+  }
+}
+
+TEST(LowerKernels, ParameterisedUnaryOpsFuseWithTheirConstants) {
+  Graph g;
+  const ValueId x = g.add_input("x", {2, 4, 7, 7});
+  const ValueId w = random_constant(g, "w", {5, 4, 3, 3}, 1);
+  const ValueId y = g.add_node(OpKind::conv2d, {x, w}, {{"pad", Ints{1, 1}}}, "conv");
+  const ValueId c = g.add_node(OpKind::clip, {y}, {{"min", 0.0}, {"max", 0.3}}, "relu6");
+  g.mark_output(g.add_node(OpKind::leaky_relu, {c}, {{"alpha", 0.25}}, "leaky"));
+  const PipelineConfig config = parse_cuvilpass(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fuse-elementwise\n", "test");
+  Compiled compiled = compile(g, config, 1);
+  ASSERT_EQ(compiled.graph.nodes().size(), 1u);
+  EXPECT_EQ(compiled.graph.nodes()[0].epilogue.size(), 2u);
+  EXPECT_EQ(compiled.graph.nodes()[0].epilogue[0].params.b, 0.3f);
+  const auto inputs = ir::random_inputs(g, 3);
+  const auto want = runtime::reference::interpret(g, inputs);
+  runtime::Executor executor(std::move(compiled.plan));
+  EXPECT_LT(ir::max_relative_error(executor.run(inputs)[0], want[0]), 1e-5);
 }
 
 }  // namespace

@@ -722,6 +722,10 @@ void build_pool(Ctx& c) {
   const auto kernel = c.step.attrs.get_ints("kernel", {1, 1});
   const auto stride = c.step.attrs.get_ints("stride", {1, 1});
   const auto pad = c.step.attrs.get_ints("pad", {0, 0});
+  if (c.step.op == OpKind::avg_pool2d && c.step.attrs.get_int("count_include_pad", 1) == 0 &&
+      (pad[0] > 0 || pad[1] > 0)) {
+    unsupported(c.step, "average pooling that excludes padding from the divisor");
+  }
   sk::PoolParams p{c.in(0),
                    c.y(),
                    x[0],
@@ -947,6 +951,10 @@ std::vector<Launch> build_step_launches(DeviceState& s, const Plan& plan,
       out.push_back(ew_launch(s, step, ew_op(step, step.op), c.in(0), c.shape(0), nullptr, {},
                               c.y(), step.output_shape));
       break;
+    default:
+      // The ops imported models add (tanh, clip, reductions, pad, gather, ...) run on the CPU
+      // target only so far.
+      unsupported(step, "no CUDA kernel for this op yet (the CPU target runs it)");
   }
   build_epilogue(c);
   return out;

@@ -1,0 +1,181 @@
+// Index-mapping copies: pad (constant, reflect, edge), gather along an axis, numpy-broadcast
+// expand and the broadcasting select (where). Each copies contiguous runs where it can.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "passes/ir/error.h"
+#include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+int64_t prod(const ir::Shape& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t d = from; d < to; ++d) p *= s[d];
+  return p;
+}
+
+// Where output index j of an axis of `size` elements, padded by `lo` in front, reads from;
+// -1 for a constant-mode read outside the input.
+int64_t pad_source(int64_t j, int64_t lo, int64_t size, int mode) {
+  int64_t k = j - lo;
+  if (k >= 0 && k < size) return k;
+  if (mode == 0) return -1;
+  if (mode == 1) return k < 0 ? 0 : size - 1;  // edge
+  return k < 0 ? -k : 2 * (size - 1) - k;      // reflect
+}
+
+}  // namespace
+
+// Rows along the last axis are copied whole (plus their pads); every other axis maps each output
+// row to an input row or to the constant.
+void pad(const KernelArgs& a) {
+  const ir::Shape& in = a.step.input_shapes[0];
+  const ir::Shape& out = a.step.output_shape;
+  const size_t rank = in.size();
+  const std::vector<int64_t> pads = a.step.attrs.get_ints("pads", {});
+  const std::string mode_text = a.step.attrs.get_string("mode", "constant");
+  const int mode = mode_text == "constant" ? 0 : mode_text == "edge" ? 1 : 2;
+  const float value = static_cast<float>(a.step.attrs.get_float("value", 0.0));
+  if (rank == 0) {
+    a.out[0] = a.in[0][0];
+    return;
+  }
+  const int64_t in_row = in[rank - 1], out_row = out[rank - 1];
+  const int64_t lo_last = pads[rank - 1];
+  const int64_t rows = prod(out, 0, rank - 1);
+  a.pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t r = r0; r < r1; ++r) {
+      // The output row's index on the leading axes, and the input row it reads.
+      int64_t rem = r, src_row = 0, stride = 1;
+      bool outside = false;
+      for (size_t d = rank - 1; d-- > 0;) {
+        const int64_t j = rem % out[d];
+        rem /= out[d];
+        const int64_t k = pad_source(j, pads[d], in[d], mode);
+        if (k < 0) outside = true;
+        src_row += std::max<int64_t>(k, 0) * stride;
+        stride *= in[d];
+      }
+      float* dst = a.out + r * out_row;
+      if (outside) {
+        std::fill(dst, dst + out_row, value);
+        continue;
+      }
+      const float* src = a.in[0] + src_row * in_row;
+      for (int64_t j = 0; j < lo_last && j < out_row; ++j) {
+        const int64_t k = pad_source(j, lo_last, in_row, mode);
+        dst[j] = k < 0 ? value : src[k];
+      }
+      std::memcpy(dst + lo_last, src, static_cast<size_t>(in_row) * sizeof(float));
+      for (int64_t j = lo_last + in_row; j < out_row; ++j) {
+        const int64_t k = pad_source(j, lo_last, in_row, mode);
+        dst[j] = k < 0 ? value : src[k];
+      }
+    }
+  });
+  Epilogue(a.step, a.in, a.out).apply_all(a.pool);
+}
+
+void gather(const KernelArgs& a) {
+  const ir::Shape& data = a.step.input_shapes[0];
+  const int64_t rank = static_cast<int64_t>(data.size());
+  int64_t axis = a.step.attrs.get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  const size_t ax = static_cast<size_t>(axis);
+  const int64_t outer = prod(data, 0, ax), size = data[ax], inner = prod(data, ax + 1, data.size());
+  const int64_t count = ir::num_elements(a.step.input_shapes[1]);
+  const float* ids = a.in[1];
+  for (int64_t k = 0; k < count; ++k) {
+    const float id = ids[k] < 0 ? ids[k] + static_cast<float>(size) : ids[k];
+    if (!(id >= 0.0f && id < static_cast<float>(size)) || id != std::floor(id)) {
+      throw UserError("node '" + a.step.node_name + "' (gather): index " + std::to_string(ids[k]) +
+                      " at position " + std::to_string(k) + " is not an integer in [-" +
+                      std::to_string(size) + ", " + std::to_string(size) + ")");
+    }
+  }
+  a.pool.parallel_for(outer * count, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / count, k = t % count;
+      const int64_t j =
+          static_cast<int64_t>(ids[k] < 0 ? ids[k] + static_cast<float>(size) : ids[k]);
+      std::memcpy(a.out + t * inner, a.in[0] + (o * size + j) * inner,
+                  static_cast<size_t>(inner) * sizeof(float));
+    }
+  });
+  Epilogue(a.step, a.in, a.out).apply_all(a.pool);
+}
+
+void expand(const KernelArgs& a) {
+  const Broadcast bc(a.step.input_shapes[0], a.step.output_shape);
+  const float* x = a.in[0];
+  const int64_t total = ir::num_elements(a.step.output_shape);
+  constexpr int64_t kBlock = 8192;
+  a.pool.parallel_for((total + kBlock - 1) / kBlock, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t begin = b * kBlock;
+      bc.for_each_run(begin, std::min(kBlock, total - begin),
+                      [&](int64_t pos, int64_t off, int64_t stride, int64_t n) {
+                        float* o = a.out + pos;
+                        if (stride == 0) {
+                          std::fill(o, o + n, x[off]);
+                        } else {
+                          std::memcpy(o, x + off, static_cast<size_t>(n) * sizeof(float));
+                        }
+                      });
+    }
+  });
+  Epilogue(a.step, a.in, a.out).apply_all(a.pool);
+}
+
+void where(const KernelArgs& a) {
+  const ir::Shape& out = a.step.output_shape;
+  const size_t rank = out.size();
+  // Element strides of each operand over the output's index space (0 where it broadcasts).
+  std::vector<int64_t> strides[3];
+  for (int k = 0; k < 3; ++k) {
+    const ir::Shape& s = a.step.input_shapes[static_cast<size_t>(k)];
+    strides[k].assign(rank, 0);
+    int64_t st = 1;
+    for (size_t d = s.size(); d-- > 0;) {
+      const size_t od = d + rank - s.size();
+      strides[k][od] = s[d] == 1 ? 0 : st;
+      st *= s[d];
+    }
+  }
+  const int64_t total = ir::num_elements(out);
+  constexpr int64_t kBlock = 8192;
+  a.pool.parallel_for((total + kBlock - 1) / kBlock, [&](int64_t b0, int64_t b1) {
+    std::vector<int64_t> index(rank);
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t begin = b * kBlock, end = std::min(total, begin + kBlock);
+      int64_t off[3] = {0, 0, 0};
+      int64_t rem = begin;
+      for (size_t d = rank; d-- > 0;) {
+        index[d] = rem % out[d];
+        rem /= out[d];
+        for (int k = 0; k < 3; ++k) off[k] += index[d] * strides[k][d];
+      }
+      for (int64_t i = begin; i < end; ++i) {
+        a.out[i] = a.in[0][off[0]] != 0.0f ? a.in[1][off[1]] : a.in[2][off[2]];
+        for (size_t d = rank; d-- > 0;) {
+          for (int k = 0; k < 3; ++k) off[k] += strides[k][d];
+          if (++index[d] < out[d]) break;
+          for (int k = 0; k < 3; ++k) off[k] -= strides[k][d] * out[d];
+          index[d] = 0;
+        }
+      }
+    }
+  });
+  Epilogue(a.step, a.in, a.out).apply_all(a.pool);
+}
+
+}  // namespace cuvil::runtime::cpu
