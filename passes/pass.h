@@ -53,6 +53,10 @@ class Pass {
   // The targets ("cpu", "cuda") whose pipelines may run this pass. Default: the table in
   // registry.cc (graph passes apply everywhere, passes written for the CPU backend to "cpu").
   virtual bool applies_to(std::string_view target) const;
+  // Whether the tuner searches this pass by default. Rewrites that are always worth running
+  // (canonicalisations such as recognize-patterns) say no: the space keeps them on at their
+  // defaults, and a search-space file can still open them (enabled: tune).
+  virtual bool tuned_by_default() const { return true; }
   // params holds every declared parameter (defaults filled in, already validated).
   virtual void run(ir::Graph& graph, const ParamMap& params) const = 0;
 };

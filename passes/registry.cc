@@ -13,6 +13,7 @@
 #include "passes/lowering_choice.h"
 #include "passes/memory_plan.h"
 #include "passes/precision.h"
+#include "passes/recognize_patterns.h"
 #include "passes/threading.h"
 
 namespace cuvil::passes {
@@ -23,6 +24,8 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   // fusion see them; layout runs before fusion so epilogue operands are already in place;
   // memory planning needs the final node list.
   std::vector<std::unique_ptr<Pass>> passes;
+  // Imported models first have their decomposed patterns raised to the IR's fused ops.
+  passes.push_back(std::make_unique<RecognizePatternsPass>());
   passes.push_back(std::make_unique<FoldBatchNormPass>());
   passes.push_back(std::make_unique<LayoutPass>());
   passes.push_back(std::make_unique<FuseElementwisePass>());

@@ -41,7 +41,7 @@ std::vector<const Dimension*> SearchSpace::searched() const {
 std::vector<PassSchema> registry_schemas() {
   std::vector<PassSchema> out;
   for (const auto& pass : passes::pass_registry()) {
-    out.push_back({std::string(pass->name()), pass->params()});
+    out.push_back({std::string(pass->name()), pass->params(), pass->tuned_by_default()});
   }
   return out;
 }
@@ -58,6 +58,7 @@ SearchSpace derive_space(const std::vector<PassSchema>& passes, const std::strin
     on.pass = pass.name;
     on.kind = Dimension::Kind::boolean;
     on.default_value = true;  // the default pipeline runs every registered pass
+    if (!pass.tuned) on.fixed = true;
     space.dims.push_back(on);
     for (const ParamSpec& spec : pass.params) {
       Dimension d;
@@ -91,6 +92,7 @@ SearchSpace derive_space(const std::vector<PassSchema>& passes, const std::strin
           std::find(spec.targets.begin(), spec.targets.end(), target) == spec.targets.end()) {
         d.fixed = spec.default_value;  // only the default runs on this target
       }
+      if (!pass.tuned) d.fixed = spec.default_value;
       space.dims.push_back(std::move(d));
     }
   }

@@ -20,6 +20,7 @@ namespace cuvil::tuner {
 struct PassSchema {
   std::string name;
   std::vector<passes::ParamSpec> params;
+  bool tuned = true;  // false: on, at its defaults, unless a space file opens it
 };
 
 struct Dimension {

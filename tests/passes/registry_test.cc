@@ -25,10 +25,10 @@ TEST(Registry, OrderIsTheDefaultPipeline) {
   for (const auto& pass : pass_registry()) {
     if (pass->applies_to("cpu")) names.push_back(pass->name());
   }
-  EXPECT_EQ(names, (std::vector<std::string_view>{"fold-batchnorm", "layout", "fuse-elementwise",
-                                                  "select-lowering", "reduced-precision",
-                                                  "attention-tiling", "gemm-tiling", "conv-tiling",
-                                                  "threading", "memory-plan"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{
+                       "recognize-patterns", "fold-batchnorm", "layout", "fuse-elementwise",
+                       "select-lowering", "reduced-precision", "attention-tiling", "gemm-tiling",
+                       "conv-tiling", "threading", "memory-plan"}));
 }
 
 TEST(Registry, FindsPassesByName) {

@@ -81,6 +81,22 @@ TEST(SearchSpace, RegistrySpaceHasEveryRegisteredPass) {
   EXPECT_EQ(passes::config_hash(c), passes::config_hash(passes::default_pipeline("cpu")));
 }
 
+TEST(SearchSpace, PassesNotTunedByDefaultStayOnAtTheirDefaults) {
+  std::vector<PassSchema> schemas = toy_registry();
+  schemas[0].tuned = false;
+  const SearchSpace s = derive_space(schemas, "cpu");
+  ASSERT_TRUE(s.find("toy")->fixed.has_value());
+  EXPECT_TRUE(std::get<bool>(*s.find("toy")->fixed));
+  EXPECT_EQ(std::get<int64_t>(*s.find("toy.block")->fixed), 64);
+  for (const Dimension* d : s.searched()) EXPECT_NE(d->pass, "toy") << d->name;
+  // recognize-patterns is such a pass: the rewrites are always worth running.
+  EXPECT_TRUE(space_from_registry("cpu").find("recognize-patterns")->fixed.has_value());
+  // A space file opens it again.
+  SearchSpace opened = derive_space(schemas, "cpu");
+  narrow_space(opened, "passes:\n  toy: { enabled: tune }\n", "space.yaml", "");
+  EXPECT_FALSE(opened.find("toy")->fixed.has_value());
+}
+
 TEST(SearchSpace, ParametersOfAnotherTargetAreFixedAtTheirDefault) {
   // layout.blocked_convs runs on the CPU only (no nchw16c kernels on CUDA).
   const SearchSpace cpu = space_from_registry("cpu");
