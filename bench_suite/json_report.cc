@@ -221,6 +221,9 @@ nlohmann::json context_json(const RunContext& c) {
        "bootstrap percentile, " + std::to_string(kBootstrapResamples) + " resamples, fixed seed"},
       {"warnings", c.warnings}};
   if (!c.clocks.clocks.empty()) j["cuvil"]["clock"] = clock_json(c.clocks);
+  if (!c.model_path.empty()) {
+    j["cuvil"]["model"] = {{"path", c.model_path}, {"sha256", c.model_sha256}};
+  }
   return j;
 }
 

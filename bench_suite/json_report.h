@@ -92,6 +92,8 @@ struct RunContext {
   std::string config_hash;
   std::string target = "cpu";
   std::string config_yaml;  // the pass config's full text
+  std::string model_path;   // --model: the ONNX file (absolute) and its sha256; else empty
+  std::string model_sha256;
   Environment environment;
   probes::MachinePeak peak;  // threads == 0 ... fp32_gflops == 0 when not measured
   int threads = 1;

@@ -87,8 +87,12 @@ Ladder load_suite_ladder(const Suite& suite) {
   return ladder;
 }
 
+const std::string& config_name_of(const Suite& suite) {
+  return suite.config_name.empty() ? suite.name : suite.config_name;
+}
+
 std::string default_config_path(const Suite& suite, const std::string& target) {
-  return config_dir() + "/" + suite.name + "." + target + ".cuvilpass";
+  return config_dir() + "/" + config_name_of(suite) + "." + target + ".cuvilpass";
 }
 
 }  // namespace cuvil::bench

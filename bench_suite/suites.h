@@ -2,6 +2,7 @@
 // at a rung (real dimensions) or as a scaled-down version of the same topology (for verify).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,11 +15,16 @@ struct Suite {
   std::string name;
   std::string summary;
   std::vector<std::string> rung_keys;  // parameters a rung of this suite may set
-  ir::Graph (*build)(const Rung& rung, bool tiny);
+  std::function<ir::Graph(const Rung& rung, bool tiny)> build;
   // Choice values `verify --random-configs` leaves out unless --random-exclude says otherwise:
   // dynamic per-tensor int8 exceeds its stated bound (5e-2, measured on ResNet-50) on transformer
   // blocks, and the suite's search space (configs/search/) leaves it out too.
   std::vector<std::string> random_config_exclusions = {};
+  // The default pipeline is configs/<config_name>.<target>.cuvilpass (empty: the suite's name).
+  std::string config_name = {};
+  // Imported models (bench_suite/workload.h): the file and its sha256; empty for built-ins.
+  std::string model_path = {};
+  std::string model_sha256 = {};
 };
 
 const std::vector<Suite>& suites();
@@ -26,5 +32,8 @@ const Suite& find_suite(const std::string& name);  // UserError listing the suit
 
 Ladder load_suite_ladder(const Suite& suite);  // configs/ladders/<suite>.yaml
 std::string default_config_path(const Suite& suite, const std::string& target);
+// The name its default configs go by: configs/<name>.<target>.cuvilpass and
+// configs/search/<name>.yaml ("model" for every imported model).
+const std::string& config_name_of(const Suite& suite);
 
 }  // namespace cuvil::bench

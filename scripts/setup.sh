@@ -14,6 +14,11 @@ PACKAGES=(
   libpfm4-dev                   # perf_event counters named as users name them
   python3-psycopg2 postgresql   # one Optuna study shared through PostgreSQL (and its test)
   chromium                      # the dashboard's headless-browser test
+  libonnx-dev libprotobuf-dev protobuf-compiler   # the ONNX importer (bench_suite/models/onnx)
+  python3-onnx python3-numpy python3-pytest       # ONNX importer tests (tests/onnx)
+  python3-torch python3-torchvision               # PyTorch exports and baselines
+  libopenblas0-pthread          # Debian's PyTorch links libblas.so.3: without OpenBLAS it runs
+                                # the reference BLAS (~2 GFLOP/s) and every baseline is wrong
 )
 
 missing=()

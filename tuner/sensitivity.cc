@@ -101,7 +101,7 @@ std::vector<Neighbour> one_step_neighbours(const SearchSpace& space, const nlohm
 std::vector<SensitivityRow> sensitivity_sweep(
     const SearchSpace& space, const nlohmann::json& best, const SideBySideOptions& options,
     const std::function<void(const SensitivityRow&, size_t, size_t)>& progress) {
-  const passes::PipelineConfig best_config = config_from_values(space, best, options.suite);
+  const passes::PipelineConfig best_config = config_from_values(space, best, options.suite.name);
   const std::vector<Neighbour> neighbours = one_step_neighbours(space, best);
   std::vector<SensitivityRow> rows;
   for (size_t i = 0; i < neighbours.size(); ++i) {
@@ -109,7 +109,7 @@ std::vector<SensitivityRow> sensitivity_sweep(
     row.neighbour = neighbours[i];
     try {
       const passes::PipelineConfig config =
-          config_from_values(space, row.neighbour.values, options.suite);
+          config_from_values(space, row.neighbour.values, options.suite.name);
       const SideBySideResult r = measure_side_by_side_isolated({best_config, config}, options);
       if (!r.failure[0].empty()) {
         row.failure = "the best configuration failed: " + r.failure[0];

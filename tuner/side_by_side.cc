@@ -78,7 +78,7 @@ SideBySideResult result_from_json(const nlohmann::json& j) {
 SideBySideResult measure_side_by_side(const std::vector<passes::PipelineConfig>& configs,
                                       const SideBySideOptions& o) {
   check_options(o, configs.size());
-  const bench::Suite& suite = bench::find_suite(o.suite);
+  const bench::Suite& suite = o.suite;
   SideBySideResult result;
   result.failure.assign(configs.size(), "");
   result.rungs.assign(configs.size(), {});

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench_suite/ladder.h"
+#include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
 #include "tuner/trial_log.h"
 #include "tuner/tune_gen.h"
@@ -20,7 +21,7 @@
 namespace cuvil::tuner {
 
 struct SideBySideOptions {
-  std::string suite;
+  bench::Suite suite;
   std::vector<bench::Rung> rungs;
   int threads = 1;
   int rounds = 30;            // turns each configuration takes per rung

@@ -13,6 +13,7 @@
 
 #include "bench_suite/ladder.h"
 #include "bench_suite/measure.h"
+#include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
 #include "tuner/isolation.h"
 #include "tuner/trial_log.h"
@@ -23,7 +24,7 @@ inline constexpr const char* kObjectiveName =
     "geometric mean of median latency (ms) over the rungs";
 
 struct TrialSpec {
-  std::string suite;
+  bench::Suite suite;
   std::vector<bench::Rung> rungs;
   passes::PipelineConfig config;
   int threads = 1;

@@ -60,15 +60,17 @@ std::string short_values(const SearchSpace& space, const nlohmann::json& values)
 
 int tune(const TuneOptions& o) {
   if (o.trials < 1) throw UserError("--trials must be at least 1");
-  const bench::Suite& suite = bench::find_suite(o.suite);
-  std::vector<bench::Rung> rungs = bench::select_rungs(bench::load_suite_ladder(suite), o.rungs);
+  const bench::Workload workload = bench::resolve_workload(o.workload);
+  const bench::Suite& suite = workload.suite;
+  std::vector<bench::Rung> rungs = bench::select_rungs(workload.ladder, o.rungs);
   if (o.rungs.empty()) rungs.resize(1);  // default: the cheapest default rung
   o.measure.validate();
 
   SearchSpace space = space_from_registry(o.target);
   const std::string space_file =
-      o.space_file.empty() ? default_space_file(bench::config_dir(), suite.name) : o.space_file;
-  if (!space_file.empty()) load_space_file(space, space_file, suite.name);
+      o.space_file.empty() ? default_space_file(bench::config_dir(), bench::config_name_of(suite))
+                           : o.space_file;
+  if (!space_file.empty()) load_space_file(space, space_file, bench::config_name_of(suite));
   const std::string study_name =
       o.study_name.empty() ? default_study_name(suite.name) : o.study_name;
   const std::string log_path = trial_log_path(o.study, study_name, o.trial_log);
@@ -147,7 +149,7 @@ int tune(const TuneOptions& o) {
     record.retry_of = asked.retry_of;
     record.started = utc_now();
     TrialSpec spec;
-    spec.suite = suite.name;
+    spec.suite = suite;
     spec.rungs = rungs;
     spec.threads = o.threads;
     spec.measure = o.measure;

@@ -6,11 +6,12 @@
 #include <string>
 
 #include "bench_suite/measure.h"
+#include "bench_suite/workload.h"
 
 namespace cuvil::tuner {
 
 struct TuneOptions {
-  std::string suite;
+  bench::WorkloadSpec workload;  // --suite, or --model with its bindings
   std::string target = "cpu";
   std::string rungs;               // ladder selection; default: the lightest default rung
   int trials = 60;                 // the study's total of finished trials to reach

@@ -309,7 +309,8 @@ void write_text(const std::string& path, const std::string& text, const std::str
 
 int tune_gen(const TuneGenOptions& o) {
   check_options(o);
-  const bench::Suite& suite = bench::find_suite(o.suite);
+  const bench::Workload workload = bench::resolve_workload(o.workload);
+  const bench::Suite& suite = workload.suite;
   const std::string study_name =
       o.study_name.empty() ? default_study_name(suite.name) : o.study_name;
   if (o.study.empty() && o.trial_log.empty()) throw UserError("give --study or --trial-log");
@@ -331,13 +332,13 @@ int tune_gen(const TuneGenOptions& o) {
   // The study's space (as `tune` built it): its defaults, ranges and what it searched.
   SearchSpace space = space_from_registry(target);
   const std::string space_file =
-      o.space_file.empty() ? default_space_file(bench::config_dir(), suite.name) : o.space_file;
-  if (!space_file.empty()) load_space_file(space, space_file, suite.name);
+      o.space_file.empty() ? default_space_file(bench::config_dir(), bench::config_name_of(suite))
+                           : o.space_file;
+  if (!space_file.empty()) load_space_file(space, space_file, bench::config_name_of(suite));
   std::string rung_names;
   for (const RungSamples& r : best->rungs) rung_names += (rung_names.empty() ? "" : ",") + r.name;
   // Checked before anything is fitted or measured: bad input fails fast.
-  const std::vector<bench::Rung> rungs =
-      bench::select_rungs(bench::load_suite_ladder(suite), rung_names);
+  const std::vector<bench::Rung> rungs = bench::select_rungs(workload.ladder, rung_names);
   for (const std::string& path : {o.output, o.space_output, o.json_output}) {
     if (!path.empty()) require_writable(path);
   }
@@ -395,7 +396,7 @@ int tune_gen(const TuneGenOptions& o) {
   std::fflush(stdout);
 
   SideBySideOptions side;
-  side.suite = suite.name;
+  side.suite = suite;
   side.rungs = rungs;
   side.threads = best->machine.value("threads", o.threads);
   side.rounds = o.confirm_rounds;

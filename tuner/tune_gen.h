@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_suite/workload.h"
 #include "passes/cuvilpass.h"
 #include "tuner/importance.h"
 #include "tuner/search_space.h"
@@ -20,7 +21,7 @@ struct TuneGenOptions {
   std::string study;       // SQLite file or RDB URL; the trial log defaults to <study>.trials.jsonl
   std::string study_name;  // default cuvil-<suite>
   std::string trial_log;
-  std::string suite;
+  bench::WorkloadSpec workload;  // the study's --suite, or --model with its bindings
   std::string output;
   std::string space_output;  // optional: the pruned search space for a second study
   std::string space_file;    // the study's space (default configs/search/<suite>.yaml)

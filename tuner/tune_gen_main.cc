@@ -4,6 +4,7 @@
 #include <new>
 #include <thread>
 
+#include "bench_suite/workload_options.h"
 #include "passes/ir/error.h"
 #include "tuner/tune_gen.h"
 
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
   app.add_option("--study", o.study, "Optuna storage the study lives in (SQLite file or URL)");
   app.add_option("--study-name", o.study_name, "study name (default cuvil-<suite>)");
   app.add_option("--trial-log", o.trial_log, "cuvil trial log (default <study>.trials.jsonl)");
-  app.add_option("--suite", o.suite, "suite the study tuned")->required();
+  cuvil::bench::add_workload_options(app, o.workload);  // the study's --suite or --model
   app.add_option("-o,--output", o.output, "the .cuvilpass file to write")->required();
   app.add_option("--importance-threshold", o.importance_threshold,
                  "reset parameters whose share of the total mean |SHAP| is below this (0..1) to "

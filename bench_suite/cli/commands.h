@@ -7,12 +7,15 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "bench_suite/workload.h"
+
 namespace cuvil::bench::cli {
 
 using Action = std::function<int()>;
 
 Action add_list_command(CLI::App& app);
 Action add_verify_command(CLI::App& app);
+Action add_infer_command(CLI::App& app);
 Action add_run_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_history_command(CLI::App& app);
@@ -24,14 +27,16 @@ Action add_probes_command(CLI::App& app);
 Action add_report_flame(CLI::App& report);
 Action add_report_dashboard(CLI::App& report);
 
-// Options shared by commands that compile a suite.
+// Options shared by commands that compile a suite or a model.
 struct PipelineOptions {
-  std::string suite;
-  std::string config;  // empty: configs/<suite>.<target>.cuvilpass
+  WorkloadSpec workload;  // --suite, or --model with --input/--batch/--ladder
+  std::string config;     // empty: configs/<suite>.<target>.cuvilpass (model: model.<target>)
   std::string target = "cpu";
   int threads = 0;  // 0: every core
 };
 void add_pipeline_options(CLI::App& command, PipelineOptions& options);
+// The .cuvilpass the options name, or the workload's default for the target.
+std::string config_path_for(const PipelineOptions& options, const Suite& suite);
 int resolved_threads(const PipelineOptions& options);
 // Rejects targets this build cannot run, with the reason.
 void require_runnable_target(const std::string& target);

@@ -1,25 +1,32 @@
-// cuvil-bench list: suites with their rungs, and the pass registry with every parameter.
+// cuvil-bench list: suites with their rungs, and the pass registry with every parameter; with
+// --model, what an ONNX model holds (inputs, outputs, operators, parameters, declared FLOPs).
 #include <cstdio>
 
 #include "bench_suite/cli/commands.h"
+#include "bench_suite/models/onnx/host_tensor.h"
+#include "bench_suite/models/onnx/importer.h"
 #include "bench_suite/suites.h"
+#include "bench_suite/workload_options.h"
+#include "passes/pipeline.h"
 #include "passes/registry.h"
 
 namespace cuvil::bench::cli {
 
 namespace {
 
+void print_rungs(const Ladder& ladder) {
+  for (const Rung& rung : ladder.rungs) {
+    std::string params;
+    for (const auto& [k, v] : rung.params) params += " " + k + "=" + std::to_string(v);
+    std::printf("    %c %-22s%s\n", rung.is_default ? '*' : ' ', rung.name.c_str(), params.c_str());
+  }
+}
+
 void print_suites() {
   std::printf("Suites (rungs light to heavy; * = in the default CPU ladder)\n");
   for (const Suite& suite : suites()) {
     std::printf("  %-10s %s\n", suite.name.c_str(), suite.summary.c_str());
-    const Ladder ladder = load_suite_ladder(suite);
-    for (const Rung& rung : ladder.rungs) {
-      std::string params;
-      for (const auto& [k, v] : rung.params) params += " " + k + "=" + std::to_string(v);
-      std::printf("    %c %-22s%s\n", rung.is_default ? '*' : ' ', rung.name.c_str(),
-                  params.c_str());
-    }
+    print_rungs(load_suite_ladder(suite));
   }
 }
 
@@ -37,14 +44,79 @@ void print_passes() {
   }
 }
 
+std::string dims_text(const onnx_import::OnnxInput& in) {
+  std::string s;
+  for (size_t d = 0; d < in.dims.size(); ++d) {
+    s += d ? "x" : "";
+    s += in.dims[d] > 0 ? std::to_string(in.dims[d])
+                        : (in.dim_names[d].empty() ? "?" : in.dim_names[d]);
+  }
+  return s.empty() ? "(scalar)" : s;
+}
+
+// The model as imported at each rung of its ladder: interface, operators and declared work.
+void print_model(const WorkloadSpec& spec) {
+  const Workload w = resolve_workload(spec);
+  const onnx_import::OnnxModel model = onnx_import::load_onnx_model(spec.model);
+  std::printf("Model %s\n  %s\n  sha256 %s\n", w.suite.model_path.c_str(), w.suite.summary.c_str(),
+              w.suite.model_sha256.c_str());
+  std::printf("  inputs (as declared):\n");
+  for (const auto& in : model.inputs) {
+    std::printf("    %-24s %-8s %s\n", in.name.c_str(),
+                onnx_import::onnx_type_name(in.elem_type).c_str(), dims_text(in).c_str());
+  }
+  std::printf("  operators:");
+  for (const auto& [op, count] : onnx_import::operator_counts(model)) {
+    std::printf(" %s x%lld", op.c_str(), static_cast<long long>(count));
+  }
+  std::printf("\n  rungs (%s):\n", w.ladder.source.c_str());
+  print_rungs(w.ladder);
+  for (const Rung& rung : w.ladder.rungs) {
+    ir::Graph graph = w.suite.build(rung, /*tiny=*/false);
+    std::printf("  %s/%s:\n", w.suite.name.c_str(), rung.name.c_str());
+    for (ir::ValueId id : graph.inputs()) {
+      const ir::Value& v = graph.value(id);
+      std::printf("    input  %-24s %-4s %s\n", v.name.c_str(),
+                  std::string(ir::to_string(v.dtype)).c_str(), ir::to_string(v.shape).c_str());
+    }
+    for (ir::ValueId id : graph.outputs()) {
+      const ir::Value& v = graph.value(id);
+      std::printf("    output %-24s %-4s %s\n", v.name.c_str(),
+                  std::string(ir::to_string(v.dtype)).c_str(), ir::to_string(v.shape).c_str());
+    }
+    const int64_t params = graph.parameter_count();
+    const int64_t weight_bytes = graph.constant_bytes();
+    const size_t nodes = graph.nodes().size();
+    // Declared work as `run` reports it: the graph lowered without passes.
+    passes::PipelineConfig none;
+    const passes::Compiled c = passes::compile(std::move(graph), none, 1);
+    std::printf("    %zu IR nodes, %lld parameters (%.1f MiB of constants), %.3f GFLOP declared\n",
+                nodes, static_cast<long long>(params),
+                static_cast<double>(weight_bytes) / (1 << 20), c.plan.total_flops() * 1e-9);
+  }
+}
+
 }  // namespace
 
 Action add_list_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("list", "suites, rungs, passes and their parameters");
+  CLI::App* cmd = app.add_subcommand(
+      "list", "suites, rungs, passes and their parameters; with --model, what the model holds");
   auto what = std::make_shared<std::string>("all");
+  auto spec = std::make_shared<WorkloadSpec>();
   cmd->add_option("what", *what, "all | suites | passes")
       ->check(CLI::IsMember({"all", "suites", "passes"}));
-  return [what] {
+  add_workload_options(*cmd, *spec);
+  return [what, spec] {
+    if (!spec->model.empty()) {
+      print_model(*spec);
+      return 0;
+    }
+    if (!spec->suite.empty()) {
+      const Workload w = resolve_workload(*spec);
+      std::printf("  %-10s %s\n", w.suite.name.c_str(), w.suite.summary.c_str());
+      print_rungs(w.ladder);
+      return 0;
+    }
     if (*what != "passes") print_suites();
     if (*what != "suites") print_passes();
     return 0;

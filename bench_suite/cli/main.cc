@@ -4,15 +4,21 @@
 #include <thread>
 
 #include "bench_suite/cli/commands.h"
+#include "bench_suite/workload_options.h"
 #include "passes/ir/error.h"
 #include "runtime/cuda/device.h"
 
 namespace cuvil::bench::cli {
 
+std::string config_path_for(const PipelineOptions& options, const Suite& suite) {
+  return options.config.empty() ? default_config_path(suite, options.target) : options.config;
+}
+
 void add_pipeline_options(CLI::App& command, PipelineOptions& options) {
-  command.add_option("--suite", options.suite, "resnet50 | llama3-8b | sdxl")->required();
+  add_workload_options(command, options.workload);
   command.add_option("--config", options.config,
-                     "a .cuvilpass pipeline (default: configs/<suite>.<target>.cuvilpass)");
+                     "a .cuvilpass pipeline (default: configs/<suite>.<target>.cuvilpass; "
+                     "configs/model.<target>.cuvilpass for --model)");
   command.add_option("--target", options.target, "cpu | cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   command.add_option("--threads", options.threads, "worker threads (default: every core)")
@@ -42,6 +48,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const Action list = add_list_command(app);
   const Action verify = add_verify_command(app);
+  const Action infer = add_infer_command(app);
   const Action run = add_run_command(app);
   const Action serve = add_serve_command(app);
   const Action history = add_history_command(app);
@@ -58,6 +65,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("list")) return list();
     if (app.got_subcommand("verify")) return verify();
+    if (app.got_subcommand("infer")) return infer();
     if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("serve")) return serve();
     if (app.got_subcommand("history")) return history();

@@ -204,11 +204,11 @@ int run_suite(RunOptions o, const std::string& executable) {
   o.measure.max_noise = o.max_noise_pct / 100.0;
   o.measure.validate();
   require_runnable_target(o.pipeline.target);
-  const Suite& suite = find_suite(o.pipeline.suite);
-  const std::string config_path =
-      o.pipeline.config.empty() ? default_config_path(suite, o.pipeline.target) : o.pipeline.config;
+  const Workload workload = resolve_workload(o.pipeline.workload);
+  const Suite& suite = workload.suite;
+  const std::string config_path = config_path_for(o.pipeline, suite);
   const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
-  const std::vector<Rung> rungs = select_rungs(load_suite_ladder(suite), o.rungs);
+  const std::vector<Rung> rungs = select_rungs(workload.ladder, o.rungs);
   o.probe_spec = parse_probes(o.probes);
   o.rung_count = rungs.size();
   if (o.probe_spec.samples && o.out.empty() && o.probe_dir.empty()) {
@@ -231,6 +231,8 @@ int run_suite(RunOptions o, const std::string& executable) {
   context.config_hash = passes::config_hash(config);
   context.target = o.pipeline.target;
   context.config_yaml = read_text(config_path);
+  context.model_path = suite.model_path;
+  context.model_sha256 = suite.model_sha256;
   context.environment = capture_environment();
   context.threads = threads;
   context.pinned_cpus = pinned;

@@ -67,12 +67,12 @@ void validate(const ServeOptions& o) {
   if (o.search.bisect_steps < 0) throw UserError("--bisect-steps must be >= 0");
 }
 
-Rung pick_rung(const Suite& suite, const std::string& name) {
+Rung pick_rung(const Workload& w, const std::string& name) {
   if (name.find(',') != std::string::npos || name == "all") {
     throw UserError("--rung: serve takes one rung, got '" + name + "'");
   }
-  const std::vector<Rung> rungs = select_rungs(load_suite_ladder(suite), name);
-  if (rungs.empty()) throw UserError("--rung: suite " + suite.name + " has no default rung");
+  const std::vector<Rung> rungs = select_rungs(w.ladder, name);
+  if (rungs.empty()) throw UserError("--rung: suite " + w.suite.name + " has no default rung");
   return rungs.front();  // without --rung: the lightest default rung
 }
 
@@ -119,12 +119,12 @@ RunContext serve_context(const std::string& config_path, const passes::PipelineC
 int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
   validate(o);
   require_runnable_target(o.pipeline.target);
-  const Suite& suite = find_suite(o.pipeline.suite);
+  const Workload loaded = resolve_workload(o.pipeline.workload);
+  const Suite& suite = loaded.suite;
   const serve::LatencyTarget target = resolve_target(o, suite, p99_given, tpot_given);
-  const std::string config_path =
-      o.pipeline.config.empty() ? default_config_path(suite, o.pipeline.target) : o.pipeline.config;
+  const std::string config_path = config_path_for(o.pipeline, suite);
   const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
-  const Rung rung = pick_rung(suite, o.rung);
+  const Rung rung = pick_rung(loaded, o.rung);
   const serve::QueryWorkload workload = serve::query_workload(suite, rung, o.workload);
   const int threads = resolved_threads(o.pipeline);
   const RunContext context = serve_context(config_path, config, o.pipeline.target, threads);

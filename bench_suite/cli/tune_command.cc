@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "bench_suite/cli/commands.h"
+#include "bench_suite/workload_options.h"
 #include "passes/ir/error.h"
 #include "tuner/tune.h"
 
@@ -21,7 +22,7 @@ Action add_tune_command(CLI::App& app) {
   auto max_noise_pct = std::make_shared<double>(o->measure.max_noise * 100);
   auto threads = std::make_shared<int>(0);
   auto no_verify = std::make_shared<bool>(false);
-  cmd->add_option("--suite", o->suite, "resnet50 | llama3-8b | sdxl")->required();
+  bench::add_workload_options(*cmd, o->workload);
   cmd->add_option("--trials", o->trials,
                   "finished trials the study should have (a rerun continues up to this count)")
       ->check(CLI::Range(1, 1000000))

@@ -41,11 +41,11 @@ bool is_registered_choice(const std::string& value) {
 
 int run_verify(const VerifyOptions& o) {
   require_runnable_target(o.pipeline.target);
-  const Suite& suite = find_suite(o.pipeline.suite);
-  const std::string config_path =
-      o.pipeline.config.empty() ? default_config_path(suite, o.pipeline.target) : o.pipeline.config;
+  const Workload workload = resolve_workload(o.pipeline.workload);
+  const Suite& suite = workload.suite;
+  const std::string config_path = config_path_for(o.pipeline, suite);
   const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
-  const std::vector<Rung> rungs = select_rungs(load_suite_ladder(suite), o.rungs);
+  const std::vector<Rung> rungs = select_rungs(workload.ladder, o.rungs);
   const int threads = resolved_threads(o.pipeline);
   auto variants =
       o.each_pass ? pass_variants(config)

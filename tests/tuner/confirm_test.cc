@@ -161,7 +161,7 @@ TEST(Sensitivity, RowsPrintAndSerialiseFailuresAndRatios) {
 TEST(SideBySide, InterleavesRoundsOfEveryConfigurationOnAScaledDownGraph) {
   const bench::Suite& suite = bench::find_suite("resnet50");
   SideBySideOptions o;
-  o.suite = suite.name;
+  o.suite = suite;
   o.rungs = bench::select_rungs(bench::load_suite_ladder(suite), "b1");
   o.rounds = 3;
   o.samples_per_round = 2;
@@ -186,7 +186,7 @@ TEST(SideBySide, InterleavesRoundsOfEveryConfigurationOnAScaledDownGraph) {
 
 TEST(SideBySide, ZeroRoundsIsAnError) {
   SideBySideOptions o;
-  o.suite = "resnet50";
+  o.suite = bench::find_suite("resnet50");
   o.rungs = {bench::Rung{}};
   o.rounds = 0;
   EXPECT_THROW(measure_side_by_side({passes::PipelineConfig{}}, o), UserError);
@@ -194,7 +194,7 @@ TEST(SideBySide, ZeroRoundsIsAnError) {
 
 TEST(SideBySide, AFailingMeasurementFailsEveryConfigurationWithItsReason) {
   SideBySideOptions o;
-  o.suite = "resnet50";
+  o.suite = bench::find_suite("resnet50");
   o.rungs = {bench::Rung{}};
   o.rungs[0].name = "broken";
   o.rungs[0].params["batch"] = 0;  // the builder rejects it inside the child process

@@ -115,7 +115,7 @@ TEST(TestFaultHook, SelectsTrialsByNumber) {
 
 TEST(TrialBody, WrongResultFailsTheVerificationGate) {
   TrialSpec spec;
-  spec.suite = "resnet50";
+  spec.suite = bench::find_suite("resnet50");
   spec.rungs = {bench::Rung{"b1", {{"batch", 1}, {"image", 224}}, true}};
   spec.config = passes::default_pipeline("cpu");
   spec.fault = "wrong";

@@ -95,7 +95,7 @@ TEST(TuneGen, WritesTheBestConfigDeterministicallyAndItLoads) {
   const std::string log = write_log();
   TuneGenOptions o;
   o.trial_log = log;
-  o.suite = "resnet50";
+  o.workload.suite = "resnet50";
   o.fanova = false;
   o.verify = false;
   o.refits = 5;
@@ -125,7 +125,7 @@ TEST(TuneGen, ThresholdResetsUnimportantParametersToDefaults) {
   const std::string log = write_log();
   TuneGenOptions o;
   o.trial_log = log;
-  o.suite = "resnet50";
+  o.workload.suite = "resnet50";
   o.fanova = false;
   o.verify = false;
   o.refits = 0;
@@ -159,7 +159,7 @@ TEST(TuneGen, NoCompleteTrialIsAnError) {
   append_trial(path, r);
   TuneGenOptions o;
   o.trial_log = path;
-  o.suite = "resnet50";
+  o.workload.suite = "resnet50";
   o.output = temp_path("c.cuvilpass");
   EXPECT_THROW(tune_gen(o), UserError);
   std::filesystem::remove(path);
@@ -225,7 +225,7 @@ TEST(TuneGen, AToleranceOutsideZeroToOneIsAnError) {
   const std::string log = write_log();
   TuneGenOptions o;
   o.trial_log = log;
-  o.suite = "resnet50";
+  o.workload.suite = "resnet50";
   o.fanova = false;
   o.verify = false;
   o.output = temp_path("d.cuvilpass");
@@ -242,7 +242,7 @@ TEST(TuneGen, AnUnwritableSpaceOutputFailsBeforeAnythingIsWritten) {
   const std::string log = write_log();
   TuneGenOptions o;
   o.trial_log = log;
-  o.suite = "resnet50";
+  o.workload.suite = "resnet50";
   o.fanova = false;
   o.verify = false;
   o.output = temp_path("e.cuvilpass");

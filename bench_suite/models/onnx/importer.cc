@@ -1,0 +1,584 @@
+#include "bench_suite/models/onnx/importer.h"
+
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "bench_suite/models/onnx/node_context.h"
+#include "passes/ir/error.h"
+
+namespace cuvil::bench::onnx_import {
+
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s.empty() ? "(scalar)" : s;
+}
+
+// "/layer1/layer1.0/conv1/Conv" -> "layer1.0.conv1.Conv": module scopes joined with dots, a
+// scope that repeats its parent's path ("layer1" then "layer1.0") replacing it, so names nest
+// the way the built-in models' names do in flame graphs.
+std::string dotted_name(const std::string& onnx_name) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= onnx_name.size()) {
+    const size_t slash = std::min(onnx_name.find('/', start), onnx_name.size());
+    const std::string part = onnx_name.substr(start, slash - start);
+    if (!part.empty()) {
+      if (!parts.empty() && part.rfind(parts.back() + ".", 0) == 0) {
+        parts.back() = part;
+      } else {
+        parts.push_back(part);
+      }
+    }
+    start = slash + 1;
+  }
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ".") + p;
+  return out;
+}
+
+bool is_integer_type(int32_t t) {
+  using onnx::TensorProto;
+  return t == TensorProto::INT64 || t == TensorProto::INT32 || t == TensorProto::INT16 ||
+         t == TensorProto::INT8 || t == TensorProto::UINT8 || t == TensorProto::UINT16 ||
+         t == TensorProto::UINT32 || t == TensorProto::BOOL;
+}
+
+}  // namespace
+
+// The walk over the ONNX graph: a table from ONNX value names to what they are now.
+class Importer {
+ public:
+  struct Entry {
+    ir::ValueId id = ir::kNoValue;
+    std::optional<HostTensor> constant;
+    bool from_initializer = false;
+  };
+
+  explicit Importer(const OnnxModel& model) : model_(model), source_{model.path, model.dir} {}
+
+  ir::Graph run(const InputBinding& binding) {
+    const std::string unsupported = unsupported_operators(model_);
+    if (!unsupported.empty()) throw UserError(unsupported);
+    const std::vector<ir::Shape> shapes = bind_input_shapes(model_, binding);
+    const onnx::GraphProto& g = model_.proto->graph();
+
+    for (const auto& t : g.initializer()) {
+      Entry e;
+      e.constant = decode_tensor(t, source_, "initializer '" + t.name() + "'");
+      e.from_initializer = true;
+      values_[t.name()] = std::move(e);
+    }
+    for (size_t i = 0; i < model_.inputs.size(); ++i) {
+      const OnnxInput& in = model_.inputs[i];
+      Entry e;
+      if (is_integer_type(in.elem_type)) {
+        e.id = graph_.add_input(in.name, shapes[i], ir::DType::i32);
+        graph_.mutable_value(e.id).index_bound = in.elem_type == onnx::TensorProto::BOOL ? 2 : 1;
+      } else if (in.elem_type == onnx::TensorProto::FLOAT) {
+        e.id = graph_.add_input(in.name, shapes[i]);
+      } else {
+        throw UserError(model_.path + ": input '" + in.name + "' has element type " +
+                        onnx_type_name(in.elem_type) +
+                        ": cuvil runs float32 models with integer or bool ids (export in float32)");
+      }
+      values_[in.name] = std::move(e);
+    }
+
+    const std::map<std::string, ir::Shape> onnx_shapes = onnx_inferred_shapes(shapes);
+    int index = 0;
+    for (const auto& node : g.node()) {
+      for (const std::string& in : node.input()) {
+        if (!in.empty() && !values_.count(in)) {
+          throw UserError(model_.path + ": node '" + node.name() + "' (" + node.op_type() +
+                          ") reads '" + in +
+                          "', which no earlier node, input or initializer produces (the graph "
+                          "must be topologically sorted)");
+        }
+      }
+      NodeContext ctx(*this, node, unique_name(node, index++));
+      const OpMapping* m = find_mapping(node.op_type());
+      CUVIL_CHECK(m != nullptr, "unsupported operators are rejected up front");
+      bool all_constant = true;
+      for (size_t i = 0; i < ctx.input_count(); ++i) {
+        if (ctx.has_input(i) && !ctx.is_constant(i)) all_constant = false;
+      }
+      bool done = false;
+      if (m->fold && (all_constant || !m->map)) done = m->fold(ctx);
+      if (!done) {
+        if (!m->map) {
+          ctx.fail(
+              "can only be computed from constants and static shapes here (an input is "
+              "known only at run time)");
+        }
+        m->map(ctx);
+      }
+      for (int k = 0; k < node.output_size(); ++k) {
+        const std::string& out = node.output(k);
+        if (out.empty()) continue;
+        if (!values_.count(out)) {
+          if (uses_.count(out)) {
+            ctx.fail("output " + std::to_string(k) + " ('" + out +
+                     "') is read by the graph but cuvil does not compute it");
+          }
+          continue;
+        }
+        check_shape(ctx, out, onnx_shapes);
+      }
+    }
+
+    for (const std::string& name : model_.outputs) {
+      auto it = values_.find(name);
+      if (it == values_.end()) {
+        throw UserError(model_.path + ": graph output '" + name + "' is not produced by any node");
+      }
+      const ir::ValueId id = materialize(name, it->second);
+      // Outputs keep the model's names (infer writes <name>.npy); an input or constant that is
+      // also an output is copied through a reshape so that naming it renames nothing else.
+      ir::ValueId out = id;
+      if (graph_.value(id).kind != ir::ValueKind::intermediate || marked_.count(id)) {
+        out = graph_.add_node(ir::OpKind::reshape, {id}, {{"shape", graph_.value(id).shape}},
+                              name + ".output");
+      }
+      graph_.mutable_value(out).name = name;
+      marked_.insert(out);
+      graph_.mark_output(out);
+    }
+    set_index_bounds();
+    graph_.recompute();
+    ir::verify(graph_);
+    return std::move(graph_);
+  }
+
+  // --- what NodeContext reaches ---
+  const OnnxModel& model() const { return model_; }
+  Entry* find(const std::string& name) {
+    auto it = values_.find(name);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+  void bind(const std::string& name, Entry e) { values_[name] = std::move(e); }
+  bool used(const std::string& name) const { return uses_.count(name) != 0; }
+  ir::Graph& graph() { return graph_; }
+
+  ir::ValueId materialize(const std::string& name, Entry& e) {
+    if (e.id != ir::kNoValue) return e.id;
+    CUVIL_CHECK(e.constant.has_value(), "a value is either an IR value or a constant");
+    e.id = constant_value(*e.constant, name, e.from_initializer);
+    return e.id;
+  }
+
+  ir::ValueId constant_value(const HostTensor& t, const std::string& name, bool trainable) {
+    if (t.is_float()) {
+      return graph_.add_constant_data(name, ir::Tensor(t.shape, t.f), trainable && t.numel() > 1);
+    }
+    std::vector<float> values(t.i.size());
+    for (size_t k = 0; k < t.i.size(); ++k) {
+      if (std::llabs(t.i[k]) > (int64_t{1} << 24)) {
+        throw UserError(model_.path + ": integer constant '" + name + "' holds " +
+                        std::to_string(t.i[k]) +
+                        ", beyond the 2^24 that cuvil's fp32 storage keeps exact");
+      }
+      values[k] = static_cast<float>(t.i[k]);
+    }
+    return graph_.add_constant_data(name, ir::Tensor(t.shape, std::move(values), ir::DType::i32),
+                                    false);
+  }
+
+ private:
+  std::string unique_name(const onnx::NodeProto& node, int index) {
+    std::string base = dotted_name(node.name());
+    if (base.empty()) base = node.op_type() + "_" + std::to_string(index);
+    std::string name = base;
+    for (int k = 2; !names_.insert(name).second; ++k) name = base + "_" + std::to_string(k);
+    return name;
+  }
+
+  // ONNX's own shape inference on a copy of the model with the inputs bound (large float
+  // initializers keep their type and dims but drop their data: inference never reads them).
+  std::map<std::string, ir::Shape> onnx_inferred_shapes(const std::vector<ir::Shape>& shapes) {
+    for (const auto& node : model_.proto->graph().node()) {
+      for (const std::string& in : node.input()) uses_.insert(in);
+    }
+    for (const std::string& out : model_.outputs) uses_.insert(out);
+
+    onnx::ModelProto copy;
+    *copy.mutable_opset_import() = model_.proto->opset_import();
+    copy.set_ir_version(model_.proto->ir_version());
+    onnx::GraphProto* g = copy.mutable_graph();
+    *g = model_.proto->graph();
+    for (auto& t : *g->mutable_initializer()) {
+      if (t.data_type() == onnx::TensorProto::FLOAT ||
+          t.data_location() == onnx::TensorProto::EXTERNAL) {
+        if (t.data_type() != onnx::TensorProto::FLOAT &&
+            t.data_type() != onnx::TensorProto::FLOAT16 &&
+            t.data_type() != onnx::TensorProto::DOUBLE &&
+            t.data_type() != onnx::TensorProto::BFLOAT16)
+          continue;  // integer tensors (shapes) stay: inference may read them
+        t.clear_raw_data();
+        t.clear_float_data();
+        t.clear_external_data();
+        t.clear_data_location();
+      }
+    }
+    std::map<std::string, size_t> input_index;
+    for (size_t i = 0; i < model_.inputs.size(); ++i) input_index[model_.inputs[i].name] = i;
+    for (auto& vi : *g->mutable_input()) {
+      auto it = input_index.find(vi.name());
+      if (it == input_index.end()) continue;
+      auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+      shape->clear_dim();
+      for (int64_t d : shapes[it->second]) shape->add_dim()->set_dim_value(d);
+    }
+    g->clear_value_info();
+    std::map<std::string, ir::Shape> out;
+    try {
+      onnx::shape_inference::InferShapes(copy);
+    } catch (const std::exception& e) {
+      throw UserError(model_.path +
+                      ": ONNX shape inference failed on the bound model: " + std::string(e.what()));
+    }
+    auto collect = [&](const onnx::ValueInfoProto& vi) {
+      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+      ir::Shape s;
+      for (const auto& d : vi.type().tensor_type().shape().dim()) {
+        if (!d.has_dim_value()) return;  // not static: nothing to compare
+        s.push_back(d.dim_value());
+      }
+      out[vi.name()] = s;
+    };
+    for (const auto& vi : g->value_info()) collect(vi);
+    for (const auto& vi : g->output()) collect(vi);
+    return out;
+  }
+
+  void check_shape(NodeContext& ctx, const std::string& name,
+                   const std::map<std::string, ir::Shape>& onnx_shapes) {
+    auto it = onnx_shapes.find(name);
+    if (it == onnx_shapes.end()) return;
+    Entry& e = values_.at(name);
+    const ir::Shape mine = e.constant ? e.constant->shape : graph_.value(e.id).shape;
+    if (mine != it->second) {
+      ctx.fail("output '" + name + "': cuvil's importer infers shape " + ir::to_string(mine) +
+               " but ONNX shape inference says " + ir::to_string(it->second) +
+               " (please report this model)");
+    }
+  }
+
+  // Integer inputs that index a table get that table's size as the bound of random ids.
+  void set_index_bounds() {
+    for (const ir::Node& n : graph_.nodes()) {
+      ir::ValueId ids = ir::kNoValue;
+      int64_t bound = 0;
+      if (n.op == ir::OpKind::embedding) {
+        ids = n.inputs[1];
+        bound = graph_.value(n.inputs[0]).shape[0];
+      } else if (n.op == ir::OpKind::gather) {
+        ids = n.inputs[1];
+        const ir::Shape& data = graph_.value(n.inputs[0]).shape;
+        int64_t axis = n.attrs.get_int("axis", 0);
+        if (axis < 0) axis += static_cast<int64_t>(data.size());
+        bound = data[static_cast<size_t>(axis)];
+      }
+      if (ids == ir::kNoValue || graph_.value(ids).kind != ir::ValueKind::input) continue;
+      ir::Value& v = graph_.mutable_value(ids);
+      v.index_bound = v.index_bound > 1 ? std::min(v.index_bound, bound) : bound;
+    }
+  }
+
+  const OnnxModel& model_;
+  TensorSource source_;
+  ir::Graph graph_;
+  std::unordered_map<std::string, Entry> values_;
+  std::set<std::string> uses_;
+  std::set<std::string> names_;
+  std::set<ir::ValueId> marked_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// NodeContext
+
+NodeContext::NodeContext(Importer& importer, const onnx::NodeProto& node, std::string ir_name)
+    : importer_(importer), node_(node), ir_name_(std::move(ir_name)) {}
+
+const std::string& NodeContext::op_type() const {
+  return node_.op_type();
+}
+int64_t NodeContext::opset() const {
+  return importer_.model().opset;
+}
+
+size_t NodeContext::input_count() const {
+  return static_cast<size_t>(node_.input_size());
+}
+bool NodeContext::has_input(size_t i) const {
+  return i < input_count() && !node_.input(static_cast<int>(i)).empty();
+}
+
+bool NodeContext::is_constant(size_t i) const {
+  if (!has_input(i)) return false;
+  const Importer::Entry* e = importer_.find(node_.input(static_cast<int>(i)));
+  return e && e->constant.has_value();
+}
+
+const HostTensor& NodeContext::constant(size_t i) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
+  if (!is_constant(i)) {
+    fail("input " + std::to_string(i) + " ('" + node_.input(static_cast<int>(i)) +
+         "') must be a constant or computable from static shapes; it is known only at run time");
+  }
+  return *importer_.find(node_.input(static_cast<int>(i)))->constant;
+}
+
+ir::ValueId NodeContext::value(size_t i) {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
+  const std::string& name = node_.input(static_cast<int>(i));
+  return importer_.materialize(name, *importer_.find(name));
+}
+
+ir::Shape NodeContext::shape(size_t i) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
+  const Importer::Entry* e = importer_.find(node_.input(static_cast<int>(i)));
+  if (e->constant) return e->constant->shape;
+  return importer_.graph().value(e->id).shape;
+}
+
+bool NodeContext::is_integer(size_t i) const {
+  if (is_constant(i)) return !constant(i).is_float();
+  const Importer::Entry* e = importer_.find(node_.input(static_cast<int>(i)));
+  return importer_.graph().value(e->id).dtype == ir::DType::i32;
+}
+
+const onnx::AttributeProto* NodeContext::attr(const std::string& name) const {
+  for (const auto& a : node_.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+bool NodeContext::has_attr(const std::string& name) const {
+  return attr(name) != nullptr;
+}
+
+int64_t NodeContext::attr_int(const std::string& name, int64_t fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::INT) fail("attribute '" + name + "' must be an int");
+  return a->i();
+}
+
+double NodeContext::attr_float(const std::string& name, double fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() == onnx::AttributeProto::INT) return static_cast<double>(a->i());
+  if (a->type() != onnx::AttributeProto::FLOAT) fail("attribute '" + name + "' must be a float");
+  return a->f();
+}
+
+std::string NodeContext::attr_string(const std::string& name, const std::string& fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::STRING) fail("attribute '" + name + "' must be a string");
+  return a->s();
+}
+
+std::vector<int64_t> NodeContext::attr_ints(const std::string& name,
+                                            std::vector<int64_t> fallback) const {
+  const auto* a = attr(name);
+  if (!a) return fallback;
+  if (a->type() != onnx::AttributeProto::INTS) fail("attribute '" + name + "' must be ints");
+  return {a->ints().begin(), a->ints().end()};
+}
+
+std::vector<float> NodeContext::attr_floats(const std::string& name) const {
+  const auto* a = attr(name);
+  if (!a) return {};
+  if (a->type() != onnx::AttributeProto::FLOATS) fail("attribute '" + name + "' must be floats");
+  return {a->floats().begin(), a->floats().end()};
+}
+
+HostTensor NodeContext::attr_tensor(const std::string& name) const {
+  const auto* a = attr(name);
+  if (!a || a->type() != onnx::AttributeProto::TENSOR)
+    fail("attribute '" + name + "' must be a tensor");
+  return decode_tensor(a->t(), TensorSource{importer_.model().path, importer_.model().dir},
+                       "node '" + node_.name() + "' attribute '" + name + "'");
+}
+
+size_t NodeContext::output_count() const {
+  return static_cast<size_t>(node_.output_size());
+}
+
+bool NodeContext::output_used(size_t k) const {
+  return k < output_count() && !node_.output(static_cast<int>(k)).empty() &&
+         importer_.used(node_.output(static_cast<int>(k)));
+}
+
+void NodeContext::set_output(size_t k, ir::ValueId value) {
+  CUVIL_CHECK(k < output_count(), "output index in range");
+  Importer::Entry e;
+  e.id = value;
+  importer_.bind(node_.output(static_cast<int>(k)), std::move(e));
+}
+
+void NodeContext::set_constant_output(size_t k, HostTensor tensor) {
+  CUVIL_CHECK(k < output_count(), "output index in range");
+  Importer::Entry e;
+  e.constant = std::move(tensor);
+  importer_.bind(node_.output(static_cast<int>(k)), std::move(e));
+}
+
+ir::ValueId NodeContext::add(ir::OpKind op, std::vector<ir::ValueId> inputs, ir::Attrs attrs,
+                             const std::string& suffix) {
+  std::string name = ir_name_;
+  if (!suffix.empty()) name += "." + suffix;
+  try {
+    return importer_.graph().add_node(op, std::move(inputs), std::move(attrs), name);
+  } catch (const UserError& e) {
+    fail(e.what());
+  }
+}
+
+ir::ValueId NodeContext::constant_value(const HostTensor& tensor, const std::string& suffix,
+                                        bool parameter) {
+  std::string name = ir_name_;
+  name += '.';
+  name += suffix;
+  if (suffixes_++ > 0) {
+    name += '.';
+    name += std::to_string(suffixes_);
+  }
+  return importer_.constant_value(tensor, name, parameter);
+}
+
+ir::Graph& NodeContext::graph() {
+  return importer_.graph();
+}
+const ir::Shape& NodeContext::value_shape(ir::ValueId id) {
+  return importer_.graph().value(id).shape;
+}
+
+void NodeContext::fail(const std::string& message) const {
+  throw UserError(importer_.model().path + ": node '" + node_.name() + "' (" + node_.op_type() +
+                  "): " + message);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const std::vector<OpMapping>& op_mappings() {
+  static const std::vector<OpMapping> table = [] {
+    std::vector<OpMapping> t;
+    add_nn_mappings(t);
+    add_elementwise_mappings(t);
+    add_shape_mappings(t);
+    return t;
+  }();
+  return table;
+}
+
+const OpMapping* find_mapping(const std::string& op_type) {
+  for (const OpMapping& m : op_mappings()) {
+    if (op_type == m.op_type) return &m;
+  }
+  return nullptr;
+}
+
+std::map<std::string, int64_t> operator_counts(const OnnxModel& model) {
+  std::map<std::string, int64_t> counts;
+  for (const auto& node : model.proto->graph().node()) ++counts[node.op_type()];
+  return counts;
+}
+
+std::string unsupported_operators(const OnnxModel& model) {
+  std::map<std::string, std::pair<int64_t, std::string>> missing;
+  for (const auto& node : model.proto->graph().node()) {
+    if (find_mapping(node.op_type())) continue;
+    auto& slot = missing[node.op_type()];
+    if (slot.first++ == 0) slot.second = node.name();
+  }
+  if (missing.empty()) return "";
+  std::string list;
+  for (const auto& [op, info] : missing) {
+    list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(info.first) +
+            " (first: node '" + info.second + "')";
+  }
+  return model.path + ": unsupported ONNX operators: " + list;
+}
+
+std::vector<ir::Shape> bind_input_shapes(const OnnxModel& model, const InputBinding& binding) {
+  for (const auto& [name, shape] : binding.shapes) {
+    const bool known = std::any_of(model.inputs.begin(), model.inputs.end(),
+                                   [&](const OnnxInput& in) { return in.name == name; });
+    if (!known) {
+      std::string names;
+      for (const OnnxInput& in : model.inputs) names += (names.empty() ? "" : ", ") + in.name;
+      throw UserError(model.path + ": --input: the model has no input '" + name +
+                      "' (its inputs: " + names + ")");
+    }
+  }
+  std::vector<ir::Shape> out;
+  for (const OnnxInput& in : model.inputs) {
+    ir::Shape s(in.dims.begin(), in.dims.end());
+    if (auto it = binding.shapes.find(in.name); it != binding.shapes.end()) {
+      if (it->second.size() != in.dims.size()) {
+        throw UserError(model.path + ": --input " + in.name + ": rank " +
+                        std::to_string(it->second.size()) + " given, the model's input has rank " +
+                        std::to_string(in.dims.size()) + " (" + shape_text(in.dims) + ")");
+      }
+      for (size_t d = 0; d < s.size(); ++d) {
+        if (it->second[d] < 1) {
+          throw UserError(model.path + ": --input " + in.name + ": axis " + std::to_string(d) +
+                          " must be >= 1");
+        }
+        if (in.dims[d] > 0 && in.dims[d] != it->second[d]) {
+          throw UserError(model.path + ": --input " + in.name + ": axis " + std::to_string(d) +
+                          " is fixed at " + std::to_string(in.dims[d]) + " in the model, " +
+                          std::to_string(it->second[d]) + " given");
+        }
+      }
+      s = it->second;
+    }
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (s[d] > 0) continue;
+      const std::string& dim_name = in.dim_names[d];
+      if (!dim_name.empty()) {
+        if (auto it = binding.dims.find(dim_name); it != binding.dims.end()) s[d] = it->second;
+      }
+      if (s[d] <= 0 && d == 0) {
+        if (auto it = binding.dims.find("batch"); it != binding.dims.end()) s[d] = it->second;
+      }
+      if (s[d] <= 0) {
+        ir::Shape example = s;
+        for (int64_t& v : example) v = v > 0 ? v : 1;
+        throw UserError(model.path + ": input '" + in.name + "' axis " + std::to_string(d) +
+                        (dim_name.empty() ? "" : " ('" + dim_name + "')") +
+                        " is dynamic and unbound: bind it with --input " + in.name + ":" +
+                        shape_text(example) + (d == 0 ? " or --batch N" : ""));
+      }
+    }
+    // A batch asked of a model whose batch axis is fixed would silently run another batch.
+    if (auto it = binding.dims.find("batch"); it != binding.dims.end() && !s.empty() &&
+                                              in.dims[0] > 0 && in.dims[0] != it->second &&
+                                              !binding.shapes.count(in.name)) {
+      throw UserError(model.path + ": --batch " + std::to_string(it->second) + ": input '" +
+                      in.name + "' has a fixed batch of " + std::to_string(in.dims[0]) +
+                      " (export with dynamic_axes={'" + in.name + "': {0: 'batch'}} to vary it)");
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+ir::Graph import_onnx(const OnnxModel& model, const InputBinding& binding) {
+  return Importer(model).run(binding);
+}
+
+}  // namespace cuvil::bench::onnx_import

@@ -1,0 +1,386 @@
+// Elementwise operators: arithmetic (Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean), activations
+// (Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Clip, HardSigmoid, HardSwish,
+// LeakyRelu, Gelu), Softmax/LogSoftmax, Where and Cast; comparisons and logic fold on constants
+// only (shape computations), as do Floor, Ceil and Round.
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "bench_suite/models/onnx/node_context.h"
+#include "bench_suite/models/onnx/shape_util.h"
+#include "passes/ir/error.h"
+
+namespace cuvil::bench::onnx_import {
+
+namespace {
+
+using ir::OpKind;
+
+// ---- folding on constants -------------------------------------------------------------------
+
+// Applies f elementwise over the numpy broadcast of a and b. Integer results stay integers when
+// both operands are integers; `kind_out` overrides the result kind (comparisons give booleans).
+template <class F>
+HostTensor fold_binary(const NodeContext& c, const HostTensor& a, const HostTensor& b, F f,
+                       std::optional<HostTensor::Kind> kind_out = std::nullopt) {
+  const ir::Shape shape = broadcast_shapes(c, a.shape, b.shape);
+  const HostTensor ab = broadcast_tensor(a, shape), bb = broadcast_tensor(b, shape);
+  const bool ints = !a.is_float() && !b.is_float();
+  const HostTensor::Kind kind = kind_out ? *kind_out
+                                : ints   ? HostTensor::Kind::i64
+                                         : HostTensor::Kind::f32;
+  HostTensor out;
+  out.kind = kind;
+  out.shape = shape;
+  const int64_t n = ir::num_elements(shape);
+  for (int64_t k = 0; k < n; ++k) {
+    if (ints && kind != HostTensor::Kind::f32) {
+      out.i.push_back(static_cast<int64_t>(f(
+          ab.number(k), bb.number(k), ab.i[static_cast<size_t>(k)], bb.i[static_cast<size_t>(k)])));
+    } else {
+      const double v = f(ab.number(k), bb.number(k), ab.integer(k), bb.integer(k));
+      if (kind == HostTensor::Kind::f32) {
+        out.f.push_back(static_cast<float>(v));
+      } else {
+        out.i.push_back(static_cast<int64_t>(v));
+      }
+    }
+  }
+  return out;
+}
+
+double arith(OpKind op, double x, double y, int64_t xi, int64_t yi, bool ints) {
+  switch (op) {
+    case OpKind::add:
+      return ints ? static_cast<double>(xi + yi) : x + y;
+    case OpKind::sub:
+      return ints ? static_cast<double>(xi - yi) : x - y;
+    case OpKind::mul:
+      return ints ? static_cast<double>(xi * yi) : x * y;
+    case OpKind::div:
+      if (ints) return yi == 0 ? 0.0 : static_cast<double>(xi / yi);  // truncates, as ONNX Runtime
+      return x / y;
+    case OpKind::pow:
+      return std::pow(x, y);
+    case OpKind::max:
+      return std::max(x, y);
+    case OpKind::min:
+      return std::min(x, y);
+    default:
+      return 0;
+  }
+}
+
+OpKind binary_kind(const std::string& op) {
+  if (op == "Add" || op == "Sum" || op == "Mean") return OpKind::add;
+  if (op == "Sub") return OpKind::sub;
+  if (op == "Mul") return OpKind::mul;
+  if (op == "Div") return OpKind::div;
+  if (op == "Pow") return OpKind::pow;
+  if (op == "Max") return OpKind::max;
+  return OpKind::min;
+}
+
+bool fold_arith(NodeContext& c) {
+  const OpKind op = binary_kind(c.op_type());
+  HostTensor acc = c.constant(0);
+  size_t count = 1;
+  for (size_t i = 1; i < c.input_count(); ++i) {
+    if (!c.has_input(i)) continue;
+    const HostTensor& b = c.constant(i);
+    const bool ints = !acc.is_float() && !b.is_float();
+    acc = fold_binary(c, acc, b, [&](double x, double y, int64_t xi, int64_t yi) {
+      return arith(op, x, y, xi, yi, ints);
+    });
+    ++count;
+  }
+  if (c.op_type() == "Mean") {
+    for (float& v : acc.f) v /= static_cast<float>(count);
+    for (int64_t& v : acc.i) v /= static_cast<int64_t>(count);
+  }
+  c.set_constant_output(0, acc);
+  return true;
+}
+
+bool fold_compare(NodeContext& c) {
+  const std::string& op = c.op_type();
+  const auto kind = HostTensor::Kind::boolean;
+  auto f = [&](double x, double y, int64_t xi, int64_t yi) -> double {
+    if (op == "Equal") return xi == yi && x == y;
+    if (op == "Less") return x < y;
+    if (op == "LessOrEqual") return x <= y;
+    if (op == "Greater") return x > y;
+    if (op == "GreaterOrEqual") return x >= y;
+    if (op == "And") return (xi != 0) && (yi != 0);
+    if (op == "Or") return (xi != 0) || (yi != 0);
+    return (xi != 0) != (yi != 0);  // Xor
+  };
+  c.set_constant_output(0, fold_binary(c, c.constant(0), c.constant(1), f, kind));
+  return true;
+}
+
+// Unary ops on constants, in double.
+double unary_value(const std::string& op, double v, const NodeContext& c) {
+  if (op == "Relu") return v > 0 ? v : 0;
+  if (op == "Sigmoid") return 1.0 / (1.0 + std::exp(-v));
+  if (op == "Tanh") return std::tanh(v);
+  if (op == "Erf") return std::erf(v);
+  if (op == "Sqrt") return std::sqrt(v);
+  if (op == "Exp") return std::exp(v);
+  if (op == "Log") return std::log(v);
+  if (op == "Neg") return -v;
+  if (op == "Abs") return std::fabs(v);
+  if (op == "Reciprocal") return 1.0 / v;
+  if (op == "Floor") return std::floor(v);
+  if (op == "Ceil") return std::ceil(v);
+  if (op == "Round") return std::nearbyint(v);  // half to even, as ONNX
+  if (op == "Not") return v == 0;
+  if (op == "Sign") return v > 0 ? 1 : v < 0 ? -1 : 0;
+  c.fail("cannot fold");
+}
+
+bool fold_unary(NodeContext& c) {
+  HostTensor t = c.constant(0);
+  const std::string& op = c.op_type();
+  if (t.is_float()) {
+    for (float& v : t.f) v = static_cast<float>(unary_value(op, v, c));
+  } else {
+    const bool float_result = op == "Sigmoid" || op == "Tanh" || op == "Erf" || op == "Sqrt" ||
+                              op == "Exp" || op == "Log" || op == "Reciprocal";
+    if (float_result) c.fail("a floating-point function of integers");
+    for (int64_t& v : t.i) v = static_cast<int64_t>(unary_value(op, static_cast<double>(v), c));
+    if (op == "Not") t.kind = HostTensor::Kind::boolean;
+  }
+  c.set_constant_output(0, t);
+  return true;
+}
+
+bool fold_where(NodeContext& c) {
+  const HostTensor &cond = c.constant(0), &x = c.constant(1), &y = c.constant(2);
+  const ir::Shape shape = broadcast_shapes(c, broadcast_shapes(c, cond.shape, x.shape), y.shape);
+  const HostTensor cb = broadcast_tensor(cond, shape), xb = broadcast_tensor(x, shape),
+                   yb = broadcast_tensor(y, shape);
+  HostTensor out;
+  out.shape = shape;
+  out.kind = x.is_float() || y.is_float() ? HostTensor::Kind::f32 : x.kind;
+  for (int64_t k = 0; k < ir::num_elements(shape); ++k) {
+    const bool pick = cb.number(k) != 0;
+    if (out.is_float()) {
+      out.f.push_back(static_cast<float>(pick ? xb.number(k) : yb.number(k)));
+    } else {
+      out.i.push_back(pick ? xb.i[static_cast<size_t>(k)] : yb.i[static_cast<size_t>(k)]);
+    }
+  }
+  c.set_constant_output(0, out);
+  return true;
+}
+
+bool is_float_target(int64_t to) {
+  return to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE ||
+         to == onnx::TensorProto::FLOAT16 || to == onnx::TensorProto::BFLOAT16;
+}
+
+bool fold_cast(NodeContext& c) {
+  const int64_t to = c.attr_int("to", 0);
+  HostTensor t = c.constant(0);
+  if (is_float_target(to)) {
+    if (!t.is_float()) t = HostTensor::floats(t.shape, t.to_floats());
+  } else if (to == onnx::TensorProto::BOOL) {
+    std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+    for (int64_t k = 0; k < t.numel(); ++k) v[static_cast<size_t>(k)] = t.number(k) != 0;
+    t = HostTensor::ints(t.shape, v, HostTensor::Kind::boolean);
+  } else if (to == onnx::TensorProto::STRING || to == 0) {
+    c.fail("cast to " + onnx_type_name(static_cast<int32_t>(to)) + " is not supported");
+  } else {
+    t = HostTensor::ints(t.shape, t.to_ints());
+  }
+  c.set_constant_output(0, t);
+  return true;
+}
+
+// ---- run-time mappings ----------------------------------------------------------------------
+
+void require_float(NodeContext& c, size_t i) {
+  if (!c.is_constant(i) && c.is_integer(i)) {
+    c.fail("integer arithmetic on run-time values is not supported (input " + std::to_string(i) +
+           ")");
+  }
+}
+
+void map_arith(NodeContext& c) {
+  const OpKind op = binary_kind(c.op_type());
+  std::vector<size_t> present;
+  for (size_t i = 0; i < c.input_count(); ++i) {
+    if (c.has_input(i)) {
+      require_float(c, i);
+      present.push_back(i);
+    }
+  }
+  if (present.empty()) c.fail("needs at least one input");
+  const bool commutative =
+      op == OpKind::add || op == OpKind::mul || op == OpKind::max || op == OpKind::min;
+  // A constant first operand of a commutative op goes second, so fusion sees the running result
+  // on the left.
+  if (commutative && present.size() >= 2 && c.is_constant(present[0]) && !c.is_constant(present[1]))
+    std::swap(present[0], present[1]);
+  ir::ValueId acc = c.value(present[0]);
+  for (size_t k = 1; k < present.size(); ++k) {
+    acc = c.add(op, {acc, c.value(present[k])}, {},
+                k + 1 < present.size() ? "part" + std::to_string(k) : "");
+  }
+  if (c.op_type() == "Mean" && present.size() > 1) {
+    const ir::ValueId scale = c.constant_value(
+        HostTensor::floats({}, {1.0f / static_cast<float>(present.size())}), "scale");
+    acc = c.add(OpKind::mul, {acc, scale}, {}, "mean");
+  }
+  c.set_output(0, acc);
+}
+
+void map_unary(NodeContext& c) {
+  const std::string& op = c.op_type();
+  require_float(c, 0);
+  const ir::ValueId x = c.value(0);
+  if (op == "Reciprocal") {
+    const ir::ValueId one = c.constant_value(HostTensor::floats({}, {1.0f}), "one");
+    return c.set_output(0, c.add(OpKind::div, {one, x}));
+  }
+  OpKind kind = OpKind::relu;
+  ir::Attrs attrs;
+  if (op == "Relu")
+    kind = OpKind::relu;
+  else if (op == "Sigmoid")
+    kind = OpKind::sigmoid;
+  else if (op == "Tanh")
+    kind = OpKind::tanh;
+  else if (op == "Erf")
+    kind = OpKind::erf;
+  else if (op == "Sqrt")
+    kind = OpKind::sqrt;
+  else if (op == "Exp")
+    kind = OpKind::exp;
+  else if (op == "Log")
+    kind = OpKind::log;
+  else if (op == "Neg")
+    kind = OpKind::neg;
+  else if (op == "Abs")
+    kind = OpKind::abs;
+  else if (op == "HardSwish")
+    kind = OpKind::hard_swish;
+  else if (op == "HardSigmoid") {
+    kind = OpKind::hard_sigmoid;
+    attrs = {{"alpha", c.attr_float("alpha", 0.2)}, {"beta", c.attr_float("beta", 0.5)}};
+  } else if (op == "LeakyRelu") {
+    kind = OpKind::leaky_relu;
+    attrs = {{"alpha", c.attr_float("alpha", 0.01)}};
+  } else if (op == "Gelu") {
+    if (c.attr_string("approximate", "none") != "none")
+      c.fail("only the exact (erf) Gelu is supported");
+    kind = OpKind::gelu;
+  } else {
+    c.fail("cannot be computed at run time (only on constants)");
+  }
+  c.set_output(0, c.add(kind, {x}, attrs));
+}
+
+void map_clip(NodeContext& c) {
+  require_float(c, 0);
+  double lo = -std::numeric_limits<double>::infinity(),
+         hi = std::numeric_limits<double>::infinity();
+  if (c.opset() < 11) {
+    lo = c.attr_float("min", lo);
+    hi = c.attr_float("max", hi);
+  } else {
+    if (c.has_input(1)) lo = c.constant(1).number(0);
+    if (c.has_input(2)) hi = c.constant(2).number(0);
+  }
+  if (lo > hi) c.fail("min is greater than max");
+  if (lo == 0 && hi == std::numeric_limits<double>::infinity())
+    return c.set_output(0, c.add(OpKind::relu, {c.value(0)}));
+  c.set_output(0, c.add(OpKind::clip, {c.value(0)}, {{"min", lo}, {"max", hi}}));
+}
+bool fold_clip(NodeContext& c) {
+  double lo = -std::numeric_limits<double>::infinity(),
+         hi = std::numeric_limits<double>::infinity();
+  if (c.opset() < 11) {
+    lo = c.attr_float("min", lo);
+    hi = c.attr_float("max", hi);
+  } else {
+    if (c.has_input(1)) lo = c.constant(1).number(0);
+    if (c.has_input(2)) hi = c.constant(2).number(0);
+  }
+  HostTensor t = c.constant(0);
+  for (float& v : t.f) v = static_cast<float>(std::clamp<double>(v, lo, hi));
+  for (int64_t& v : t.i)
+    v = static_cast<int64_t>(std::clamp<double>(static_cast<double>(v), lo, hi));
+  c.set_constant_output(0, t);
+  return true;
+}
+
+// Softmax and LogSoftmax. Before opset 13 the input is coerced to 2-D at `axis` (default 1);
+// from 13 the op runs along one axis (default -1).
+void map_softmax(NodeContext& c) {
+  require_float(c, 0);
+  const ir::Shape in = c.shape(0);
+  const bool legacy = c.opset() < 13;
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", legacy ? 1 : -1), in.size());
+  ir::ValueId x = c.value(0);
+  ir::ValueId y;
+  if (legacy && axis != static_cast<int64_t>(in.size()) - 1) {
+    int64_t a = 1, b = 1;
+    for (size_t d = 0; d < in.size(); ++d) (static_cast<int64_t>(d) < axis ? a : b) *= in[d];
+    x = c.add(OpKind::reshape, {x}, {{"shape", ir::Shape{a, b}}}, "flat");
+    y = c.add(OpKind::softmax, {x}, {{"axis", int64_t{-1}}}, "softmax");
+    y = c.add(OpKind::reshape, {y}, {{"shape", in}}, c.op_type() == "LogSoftmax" ? "unflat" : "");
+  } else {
+    y = c.add(OpKind::softmax, {x}, {{"axis", axis}}, c.op_type() == "LogSoftmax" ? "softmax" : "");
+  }
+  if (c.op_type() == "LogSoftmax") y = c.add(OpKind::log, {y});
+  c.set_output(0, y);
+}
+
+void map_where(NodeContext& c) {
+  require_float(c, 1);
+  require_float(c, 2);
+  c.set_output(0, c.add(OpKind::where, {c.value(0), c.value(1), c.value(2)}));
+}
+
+// Storage is fp32 whatever the dtype, so casts between floats, and of integers to floats, move
+// nothing; a float -> integer cast would need rounding at run time.
+void map_cast(NodeContext& c) {
+  const int64_t to = c.attr_int("to", 0);
+  if (is_float_target(to) || (c.is_integer(0) && !is_float_target(to))) {
+    return c.set_output(0, c.value(0));
+  }
+  c.fail("casting floats to " + onnx_type_name(static_cast<int32_t>(to)) +
+         " at run time is not supported");
+}
+
+void map_constant_only(NodeContext& c) {
+  c.fail("is supported on constants only (shape computations); an input is known only at run time");
+}
+
+}  // namespace
+
+void add_elementwise_mappings(std::vector<OpMapping>& t) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean"})
+    t.push_back({op, map_arith, fold_arith});
+  for (const char* op :
+       {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal"})
+    t.push_back({op, map_unary, fold_unary});
+  for (const char* op : {"HardSigmoid", "HardSwish", "LeakyRelu", "Gelu"})
+    t.push_back({op, map_unary, nullptr});
+  for (const char* op : {"Floor", "Ceil", "Round", "Not", "Sign"})
+    t.push_back({op, map_constant_only, fold_unary});
+  for (const char* op :
+       {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"})
+    t.push_back({op, map_constant_only, fold_compare});
+  t.push_back({"Clip", map_clip, fold_clip});
+  t.push_back({"Softmax", map_softmax, nullptr});
+  t.push_back({"LogSoftmax", map_softmax, nullptr});
+  t.push_back({"Where", map_where, fold_where});
+  t.push_back({"Cast", map_cast, fold_cast});
+}
+
+}  // namespace cuvil::bench::onnx_import

@@ -1,0 +1,524 @@
+// Network layers: Conv, Gemm, MatMul, BatchNormalization, InstanceNormalization,
+// LayerNormalization, the pools, the reductions, and nearest Resize/Upsample.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "bench_suite/models/onnx/node_context.h"
+#include "bench_suite/models/onnx/shape_util.h"
+#include "passes/ir/error.h"
+
+namespace cuvil::bench::onnx_import {
+
+namespace {
+
+using ir::OpKind;
+
+// Begin and end padding of each spatial axis, from pads or auto_pad.
+struct Padding {
+  std::vector<int64_t> begin, end;
+};
+
+Padding spatial_padding(NodeContext& c, const ir::Shape& in_spatial,
+                        const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides) {
+  const size_t r = in_spatial.size();
+  Padding p{std::vector<int64_t>(r, 0), std::vector<int64_t>(r, 0)};
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET") {
+    const std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+    if (pads.size() != 2 * r) c.fail("pads must have " + std::to_string(2 * r) + " entries");
+    for (size_t d = 0; d < r; ++d) {
+      p.begin[d] = pads[d];
+      p.end[d] = pads[d + r];
+      if (p.begin[d] < 0 || p.end[d] < 0) c.fail("negative pads are not supported");
+    }
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t d = 0; d < r; ++d) {
+      const int64_t out = (in_spatial[d] + strides[d] - 1) / strides[d];
+      const int64_t total =
+          std::max<int64_t>(0, (out - 1) * strides[d] + kernel[d] - in_spatial[d]);
+      const int64_t small = total / 2;
+      p.begin[d] = auto_pad == "SAME_UPPER" ? small : total - small;
+      p.end[d] = total - p.begin[d];
+    }
+  } else if (auto_pad != "VALID") {
+    c.fail("unknown auto_pad '" + auto_pad + "'");
+  }
+  return p;
+}
+
+void require_unit_dilations(NodeContext& c, size_t r) {
+  for (int64_t d : c.attr_ints("dilations", std::vector<int64_t>(r, 1))) {
+    if (d != 1) c.fail("dilations other than 1 are not supported");
+  }
+}
+
+std::vector<int64_t> strides_attr(NodeContext& c, size_t r) {
+  std::vector<int64_t> s = c.attr_ints("strides", std::vector<int64_t>(r, 1));
+  if (s.size() != r) c.fail("strides must have " + std::to_string(r) + " entries");
+  for (int64_t v : s) {
+    if (v < 1) c.fail("strides must be >= 1");
+  }
+  return s;
+}
+
+// x padded explicitly by `extra` ([h_begin, w_begin, h_end, w_end]) with `value` on an NCHW value.
+ir::ValueId pad_spatial(NodeContext& c, ir::ValueId x, const std::vector<int64_t>& extra,
+                        double value, const std::string& suffix) {
+  const std::vector<int64_t> pads = {0, 0, extra[0], extra[1], 0, 0, extra[2], extra[3]};
+  return c.add(OpKind::pad, {x},
+               {{"pads", pads}, {"mode", std::string("constant")}, {"value", value}}, suffix);
+}
+
+// Rank-3 (1-D) activations run as rank 4 with a unit height; returns the NCHW value.
+ir::ValueId as_2d(NodeContext& c, ir::ValueId x, const std::string& suffix) {
+  ir::Shape s = c.value_shape(x);
+  s.insert(s.begin() + 2, 1);
+  return c.add(OpKind::reshape, {x}, {{"shape", s}}, suffix);
+}
+
+// ---- Conv -----------------------------------------------------------------------------------
+
+void map_conv(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  const ir::Shape ws = c.shape(1);
+  if (xs.size() != 4 && xs.size() != 3) {
+    c.fail("only 1-D and 2-D convolutions are supported (input rank " + std::to_string(xs.size()) +
+           ")");
+  }
+  if (ws.size() != xs.size()) c.fail("weight rank differs from the input's");
+  const bool one_d = xs.size() == 3;
+  const size_t r = xs.size() - 2;
+  require_unit_dilations(c, r);
+  const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  const std::vector<int64_t> ks = c.attr_ints("kernel_shape", kernel);
+  if (ks != kernel) c.fail("kernel_shape does not match the weight");
+  const std::vector<int64_t> strides = strides_attr(c, r);
+  const Padding p = spatial_padding(c, ir::Shape(xs.begin() + 2, xs.end()), kernel, strides);
+  ir::ValueId x = c.value(0);
+  ir::ValueId w = c.value(1);
+  std::vector<int64_t> stride2 = strides, pb = p.begin, pe = p.end;
+  if (one_d) {
+    x = as_2d(c, x, "as2d");
+    ir::Shape w4 = ws;
+    w4.insert(w4.begin() + 2, 1);
+    w = c.add(OpKind::reshape, {w}, {{"shape", w4}}, "weight2d");
+    stride2.insert(stride2.begin(), 1);
+    pb.insert(pb.begin(), 0);
+    pe.insert(pe.begin(), 0);
+  }
+  // Symmetric padding goes to the conv; any asymmetric remainder is an explicit zero pad.
+  std::vector<int64_t> sym = {std::min(pb[0], pe[0]), std::min(pb[1], pe[1])};
+  if (pb[0] != pe[0] || pb[1] != pe[1]) {
+    x = pad_spatial(c, x, {pb[0] - sym[0], pb[1] - sym[1], pe[0] - sym[0], pe[1] - sym[1]}, 0.0,
+                    "pad");
+  }
+  std::vector<ir::ValueId> inputs = {x, w};
+  if (c.has_input(2)) inputs.push_back(c.value(2));
+  const ir::Attrs attrs = {{"stride", stride2}, {"pad", sym}, {"groups", c.attr_int("group", 1)}};
+  ir::ValueId y = c.add(OpKind::conv2d, inputs, attrs, one_d ? "conv2d" : "");
+  if (one_d) {
+    ir::Shape s = c.value_shape(y);
+    s.erase(s.begin() + 2);
+    y = c.add(OpKind::reshape, {y}, {{"shape", s}});
+  }
+  c.set_output(0, y);
+}
+
+// ---- Gemm and MatMul ------------------------------------------------------------------------
+
+HostTensor scaled(HostTensor t, double s) {
+  if (s != 1.0) {
+    for (float& v : t.f) v = static_cast<float>(v * s);
+  }
+  return t;
+}
+
+void map_gemm(NodeContext& c) {
+  const double alpha = c.attr_float("alpha", 1.0), beta = c.attr_float("beta", 1.0);
+  const bool trans_a = c.attr_int("transA", 0) != 0, trans_b = c.attr_int("transB", 0) != 0;
+  if (c.shape(0).size() != 2 || c.shape(1).size() != 2) c.fail("A and B must be matrices");
+  ir::ValueId a = c.value(0);
+  if (trans_a) a = c.add(OpKind::transpose, {a}, {{"perm", std::vector<int64_t>{1, 0}}}, "transA");
+  const int64_t n = trans_b ? c.shape(1)[0] : c.shape(1)[1];
+  const bool has_c = c.has_input(2) && beta != 0.0;
+  if (c.is_constant(1) && c.constant(1).is_float()) {
+    // Linear layer: the weight as [N, K] (PyTorch's layout), alpha folded into it.
+    HostTensor w = c.constant(1);
+    if (!trans_b) w = transpose_tensor(w, {1, 0});
+    std::vector<ir::ValueId> inputs = {a, c.constant_value(scaled(w, alpha), "weight", true)};
+    bool bias_fused = false;
+    if (has_c && c.is_constant(2)) {
+      const HostTensor& bias = c.constant(2);
+      const bool per_column = bias.numel() == n && (bias.shape.size() == 1 ||
+                                                    (bias.shape.size() == 2 && bias.shape[0] == 1));
+      const bool scalar = bias.numel() == 1;
+      if (per_column || scalar) {
+        HostTensor b = broadcast_tensor(reshaped(bias, {bias.numel()}), {n});
+        inputs.push_back(c.constant_value(scaled(b, beta), "bias", true));
+        bias_fused = true;
+      }
+    }
+    ir::ValueId y = c.add(OpKind::linear, inputs, {}, bias_fused || !has_c ? "" : "linear");
+    if (has_c && !bias_fused) {
+      ir::ValueId cv =
+          c.is_constant(2) ? c.constant_value(scaled(c.constant(2), beta), "c") : c.value(2);
+      if (!c.is_constant(2) && beta != 1.0)
+        cv = c.add(
+            OpKind::mul,
+            {cv, c.constant_value(HostTensor::floats({}, {static_cast<float>(beta)}), "beta")}, {},
+            "beta");
+      y = c.add(OpKind::add, {y, cv});
+    }
+    return c.set_output(0, y);
+  }
+  ir::ValueId b = c.value(1);
+  if (trans_b) b = c.add(OpKind::transpose, {b}, {{"perm", std::vector<int64_t>{1, 0}}}, "transB");
+  ir::ValueId y = c.add(OpKind::matmul, {a, b}, {}, "matmul");
+  if (alpha != 1.0)
+    y = c.add(OpKind::mul,
+              {y, c.constant_value(HostTensor::floats({}, {static_cast<float>(alpha)}), "alpha")},
+              {}, "alpha");
+  if (has_c) {
+    ir::ValueId cv =
+        c.is_constant(2) ? c.constant_value(scaled(c.constant(2), beta), "c") : c.value(2);
+    y = c.add(OpKind::add, {y, cv});
+  }
+  c.set_output(0, y);
+}
+
+void map_matmul(NodeContext& c) {
+  ir::Shape as = c.shape(0), bs = c.shape(1);
+  if (as.empty() || bs.empty()) c.fail("operands must have rank >= 1");
+  ir::ValueId a = c.value(0);
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) a = c.add(OpKind::reshape, {a}, {{"shape", ir::Shape{1, as[0]}}}, "a2d");
+  ir::Shape out;
+  ir::ValueId y;
+  if (c.is_constant(1) && bs.size() == 2 && c.constant(1).is_float()) {
+    // A constant matrix on the right: a linear layer with the weight as [N, K].
+    const ir::ValueId w = c.constant_value(transpose_tensor(c.constant(1), {1, 0}), "weight", true);
+    y = c.add(OpKind::linear, {a, w}, {}, a_vec ? "linear" : "");
+  } else {
+    ir::ValueId b = c.value(1);
+    if (b_vec) b = c.add(OpKind::reshape, {b}, {{"shape", ir::Shape{bs[0], 1}}}, "b2d");
+    y = c.add(OpKind::matmul, {a, b}, {}, a_vec || b_vec ? "matmul" : "");
+  }
+  if (a_vec || b_vec) {
+    ir::Shape s = c.value_shape(y);
+    if (b_vec) s.pop_back();
+    if (a_vec) s.erase(s.end() - (b_vec ? 1 : 2));
+    y = c.add(OpKind::reshape, {y}, {{"shape", s}});
+  }
+  c.set_output(0, y);
+}
+
+// ---- Normalizations -------------------------------------------------------------------------
+
+// A 2-D or 3-D activation as NCHW (BatchNorm1d, InstanceNorm1d); `back` restores the shape.
+ir::ValueId as_nchw(NodeContext& c, ir::ValueId x, ir::Shape* original) {
+  *original = c.value_shape(x);
+  if (original->size() == 4) return x;
+  if (original->size() != 2 && original->size() != 3) c.fail("input must have rank 2, 3 or 4");
+  ir::Shape s = *original;
+  while (s.size() < 4) s.push_back(1);
+  return c.add(OpKind::reshape, {x}, {{"shape", s}}, "nchw");
+}
+ir::ValueId from_nchw(NodeContext& c, ir::ValueId y, const ir::Shape& original) {
+  if (original.size() == 4) return y;
+  return c.add(OpKind::reshape, {y}, {{"shape", original}});
+}
+
+void map_batch_norm(NodeContext& c) {
+  if (c.attr_int("training_mode", 0) != 0) c.fail("training_mode is not supported");
+  for (size_t k = 1; k < c.output_count(); ++k) {
+    if (c.output_used(k)) c.fail("running statistics outputs are only defined in training");
+  }
+  ir::Shape original;
+  const ir::ValueId x = as_nchw(c, c.value(0), &original);
+  const bool direct = original.size() == 4;
+  ir::ValueId y = c.add(OpKind::batch_norm, {x, c.value(1), c.value(2), c.value(3), c.value(4)},
+                        {{"eps", c.attr_float("epsilon", 1e-5)}}, direct ? "" : "bn");
+  c.set_output(0, from_nchw(c, y, original));
+}
+
+void map_instance_norm(NodeContext& c) {
+  ir::Shape original;
+  const ir::ValueId x = as_nchw(c, c.value(0), &original);
+  const int64_t channels = original[1];
+  ir::ValueId y = c.add(OpKind::group_norm, {x, c.value(1), c.value(2)},
+                        {{"groups", channels}, {"eps", c.attr_float("epsilon", 1e-5)}},
+                        original.size() == 4 ? "" : "gn");
+  c.set_output(0, from_nchw(c, y, original));
+}
+
+void map_layer_norm(NodeContext& c) {
+  for (size_t k = 1; k < c.output_count(); ++k) {
+    if (c.output_used(k)) c.fail("the Mean and InvStdDev outputs are not supported");
+  }
+  const ir::Shape xs = c.shape(0);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", -1), xs.size());
+  int64_t d = 1;
+  for (size_t k = static_cast<size_t>(axis); k < xs.size(); ++k) d *= xs[k];
+  ir::ValueId x = c.value(0);
+  const bool flat = axis != static_cast<int64_t>(xs.size()) - 1;
+  auto param = [&](size_t i, float fill, const char* what) -> ir::ValueId {
+    if (!c.has_input(i))
+      return c.constant_value(
+          HostTensor::floats({d}, std::vector<float>(static_cast<size_t>(d), fill)), what);
+    if (c.is_constant(i)) {
+      const HostTensor& t = c.constant(i);
+      return c.constant_value(
+          broadcast_tensor(t, ir::Shape(xs.begin() + axis, xs.end())).numel() == d
+              ? reshaped(broadcast_tensor(t, ir::Shape(xs.begin() + axis, xs.end())), {d})
+              : t,
+          what);
+    }
+    if (c.shape(i) != ir::Shape{d})
+      c.fail(std::string(what) + " must be constant or of shape [" + std::to_string(d) + "]");
+    return c.value(i);
+  };
+  const ir::ValueId gamma = param(1, 1.0f, "scale"), beta = param(2, 0.0f, "bias");
+  if (flat) {
+    ir::Shape s(xs.begin(), xs.begin() + axis);
+    s.push_back(d);
+    x = c.add(OpKind::reshape, {x}, {{"shape", s}}, "flat");
+  }
+  ir::ValueId y = c.add(OpKind::layer_norm, {x, gamma, beta},
+                        {{"eps", c.attr_float("epsilon", 1e-5)}}, flat ? "ln" : "");
+  if (flat) y = c.add(OpKind::reshape, {y}, {{"shape", xs}});
+  c.set_output(0, y);
+}
+
+// ---- Pools ----------------------------------------------------------------------------------
+
+void map_pool(NodeContext& c) {
+  const bool is_max = c.op_type() == "MaxPool";
+  if (is_max && c.output_used(1)) c.fail("the Indices output is not supported");
+  if (c.attr_int("storage_order", 0) != 0) c.fail("storage_order 1 is not supported");
+  const ir::Shape xs = c.shape(0);
+  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D and 2-D pooling is supported");
+  const size_t r = xs.size() - 2;
+  require_unit_dilations(c, r);
+  std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});
+  if (kernel.size() != r) c.fail("kernel_shape must have " + std::to_string(r) + " entries");
+  std::vector<int64_t> strides = strides_attr(c, r);
+  ir::Shape spatial(xs.begin() + 2, xs.end());
+  Padding p = spatial_padding(c, spatial, kernel, strides);
+  ir::ValueId x = c.value(0);
+  if (r == 1) {
+    x = as_2d(c, x, "as2d");
+    kernel.insert(kernel.begin(), 1);
+    strides.insert(strides.begin(), 1);
+    spatial.insert(spatial.begin(), 1);
+    p.begin.insert(p.begin.begin(), 0);
+    p.end.insert(p.end.begin(), 0);
+  }
+  const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
+  if (ceil_mode) {
+    // Extra end padding makes floor division give the ceil-mode size; a last window that would
+    // start in the end padding is dropped, as PyTorch does.
+    for (size_t d = 0; d < 2; ++d) {
+      const int64_t span = spatial[d] + p.begin[d] + p.end[d] - kernel[d];
+      int64_t out = (span + strides[d] - 1) / strides[d] + 1;
+      if ((out - 1) * strides[d] >= spatial[d] + p.begin[d]) --out;
+      const int64_t extra = std::max<int64_t>(
+          0, (out - 1) * strides[d] + kernel[d] - (spatial[d] + p.begin[d] + p.end[d]));
+      if (extra > 0 && !is_max)
+        c.fail("ceil_mode average pooling whose windows overhang the input is not supported");
+      p.end[d] += extra;
+    }
+  }
+  std::vector<int64_t> sym = {std::min(p.begin[0], p.end[0]), std::min(p.begin[1], p.end[1])};
+  const bool asymmetric = p.begin[0] != p.end[0] || p.begin[1] != p.end[1];
+  const bool too_wide = sym[0] * 2 > kernel[0] || sym[1] * 2 > kernel[1];
+  if (asymmetric || too_wide) {
+    if (!is_max && !include_pad)
+      c.fail("asymmetric padding with count_include_pad 0 is not supported");
+    // Padding a max with -inf (an average with zeros counted) changes nothing else.
+    const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+    const std::vector<int64_t> extra =
+        too_wide ? std::vector<int64_t>{p.begin[0], p.begin[1], p.end[0], p.end[1]}
+                 : std::vector<int64_t>{p.begin[0] - sym[0], p.begin[1] - sym[1], p.end[0] - sym[0],
+                                        p.end[1] - sym[1]};
+    x = pad_spatial(c, x, extra, fill, "pad");
+    if (too_wide) sym = {0, 0};
+  }
+  ir::Attrs attrs = {{"kernel", kernel}, {"stride", strides}, {"pad", sym}};
+  if (!is_max) attrs.set("count_include_pad", int64_t{include_pad ? 1 : 0});
+  ir::ValueId y =
+      c.add(is_max ? OpKind::max_pool2d : OpKind::avg_pool2d, {x}, attrs, r == 1 ? "pool2d" : "");
+  if (r == 1) {
+    ir::Shape s = c.value_shape(y);
+    s.erase(s.begin() + 2);
+    y = c.add(OpKind::reshape, {y}, {{"shape", s}});
+  }
+  c.set_output(0, y);
+}
+
+void map_global_pool(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  if (xs.size() < 3) c.fail("input must have rank >= 3");
+  if (c.op_type() == "GlobalAveragePool" && xs.size() == 4) {
+    const ir::ValueId y = c.add(OpKind::global_avg_pool, {c.value(0)}, {}, "pool");
+    return c.set_output(0, c.add(OpKind::reshape, {y}, {{"shape", ir::Shape{xs[0], xs[1], 1, 1}}}));
+  }
+  std::vector<int64_t> axes;
+  for (size_t d = 2; d < xs.size(); ++d) axes.push_back(static_cast<int64_t>(d));
+  const OpKind op = c.op_type() == "GlobalMaxPool" ? OpKind::reduce_max : OpKind::reduce_mean;
+  c.set_output(0, c.add(op, {c.value(0)}, {{"axes", axes}, {"keepdims", int64_t{1}}}));
+}
+
+// ---- Reductions -----------------------------------------------------------------------------
+
+// The reduced axes (sorted), or nullopt for a no-op (empty axes with noop_with_empty_axes).
+std::optional<std::vector<int64_t>> reduce_axes(NodeContext& c, size_t rank) {
+  const int64_t input_from = c.op_type() == "ReduceSum" ? 13 : 18;
+  std::vector<int64_t> axes;
+  if (c.opset() < input_from) {
+    axes = c.attr_ints("axes", {});
+  } else if (c.has_input(1)) {
+    axes = c.constant(1).to_ints();
+  }
+  if (axes.empty()) {
+    if (c.attr_int("noop_with_empty_axes", 0) != 0) return std::nullopt;
+    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+  }
+  axes = normalize_axes(c, axes, rank);
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+void map_reduce(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  const auto axes = reduce_axes(c, xs.size());
+  if (!axes) return c.set_output(0, c.value(0));
+  const std::string& op = c.op_type();
+  OpKind kind = OpKind::reduce_mean;
+  if (op == "ReduceSum")
+    kind = OpKind::reduce_sum;
+  else if (op == "ReduceMax")
+    kind = OpKind::reduce_max;
+  else if (op != "ReduceMean")
+    c.fail("is supported on constants only");
+  c.set_output(
+      0, c.add(kind, {c.value(0)}, {{"axes", *axes}, {"keepdims", c.attr_int("keepdims", 1)}}));
+}
+
+bool fold_reduce(NodeContext& c) {
+  const HostTensor& x = c.constant(0);
+  const auto axes = reduce_axes(c, x.shape.size());
+  if (!axes) {
+    c.set_constant_output(0, x);
+    return true;
+  }
+  const bool keep = c.attr_int("keepdims", 1) != 0;
+  ir::Shape kept = x.shape, out_shape;
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    const bool reduced =
+        std::find(axes->begin(), axes->end(), static_cast<int64_t>(d)) != axes->end();
+    if (reduced) kept[d] = 1;
+    if (!reduced)
+      out_shape.push_back(x.shape[d]);
+    else if (keep)
+      out_shape.push_back(1);
+  }
+  const std::string& op = c.op_type();
+  const int64_t out_n = ir::num_elements(kept);
+  const bool is_max = op == "ReduceMax", is_min = op == "ReduceMin", is_prod = op == "ReduceProd";
+  std::vector<double> acc(static_cast<size_t>(out_n), is_max    ? -INFINITY
+                                                      : is_min  ? INFINITY
+                                                      : is_prod ? 1.0
+                                                                : 0.0);
+  std::vector<int64_t> st(kept.size(), 1);
+  for (size_t d = kept.size(); d-- > 1;) st[d - 1] = st[d] * kept[d];
+  std::vector<int64_t> in_st(x.shape.size(), 1);
+  for (size_t d = x.shape.size(); d-- > 1;) in_st[d - 1] = in_st[d] * x.shape[d];
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    int64_t o = 0;
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      const int64_t idx = (k / in_st[d]) % x.shape[d];
+      if (kept[d] != 1 || x.shape[d] == 1) o += (kept[d] == 1 ? 0 : idx) * st[d];
+    }
+    double& a = acc[static_cast<size_t>(o)];
+    const double v = x.number(k);
+    a = is_max ? std::max(a, v) : is_min ? std::min(a, v) : is_prod ? a * v : a + v;
+  }
+  const double count =
+      static_cast<double>(x.numel()) / static_cast<double>(std::max<int64_t>(out_n, 1));
+  if (op == "ReduceMean") {
+    for (double& a : acc) a /= count;
+  }
+  if (x.is_float()) {
+    std::vector<float> f(acc.begin(), acc.end());
+    c.set_constant_output(0, HostTensor::floats(out_shape, f));
+  } else {
+    std::vector<int64_t> i(acc.size());
+    for (size_t k = 0; k < acc.size(); ++k) i[k] = static_cast<int64_t>(acc[k]);
+    c.set_constant_output(0, HostTensor::ints(out_shape, i));
+  }
+  return true;
+}
+
+// ---- Resize / Upsample ----------------------------------------------------------------------
+
+// Nearest-neighbour upsampling by one integer factor on both spatial axes: the IR's
+// upsample_nearest2d. Every coordinate mode maps integer factors to floor(dst / s) except
+// align_corners and tf_crop_and_resize, which are refused.
+void map_resize(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  if (xs.size() != 4) c.fail("only 4-D (NCHW) resizing is supported");
+  const std::string mode = c.attr_string("mode", "nearest");
+  if (mode != "nearest") c.fail("mode '" + mode + "' is not supported (nearest only)");
+  const std::string coord = c.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (coord == "align_corners" || coord == "tf_crop_and_resize")
+    c.fail("coordinate_transformation_mode '" + coord + "' is not supported");
+  std::vector<double> scales;
+  if (c.op_type() == "Upsample") {
+    if (c.opset() < 9) {
+      for (float f : c.attr_floats("scales")) scales.push_back(f);
+    } else {
+      for (float f : c.constant(1).to_floats()) scales.push_back(f);
+    }
+  } else {
+    // Resize: (X, roi, scales, sizes) from opset 11; (X, scales) in opset 10.
+    const size_t scales_input = c.opset() < 11 ? 1 : 2;
+    if (c.has_input(scales_input) && c.constant(scales_input).numel() > 0) {
+      for (float f : c.constant(scales_input).to_floats()) scales.push_back(f);
+    } else if (c.has_input(3)) {
+      const std::vector<int64_t> sizes = c.constant(3).to_ints();
+      if (sizes.size() != 4) c.fail("sizes must have 4 entries");
+      for (size_t d = 0; d < 4; ++d)
+        scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(xs[d]));
+    }
+  }
+  if (scales.size() != 4 || scales[0] != 1 || scales[1] != 1 || scales[2] != scales[3] ||
+      scales[2] < 1 || scales[2] != std::floor(scales[2])) {
+    c.fail("only an equal integer upscale of H and W is supported");
+  }
+  const int64_t s = static_cast<int64_t>(scales[2]);
+  if (s == 1) return c.set_output(0, c.value(0));
+  c.set_output(0, c.add(OpKind::upsample_nearest2d, {c.value(0)}, {{"scale", s}}));
+}
+
+}  // namespace
+
+void add_nn_mappings(std::vector<OpMapping>& t) {
+  t.push_back({"Conv", map_conv, nullptr});
+  t.push_back({"Gemm", map_gemm, nullptr});
+  t.push_back({"MatMul", map_matmul, nullptr});
+  t.push_back({"BatchNormalization", map_batch_norm, nullptr});
+  t.push_back({"InstanceNormalization", map_instance_norm, nullptr});
+  t.push_back({"LayerNormalization", map_layer_norm, nullptr});
+  t.push_back({"MaxPool", map_pool, nullptr});
+  t.push_back({"AveragePool", map_pool, nullptr});
+  t.push_back({"GlobalAveragePool", map_global_pool, nullptr});
+  t.push_back({"GlobalMaxPool", map_global_pool, nullptr});
+  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"})
+    t.push_back({op, map_reduce, fold_reduce});
+  t.push_back({"Resize", map_resize, nullptr});
+  t.push_back({"Upsample", map_resize, nullptr});
+}
+
+}  // namespace cuvil::bench::onnx_import

@@ -1,0 +1,486 @@
+// Shape and data-movement operators: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat,
+// Split, Slice, Gather, Expand, Pad, Tile, and the constant producers (Constant,
+// ConstantOfShape, Shape, Size, Range, Identity, Dropout). Each folds on constants.
+#include <algorithm>
+#include <cmath>
+
+#include "bench_suite/models/onnx/node_context.h"
+#include "bench_suite/models/onnx/shape_util.h"
+#include "passes/ir/error.h"
+
+namespace cuvil::bench::onnx_import {
+
+namespace {
+
+using ir::OpKind;
+
+// An operand that is an attribute before `opset_as_input` and an optional input from then on.
+std::vector<int64_t> ints_arg(NodeContext& c, const char* attr, size_t input,
+                              int64_t opset_as_input, std::vector<int64_t> fallback = {}) {
+  if (c.opset() < opset_as_input) return c.attr_ints(attr, fallback);
+  if (!c.has_input(input)) return fallback;
+  return c.constant(input).to_ints();
+}
+
+// Output k is input i, whatever it is (constant or IR value).
+void alias(NodeContext& c, size_t k, size_t i) {
+  if (c.is_constant(i)) {
+    c.set_constant_output(k, c.constant(i));
+  } else {
+    c.set_output(k, c.value(i));
+  }
+}
+
+// Reshapes input 0 to `shape`: folded when constant, an IR reshape otherwise.
+void reshape_to(NodeContext& c, const ir::Shape& shape) {
+  if (c.is_constant(0)) return c.set_constant_output(0, reshaped(c.constant(0), shape));
+  if (c.shape(0) == shape) return c.set_output(0, c.value(0));
+  c.set_output(0, c.add(OpKind::reshape, {c.value(0)}, {{"shape", shape}}));
+}
+
+// ---- Reshape family -------------------------------------------------------------------------
+
+ir::Shape reshape_shape(NodeContext& c) {
+  const std::vector<int64_t> spec =
+      c.opset() < 5 ? c.attr_ints("shape", {}) : c.constant(1).to_ints();
+  return reshape_target(c, c.shape(0), spec, c.attr_int("allowzero", 0) != 0);
+}
+void map_reshape(NodeContext& c) {
+  reshape_to(c, reshape_shape(c));
+}
+bool fold_reshape(NodeContext& c) {
+  map_reshape(c);
+  return true;
+}
+
+ir::Shape flatten_shape(NodeContext& c) {
+  const ir::Shape in = c.shape(0);
+  int64_t axis = c.attr_int("axis", 1);
+  if (axis < 0) axis += static_cast<int64_t>(in.size());
+  if (axis < 0 || axis > static_cast<int64_t>(in.size())) c.fail("axis out of range");
+  int64_t a = 1, b = 1;
+  for (size_t d = 0; d < in.size(); ++d) (static_cast<int64_t>(d) < axis ? a : b) *= in[d];
+  return {a, b};
+}
+void map_flatten(NodeContext& c) {
+  reshape_to(c, flatten_shape(c));
+}
+bool fold_flatten(NodeContext& c) {
+  map_flatten(c);
+  return true;
+}
+
+ir::Shape squeeze_shape(NodeContext& c) {
+  const ir::Shape in = c.shape(0);
+  std::vector<int64_t> axes = normalize_axes(c, ints_arg(c, "axes", 1, 13), in.size());
+  ir::Shape out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const bool listed = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (listed && in[d] != 1)
+      c.fail("cannot squeeze axis " + std::to_string(d) + " of size " + std::to_string(in[d]));
+    if (listed || (axes.empty() && in[d] == 1)) continue;
+    out.push_back(in[d]);
+  }
+  return out;
+}
+void map_squeeze(NodeContext& c) {
+  reshape_to(c, squeeze_shape(c));
+}
+bool fold_squeeze(NodeContext& c) {
+  map_squeeze(c);
+  return true;
+}
+
+ir::Shape unsqueeze_shape(NodeContext& c) {
+  const ir::Shape in = c.shape(0);
+  const std::vector<int64_t> raw = ints_arg(c, "axes", 1, 13);
+  if (raw.empty()) c.fail("axes are required");
+  const size_t rank = in.size() + raw.size();
+  std::vector<int64_t> axes = normalize_axes(c, raw, rank);
+  ir::Shape out;
+  size_t next = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end()) {
+      out.push_back(1);
+    } else {
+      out.push_back(in[next++]);
+    }
+  }
+  return out;
+}
+void map_unsqueeze(NodeContext& c) {
+  reshape_to(c, unsqueeze_shape(c));
+}
+bool fold_unsqueeze(NodeContext& c) {
+  map_unsqueeze(c);
+  return true;
+}
+
+// ---- Transpose, Concat, Split, Slice ----------------------------------------------------------
+
+std::vector<int64_t> transpose_perm(NodeContext& c) {
+  const size_t rank = c.shape(0).size();
+  std::vector<int64_t> reversed;
+  for (size_t d = rank; d-- > 0;) reversed.push_back(static_cast<int64_t>(d));
+  std::vector<int64_t> perm = c.attr_ints("perm", reversed);
+  if (perm.size() != rank)
+    c.fail("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
+  return normalize_axes(c, perm, rank);
+}
+void map_transpose(NodeContext& c) {
+  const std::vector<int64_t> perm = transpose_perm(c);
+  bool identity = true;
+  for (size_t d = 0; d < perm.size(); ++d)
+    identity = identity && perm[d] == static_cast<int64_t>(d);
+  if (identity) return alias(c, 0, 0);
+  c.set_output(0, c.add(OpKind::transpose, {c.value(0)}, {{"perm", perm}}));
+}
+bool fold_transpose(NodeContext& c) {
+  c.set_constant_output(0, transpose_tensor(c.constant(0), transpose_perm(c)));
+  return true;
+}
+
+int64_t concat_axis(NodeContext& c) {
+  return normalize_axis(c, c.attr_int("axis", 0), c.shape(0).size());
+}
+void map_concat(NodeContext& c) {
+  const int64_t axis = concat_axis(c);
+  std::vector<ir::ValueId> parts;
+  for (size_t i = 0; i < c.input_count(); ++i) {
+    if (!c.has_input(i)) continue;
+    if (c.shape(i)[static_cast<size_t>(axis)] == 0) continue;  // empty parts add nothing
+    parts.push_back(c.value(i));
+  }
+  if (parts.size() == 1) return c.set_output(0, parts.front());
+  c.set_output(0, c.add(OpKind::concat, parts, {{"axis", axis}}));
+}
+bool fold_concat(NodeContext& c) {
+  std::vector<const HostTensor*> parts;
+  for (size_t i = 0; i < c.input_count(); ++i) {
+    if (c.has_input(i)) parts.push_back(&c.constant(i));
+  }
+  const int64_t axis = concat_axis(c);
+  for (const HostTensor* p : parts) {
+    if (p->shape.size() != parts.front()->shape.size()) c.fail("inputs differ in rank");
+  }
+  c.set_constant_output(0, concat_tensors(parts, axis));
+  return true;
+}
+
+// The [start, end) of every Split output along the axis.
+std::vector<std::pair<int64_t, int64_t>> split_ranges(NodeContext& c, int64_t* axis_out) {
+  const ir::Shape in = c.shape(0);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), in.size());
+  *axis_out = axis;
+  const int64_t dim = in[static_cast<size_t>(axis)];
+  std::vector<int64_t> sizes = ints_arg(c, "split", 1, 13);
+  const int64_t outputs = static_cast<int64_t>(c.output_count());
+  if (sizes.empty()) {
+    const int64_t chunk = (dim + outputs - 1) / outputs;
+    for (int64_t k = 0; k < outputs; ++k) sizes.push_back(std::min(chunk, dim - k * chunk));
+  }
+  if (static_cast<int64_t>(sizes.size()) != outputs) c.fail("split sizes do not match the outputs");
+  std::vector<std::pair<int64_t, int64_t>> out;
+  int64_t at = 0;
+  for (int64_t s : sizes) {
+    if (s <= 0) c.fail("split sizes must be > 0");
+    out.push_back({at, at + s});
+    at += s;
+  }
+  if (at != dim)
+    c.fail("split sizes add up to " + std::to_string(at) + ", the axis has " + std::to_string(dim));
+  return out;
+}
+void map_split(NodeContext& c) {
+  int64_t axis = 0;
+  const auto ranges = split_ranges(c, &axis);
+  const ir::ValueId x = c.value(0);
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    if (!c.output_used(k)) continue;
+    c.set_output(k, c.add(OpKind::slice, {x},
+                          {{"axis", axis}, {"start", ranges[k].first}, {"end", ranges[k].second}},
+                          "out" + std::to_string(k)));
+  }
+}
+bool fold_split(NodeContext& c) {
+  int64_t axis = 0;
+  const auto ranges = split_ranges(c, &axis);
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    c.set_constant_output(k,
+                          slice_tensor(c.constant(0), {{axis, ranges[k].first, ranges[k].second}}));
+  }
+  return true;
+}
+
+std::vector<AxisSlice> slice_args(NodeContext& c) {
+  if (c.opset() < 10) {
+    return slice_ranges(c, c.shape(0), c.attr_ints("starts", {}), c.attr_ints("ends", {}),
+                        c.attr_ints("axes", {}), {});
+  }
+  return slice_ranges(c, c.shape(0), c.constant(1).to_ints(), c.constant(2).to_ints(),
+                      c.has_input(3) ? c.constant(3).to_ints() : std::vector<int64_t>{},
+                      c.has_input(4) ? c.constant(4).to_ints() : std::vector<int64_t>{});
+}
+void map_slice(NodeContext& c) {
+  const std::vector<AxisSlice> ranges = slice_args(c);
+  ir::ValueId x = c.value(0);
+  int part = 0;
+  for (const AxisSlice& r : ranges) {
+    if (r.start == 0 && r.end == c.value_shape(x)[static_cast<size_t>(r.axis)]) continue;
+    x = c.add(OpKind::slice, {x}, {{"axis", r.axis}, {"start", r.start}, {"end", r.end}},
+              part++ ? "axis" + std::to_string(r.axis) : "");
+  }
+  c.set_output(0, x);
+}
+bool fold_slice(NodeContext& c) {
+  c.set_constant_output(0, slice_tensor(c.constant(0), slice_args(c)));
+  return true;
+}
+
+// ---- Gather, Expand, Pad, Tile -------------------------------------------------------------
+
+void map_gather(NodeContext& c) {
+  const ir::Shape data = c.shape(0);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), data.size());
+  if (c.is_constant(1)) {
+    const HostTensor& idx = c.constant(1);
+    const int64_t size = data[static_cast<size_t>(axis)];
+    // A scalar index picks one slice (x[:, 0] in ViT): slice, then drop the axis.
+    std::vector<int64_t> ids = idx.to_ints();
+    for (int64_t& j : ids) {
+      if (j < 0) j += size;
+      if (j < 0 || j >= size) c.fail("index out of range for axis size " + std::to_string(size));
+    }
+    bool contiguous = !ids.empty();
+    for (size_t k = 1; k < ids.size(); ++k) contiguous = contiguous && ids[k] == ids[k - 1] + 1;
+    if (contiguous && idx.shape.size() <= 1) {
+      ir::ValueId x = c.value(0);
+      const bool whole = ids.front() == 0 && static_cast<int64_t>(ids.size()) == size;
+      if (!whole) {
+        x = c.add(OpKind::slice, {x},
+                  {{"axis", axis}, {"start", ids.front()}, {"end", ids.back() + 1}},
+                  idx.shape.empty() ? "pick" : "");
+      }
+      if (idx.shape.empty()) {
+        ir::Shape out = data;
+        out.erase(out.begin() + axis);
+        x = c.add(OpKind::reshape, {x}, {{"shape", out}});
+      }
+      return c.set_output(0, x);
+    }
+    HostTensor as_ints = HostTensor::ints(idx.shape, ids);
+    const ir::ValueId indices = c.constant_value(as_ints, "indices");
+    return c.set_output(0, c.add(OpKind::gather, {c.value(0), indices}, {{"axis", axis}}));
+  }
+  if (!c.is_integer(1)) c.fail("indices must be integers");
+  // A constant table looked up by run-time ids: the embedding kernel's row gather.
+  if (c.is_constant(0) && axis == 0 && data.size() == 2) {
+    return c.set_output(0, c.add(OpKind::embedding, {c.value(0), c.value(1)}));
+  }
+  c.set_output(0, c.add(OpKind::gather, {c.value(0), c.value(1)}, {{"axis", axis}}));
+}
+bool fold_gather(NodeContext& c) {
+  const HostTensor& data = c.constant(0);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), data.shape.size());
+  c.set_constant_output(0, gather_tensor(data, axis, c.constant(1), c));
+  return true;
+}
+
+ir::Shape expand_shape(NodeContext& c) {
+  return broadcast_shapes(c, c.shape(0), c.constant(1).to_ints());
+}
+void map_expand(NodeContext& c) {
+  const ir::Shape shape = expand_shape(c);
+  if (shape == c.shape(0)) return c.set_output(0, c.value(0));
+  c.set_output(0, c.add(OpKind::expand, {c.value(0)}, {{"shape", shape}}));
+}
+bool fold_expand(NodeContext& c) {
+  c.set_constant_output(0, broadcast_tensor(c.constant(0), expand_shape(c)));
+  return true;
+}
+
+void map_pad(NodeContext& c) {
+  const size_t rank = c.shape(0).size();
+  std::vector<int64_t> pads;
+  double value = 0;
+  if (c.opset() < 11) {
+    pads = c.attr_ints("pads", {});
+    value = c.attr_float("value", 0.0);
+  } else {
+    pads = c.constant(1).to_ints();
+    if (c.has_input(2)) {
+      const HostTensor& v = c.constant(2);
+      if (v.numel() != 1) c.fail("constant_value must be a scalar");
+      value = v.number(0);
+    }
+    if (c.has_input(3)) {  // opset 18: pads for the listed axes only
+      const std::vector<int64_t> axes = normalize_axes(c, c.constant(3).to_ints(), rank);
+      std::vector<int64_t> full(2 * rank, 0);
+      for (size_t k = 0; k < axes.size(); ++k) {
+        full[static_cast<size_t>(axes[k])] = pads[k];
+        full[static_cast<size_t>(axes[k]) + rank] = pads[k + axes.size()];
+      }
+      pads = full;
+    }
+  }
+  if (pads.size() != 2 * rank)
+    c.fail("pads has " + std::to_string(pads.size()) + " entries for rank " + std::to_string(rank));
+  std::string mode = c.attr_string("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    c.fail("pad mode '" + mode + "' is not supported (constant, reflect, edge)");
+  for (int64_t p : pads) {
+    if (p < 0) c.fail("negative pads (cropping) are not supported");
+  }
+  if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; }))
+    return alias(c, 0, 0);
+  c.set_output(
+      0, c.add(OpKind::pad, {c.value(0)}, {{"pads", pads}, {"mode", mode}, {"value", value}}));
+}
+
+void map_tile(NodeContext& c) {
+  const std::vector<int64_t> repeats = c.constant(1).to_ints();
+  const ir::Shape in = c.shape(0);
+  if (repeats.size() != in.size()) c.fail("repeats must have one entry per axis");
+  ir::ValueId x = c.value(0);
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    if (repeats[d] < 1) c.fail("repeats must be >= 1");
+    if (repeats[d] == 1) continue;
+    std::vector<ir::ValueId> copies(static_cast<size_t>(repeats[d]), x);
+    x = c.add(OpKind::concat, copies, {{"axis", static_cast<int64_t>(d)}},
+              "axis" + std::to_string(d));
+  }
+  c.set_output(0, x);
+}
+bool fold_tile(NodeContext& c) {
+  const std::vector<int64_t> repeats = c.constant(1).to_ints();
+  HostTensor t = c.constant(0);
+  if (repeats.size() != t.shape.size()) c.fail("repeats must have one entry per axis");
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    if (repeats[d] < 1) c.fail("repeats must be >= 1");
+    std::vector<const HostTensor*> parts(static_cast<size_t>(repeats[d]), &t);
+    t = concat_tensors(parts, static_cast<int64_t>(d));
+  }
+  c.set_constant_output(0, t);
+  return true;
+}
+
+// ---- Constant producers ---------------------------------------------------------------------
+
+bool fold_shape(NodeContext& c) {
+  const ir::Shape s = c.shape(0);  // static once inputs are bound, even for run-time values
+  const int64_t rank = static_cast<int64_t>(s.size());
+  int64_t start = c.attr_int("start", 0), end = c.attr_int("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  c.set_constant_output(
+      0, HostTensor::ints({end - start}, std::vector<int64_t>(s.begin() + start, s.begin() + end)));
+  return true;
+}
+
+bool fold_size(NodeContext& c) {
+  c.set_constant_output(0, HostTensor::ints({}, {ir::num_elements(c.shape(0))}));
+  return true;
+}
+
+bool fold_constant(NodeContext& c) {
+  if (c.has_attr("value")) {
+    c.set_constant_output(0, c.attr_tensor("value"));
+  } else if (c.has_attr("value_float")) {
+    c.set_constant_output(
+        0, HostTensor::floats({}, {static_cast<float>(c.attr_float("value_float", 0))}));
+  } else if (c.has_attr("value_floats")) {
+    const std::vector<float> v = c.attr_floats("value_floats");
+    c.set_constant_output(0, HostTensor::floats({static_cast<int64_t>(v.size())}, v));
+  } else if (c.has_attr("value_int")) {
+    c.set_constant_output(0, HostTensor::ints({}, {c.attr_int("value_int", 0)}));
+  } else if (c.has_attr("value_ints")) {
+    const std::vector<int64_t> v = c.attr_ints("value_ints", {});
+    c.set_constant_output(0, HostTensor::ints({static_cast<int64_t>(v.size())}, v));
+  } else {
+    c.fail(
+        "only tensor, float(s) and int(s) values are supported (sparse and string constants are "
+        "not)");
+  }
+  return true;
+}
+
+bool fold_constant_of_shape(NodeContext& c) {
+  const std::vector<int64_t> dims = c.constant(0).to_ints();
+  for (int64_t d : dims) {
+    if (d < 0) c.fail("negative dimension in the shape");
+  }
+  const ir::Shape shape(dims.begin(), dims.end());
+  HostTensor fill = c.has_attr("value") ? c.attr_tensor("value") : HostTensor::floats({1}, {0.0f});
+  if (fill.numel() != 1) c.fail("value must hold one element");
+  fill.shape = {};
+  c.set_constant_output(0, broadcast_tensor(fill, shape));
+  return true;
+}
+
+bool fold_range(NodeContext& c) {
+  const HostTensor &start = c.constant(0), &limit = c.constant(1), &delta = c.constant(2);
+  const double s = start.number(0), l = limit.number(0), d = delta.number(0);
+  if (d == 0) c.fail("delta must not be 0");
+  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  if (n > (int64_t{1} << 30)) c.fail("range too long");
+  if (start.is_float()) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k)
+      v[static_cast<size_t>(k)] = static_cast<float>(s + static_cast<double>(k) * d);
+    c.set_constant_output(0, HostTensor::floats({n}, v));
+  } else {
+    std::vector<int64_t> v(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k)
+      v[static_cast<size_t>(k)] = start.integer(0) + k * delta.integer(0);
+    c.set_constant_output(0, HostTensor::ints({n}, v));
+  }
+  return true;
+}
+
+void map_identity(NodeContext& c) {
+  alias(c, 0, 0);
+}
+bool fold_identity(NodeContext& c) {
+  alias(c, 0, 0);
+  return true;
+}
+
+// Inference: Dropout passes its input through; its mask output has no meaning here.
+void map_dropout(NodeContext& c) {
+  if (c.output_used(1)) c.fail("the mask output is only defined in training");
+  if (c.opset() >= 12 && c.has_input(2) && c.is_constant(2) && c.constant(2).integer(0) != 0)
+    c.fail("training_mode must be false");
+  alias(c, 0, 0);
+}
+bool fold_dropout(NodeContext& c) {
+  map_dropout(c);
+  return true;
+}
+
+}  // namespace
+
+void add_shape_mappings(std::vector<OpMapping>& t) {
+  t.push_back({"Reshape", map_reshape, fold_reshape});
+  t.push_back({"Flatten", map_flatten, fold_flatten});
+  t.push_back({"Squeeze", map_squeeze, fold_squeeze});
+  t.push_back({"Unsqueeze", map_unsqueeze, fold_unsqueeze});
+  t.push_back({"Transpose", map_transpose, fold_transpose});
+  t.push_back({"Concat", map_concat, fold_concat});
+  t.push_back({"Split", map_split, fold_split});
+  t.push_back({"Slice", map_slice, fold_slice});
+  t.push_back({"Gather", map_gather, fold_gather});
+  t.push_back({"Expand", map_expand, fold_expand});
+  t.push_back({"Pad", map_pad, nullptr});
+  t.push_back({"Tile", map_tile, fold_tile});
+  t.push_back({"Shape", nullptr, fold_shape});
+  t.push_back({"Size", nullptr, fold_size});
+  t.push_back({"Constant", nullptr, fold_constant});
+  t.push_back({"ConstantOfShape", nullptr, fold_constant_of_shape});
+  t.push_back({"Range", nullptr, fold_range});
+  t.push_back({"Identity", map_identity, fold_identity});
+  t.push_back({"Dropout", map_dropout, fold_dropout});
+}
+
+}  // namespace cuvil::bench::onnx_import

@@ -1,0 +1,95 @@
+// What one ONNX node's mapping sees while the importer walks the graph: its inputs (constants
+// known at import time, or IR values), its attributes, and the calls that build IR nodes and
+// bind the node's outputs. Mappings (map_*.cc) and constant folding (fold.cc) use only this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench_suite/models/onnx/host_tensor.h"
+#include "passes/ir/graph.h"
+
+namespace onnx {
+class NodeProto;
+class AttributeProto;
+}  // namespace onnx
+
+namespace cuvil::bench::onnx_import {
+
+class Importer;
+
+class NodeContext {
+ public:
+  NodeContext(Importer& importer, const onnx::NodeProto& node, std::string ir_name);
+
+  const onnx::NodeProto& node() const { return node_; }
+  const std::string& op_type() const;
+  int64_t opset() const;
+
+  // Inputs. Optional inputs may be absent (past the end or named "").
+  size_t input_count() const;
+  bool has_input(size_t i) const;
+  bool is_constant(size_t i) const;
+  const HostTensor& constant(size_t i) const;  // UserError unless is_constant(i)
+  ir::ValueId value(size_t i);                 // an IR value (a constant is materialised once)
+  ir::Shape shape(size_t i) const;
+  bool is_integer(size_t i) const;  // int64/int32/bool data (constant or IR i32)
+
+  // Attributes, with defaults when absent; a wrong attribute type is a UserError.
+  bool has_attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t fallback) const;
+  double attr_float(const std::string& name, double fallback) const;
+  std::string attr_string(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> fallback) const;
+  std::vector<float> attr_floats(const std::string& name) const;
+  HostTensor attr_tensor(const std::string& name) const;
+
+  // Outputs. Every output the graph uses must be bound; extra outputs (e.g. MaxPool's indices,
+  // Dropout's mask) may stay unbound only while nothing reads them.
+  size_t output_count() const;
+  bool output_used(size_t k) const;
+  void set_output(size_t k, ir::ValueId value);
+  void set_constant_output(size_t k, HostTensor tensor);
+
+  // Building. Node names are the ONNX node's, dotted, with `suffix` for extra nodes.
+  ir::ValueId add(ir::OpKind op, std::vector<ir::ValueId> inputs, ir::Attrs attrs = {},
+                  const std::string& suffix = "");
+  // A new IR constant; `parameter`: it is a model weight (counted in the parameter total).
+  ir::ValueId constant_value(const HostTensor& tensor, const std::string& suffix,
+                             bool parameter = false);
+  ir::Graph& graph();
+  const ir::Shape& value_shape(ir::ValueId id);
+
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  const onnx::AttributeProto* attr(const std::string& name) const;
+  Importer& importer_;
+  const onnx::NodeProto& node_;
+  std::string ir_name_;
+  int suffixes_ = 0;
+};
+
+using MapFn = void (*)(NodeContext& node);
+// Folds a node whose inputs are all constants; returns false when it cannot (then the node is
+// mapped to IR with constant operands).
+using FoldFn = bool (*)(NodeContext& node);
+
+struct OpMapping {
+  const char* op_type;
+  MapFn map = nullptr;    // null: the op exists only as a constant computation
+  FoldFn fold = nullptr;  // null: never folded
+};
+
+// The importer's table: every ONNX operator it handles (map_*.cc register theirs).
+const std::vector<OpMapping>& op_mappings();
+const OpMapping* find_mapping(const std::string& op_type);
+
+// The table's parts, one per file.
+void add_nn_mappings(std::vector<OpMapping>& table);           // map_nn.cc
+void add_elementwise_mappings(std::vector<OpMapping>& table);  // map_elementwise.cc
+void add_shape_mappings(std::vector<OpMapping>& table);        // map_shape.cc
+
+}  // namespace cuvil::bench::onnx_import

@@ -1,0 +1,41 @@
+// Shape arithmetic shared by the importer's mappings and its constant folding, with ONNX's
+// conventions (negative axes, Reshape's 0 and -1, numpy broadcasting, Slice clamping).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bench_suite/models/onnx/host_tensor.h"
+#include "bench_suite/models/onnx/node_context.h"
+
+namespace cuvil::bench::onnx_import {
+
+int64_t normalize_axis(const NodeContext& c, int64_t axis, size_t rank);
+std::vector<int64_t> normalize_axes(const NodeContext& c, std::vector<int64_t> axes, size_t rank);
+
+// Reshape's target: 0 copies the input's dimension (unless allowzero), one -1 is inferred.
+ir::Shape reshape_target(const NodeContext& c, const ir::Shape& in,
+                         const std::vector<int64_t>& spec, bool allowzero);
+ir::Shape broadcast_shapes(const NodeContext& c, const ir::Shape& a, const ir::Shape& b);
+
+// Slice of one axis after ONNX's clamping (steps other than 1 are refused by the callers).
+struct AxisSlice {
+  int64_t axis, start, end;
+};
+std::vector<AxisSlice> slice_ranges(const NodeContext& c, const ir::Shape& in,
+                                    const std::vector<int64_t>& starts,
+                                    const std::vector<int64_t>& ends,
+                                    const std::vector<int64_t>& axes,
+                                    const std::vector<int64_t>& steps);
+
+// Data movement on constants (any kind): transpose, slice, gather, broadcast to a shape.
+HostTensor transpose_tensor(const HostTensor& t, const std::vector<int64_t>& perm);
+HostTensor slice_tensor(const HostTensor& t, const std::vector<AxisSlice>& ranges);
+HostTensor gather_tensor(const HostTensor& data, int64_t axis, const HostTensor& indices,
+                         const NodeContext& c);
+HostTensor broadcast_tensor(const HostTensor& t, const ir::Shape& shape);
+HostTensor concat_tensors(const std::vector<const HostTensor*>& parts, int64_t axis);
+// The same values with another shape (numel unchanged).
+HostTensor reshaped(HostTensor t, ir::Shape shape);
+
+}  // namespace cuvil::bench::onnx_import

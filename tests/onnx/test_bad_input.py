@@ -1,0 +1,207 @@
+"""Bad input to the importer and to `infer`: each is one line on stderr naming the file (and the
+node, input or axis), exit status 2, and nothing written."""
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import cuvil
+
+
+def save(model, path):
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def tiny_model(op="Relu", dtype=TensorProto.FLOAT, shape=(1, 3), extra_nodes=()):
+    x = helper.make_tensor_value_info("x", dtype, list(shape))
+    y = helper.make_tensor_value_info("y", dtype, None)
+    nodes = [helper.make_node(op, ["x"], ["y"], name="first")] + list(extra_nodes)
+    return helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                             opset_imports=[helper.make_opsetid("", 17)])
+
+
+def expect_user_error(args, *fragments, out_dir=None):
+    r = cuvil(*args, check=False)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("cuvil-bench: error: "), lines[0]
+    for f in fragments:
+        assert f in lines[0], (f, lines[0])
+    if out_dir is not None:
+        assert not os.path.exists(out_dir) or not os.listdir(out_dir)
+    return lines[0]
+
+
+def infer_args(model, out_dir, *inputs):
+    args = ["infer", "--model", model, "--out-dir", str(out_dir)]
+    for i in inputs:
+        args += ["--input", i]
+    return args
+
+
+def test_not_a_protobuf(tmp_path):
+    path = tmp_path / "garbage.onnx"
+    path.write_bytes(os.urandom(64) + b"\xff" * 64)
+    expect_user_error(["verify", "--model", str(path)], str(path), "not an ONNX model")
+
+
+def test_truncated_file(tmp_path):
+    good = save(tiny_model(), tmp_path / "good.onnx")
+    data = open(good, "rb").read()
+    path = tmp_path / "cut.onnx"
+    path.write_bytes(data[: len(data) // 2])
+    expect_user_error(["list", "--model", str(path)], str(path))
+
+
+def test_empty_and_missing_files(tmp_path):
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    expect_user_error(["run", "--model", str(empty), "--no-db"], "empty file")
+    expect_user_error(["run", "--model", str(tmp_path / "nope.onnx"), "--no-db"], "cannot open")
+    expect_user_error(["run", "--model", str(tmp_path), "--no-db"], "is a directory")
+
+
+def test_every_unsupported_operator_is_listed_with_counts(tmp_path):
+    nodes = [helper.make_node("Einsum", ["y", "y"], ["z"], name="e1", equation="ij,ij->ij"),
+             helper.make_node("Einsum", ["z", "z"], ["w"], name="e2", equation="ij,ij->ij"),
+             helper.make_node("Celu", ["w"], ["v"], name="c1")]
+    m = tiny_model(extra_nodes=nodes)
+    m.graph.output[0].name = "v"
+    line = expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")],
+                             "unsupported ONNX operators", "Celu x1 (first: node 'c1')",
+                             "Einsum x2 (first: node 'e1')")
+    assert "Relu" not in line
+
+
+def test_custom_domain_is_refused(tmp_path):
+    m = tiny_model()
+    m.graph.node[0].domain = "com.microsoft"
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    expect_user_error(["list", "--model", save(m, tmp_path / "m.onnx")], "com.microsoft::Relu")
+
+
+def test_unsupported_input_dtype(tmp_path):
+    path = save(tiny_model(dtype=TensorProto.DOUBLE), tmp_path / "m.onnx")
+    expect_user_error(["verify", "--model", path], "input 'x'", "DOUBLE")
+
+
+def test_unsupported_initializer_dtype(tmp_path):
+    m = tiny_model(op="Add")
+    m.graph.node[0].input.append("s")
+    m.graph.initializer.append(helper.make_tensor("s", TensorProto.COMPLEX64, [1], [1.0 + 0.0j]))
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")], "initializer 's'",
+                      "COMPLEX64")
+
+
+def test_dynamic_axis_left_unbound_names_input_axis_and_binding(tmp_path):
+    path = save(tiny_model(shape=("batch", 3)), tmp_path / "m.onnx")
+    expect_user_error(["run", "--model", path, "--no-db"], "input 'x' axis 0 ('batch')",
+                      "--input x:1x3", "--batch N")
+
+
+def test_input_binding_for_a_missing_input(tmp_path):
+    path = save(tiny_model(), tmp_path / "m.onnx")
+    expect_user_error(["verify", "--model", path, "--input", "images:1x3"],
+                      "no input 'images'", "its inputs: x")
+
+
+def test_input_binding_against_a_fixed_axis(tmp_path):
+    path = save(tiny_model(), tmp_path / "m.onnx")
+    expect_user_error(["verify", "--model", path, "--input", "x:1x4"], "axis 1 is fixed at 3")
+    expect_user_error(["verify", "--model", path, "--input", "x:1x3x5"], "rank 3 given")
+    expect_user_error(["verify", "--model", path, "--input", "x:1xq"], "not a shape")
+
+
+def test_missing_external_data_file(tmp_path):
+    m = tiny_model(op="Add")
+    m.graph.node[0].input.append("w")
+    w = numpy_helper.from_array(np.ones((1, 3), np.float32), "w")
+    m.graph.initializer.append(w)
+    onnx.save(m, str(tmp_path / "ext.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="weights.bin", size_threshold=0)
+    os.remove(tmp_path / "weights.bin")
+    expect_user_error(["verify", "--model", str(tmp_path / "ext.onnx")], "initializer 'w'",
+                      "weights.bin", "cannot be opened")
+
+
+def test_external_data_outside_the_model_directory_is_refused(tmp_path):
+    m = tiny_model(op="Add")
+    m.graph.node[0].input.append("w")
+    t = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1, 3])
+    t.data_location = TensorProto.EXTERNAL
+    t.external_data.add(key="location", value="../../etc/passwd")
+    m.graph.initializer.append(t)
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")],
+                      "must be a relative path inside the model's directory")
+
+
+def test_node_attribute_the_importer_cannot_honour(tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.ones((2, 2, 3, 3), np.float32), "w")
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="dilated", dilations=[2, 2])
+    m = helper.make_model(helper.make_graph([node], "g", [x], [y], [w]),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")], "node 'dilated' (Conv)",
+                      "dilations")
+
+
+def test_infer_npy_of_the_wrong_shape_or_dtype_writes_nothing(tmp_path):
+    path = save(tiny_model(), tmp_path / "m.onnx")
+    out = tmp_path / "out"
+    np.save(tmp_path / "wrong_shape.npy", np.zeros((2, 3), np.float32))
+    np.save(tmp_path / "wrong_dtype.npy", np.zeros((1, 3), np.float64))
+    np.save(tmp_path / "ints.npy", np.zeros((1, 3), np.int64))
+    expect_user_error(infer_args(path, out, f"x={tmp_path / 'wrong_shape.npy'}"), "axis 0 is fixed at 1",
+                      out_dir=out)
+    expect_user_error(infer_args(path, out, f"x={tmp_path / 'wrong_dtype.npy'}"), "float32", "<f8",
+                      out_dir=out)
+    expect_user_error(infer_args(path, out, f"x={tmp_path / 'ints.npy'}"), "float32", out_dir=out)
+
+
+def test_infer_missing_unknown_and_unreadable_inputs(tmp_path):
+    path = save(tiny_model(), tmp_path / "m.onnx")
+    out = tmp_path / "out"
+    np.save(tmp_path / "x.npy", np.zeros((1, 3), np.float32))
+    expect_user_error(infer_args(path, out), "no array for x", out_dir=out)
+    expect_user_error(infer_args(path, out, f"x={tmp_path / 'x.npy'}", f"z={tmp_path / 'x.npy'}"),
+                      "no input 'z'", out_dir=out)
+    (tmp_path / "bad.npy").write_bytes(b"not numpy")
+    expect_user_error(infer_args(path, out, f"x={tmp_path / 'bad.npy'}"), "bad.npy", "not a .npy",
+                      out_dir=out)
+
+
+def test_infer_writes_float32_npy_numpy_reads(tmp_path):
+    path = save(tiny_model(shape=("n", 3)), tmp_path / "m.onnx")
+    x = np.array([[-1.0, 0.5, 2.0], [3.0, -4.0, 0.0]], np.float32)
+    np.save(tmp_path / "x.npy", np.asfortranarray(x))  # Fortran order is read too
+    cuvil(*infer_args(path, tmp_path / "out", f"x={tmp_path / 'x.npy'}"))
+    y = np.load(tmp_path / "out" / "y.npy")
+    assert y.dtype == np.float32 and y.flags["C_CONTIGUOUS"]
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+
+
+def test_float16_and_external_initializers_load(tmp_path):
+    # A float16 weight (held in int32_data) cast to float, and an external-data initializer.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    half = np.array([[0.5, -1.25, 3.0]], np.float16)
+    big = np.arange(6, dtype=np.float32).reshape(2, 3)
+    nodes = [helper.make_node("Cast", ["h"], ["hf"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["x", "hf"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
+    # make_tensor stores float16 values as the low bits of int32_data (not raw_data).
+    h = helper.make_tensor("h", TensorProto.FLOAT16, [1, 3], half.astype(np.float32).flatten().tolist())
+    assert len(h.int32_data) == 3 and not h.raw_data
+    b = numpy_helper.from_array(big, "b")
+    m = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [h, b]),
+                          opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(m, str(tmp_path / "m.onnx"), save_as_external_data=True, location="w.bin", size_threshold=16)
+    xs = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    np.save(tmp_path / "x.npy", xs)
+    cuvil(*infer_args(str(tmp_path / "m.onnx"), tmp_path / "out", f"x={tmp_path / 'x.npy'}"))
+    np.testing.assert_allclose(np.load(tmp_path / "out" / "y.npy"), xs * half.astype(np.float32) + big,
+                               rtol=1e-6)

@@ -1,0 +1,102 @@
+"""Models exported by torch.onnx.export, run through `cuvil-bench infer` and checked against
+PyTorch (the framework that wrote them) at opsets 13 and 17: fp32 max relative error <= 1e-4.
+Widths are small so the suite stays fast; one torchvision network runs at full size."""
+import pytest
+import torch
+import torch.nn as nn
+import torchvision
+from torchvision.models.resnet import BasicBlock, ResNet
+from torchvision.models.vision_transformer import VisionTransformer
+
+from conftest import FP32_BOUND, randomise
+
+OPSETS = [13, 17]
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("fold", [True, False], ids=["bn-folded", "bn-kept"])
+def test_resnet_with_batchnorm(compare, opset, fold):
+    # torchvision's ResNet class, one BasicBlock per stage. Without constant folding the exporter
+    # keeps BatchNormalization nodes (cuvil's fold-batchnorm pass folds them instead).
+    m = randomise(ResNet(BasicBlock, [1, 1, 1, 1], num_classes=10))
+    x = torch.randn(2, 3, 48, 40)
+    assert compare(m, x, opset, do_constant_folding=fold) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_mobilenet_v2_inverted_residuals(compare, opset):
+    # Depthwise 3x3 convolutions, ReLU6 as Clip (min/max inputs from opset 11), residual adds.
+    m = randomise(torchvision.models.mobilenet_v2(width_mult=0.25, num_classes=10))
+    assert compare(m, torch.randn(1, 3, 64, 64), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_mobilenet_v3_hardswish_and_squeeze_excite(compare, opset):
+    # HardSwish (a HardSigmoid * x before opset 14), squeeze-excitation gates, 5x5 depthwise.
+    m = randomise(torchvision.models.mobilenet_v3_small(num_classes=10))
+    assert compare(m, torch.randn(1, 3, 64, 64), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_squeezenet_channel_concat_and_ceil_mode_pools(compare, opset):
+    # Fire modules concatenate channels; MaxPool(ceil_mode=True); Dropout in eval.
+    m = randomise(torchvision.models.squeezenet1_1(num_classes=10))
+    assert compare(m, torch.randn(1, 3, 67, 67), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_densenet_concat(compare, opset):
+    # Dense blocks: every layer concatenates its input; transitions average-pool.
+    m = randomise(torchvision.models.DenseNet(growth_rate=8, block_config=(2, 2), num_init_features=16,
+                                              bn_size=2, num_classes=10))
+    assert compare(m, torch.randn(1, 3, 40, 40), opset) <= FP32_BOUND
+
+
+class TextEncoder(nn.Module):
+    """Token embedding, a two-layer transformer encoder (multi-head attention, GELU MLP,
+    LayerNorm) and a classification head: what BERT-style exports are made of."""
+
+    def __init__(self, vocab=61, dim=32, heads=4, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.randn(1, 16, dim) * 0.1)
+        layer = nn.TransformerEncoderLayer(dim, heads, 64, dropout=0.1, activation="gelu",
+                                           batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers)
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, 5)
+
+    def forward(self, ids):
+        x = self.embed(ids) + self.pos[:, : ids.shape[1]]
+        return self.head(self.norm(self.encoder(x)))
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_transformer_encoder(compare, opset):
+    torch.manual_seed(0)
+    m = TextEncoder().eval()
+    ids = torch.randint(0, 61, (2, 7))
+    assert compare(m, ids, opset, input_names=("ids",)) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_vision_transformer(compare, opset):
+    # torchvision's ViT class at a small size: patch conv, class token (Expand/Concat), position
+    # embedding, nn.MultiheadAttention, the class token picked by Gather.
+    m = randomise(VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
+                                    hidden_dim=32, mlp_dim=64, num_classes=10))
+    assert compare(m, torch.randn(1, 3, 32, 32), opset) <= FP32_BOUND
+
+
+def test_dynamic_batch_binds_from_the_arrays(compare):
+    # Exported with a dynamic batch axis: the Shape -> Gather -> Concat -> Reshape chains fold
+    # once `infer` binds the batch from the input array.
+    m = randomise(ResNet(BasicBlock, [1, 1, 1, 1], num_classes=10))
+    x = torch.randn(3, 3, 32, 32)
+    err = compare(m, x, 17, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    assert err <= FP32_BOUND
+
+
+def test_resnet18_full_size(compare):
+    m = randomise(torchvision.models.resnet18())
+    assert compare(m, torch.randn(1, 3, 224, 224), 17) <= FP32_BOUND
