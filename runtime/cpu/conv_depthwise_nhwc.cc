@@ -62,8 +62,11 @@ void pack_weights(const ConvGeometry& g, const float* w, float* out) {
   }
 }
 
+// The packed weights, from a 64-byte boundary in `data` (a tap's vectors then never span two
+// cache lines).
 struct PackedWeights {
   std::vector<float> data;
+  const float* weights = nullptr;
 };
 
 struct TileArgs {
@@ -251,8 +254,13 @@ std::shared_ptr<const void> conv2d_depthwise_prepare(const Step& s, const float*
   if (!constants[1] || !conv2d_depthwise_supports(s)) return nullptr;  // packed per call
   const ConvGeometry g = conv_geometry(s);
   auto packed = std::make_shared<PackedWeights>();
-  packed->data.resize(static_cast<size_t>(g.kh * g.kw * padded_channels(g)));
-  pack_weights(g, constants[1], packed->data.data());
+  const size_t floats = static_cast<size_t>(g.kh * g.kw * padded_channels(g));
+  packed->data.resize(floats + kLanes);  // room to start at a 64-byte boundary
+  void* start = packed->data.data();
+  size_t space = packed->data.size() * sizeof(float);
+  float* weights = static_cast<float*>(std::align(64, floats * sizeof(float), start, space));
+  pack_weights(g, constants[1], weights);
+  packed->weights = weights;
   return packed;
 }
 
@@ -264,7 +272,7 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
   const int64_t op = padded_channels(g);
   const float* packed = nullptr;
   if (a.step.prepared) {
-    packed = static_cast<const PackedWeights*>(a.step.prepared.get())->data.data();
+    packed = static_cast<const PackedWeights*>(a.step.prepared.get())->weights;
   } else {
     float* buf = a.pool.scratch(0, ThreadPool::kKernel2, static_cast<size_t>(g.kh * g.kw * op));
     pack_weights(g, a.in[1], buf);
