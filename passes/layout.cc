@@ -34,8 +34,11 @@ int64_t channels_of(const Shape& shape, Layout l) {
   return l == Layout::nhwc ? shape[3] : shape[1];
 }
 
-// Which conv classes (lowering_choice.h) the blocked_convs choice puts in nchw16c.
+// Which conv classes (lowering_choice.h) the blocked_convs choice puts in nchw16c. Never the
+// depthwise ones: the blocked kernel takes groups 1 only, and depthwise convs have their own
+// NHWC kernel (the 1 -> 1 channel conv is both groups 1 and depthwise).
 bool blocks_conv_class(const std::string& choice, const std::string& cls) {
+  if (cls == "conv_depthwise") return false;
   if (choice == "all") return true;
   if (choice == "3x3") return cls == "conv_3x3";
   if (choice == "3x3+other") return cls == "conv_3x3" || cls == "conv_other";
@@ -338,8 +341,8 @@ namespace {
 ParamSpec blocked_convs_param() {
   ParamSpec p = choice_param("blocked_convs", {"none", "3x3", "3x3+other", "all"}, "none",
                              "conv classes (select-lowering's conv_3x3, conv_other, conv_1x1; "
-                             "groups 1) run in blocked nchw16c with the direct nchw16c kernel; "
-                             "pools after them stay blocked (CPU only)");
+                             "groups 1, never depthwise) run in blocked nchw16c with the direct "
+                             "nchw16c kernel; pools after them stay blocked (CPU only)");
   p.targets = {"cpu"};
   return p;
 }

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "passes/ir/error.h"
+#include "runtime/cpu/conv_geometry.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::passes {
@@ -24,7 +25,8 @@ struct ClassSpec {
 // cuvil-bench run --probes ops): Winograd for 3x3 stride-1 convolutions (1.9-3.1x the direct
 // kernel's speed in place, except on 7x7 outputs: 1.1x), the direct conv for the others. oneDNN
 // is faster than the direct conv on most 1x1 and strided layers, but it stays opt-in: on a loaded
-// machine its OpenMP barriers made it far slower.
+// machine its OpenMP barriers made it far slower. Depthwise convolutions (MobileNet-class
+// models) have their own kernel; im2col runs them as one tiny GEMM per channel.
 const std::vector<ClassSpec>& classes() {
   static const std::vector<ClassSpec> specs = {
       {"conv_1x1",
@@ -45,6 +47,12 @@ const std::vector<ClassSpec>& classes() {
        "direct",
        "conv2d.im2col",
        "every other convolution: strided, 7x7 stems, ..."},
+      {"conv_depthwise",
+       OpKind::conv2d,
+       {"depthwise", "im2col", "onednn"},
+       "depthwise",
+       "conv2d.im2col",
+       "depthwise convolutions (groups = input channels), any kernel size and stride"},
       {"linear", OpKind::linear, {"gemm", "onednn"}, "gemm", "linear.gemm", "linear layers"},
       {"matmul", OpKind::matmul, {"gemm", "onednn"}, "gemm", "matmul.gemm", "batched matmuls"},
   };
@@ -63,6 +71,7 @@ std::string kernel_name(const ir::Node& n, const std::string& choice) {
                                                           {"im2col", "im2col"},
                                                           {"direct", "direct_nhwc"},
                                                           {"winograd", "winograd_nhwc"},
+                                                          {"depthwise", "depthwise_nhwc"},
                                                           {"onednn", "onednn"}};
   if (n.op == OpKind::conv2d && choice == "direct" && is_blocked(n)) return kBlockedConvKernel;
   const std::string variant = n.op == OpKind::conv2d ? conv.at(choice) : choice;
@@ -88,6 +97,7 @@ runtime::Step probe_step(const ir::Graph& graph, const ir::Node& n) {
 
 std::string conv_class(const ir::Graph& graph, const ir::Node& node) {
   const ir::Shape& w = graph.value(node.inputs[1]).shape;
+  if (runtime::cpu::is_depthwise_conv(node.attrs.get_int("groups", 1), w)) return "conv_depthwise";
   const auto stride = node.attrs.get_ints("stride", {1, 1});
   const auto pad = node.attrs.get_ints("pad", {0, 0});
   const bool unit_stride = stride[0] == 1 && stride[1] == 1;

@@ -53,6 +53,11 @@ std::vector<KernelInfo> build_table() {
       "weights",
       cpu::conv2d_direct_nchw16c_supports);
   t.back().prepare = cpu::conv2d_direct_nchw16c_prepare;
+  add(OpKind::conv2d, "depthwise_nhwc", cpu::conv2d_depthwise_nhwc,
+      "depthwise (groups = C), NHWC only: MR pixels x NV*16 channels register tile over "
+      "channel-innermost packed weights, borders unpadded",
+      cpu::conv2d_depthwise_supports);
+  t.back().prepare = cpu::conv2d_depthwise_prepare;
   add(OpKind::conv2d, "onednn", onednn::conv2d, "oneDNN convolution primitive (library)",
       cpu::conv2d_unblocked);
   t.back().prepare = onednn::conv2d_prepare;

@@ -1,9 +1,11 @@
 // ResNet-50's distinct convolutions (batch 1, 224 px, NHWC, bias + ReLU fused as after BN
 // folding) through every conv lowering side by side in one binary: 1x1-as-GEMM, im2col + GEMM,
 // direct NHWC, Winograd (3x3 stride 1), direct on blocked nchw16c activations, and the oneDNN
-// library; for 3x3 stride-1 shapes also oneDNN's own Winograd on its blocked layout. Winograd's
-// GFLOP/s are effective ones (the direct convolution's FLOPs over its time). Each case is lowered
-// by passes::lower (so prepare hooks pack or reorder the weights once, outside the timed loop) and
+// library; for 3x3 stride-1 shapes also oneDNN's own Winograd on its blocked layout. Then
+// MobileNetV2's depthwise 3x3 convolutions ("mbv2_dw...", groups = channels) through the
+// depthwise kernel, the direct NHWC and im2col kernels and oneDNN. Winograd's GFLOP/s are
+// effective ones (the direct convolution's FLOPs over its time). Each case is lowered by
+// passes::lower (so prepare hooks pack or reorder the weights once, outside the timed loop) and
 // its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this
 // machine's measured FMA peak.
 //
@@ -77,6 +79,7 @@ void add_conv_tiling_attrs(cuvil::ir::Attrs& attrs) {
 struct ConvShape {
   const char* name;
   int64_t c, hw, o, k, stride;
+  int64_t groups = 1;  // = c: depthwise
 };
 
 // Every distinct conv of torchvision's ResNet-50 v1.5 at 224 px (the stride sits in the 3x3).
@@ -106,18 +109,26 @@ const ConvShape kShapes[] = {
     {"layer4_3x3_512", 512, 7, 512, 3, 1},
 };
 
+// MobileNetV2's depthwise 3x3 convolutions (224 px; input size, channels, stride), pad 1.
+const ConvShape kDepthwiseShapes[] = {
+    {"mbv2_dw3x3_112_32", 32, 112, 32, 3, 1, 32},   {"mbv2_dw3x3s2_112_96", 96, 112, 96, 3, 2, 96},
+    {"mbv2_dw3x3_56_144", 144, 56, 144, 3, 1, 144}, {"mbv2_dw3x3_28_192", 192, 28, 192, 3, 1, 192},
+    {"mbv2_dw3x3_14_384", 384, 14, 384, 3, 1, 384}, {"mbv2_dw3x3_14_576", 576, 14, 576, 3, 1, 576},
+    {"mbv2_dw3x3_7_960", 960, 7, 960, 3, 1, 960},
+};
+
 Graph conv_graph(const ConvShape& s, const std::string& layout, const std::string& kernel) {
   Graph g;
   const Shape x = layout == "nhwc"      ? Shape{1, s.hw, s.hw, s.c}
                   : layout == "nchw16c" ? Shape{1, (s.c + 15) / 16, s.hw, s.hw, 16}
                                         : Shape{1, s.c, s.hw, s.hw};
-  const auto w =
-      g.add_constant("w", {s.o, s.c, s.k, s.k}, cuvil::ir::ConstantInit::normal(0, 0.05f, 1));
+  const auto w = g.add_constant("w", {s.o, s.c / s.groups, s.k, s.k},
+                                cuvil::ir::ConstantInit::normal(0, 0.05f, 1));
   const auto b = g.add_constant("b", {s.o}, cuvil::ir::ConstantInit::normal(0, 0.1f, 2));
   const int64_t pad = s.k / 2;
   cuvil::ir::Attrs attrs{{"stride", std::vector<int64_t>{s.stride, s.stride}},
                          {"pad", std::vector<int64_t>{pad, pad}},
-                         {"groups", int64_t{1}},
+                         {"groups", s.groups},
                          {"layout", layout},
                          {"impl", kernel}};
   add_conv_tiling_attrs(attrs);
@@ -126,6 +137,18 @@ Graph conv_graph(const ConvShape& s, const std::string& layout, const std::strin
   g.recompute();
   return g;
 }
+
+// The activations, 64-byte aligned like the executor's arena (a std::vector's large buffers are
+// 16 bytes past a page: every 64-byte vector load spans two cache lines, which made the depthwise
+// layers 1.2-1.5x slower with cuvil's kernel and up to 1.5x with oneDNN's).
+struct AlignedFloats : std::unique_ptr<float, void (*)(void*)> {
+  AlignedFloats(size_t n, float value)
+      : std::unique_ptr<float, void (*)(void*)>(
+            static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64)),
+            std::free) {
+    std::fill(get(), get() + n, value);
+  }
+};
 
 // GFLOP/s and % of this machine's measured FMA peak for `flops` per iteration.
 void set_rate_counters(benchmark::State& state, double flops) {
@@ -143,21 +166,22 @@ void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
   const Graph g = conv_graph(shape, layout, kernel);
   const cuvil::runtime::Plan plan = cuvil::passes::lower(g, {bench_threads()});
   const cuvil::runtime::Step& step = plan.steps.at(0);
-  std::vector<float> x(static_cast<size_t>(cuvil::ir::num_elements(step.input_shapes[0])), 0.5f);
-  std::vector<float> out(static_cast<size_t>(cuvil::ir::num_elements(step.output_shape)));
-  std::vector<const float*> in = {x.data()};
+  const size_t out_size = static_cast<size_t>(cuvil::ir::num_elements(step.output_shape));
+  const AlignedFloats x(static_cast<size_t>(cuvil::ir::num_elements(step.input_shapes[0])), 0.5f);
+  const AlignedFloats out(out_size, 0.0f);
+  std::vector<const float*> in = {x.get()};
   for (size_t i = 1; i < step.inputs.size(); ++i) {
     const auto& t = plan.tensors[static_cast<size_t>(step.inputs[i])];
     in.push_back(plan.constants[static_cast<size_t>(t.index)]->data());
   }
-  const cuvil::runtime::KernelArgs args{step, in.data(), out.data(), pool()};
+  const cuvil::runtime::KernelArgs args{step, in.data(), out.get(), pool()};
   step.fn(args);  // warm-up: scratch buffers, first-touch, oneDNN's JIT on first execution
   for (auto _ : state) {
     step.fn(args);
-    benchmark::DoNotOptimize(out.data());
+    benchmark::DoNotOptimize(out.get());
     benchmark::ClobberMemory();
   }
-  const double flops = step.flops - static_cast<double>(out.size());  // minus the ReLU
+  const double flops = step.flops - static_cast<double>(out_size);  // minus the ReLU
   set_rate_counters(state, flops);
   state.SetLabel(step.kernel);
 }
@@ -210,6 +234,14 @@ void run_onednn_winograd(benchmark::State& state, ConvShape s) {
   state.SetLabel(std::string("oneDNN ") + pd.impl_info_str());
 }
 
+void register_conv(const ConvShape& s, const std::string& k) {
+  const std::string name = std::string("conv/") + s.name + "/" + k.substr(k.find('.') + 1);
+  benchmark::RegisterBenchmark(name.c_str(), run_conv, s, k)
+      ->Unit(benchmark::kMicrosecond)
+      ->MinTime(0.2)
+      ->UseRealTime();
+}
+
 void register_all() {
   const std::string layout = bench_layout();
   for (const ConvShape& s : kShapes) {
@@ -222,13 +254,7 @@ void register_all() {
     if (layout == "nhwc") kernels.push_back("conv2d.bf16");
     kernels.push_back("conv2d.direct_nchw16c");  // always on its own blocked layout
     kernels.push_back("conv2d.onednn");
-    for (const std::string& k : kernels) {
-      const std::string name = std::string("conv/") + s.name + "/" + k.substr(k.find('.') + 1);
-      benchmark::RegisterBenchmark(name.c_str(), run_conv, s, k)
-          ->Unit(benchmark::kMicrosecond)
-          ->MinTime(0.2)
-          ->UseRealTime();
-    }
+    for (const std::string& k : kernels) register_conv(s, k);
     if (layout == "nhwc" && s.k == 3 && s.stride == 1) {
       const std::string name = std::string("conv/") + s.name + "/onednn_winograd_blocked";
       benchmark::RegisterBenchmark(name.c_str(), run_onednn_winograd, s)
@@ -236,6 +262,12 @@ void register_all() {
           ->MinTime(0.2)
           ->UseRealTime();
     }
+  }
+  for (const ConvShape& s : kDepthwiseShapes) {
+    if (layout == "nhwc") register_conv(s, "conv2d.depthwise_nhwc");
+    if (layout == "nhwc") register_conv(s, "conv2d.direct_nhwc");
+    register_conv(s, "conv2d.im2col");
+    register_conv(s, "conv2d.onednn");
   }
 }
 

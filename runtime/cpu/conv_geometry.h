@@ -24,6 +24,14 @@ struct ConvGeometry {
   }
 };
 
+// A depthwise convolution: groups == input channels, so each group has one input channel
+// (weight [O, 1, KH, KW]) and O / groups output channels (the channel multiplier). Groups must
+// be above 1, except for the 1 -> 1 channel convolution, which is depthwise by any definition;
+// a groups-1 conv from one input channel to several outputs is an ordinary convolution.
+inline bool is_depthwise_conv(int64_t groups, const ir::Shape& weight) {
+  return weight.size() == 4 && weight[1] == 1 && (groups > 1 || weight[0] == 1);
+}
+
 inline ConvGeometry conv_geometry(const Step& s) {
   ConvGeometry g;
   g.nhwc = is_nhwc(s);

@@ -1,6 +1,6 @@
 // Convolution kernels beyond the ones in kernels.h (conv2d.auto, .im2col, .gemm_1x1): the direct
-// NHWC and nchw16c kernels with their weight-packing prepare hooks. Registered in
-// runtime/kernel_table.cc.
+// NHWC and nchw16c kernels, Winograd and depthwise, with their weight-packing prepare hooks.
+// Registered in runtime/kernel_table.cc.
 #pragma once
 
 #include <memory>
@@ -52,5 +52,13 @@ void conv2d_winograd_bf16(const KernelArgs& args);
 bool conv2d_winograd_bf16_supports(const Step& step);
 std::shared_ptr<const void> conv2d_winograd_bf16_prepare(const Step& step,
                                                          const float* const* constants);
+
+// conv_depthwise_nhwc.cc: depthwise convolution (groups == C, any channel multiplier O / C),
+// NHWC: weights packed [KH][KW][O] so tiles of pixels x 16-channel vectors vectorise over
+// channels (AVX-512, or a portable tile); borders without a padded copy.
+void conv2d_depthwise_nhwc(const KernelArgs& args);
+bool conv2d_depthwise_supports(const Step& step);
+std::shared_ptr<const void> conv2d_depthwise_prepare(const Step& step,
+                                                     const float* const* constants);
 
 }  // namespace cuvil::runtime::cpu

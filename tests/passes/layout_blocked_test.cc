@@ -126,6 +126,32 @@ TEST(BlockedConvs, GroupedConvStaysInMemoryLayout) {
   EXPECT_LT(max_error_after(before, g), 1e-4);
 }
 
+// Depthwise convs (also the 1 -> 1 channel one, which has groups 1) keep the memory layout and
+// their NHWC kernel under every blocked_convs choice.
+TEST(BlockedConvs, DepthwiseConvStaysInMemoryLayout) {
+  for (const char* choice : {"3x3", "3x3+other", "all"}) {
+    Graph g;
+    const ValueId x = g.add_input("x", {1, 6, 7, 7});
+    ValueId y = add_conv(g, x, 6, 6, 3, 1, true, 1, "nchw", 6);
+    y = add_conv(g, y, 6, 6, 5, 2, true, 2, "nchw", 6);
+    g.mark_output(y);
+    const ValueId gray = g.add_input("gray", {1, 1, 7, 7});
+    g.mark_output(add_conv(g, gray, 1, 1, 3, 1, true, 3));
+    const Graph before = g;
+    run_blocked(g, choice);
+    run_pass(g, "select-lowering");
+    int64_t convs = 0;
+    for (const ir::Node& n : g.nodes()) {
+      if (n.op != OpKind::conv2d) continue;
+      ++convs;
+      EXPECT_EQ(layout_of(n), "nhwc") << choice << " " << n.name;
+      EXPECT_EQ(n.attrs.get_string("impl", ""), "conv2d.depthwise_nhwc") << choice << " " << n.name;
+    }
+    EXPECT_EQ(convs, 3);
+    EXPECT_LT(max_error_after(before, g), 1e-4) << choice;
+  }
+}
+
 TEST(BlockedConvs, SelectLoweringRunsBlockedConvsDirectAndCountsOtherChoicesAsFallbacks) {
   Graph g = testing::tiny_resnet(1, 7, 9);
   run_blocked(g, "all");

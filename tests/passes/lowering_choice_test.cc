@@ -78,6 +78,86 @@ TEST(SelectLowering, ClassifiesConvolutions) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(conv_class(g, g.nodes()[i]), want[i]);
 }
 
+// An inverted residual block in miniature (MobileNetV2): 1x1 expand, depthwise 3x3 (stride 1
+// then a 5x5 stride 2 one), 1x1 project, residual add; plus a 1 -> 1 channel conv.
+Graph mobile_net(int64_t channels, int64_t spatial) {
+  Graph g;
+  const ValueId x = g.add_input("x", {1, channels, spatial, spatial});
+  const int64_t wide = channels * 3;
+  ValueId y = g.add_node(OpKind::relu, {add_conv(g, x, channels, wide, 1, 1, true, 201)});
+  y = g.add_node(OpKind::relu, {add_conv(g, y, wide, wide, 3, 1, true, 202, "nchw", wide)});
+  y = add_conv(g, y, wide, channels, 1, 1, false, 203);
+  y = g.add_node(OpKind::add, {y, x});
+  y = add_conv(g, y, channels, channels, 5, 2, true, 204, "nchw", channels);
+  g.mark_output(y);
+  const ValueId gray = g.add_input("gray", {1, 1, spatial, spatial});
+  g.mark_output(add_conv(g, gray, 1, 1, 3, 1, true, 205));
+  return g;
+}
+
+TEST(SelectLowering, ClassifiesDepthwiseConvolutionsFirst) {
+  Graph g;
+  const ValueId x = g.add_input("x", {1, 6, 9, 9});
+  add_conv(g, x, 6, 6, 3, 1, false, 1, "nchw", 6);   // depthwise 3x3 stride 1
+  add_conv(g, x, 6, 6, 1, 1, false, 2, "nchw", 6);   // depthwise 1x1
+  add_conv(g, x, 6, 12, 5, 2, false, 3, "nchw", 6);  // depthwise, multiplier 2
+  add_conv(g, x, 6, 6, 3, 1, false, 4, "nchw", 3);   // grouped, 2 channels per group
+  add_conv(g, x, 6, 6, 3, 1, false, 5);              // groups 1
+  const ValueId gray = g.add_input("gray", {1, 1, 9, 9});
+  add_conv(g, gray, 1, 1, 3, 1, false, 6);  // 1 -> 1 channel: depthwise
+  add_conv(g, gray, 1, 8, 3, 1, false, 7);  // 1 -> 8 channels, groups 1: an ordinary conv
+  const std::vector<std::string> want = {"conv_depthwise", "conv_depthwise", "conv_depthwise",
+                                         "conv_3x3",       "conv_3x3",       "conv_depthwise",
+                                         "conv_3x3"};
+  ASSERT_EQ(g.nodes().size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(conv_class(g, g.nodes()[i]), want[i]) << i;
+}
+
+TEST(SelectLowering, DepthwiseConvsGetTheDepthwiseKernelByDefaultAndIm2colWhenChosen) {
+  for (const char* choice : {"", "depthwise", "im2col", "onednn"}) {
+    Graph g = mobile_net(5, 9);
+    run_pass(g, "layout", {{"memory_layout", "nhwc"}});
+    run_pass(g, "select-lowering",
+             *choice ? ParamMap{{"conv_depthwise", std::string(choice)}} : ParamMap{});
+    const std::string want = !*choice || std::string(choice) == "depthwise"
+                                 ? "conv2d.depthwise_nhwc"
+                                 : "conv2d." + std::string(choice);
+    int64_t depthwise = 0;
+    for (const ir::Node& n : g.nodes()) {
+      if (n.op != OpKind::conv2d || conv_class(g, n) != "conv_depthwise") continue;
+      EXPECT_EQ(n.attrs.get_string("layout", ""), "nhwc") << n.name;
+      EXPECT_EQ(n.attrs.get_string("impl", ""), want) << n.name << " choice '" << choice << "'";
+      ++depthwise;
+    }
+    EXPECT_EQ(depthwise, 3);
+    EXPECT_EQ(g.annotations["select-lowering.fallbacks"], 0);
+  }
+}
+
+TEST(SelectLowering, DepthwiseOnNchwFallsBackToIm2colAndCountsIt) {
+  Graph g = mobile_net(5, 9);
+  run_pass(g, "layout", {{"memory_layout", "nchw"}});
+  run_pass(g, "select-lowering", {{"conv_1x1", "gemm"}});
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::conv2d || conv_class(g, n) != "conv_depthwise") continue;
+    EXPECT_EQ(n.attrs.get_string("impl", ""), "conv2d.im2col") << n.name;
+  }
+  EXPECT_EQ(g.annotations["select-lowering.fallbacks"], 3);
+}
+
+TEST(SelectLowering, EveryDepthwiseChoiceMatchesReferenceInBothLayouts) {
+  for (const Graph& g : {mobile_net(5, 9), mobile_net(7, 12)}) {
+    for (const char* layout : {"nchw", "nhwc"}) {
+      for (const char* choice : {"depthwise", "im2col", "onednn"}) {
+        for (int threads : {1, 2}) {
+          EXPECT_LT(error_with(g, layout, {{"conv_depthwise", std::string(choice)}}, threads), 1e-4)
+              << layout << " " << choice << " threads=" << threads;
+        }
+      }
+    }
+  }
+}
+
 TEST(SelectLowering, EveryConvChoiceMatchesReferenceInBothLayouts) {
   const std::vector<std::string> one = {"gemm", "im2col", "direct", "onednn"};
   const std::vector<std::string> other = {"im2col", "direct", "onednn", "direct"};

@@ -1,0 +1,365 @@
+// conv2d.depthwise_nhwc: depthwise convolution (groups == input channels, each input channel
+// feeding `mult` = O / C output channels) on NHWC activations. The weights w[O, 1, KH, KW] are
+// repacked once (prepare hook) channel-innermost, [KH][KW][O rounded up to 16], zero padded, so
+// one tap's weights for 16 channels are one vector. A register tile of MR output pixels x NV
+// vectors of 16 channels loads a tap's NV weight vectors once and multiplies them into the MR
+// pixels' input vectors (memory operands of the FMA); the last vector of the channels is masked.
+// Padding is never materialised: an output row restricts the kernel rows to those inside the
+// input, interior pixels (every kernel column inside the input) run in tiles of up to
+// kTilePixels pixels, and border pixels run one by one with their own column range. Threads
+// split output rows (batch x OH), and channel groups too when there are few rows; each walks its
+// rows in chunks of about 128 KiB of output, one channel group (NV vectors) at a time through the
+// whole chunk. Bias initialises the accumulators; the epilogue runs on each finished chunk while
+// it is in cache.
+//
+// The AVX-512 tile runs when the build has AVX-512 and the GEMM's instruction set is avx512
+// (active_gemm_isa(), so CUVIL_ISA=ref selects the portable path), and the multiplier is 1;
+// a multiplier > 1 (each output channel reads input channel oc / mult) runs the portable tile.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "passes/ir/error.h"
+#include "runtime/cpu/conv_geometry.h"
+#include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/gemm_ukernel.h"
+#include "runtime/cpu/kernel_util.h"
+#include "runtime/cpu/register_tile.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+// A tile: up to 6 interior pixels x up to 4 vectors of 16 channels (24 accumulators, 4 weight
+// vectors; the inputs are FMA memory operands). On MobileNetV2's shapes (cuvil-micro-conv, one
+// thread, a loaded 2-core machine) more channels per tile beat more pixels: 6 x 4 against 14 x 1
+// took 0.6-0.9x the time, 12 x 2 and 4 x 4 fell in between.
+constexpr int kTilePixels = 6;
+// Output rows per thread below which threads split channel groups as well.
+constexpr int64_t kRowsPerThread = 8;
+// Output floats per work item (128 KiB): each channel group walks the item's rows, so its
+// weights and the input rows it rereads stay in L1/L2, and the epilogue finds the rows in L2.
+constexpr int64_t kChunkFloats = int64_t{1} << 15;
+
+int64_t padded_channels(const ConvGeometry& g) {
+  return round_up(g.o, kLanes);
+}
+
+// w[O, 1, KH, KW] -> [KH][KW][Op], Op = O rounded up to 16, zeros past O.
+void pack_weights(const ConvGeometry& g, const float* w, float* out) {
+  const int64_t op = padded_channels(g), khw = g.kh * g.kw;
+  for (int64_t k = 0; k < khw; ++k) {
+    float* dst = out + k * op;
+    for (int64_t oc = 0; oc < g.o; ++oc) dst[oc] = w[oc * khw + k];
+    std::fill(dst + g.o, dst + op, 0.0f);
+  }
+}
+
+// The packed weights, from a 64-byte boundary in `data` (a tap's vectors then never span two
+// cache lines).
+struct PackedWeights {
+  std::vector<float> data;
+  const float* weights = nullptr;
+};
+
+struct TileArgs {
+  const float* x;        // input at pixel 0's first valid tap and the tile's first input channel
+  int64_t pix_stride;    // floats between consecutive output pixels' windows (sw * C)
+  int64_t row_stride;    // floats between input rows (W * C)
+  int64_t tap_stride;    // floats between horizontal taps (C)
+  int64_t nki, nkj;      // valid kernel rows and columns from that tap (0: output is the bias)
+  const float* w;        // packed weights at the first valid tap, the tile's first channel
+  int64_t w_row_stride;  // KW * Op
+  int64_t w_tap_stride;  // Op
+  const float* bias;     // at the tile's first output channel, or null
+  float* y;              // output of pixel 0 at the tile's first output channel
+  int64_t y_pix_stride;  // O
+  uint16_t tail_mask;    // valid lanes of the tile's last vector
+  int64_t mult;          // output channels per input channel (portable tile only)
+  int64_t oc0;           // the tile's first output channel (portable tile, mult > 1)
+};
+
+using TileFn = void (*)(const TileArgs&);
+
+// The bias of a tile without one.
+alignas(64) constexpr float kZeros[kMaxNV * kLanes] = {};
+
+#if defined(__AVX512F__)
+template <int MR, int NV, bool kTail>
+void tile_avx512(const TileArgs& args) {
+  const TileArgs t = args;  // a local copy: the output stores cannot alias it
+  const __mmask16 last = kTail ? t.tail_mask : 0xffff;
+  auto store = [&](int p, int v, __m512 value) {
+    float* dst = t.y + p * t.y_pix_stride + v * kLanes;
+    if (kTail && v == NV - 1) {
+      _mm512_mask_storeu_ps(dst, last, value);
+    } else {
+      _mm512_storeu_ps(dst, value);
+    }
+  };
+  // Without bias the accumulators start from zeros (a branch would make GCC keep them in memory).
+  const float* bias = t.bias ? t.bias : kZeros;
+  __m512 b[NV];
+  for (int v = 0; v < NV; ++v) {
+    b[v] = _mm512_maskz_loadu_ps(v == NV - 1 ? last : 0xffff, bias + v * kLanes);
+  }
+  const int64_t taps = t.nki * t.nkj;
+  if (taps <= 0) {  // the window lies wholly in the padding
+    for (int p = 0; p < MR; ++p) {
+      for (int v = 0; v < NV; ++v) store(p, v, b[v]);
+    }
+    return;
+  }
+  __m512 acc[MR][NV];
+  for (int p = 0; p < MR; ++p) {
+    for (int v = 0; v < NV; ++v) acc[p][v] = b[v];
+  }
+  // The window's taps row by row in one loop. One input pointer per pixel, moved along the window
+  // (GCC's own addressing of p * pix_stride + v * 16 spilled offsets to the stack); a do loop, as
+  // GCC keeps the accumulators in registers only when the loop is sure to run.
+  const int64_t x_row_step = t.row_stride - (t.nkj - 1) * t.tap_stride;
+  const int64_t w_row_step = t.w_row_stride - (t.nkj - 1) * t.w_tap_stride;
+  const float* xp[MR];
+  for (int p = 0; p < MR; ++p) xp[p] = t.x + p * t.pix_stride;
+  const float* wk = t.w;
+  int64_t k = 0, kj = 1;
+  do {
+    __m512 wv[NV];
+    for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wk + v * kLanes);
+    for (int p = 0; p < MR; ++p) {
+      for (int v = 0; v < NV; ++v) {
+        const float* src = xp[p] + v * kLanes;
+        const __m512 xv =
+            kTail && v == NV - 1 ? _mm512_maskz_loadu_ps(last, src) : _mm512_loadu_ps(src);
+        acc[p][v] = _mm512_fmadd_ps(xv, wv[v], acc[p][v]);
+      }
+    }
+    const bool row_end = kj == t.nkj;
+    const int64_t x_step = row_end ? x_row_step : t.tap_stride;
+    for (int p = 0; p < MR; ++p) xp[p] += x_step;
+    wk += row_end ? w_row_step : t.w_tap_stride;
+    kj = row_end ? 1 : kj + 1;
+  } while (++k < taps);
+  for (int p = 0; p < MR; ++p) {
+    for (int v = 0; v < NV; ++v) store(p, v, acc[p][v]);
+  }
+}
+#endif
+
+// Portable tile with the same data layout (the fallback without AVX-512, and every multiplier):
+// output lane l reads input channel (oc0 + l) / mult, relative to the tile's first one.
+template <int MR, int NV>
+void tile_portable(const TileArgs& t) {
+  constexpr int kWidth = NV * kLanes;
+  const int lanes = (NV - 1) * kLanes + __builtin_popcount(t.tail_mask);
+  int64_t src[kWidth];
+  for (int l = 0; l < lanes; ++l) src[l] = (t.oc0 + l) / t.mult - t.oc0 / t.mult;
+  float acc[MR][kWidth];
+  for (int p = 0; p < MR; ++p) {
+    for (int l = 0; l < lanes; ++l) acc[p][l] = t.bias ? t.bias[l] : 0.0f;
+  }
+  for (int64_t ki = 0; ki < t.nki; ++ki) {
+    for (int64_t kj = 0; kj < t.nkj; ++kj) {
+      const float* xk = t.x + ki * t.row_stride + kj * t.tap_stride;
+      const float* wk = t.w + ki * t.w_row_stride + kj * t.w_tap_stride;
+      for (int p = 0; p < MR; ++p) {
+        const float* xp = xk + p * t.pix_stride;
+        if (t.mult == 1) {
+          for (int l = 0; l < lanes; ++l) acc[p][l] += xp[l] * wk[l];
+        } else {
+          for (int l = 0; l < lanes; ++l) acc[p][l] += xp[src[l]] * wk[l];
+        }
+      }
+    }
+  }
+  for (int p = 0; p < MR; ++p) {
+    std::memcpy(t.y + p * t.y_pix_stride, acc[p], static_cast<size_t>(lanes) * sizeof(float));
+  }
+}
+
+template <bool kAvx512, bool kTail>
+struct Tiles {
+  template <int MR, int NV>
+  static constexpr TileFn fn() {
+#if defined(__AVX512F__)
+    if constexpr (kAvx512) return &tile_avx512<MR, NV, kTail>;
+#endif
+    return &tile_portable<MR, NV>;
+  }
+};
+
+// Tiles of 1 .. kTilePixels pixels x 1 .. kMaxNV vectors, indexed by register_tile_index.
+template <class Kernels>
+constexpr auto tile_table() {
+  return make_register_tile_table<TileFn, Kernels>(
+      std::make_index_sequence<kTilePixels * kMaxNV>{});
+}
+constexpr auto kAvx512Tiles = tile_table<Tiles<true, false>>();
+constexpr auto kAvx512TailTiles = tile_table<Tiles<true, true>>();
+constexpr auto kPortableTiles = tile_table<Tiles<false, false>>();
+
+TileFn tile_fn(bool avx512, bool tail, int mr, int nv) {
+  const size_t i = register_tile_index(mr, nv);
+  if (!avx512) return kPortableTiles[i];
+  return tail ? kAvx512TailTiles[i] : kAvx512Tiles[i];
+}
+
+// How a call walks its output: interior pixel range, tile shape and thread split.
+struct DepthwiseShape {
+  int64_t ox_lo = 0, ox_hi = 0;  // output columns whose window has every kernel column inside
+  int mr = 1;                    // pixels per interior tile (border pixels: one per tile)
+  int nv = 1;                    // channel vectors per tile
+  int64_t blocks = 1;            // channel vectors of the output (ceil(O / 16))
+  int64_t groups = 1;            // tiles' channel groups: ceil(blocks / nv)
+  int64_t parts = 1;             // channel parts threads split (1: rows only)
+  int64_t chunk_rows = 1;        // output rows per work item
+};
+
+DepthwiseShape depthwise_shape(const ConvGeometry& g, int threads) {
+  DepthwiseShape d;
+  d.ox_lo = std::min(g.ow, ceil_div(g.pw, g.sw));
+  const int64_t last = g.w - g.kw + g.pw;  // the last interior column's window start, times sw
+  d.ox_hi = std::clamp<int64_t>(last < 0 ? 0 : last / g.sw + 1, d.ox_lo, g.ow);
+  const int64_t interior = d.ox_hi - d.ox_lo;
+  if (interior > 0) {
+    const int64_t tiles = ceil_div(interior, kTilePixels);
+    d.mr = static_cast<int>(ceil_div(interior, tiles));  // even tiles: 26 -> 4 x 6 + 2, 5 -> 5
+  }
+  d.blocks = ceil_div(g.o, kLanes);
+  d.nv = static_cast<int>(std::min<int64_t>(kMaxNV, d.blocks));
+  d.groups = ceil_div(d.blocks, d.nv);
+  const int64_t rows = g.n * g.oh;
+  if (rows < kRowsPerThread * threads) {
+    d.parts = std::clamp<int64_t>(ceil_div(kRowsPerThread * threads, rows), 1, d.groups);
+  }
+  d.chunk_rows = std::clamp<int64_t>(kChunkFloats / (g.ow * g.o), 1, rows);
+  return d;
+}
+
+}  // namespace
+
+bool conv2d_depthwise_supports(const Step& s) {
+  if (!is_nhwc(s) || s.input_shapes.size() < 2 || s.input_shapes[1].size() != 4) return false;
+  return is_depthwise_conv(s.attrs.get_int("groups", 1), s.input_shapes[1]);
+}
+
+std::shared_ptr<const void> conv2d_depthwise_prepare(const Step& s, const float* const* constants) {
+  if (!constants[1] || !conv2d_depthwise_supports(s)) return nullptr;  // packed per call
+  const ConvGeometry g = conv_geometry(s);
+  auto packed = std::make_shared<PackedWeights>();
+  const size_t floats = static_cast<size_t>(g.kh * g.kw * padded_channels(g));
+  packed->data.resize(floats + kLanes);  // room to start at a 64-byte boundary
+  void* start = packed->data.data();
+  size_t space = packed->data.size() * sizeof(float);
+  float* weights = static_cast<float*>(std::align(64, floats * sizeof(float), start, space));
+  pack_weights(g, constants[1], weights);
+  packed->weights = weights;
+  return packed;
+}
+
+void conv2d_depthwise_nhwc(const KernelArgs& a) {
+  CUVIL_CHECK(conv2d_depthwise_supports(a.step),
+              "conv2d.depthwise_nhwc on a step that is not an NHWC depthwise convolution: " +
+                  a.step.node_name);
+  const ConvGeometry g = conv_geometry(a.step);
+  const int64_t op = padded_channels(g);
+  const float* packed = nullptr;
+  if (a.step.prepared) {
+    packed = static_cast<const PackedWeights*>(a.step.prepared.get())->weights;
+  } else {
+    float* buf = a.pool.scratch(0, ThreadPool::kKernel2, static_cast<size_t>(g.kh * g.kw * op));
+    pack_weights(g, a.in[1], buf);
+    packed = buf;
+  }
+  const float* x = a.in[0];
+  const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
+  const Epilogue epi(a.step, a.in, a.out);
+  const int64_t mult = g.og;
+#if defined(__AVX512F__)
+  const bool avx512 = mult == 1 && active_gemm_isa() == GemmIsa::avx512;
+#else
+  const bool avx512 = false;
+#endif
+  const DepthwiseShape d = depthwise_shape(g, a.pool.threads());
+  const int64_t rest = g.o % kLanes;
+  const uint16_t last_mask = static_cast<uint16_t>(rest == 0 ? 0xffffu : (1u << rest) - 1u);
+  const int64_t rows = g.n * g.oh;
+
+  // Output rows [r0, r1), channel groups of part `part`: each group walks all the rows, so its
+  // weights and input columns stay in L1; then the epilogue runs on the rows.
+  auto run_chunk = [&](int64_t r0, int64_t r1, int64_t part) {
+    const int64_t gr0 = part * d.groups / d.parts, gr1 = (part + 1) * d.groups / d.parts;
+    TileArgs t{};
+    t.pix_stride = g.sw * g.c;
+    t.row_stride = g.w * g.c;
+    t.tap_stride = g.c;
+    t.w_row_stride = g.kw * op;
+    t.w_tap_stride = op;
+    t.y_pix_stride = g.o;
+    t.mult = mult;
+    for (int64_t gr = gr0; gr < gr1; ++gr) {
+      const int64_t b0 = gr * d.nv;
+      const int nv = static_cast<int>(std::min<int64_t>(d.nv, d.blocks - b0));
+      const bool tail = b0 + nv == d.blocks && rest != 0;
+      const int64_t oc0 = b0 * kLanes, ic0 = oc0 / mult;
+      t.tail_mask = tail ? last_mask : 0xffff;
+      t.bias = bias ? bias + oc0 : nullptr;
+      t.oc0 = oc0;
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t img = r / g.oh, oy = r % g.oh;
+        const int64_t iy0 = oy * g.sh - g.ph;
+        const int64_t ki0 = std::max<int64_t>(0, -iy0);
+        const int64_t nki = std::max<int64_t>(0, std::min(g.kh, g.h - iy0) - ki0);
+        const float* xrow = nki > 0 ? x + (img * g.h + iy0 + ki0) * g.w * g.c + ic0 : x;
+        float* yrow = a.out + r * g.ow * g.o + oc0;
+        t.nki = nki;
+        // Pixels [ox, ox + mr) with kernel columns [kj0, kj0 + nkj) inside the input.
+        auto run = [&](int64_t ox, int mr, int64_t kj0, int64_t nkj) {
+          t.nkj = nkj;
+          t.x = nki > 0 && nkj > 0 ? xrow + (ox * g.sw - g.pw + kj0) * g.c : x;
+          t.w = packed + (ki0 * g.kw + kj0) * op + oc0;
+          t.y = yrow + ox * g.o;
+          tile_fn(avx512, tail, mr, nv)(t);
+        };
+        auto border = [&](int64_t ox) {
+          const int64_t ix0 = ox * g.sw - g.pw;
+          const int64_t kj0 = std::max<int64_t>(0, -ix0);
+          run(ox, 1, kj0, std::max<int64_t>(0, std::min(g.kw, g.w - ix0) - kj0));
+        };
+        for (int64_t ox = 0; ox < d.ox_lo; ++ox) border(ox);
+        for (int64_t ox = d.ox_lo; ox < d.ox_hi; ox += d.mr) {
+          run(ox, static_cast<int>(std::min<int64_t>(d.mr, d.ox_hi - ox)), 0, g.kw);
+        }
+        for (int64_t ox = d.ox_hi; ox < g.ow; ++ox) border(ox);
+      }
+    }
+    if (epi.empty()) return;
+    if (d.parts == 1) {
+      epi.apply(a.out + r0 * g.ow * g.o, (r1 - r0) * g.ow * g.o);
+      return;
+    }
+    const int64_t c0 = gr0 * d.nv * kLanes, c1 = std::min(g.o, gr1 * d.nv * kLanes);
+    for (int64_t pix = r0 * g.ow; pix < r1 * g.ow; ++pix)
+      epi.apply(a.out + pix * g.o + c0, c1 - c0);
+  };
+
+  // Threads take equal shares of (channel part, output row); each walks its rows in chunks.
+  a.pool.parallel_for(d.parts * rows, [&](int64_t i0, int64_t i1) {
+    for (int64_t part = i0 / rows; part * rows < i1; ++part) {
+      const int64_t r0 = std::max(i0, part * rows) - part * rows;
+      const int64_t r1 = std::min(i1, (part + 1) * rows) - part * rows;
+      for (int64_t r = r0; r < r1; r += d.chunk_rows) {
+        run_chunk(r, std::min(r1, r + d.chunk_rows), part);
+      }
+    }
+  });
+}
+
+}  // namespace cuvil::runtime::cpu

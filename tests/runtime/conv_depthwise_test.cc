@@ -1,0 +1,153 @@
+// conv2d.depthwise_nhwc (AVX-512 and portable tiles) against the reference interpreter: channel
+// counts around the 16-lane vectors, spatial sizes from 1 (all border) to 31, kernels 3, 5 and
+// 7, strides 1 and 2, padding 0 .. 3 (up to windows wholly in the padding), batch 1 and 2, with
+// and without bias, fused epilogues, 1 and 2 threads; channel multipliers above 1; what
+// supports() refuses.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "conv_kernel_support.h"
+#include "conv_test_graphs.h"
+#include "runtime/cpu/gemm_ukernel.h"
+
+namespace cuvil::runtime {
+namespace {
+
+using testing::conv_graph;
+using testing::ConvCase;
+using testing::kernel_error;
+
+constexpr const char* kKernel = "conv2d.depthwise_nhwc";
+// fp32 sums of at most 49 products against the reference's fp64 ones.
+constexpr double kBound = 1e-5;
+
+std::string describe(const ConvCase& cc) {
+  return "n=" + std::to_string(cc.n) + " c=" + std::to_string(cc.c) +
+         " hw=" + std::to_string(cc.h) + "x" + std::to_string(cc.w) + " o=" + std::to_string(cc.o) +
+         " k=" + std::to_string(cc.k) + " s=" + std::to_string(cc.stride) +
+         " pad=" + std::to_string(cc.pad) + " bias=" + std::to_string(cc.bias);
+}
+
+ConvCase depthwise(int64_t n, int64_t c, int64_t hw, int64_t k, int64_t stride, int64_t pad,
+                   bool bias, int64_t mult = 1) {
+  return {n, c, hw, hw, c * mult, k, stride, pad, c, bias};
+}
+
+bool has_output(const ConvCase& cc) {
+  return cc.h + 2 * cc.pad >= cc.k && cc.w + 2 * cc.pad >= cc.k;
+}
+
+// Runs the body under each instruction set this CPU has (the tile follows the GEMM's choice).
+template <class Fn>
+void for_each_isa(Fn fn) {
+  const cpu::GemmIsa before = cpu::active_gemm_isa();
+  for (cpu::GemmIsa isa : {cpu::GemmIsa::ref, cpu::GemmIsa::avx512}) {
+    if (!cpu::cpu_supports(isa)) continue;
+    SCOPED_TRACE(cpu::to_string(isa));
+    cpu::set_gemm_isa(isa);
+    fn();
+  }
+  cpu::set_gemm_isa(before);
+}
+
+// Every channel count x spatial size x kernel x stride x padding with an output; batch, bias,
+// the fused relu + residual epilogue and the thread count cycle through all 16 combinations
+// along the sweep (so few-row cases, where threads split channels, also meet each of them).
+TEST(ConvDepthwise, MatchesReferenceOnOddShapes) {
+  for_each_isa([] {
+    int64_t index = 0;
+    for (int64_t c : {1, 3, 7, 16, 17, 33, 130}) {
+      for (int64_t hw : {1, 3, 7, 17, 31}) {
+        for (int64_t k : {3, 5, 7}) {
+          for (int64_t stride : {1, 2}) {
+            for (int64_t pad : {0, 1, 2, 3}) {
+              const int64_t v = index++;
+              const ConvCase cc = depthwise(1 + (v & 1), c, hw, k, stride, pad, (v & 2) != 0);
+              if (!has_output(cc)) continue;
+              const bool epilogue = (v & 4) != 0;
+              const int threads = 1 + static_cast<int>((v >> 3) & 1);
+              EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, epilogue), kKernel, threads),
+                        kBound)
+                  << describe(cc) << " epilogue=" << epilogue << " threads=" << threads;
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+// MobileNet-like shapes with both thread counts, with and without the epilogue: wide rows (tiles
+// of 14 interior pixels), short rows (channel groups of several vectors), many channels.
+TEST(ConvDepthwise, MobileNetShapesWithEpilogueAndThreads) {
+  const std::vector<ConvCase> cases = {
+      depthwise(1, 32, 56, 3, 1, 1, true),  depthwise(2, 96, 28, 3, 2, 1, true),
+      depthwise(1, 144, 14, 3, 1, 1, true), depthwise(1, 960, 7, 3, 1, 1, true),
+      depthwise(1, 240, 14, 5, 2, 2, true), depthwise(1, 130, 9, 7, 1, 3, false),
+  };
+  for_each_isa([&] {
+    for (const ConvCase& cc : cases) {
+      for (bool epilogue : {false, true}) {
+        for (int threads : {1, 2}) {
+          EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, epilogue), kKernel, threads), kBound)
+              << describe(cc) << " epilogue=" << epilogue << " threads=" << threads;
+        }
+      }
+    }
+  });
+}
+
+TEST(ConvDepthwise, WeightsComputedAtRunTimeArePackedPerCall) {
+  for (const ConvCase& cc :
+       {depthwise(1, 17, 7, 3, 1, 1, true), depthwise(2, 33, 9, 5, 2, 2, false),
+        depthwise(1, 130, 3, 7, 1, 3, true)}) {
+    for (int threads : {1, 2}) {
+      EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", true, true), kKernel, threads), kBound)
+          << describe(cc) << " threads=" << threads;
+    }
+  }
+}
+
+// O = C x multiplier: output channel oc reads input channel oc / multiplier.
+TEST(ConvDepthwise, ChannelMultiplierAboveOneMatchesReference) {
+  const std::vector<ConvCase> cases = {
+      depthwise(1, 3, 7, 3, 1, 1, true, 2),  depthwise(2, 5, 9, 3, 2, 1, false, 3),
+      depthwise(1, 17, 6, 5, 1, 2, true, 2), depthwise(1, 8, 5, 3, 1, 1, true, 4),
+      depthwise(1, 7, 11, 7, 2, 3, true, 5),
+  };
+  for_each_isa([&] {
+    for (const ConvCase& cc : cases) {
+      for (int threads : {1, 2}) {
+        EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, true), kKernel, threads), kBound)
+            << describe(cc) << " threads=" << threads;
+      }
+    }
+  });
+}
+
+bool supports(const ConvCase& cc, const std::string& layout) {
+  const ir::Graph g = conv_graph(cc, layout, false, false);
+  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, kKernel);
+  EXPECT_NE(k, nullptr);
+  EXPECT_NE(k->supports, nullptr);
+  return k && k->supports && k->supports(testing::step_for(g, *k));
+}
+
+TEST(ConvDepthwise, SupportsDepthwiseNhwcOnly) {
+  EXPECT_TRUE(supports(depthwise(1, 17, 7, 3, 1, 1, true), "nhwc"));
+  EXPECT_TRUE(supports(depthwise(1, 5, 7, 3, 1, 1, true, 3), "nhwc"));
+  EXPECT_TRUE(supports(depthwise(1, 1, 7, 3, 1, 1, true), "nhwc"));  // 1 -> 1 channel
+  // groups 1: an ordinary convolution, also from one input channel to several.
+  EXPECT_FALSE(supports({1, 8, 7, 7, 8, 3, 1, 1, 1, true}, "nhwc"));
+  EXPECT_FALSE(supports({1, 1, 7, 7, 4, 3, 1, 1, 1, true}, "nhwc"));
+  // Grouped but not depthwise: 4 input channels per group.
+  EXPECT_FALSE(supports({1, 12, 7, 7, 12, 3, 1, 1, 3, true}, "nhwc"));
+  EXPECT_FALSE(supports({1, 12, 7, 7, 6, 3, 1, 1, 6, true}, "nhwc"));
+  // Depthwise, but NCHW activations.
+  EXPECT_FALSE(supports(depthwise(1, 17, 7, 3, 1, 1, true), "nchw"));
+}
+
+}  // namespace
+}  // namespace cuvil::runtime
