@@ -106,12 +106,27 @@ std::string conv_class(const ir::Graph& graph, const ir::Node& node) {
   return "conv_other";
 }
 
+// 2x2 output tiles of a convolution's result (batch x ceil(OH / 2) x ceil(OW / 2)).
+int64_t winograd_tiles(const ir::Graph& graph, const ir::Node& n) {
+  const ir::Shape& y = graph.value(n.output).shape;
+  const bool nhwc = n.attrs.get_string("layout", "nchw") == "nhwc";
+  const int64_t h = nhwc ? y[1] : y[2], w = nhwc ? y[2] : y[3];
+  return y[0] * ((h + 1) / 2) * ((w + 1) / 2);
+}
+
 std::vector<ParamSpec> LoweringChoicePass::params() const {
   std::vector<ParamSpec> out;
   for (const ClassSpec& c : classes()) {
     out.push_back(
         choice_param(c.param, c.choices, c.default_choice, std::string("lowering of ") + c.help));
   }
+  // ResNet-18 b1 on a Sapphire Rapids VM (cuvil-bench run --probes ops): layer4's 7x7 outputs
+  // (16 tiles) took 2.1-2.2 ms by Winograd and 1.64-1.73 ms direct; layer3's 14x14 (49 tiles)
+  // 1.58 vs 1.50; layer2's 28x28 (196 tiles) 0.66 vs 1.28.
+  out.push_back(int_param("winograd_min_tiles", 0, 4096, 32,
+                          "conv_3x3 nodes lowered to Winograd with fewer 2x2 output tiles than "
+                          "this (batch x ceil(OH/2) x ceil(OW/2)) run the direct kernel: with few "
+                          "tiles Winograd streams its larger transformed weights for little work"));
   return out;
 }
 
@@ -125,7 +140,10 @@ void LoweringChoicePass::run(ir::Graph& graph, const ParamMap& params) const {
       if (c.op == n.op && (n.op != OpKind::conv2d || cls == c.param)) spec = &c;
     }
     if (!spec) continue;
-    std::string name = kernel_name(n, param_choice(params, spec->param));
+    std::string choice = param_choice(params, spec->param);
+    if (choice == "winograd" && winograd_tiles(graph, n) < param_int(params, "winograd_min_tiles"))
+      choice = "direct";
+    std::string name = kernel_name(n, choice);
     const runtime::KernelInfo* k = runtime::find_kernel(n.op, name);
     CUVIL_CHECK(k, "select-lowering: kernel " + name + " is not registered");
     if (k->supports && !k->supports(probe_step(graph, n))) {

@@ -6,9 +6,12 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "bench_suite/python_child.h"
 
 namespace cuvil::tuner {
 
@@ -64,17 +67,14 @@ class OptunaBridge {
   // A raw request; the reply is returned even when not ok (tests use it for the protocol).
   nlohmann::json call(const nlohmann::json& request);
   // The bridge's pipe ends, so a forked trial can close them.
-  std::vector<int> fds() const { return {to_child_, from_child_}; }
-  pid_t pid() const { return pid_; }
+  std::vector<int> fds() const { return child_->fds(); }
+  pid_t pid() const { return child_->pid(); }
 
  private:
   nlohmann::json call_ok(const nlohmann::json& request);
-  std::string read_line();
 
   BridgeOptions options_;
-  pid_t pid_ = -1;
-  int to_child_ = -1, from_child_ = -1;
-  std::string buffer_;
+  std::unique_ptr<bench::PythonChild> child_;
   std::string optuna_version_;
   bool has_sklearn_ = false;
 };

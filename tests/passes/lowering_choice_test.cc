@@ -174,7 +174,10 @@ TEST(SelectLowering, EveryConvChoiceMatchesReferenceInBothLayouts) {
 TEST(SelectLowering, WinogradMatchesReferenceInBothLayouts) {
   for (const Graph& g : {conv_net(7, 9), conv_net(3, 5)}) {
     for (const char* layout : {"nchw", "nhwc"}) {
-      EXPECT_LT(error_with(g, layout, {{"conv_3x3", "winograd"}}), 1e-4) << layout;
+      EXPECT_LT(
+          error_with(g, layout, {{"conv_3x3", "winograd"}, {"winograd_min_tiles", int64_t{0}}}),
+          1e-4)
+          << layout;
     }
   }
 }
@@ -183,7 +186,7 @@ TEST(SelectLowering, WinogradMatchesReferenceInBothLayouts) {
 TEST(SelectLowering, WinogradTakesPlainThreeByThreeAndCountsFallbacks) {
   Graph g = conv_net(7, 9);
   run_pass(g, "layout", {{"memory_layout", "nhwc"}});
-  run_pass(g, "select-lowering", {{"conv_3x3", "winograd"}});
+  run_pass(g, "select-lowering", {{"conv_3x3", "winograd"}, {"winograd_min_tiles", int64_t{0}}});
   int64_t winograd = 0, grouped = 0;
   for (const ir::Node& n : g.nodes()) {
     if (n.op != OpKind::conv2d || conv_class(g, n) != "conv_3x3") continue;
@@ -195,6 +198,26 @@ TEST(SelectLowering, WinogradTakesPlainThreeByThreeAndCountsFallbacks) {
   EXPECT_GT(winograd, 0);
   EXPECT_EQ(grouped, 1);
   EXPECT_EQ(g.annotations["select-lowering.fallbacks"], 1);
+}
+
+// Below winograd_min_tiles 2x2 output tiles a conv_3x3 chosen for Winograd runs direct.
+TEST(SelectLowering, WinogradWithFewTilesRunsDirect) {
+  auto impls = [](int64_t spatial, int64_t min_tiles) {
+    Graph g;
+    const ValueId x = g.add_input("x", {1, 8, spatial, spatial});
+    g.mark_output(add_conv(g, x, 8, 8, 3, 1, false, 1));
+    run_pass(g, "layout", {{"memory_layout", "nhwc"}});
+    run_pass(g, "select-lowering", {{"conv_3x3", "winograd"}, {"winograd_min_tiles", min_tiles}});
+    for (const ir::Node& n : g.nodes()) {
+      if (n.op == OpKind::conv2d) return n.attrs.get_string("impl", "");
+    }
+    return std::string();
+  };
+  // 7x7 outputs have 4 x 4 = 16 tiles; 14x14 have 49.
+  EXPECT_EQ(impls(7, 32), "conv2d.direct_nhwc");
+  EXPECT_EQ(impls(7, 16), "conv2d.winograd_nhwc");
+  EXPECT_EQ(impls(14, 32), "conv2d.winograd_nhwc");
+  EXPECT_EQ(impls(7, 0), "conv2d.winograd_nhwc");
 }
 
 TEST(SelectLowering, EveryProductChoiceMatchesReference) {

@@ -114,7 +114,8 @@ TEST(ReducedPrecision, Bf16KeepsWinogradForThreeByThreeConvs) {
   for (const char* lowering : {"winograd", "direct"}) {
     Graph g = testing::tiny_resnet(1, 16, 9);
     testing::run_pass(g, "layout", {{"memory_layout", std::string("nhwc")}});
-    testing::run_pass(g, "select-lowering", {{"conv_3x3", std::string(lowering)}});
+    testing::run_pass(g, "select-lowering",
+                      {{"conv_3x3", std::string(lowering)}, {"winograd_min_tiles", int64_t{0}}});
     testing::run_pass(g, "reduced-precision",
                       {{"conv_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
     int winograd = 0;
