@@ -37,8 +37,12 @@ void add_counters(nlohmann::json& j, const RungResult& r, double ns_per_iteratio
 }
 
 // Google Benchmark's fields, in its order.
+std::string benchmark_name(const RungResult& r) {
+  return r.suite + "/" + r.rung + (r.baseline.empty() ? "" : "/" + r.baseline);
+}
+
 nlohmann::json entry(const RungResult& r, int family_index, const std::string& run_type) {
-  const std::string name = r.suite + "/" + r.rung;
+  const std::string name = benchmark_name(r);
   nlohmann::json j;
   j["name"] = name;
   j["family_index"] = family_index;
@@ -221,6 +225,7 @@ nlohmann::json context_json(const RunContext& c) {
        "bootstrap percentile, " + std::to_string(kBootstrapResamples) + " resamples, fixed seed"},
       {"warnings", c.warnings}};
   if (!c.clocks.clocks.empty()) j["cuvil"]["clock"] = clock_json(c.clocks);
+  if (!c.baseline.is_null()) j["cuvil"]["baseline"] = c.baseline;
   if (!c.model_path.empty()) {
     j["cuvil"]["model"] = {{"path", c.model_path}, {"sha256", c.model_sha256}};
   }
@@ -261,7 +266,7 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
     const bool ratio = name == "cv";
     const bool spread = ratio || name == "stddev";
     nlohmann::json j = entry(r, family_index, "aggregate");
-    j["name"] = r.suite + "/" + r.rung + "_" + name;
+    j["name"] = benchmark_name(r) + "_" + name;
     j["threads"] = r.threads;
     j["aggregate_name"] = name;
     j["aggregate_unit"] = ratio ? "percentage" : "time";
@@ -297,6 +302,11 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
                      {"peak_rss_bytes", r.peak_rss_bytes},
                      {"peak_rss_scope", r.peak_rss_per_rung ? "rung" : "process"},
                      {"compile_s", r.compile_s}};
+  if (!r.baseline.empty()) {
+    median["cuvil"]["baseline"] = r.baseline;
+    median["cuvil"]["max_rel_error_vs_cuvil"] =
+        r.max_rel_error_vs_cuvil >= 0 ? finite_or_null(r.max_rel_error_vs_cuvil) : nullptr;
+  }
   const RungProbes& rp = r.probes;
   if (rp.ops_enabled) median["cuvil"]["ops"] = ops_json(r);
   if (!rp.counters.empty()) median["cuvil"]["counters"] = counters_json(rp.counters);

@@ -72,6 +72,10 @@ struct RungProbes {
 struct RungResult {
   std::string suite;
   std::string rung;
+  // "" for cuvil; a baseline's variant ("torch-eager", "torch-script") for the rows measured
+  // beside it, named <suite>/<rung>/<variant>.
+  std::string baseline;
+  double max_rel_error_vs_cuvil = -1;  // baselines: their outputs against cuvil's; -1: unknown
   int threads = 1;
   Measurement measurement;
   double declared_flops = 0;  // per iteration, kFlopConvention
@@ -94,6 +98,7 @@ struct RunContext {
   std::string config_yaml;  // the pass config's full text
   std::string model_path;   // --model: the ONNX file (absolute) and its sha256; else empty
   std::string model_sha256;
+  nlohmann::json baseline;  // --baseline: framework, version, threads, BLAS, module; else null
   Environment environment;
   probes::MachinePeak peak;  // threads == 0 ... fp32_gflops == 0 when not measured
   int threads = 1;

@@ -1,5 +1,7 @@
 #include "bench_suite/measure.h"
 
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include "probes/clock.h"
@@ -56,6 +58,76 @@ Measurement measure(const Sampler& sampler, const MeasureOptions& options,
   m.noisy = rule.noisy();
   m.noise = rule.noise();
   m.max_noise = options.max_noise;
+  return m;
+}
+
+std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& samplers,
+                                             const MeasureOptions& options,
+                                             const InterleavedProgressFn& progress,
+                                             const InterleaveOptions& turns) {
+  options.validate();
+  const size_t n = samplers.size();
+  std::vector<StoppingRule> rules(n, StoppingRule(options));
+  std::vector<Measurement> m(n);
+  std::vector<double> warmup_ns(n, 0.0);
+  std::vector<char> met(n, 0);
+  MeasureProgress p;
+  // A turn begins after the machine sat idle for settle_s and with one untimed run.
+  auto begin_turn = [&](size_t i) {
+    if (turns.settle_s > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double>(turns.settle_s));
+    const Sample s = samplers[i]();
+    m[i].warmup_real_ns.push_back(s.real_ns);
+    warmup_ns[i] += s.real_ns;
+  };
+  p.warming_up = true;
+  for (size_t i = 0; i < n; ++i) {
+    begin_turn(i);
+    while (rules[i].needs_warmup(static_cast<int64_t>(m[i].warmup_real_ns.size()), warmup_ns[i])) {
+      const Sample s = samplers[i]();
+      m[i].warmup_real_ns.push_back(s.real_ns);
+      warmup_ns[i] += s.real_ns;
+    }
+    if (progress) {
+      p.warmup_runs = static_cast<int64_t>(m[i].warmup_real_ns.size());
+      progress(i, p);
+    }
+  }
+  p.warming_up = false;
+  for (size_t round = 0;; ++round) {
+    bool sampled = false;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (k + round) % n;
+      const size_t cap = static_cast<size_t>(options.max_samples);
+      if (met[i] && m[i].real_ns.size() >= cap) continue;
+      if (round > 0 || k > 0) begin_turn(i);
+      double turn_ns = 0;
+      do {
+        const Sample s = samplers[i]();
+        sampled = true;
+        turn_ns += s.real_ns;
+        m[i].real_ns.push_back(s.real_ns);
+        m[i].cpu_ns.push_back(s.cpu_ns);
+        if (!met[i] && rules[i].should_stop(m[i].real_ns)) met[i] = 1;
+        if (progress) {
+          p.samples = static_cast<int64_t>(m[i].real_ns.size());
+          p.noise = rules[i].noise();
+          p.eta_s = met[i] ? 0.0 : rules[i].eta_s(m[i].real_ns);
+          progress(i, p);
+        }
+      } while (turn_ns < turns.turn_s * 1e9 && m[i].real_ns.size() < cap);
+    }
+    bool all_met = true;
+    for (size_t i = 0; i < n; ++i) all_met = all_met && met[i];
+    if (all_met || !sampled) break;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    m[i].stop_reason = rules[i].reason();
+    m[i].noisy = rules[i].noisy();
+    // Samples taken after the rule was met only narrow the interval.
+    m[i].noise = m[i].real_ns.size() >= 2 ? relative_median_noise(m[i].real_ns) : rules[i].noise();
+    m[i].max_noise = options.max_noise;
+  }
   return m;
 }
 

@@ -49,6 +49,26 @@ using ProgressFn = std::function<void(const MeasureProgress&)>;
 Measurement measure(const Sampler& sampler, const MeasureOptions& options,
                     const ProgressFn& progress = {});
 
+// Several workloads measured in turns, as `run --baseline` compares cuvil with PyTorch. Each
+// round, every workload takes a turn: the machine sits idle for `settle_s`, one untimed run
+// (kept with the warm-up runs), then samples for about `turn_s`; the order rotates from round to
+// round. Rounds go on until every workload's own stopping rule is met (one met early keeps
+// taking turns, up to its max_samples, so all samples cover the same stretch of time). Load
+// that comes and goes hits them all alike, and their ratios hold on a noisy machine.
+//
+// Why the idle time and the untimed run: runtimes whose idle threads spin after a call keep the
+// CPUs busy after their turn (OpenMP's threads spin ~300000 pauses, ~10-20 ms on current
+// Intel cores), which would otherwise slow the next workload's first samples.
+struct InterleaveOptions {
+  double settle_s = 0.02;
+  double turn_s = 0.25;
+};
+using InterleavedProgressFn = std::function<void(size_t workload, const MeasureProgress&)>;
+std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& samplers,
+                                             const MeasureOptions& options,
+                                             const InterleavedProgressFn& progress = {},
+                                             const InterleaveOptions& turns = {});
+
 // The plan's executor on `inputs` (the single entry point for real workloads).
 Measurement measure(runtime::Executor& executor, const std::vector<ir::Tensor>& inputs,
                     const MeasureOptions& options, const ProgressFn& progress = {});

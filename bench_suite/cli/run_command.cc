@@ -1,7 +1,10 @@
 // cuvil-bench run: compile the suite's pipeline and measure each rung of its load ladder through
 // the one harness (bench_suite/measure.h), with the environment recorded and warned about.
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -16,6 +19,7 @@
 #include "bench_suite/progress.h"
 #include "bench_suite/stats.h"
 #include "bench_suite/suites.h"
+#include "bench_suite/torch_baseline.h"
 #include "passes/cuvilpass.h"
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
@@ -48,6 +52,8 @@ struct RunOptions {
   int64_t probe_iterations = 0;  // 0: default_probe_iterations
   std::string probe_dir;
   size_t rung_count = 0;
+  std::string baseline;     // "" or "torch"
+  TorchBaselineSpec torch;  // --torch-module, --python; threads set per run
 };
 
 // Where `--probes samples` writes a rung's folded stacks (interfaces.md: <out>.folded).
@@ -66,10 +72,43 @@ std::string read_text(const std::string& path) {
 
 // `weights` keeps this rung's constants alive after it ends, so the next rung of the suite
 // shares them instead of generating them again (ir::materialize).
+std::string make_scratch_dir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "cuvil-baseline-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    throw UserError("cannot create a scratch directory for the baseline's arrays: " +
+                    std::string(std::strerror(errno)));
+  }
+  return tmpl;
+}
+
+// The worst relative error of a baseline's outputs against cuvil's, over every output.
+double max_error(const std::vector<ir::Tensor>& theirs, const std::vector<ir::Tensor>& ours,
+                 const std::string& variant) {
+  if (theirs.size() != ours.size()) {
+    throw UserError(variant + " returned " + std::to_string(theirs.size()) + " output(s), cuvil " +
+                    std::to_string(ours.size()));
+  }
+  double worst = 0;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    if (theirs[i].numel() != ours[i].numel()) {
+      throw UserError(variant + " output " + std::to_string(i) + " has " +
+                      std::to_string(theirs[i].numel()) + " elements, cuvil's " +
+                      std::to_string(ours[i].numel()) + " (is it the same model?)");
+    }
+    ir::Tensor t = theirs[i];
+    t.shape = ours[i].shape;
+    worst = std::max(worst, ir::max_relative_error(t, ours[i]));
+  }
+  return worst;
+}
+
+// `baseline_rows` (with --baseline) receives one row per PyTorch variant measured beside cuvil,
+// and `baseline_info` what the worker reported of itself.
 RungResult run_rung(const Suite& suite, const Rung& rung, const passes::PipelineConfig& config,
                     const RunOptions& o, int threads, const probes::MachinePeak& peak,
                     ProgressLine& progress_line,
-                    std::vector<std::shared_ptr<const std::vector<float>>>* weights) {
+                    std::vector<std::shared_ptr<const std::vector<float>>>* weights,
+                    std::vector<RungResult>* baseline_rows, nlohmann::json* baseline_info) {
   RungResult result;
   result.suite = suite.name;
   result.rung = rung.name;
@@ -115,7 +154,42 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
                                          p.warming_up ? p.warmup_runs : p.samples, p.noise,
                                          o.measure.max_noise, p.eta_s));
   };
-  result.measurement = measure(executor, inputs, o.measure, on_progress);
+  if (baseline_rows != nullptr) {
+    // cuvil and each PyTorch variant take turns sample by sample (measure_interleaved).
+    const std::string scratch = make_scratch_dir();
+    TorchBaseline torch(o.torch, inputs, scratch);
+    std::vector<Sampler> samplers = {timed_sampler([&] { executor.run(inputs); })};
+    for (const std::string& v : torch.variants()) samplers.push_back(torch.sampler(v));
+    progress_line.update(
+        label + "  measuring beside PyTorch (" + std::to_string(samplers.size()) + " interleaved)",
+        /*force=*/true);
+    std::vector<Measurement> m =
+        measure_interleaved(samplers, o.measure, [&](size_t i, const MeasureProgress& p) {
+          if (i == 0) on_progress(p);
+        });
+    result.measurement = std::move(m[0]);
+    const std::vector<ir::Tensor> ours = executor.run(inputs);
+    for (size_t k = 0; k < torch.variants().size(); ++k) {
+      RungResult row = result;
+      row.baseline = torch.variants()[k];
+      row.measurement = std::move(m[k + 1]);
+      row.arena_bytes = 0;
+      row.compile_s = 0;
+      const std::vector<ir::Tensor> theirs = torch.outputs(row.baseline);
+      row.max_rel_error_vs_cuvil = max_error(theirs, ours, row.baseline);
+      baseline_rows->push_back(std::move(row));
+    }
+    *baseline_info = {{"framework", "torch"},
+                      {"version", torch.torch_version()},
+                      {"threads", torch.threads()},
+                      {"blas", torch.blas()},
+                      {"module", o.torch.module_path},
+                      {"variants", torch.variants()},
+                      {"unavailable", torch.unavailable()}};
+    std::filesystem::remove_all(scratch);
+  } else {
+    result.measurement = measure(executor, inputs, o.measure, on_progress);
+  }
   // Probes observe extra iterations AFTER the measurement, never the measured ones: the
   // headline timing (what compare, tune and the nightly history read) stays exactly what an
   // unprobed run measures, whatever the probes cost. The op sum is then checked against that
@@ -200,6 +274,65 @@ std::string noisy_warning(const RungResult& r) {
   return buf;
 }
 
+// --baseline torch: which PyTorch module to load (models: --torch-module or <model>.pt beside
+// the .onnx file), checked before anything is measured.
+void resolve_baseline(RunOptions& o, const Suite& suite) {
+  if (o.baseline != "torch")
+    throw UserError("--baseline: unknown baseline '" + o.baseline + "' (known: torch)");
+  if (o.pipeline.target != "cpu")
+    throw UserError("--baseline torch: runs beside the cpu target only");
+  if (o.torch.module_path.empty() && !suite.model_path.empty()) {
+    std::filesystem::path sidecar(suite.model_path);
+    sidecar.replace_extension(".pt");
+    if (std::filesystem::exists(sidecar)) o.torch.module_path = sidecar.string();
+  }
+  if (o.torch.module_path.empty()) {
+    throw UserError(
+        "--baseline torch needs the PyTorch module: --torch-module FILE (torch.save(model, FILE) "
+        "for eager and TorchScript, or torch.jit.save) or a .pt file beside the model" +
+        std::string(suite.model_path.empty() ? "; built-in suites have no reference module yet"
+                                             : ""));
+  }
+  if (!std::filesystem::is_regular_file(o.torch.module_path)) {
+    throw UserError("--torch-module " + o.torch.module_path + ": no such file");
+  }
+}
+
+// PyTorch beside cuvil, per rung: medians with their 95% intervals and cuvil's speed-up over
+// each (the interval of the ratio from the two medians' intervals), and output agreement.
+void print_baseline_table(const std::vector<std::pair<RungResult, std::vector<RungResult>>>& rows,
+                          const nlohmann::json& info) {
+  std::printf(
+      "\nPyTorch %s beside cuvil (same inputs, %d thread(s), interleaved samples; BLAS: %s)\n",
+      info.value("version", std::string("?")).c_str(), info.value("threads", 0),
+      info.value("blas", std::string("?")).c_str());
+  std::printf("%-22s %-14s %10s %21s %9s %17s %12s\n", "rung", "variant", "median ms", "95% CI ms",
+              "speed-up", "95% CI", "max rel err");
+  for (const auto& [cuvil_row, baselines] : rows) {
+    const Summary c = summarize(cuvil_row.measurement.real_ns);
+    std::printf("%-22s %-14s %10.3f %10.3f..%-10.3f %9s %17s %12s\n",
+                (cuvil_row.suite + "/" + cuvil_row.rung).c_str(), "cuvil", c.median * 1e-6,
+                c.median_ci.low * 1e-6, c.median_ci.high * 1e-6, "", "", "");
+    for (const RungResult& b : baselines) {
+      const Summary t = summarize(b.measurement.real_ns);
+      char ci[40];
+      std::snprintf(ci, sizeof ci, "%.2fx..%.2fx", t.median_ci.low / c.median_ci.high,
+                    t.median_ci.high / c.median_ci.low);
+      char err[24];
+      std::snprintf(err, sizeof err, "%.2e", b.max_rel_error_vs_cuvil);
+      std::printf("%-22s %-14s %10.3f %10.3f..%-10.3f %8.2fx %17s %12s%s\n", "", b.baseline.c_str(),
+                  t.median * 1e-6, t.median_ci.low * 1e-6, t.median_ci.high * 1e-6,
+                  t.median / c.median, ci, err,
+                  b.measurement.noisy || cuvil_row.measurement.noisy ? "  NOISY" : "");
+    }
+  }
+  for (const auto& [variant, why] :
+       info.value("unavailable", std::map<std::string, std::string>{})) {
+    std::printf("%s: not measured: %s\n", variant.c_str(), why.c_str());
+  }
+  std::printf("speed-up: PyTorch's median / cuvil's (above 1: cuvil is faster).\n");
+}
+
 int run_suite(RunOptions o, const std::string& executable) {
   o.measure.max_noise = o.max_noise_pct / 100.0;
   o.measure.validate();
@@ -211,6 +344,7 @@ int run_suite(RunOptions o, const std::string& executable) {
   const std::vector<Rung> rungs = select_rungs(workload.ladder, o.rungs);
   o.probe_spec = parse_probes(o.probes);
   o.rung_count = rungs.size();
+  if (!o.baseline.empty()) resolve_baseline(o, suite);
   if (o.probe_spec.samples && o.out.empty() && o.probe_dir.empty()) {
     throw UserError(
         "--probes samples needs --out or --probe-dir: where to write the folded stacks");
@@ -224,6 +358,7 @@ int run_suite(RunOptions o, const std::string& executable) {
     if (o.pipeline.threads == 0) o.pipeline.threads = static_cast<int>(pinned.size());
   }
   const int threads = resolved_threads(o.pipeline);
+  o.torch.threads = threads;  // PyTorch gets the same thread budget
 
   RunContext context;
   context.executable = executable;
@@ -276,25 +411,38 @@ int run_suite(RunOptions o, const std::string& executable) {
   int family = 0;
   int noisy = 0;
   std::vector<std::shared_ptr<const std::vector<float>>> weights;
+  std::vector<std::pair<RungResult, std::vector<RungResult>>> compared;
   for (const Rung& rung : rungs) {
+    std::vector<RungResult> baseline_rows;
+    nlohmann::json baseline_info;
     const RungResult r =
-        run_rung(suite, rung, config, o, threads, context.peak, progress_line, &weights);
+        run_rung(suite, rung, config, o, threads, context.peak, progress_line, &weights,
+                 o.baseline.empty() ? nullptr : &baseline_rows, &baseline_info);
     print_row(r);
+    for (const RungResult& b : baseline_rows) print_row(b);
     print_probes(r);
-    if (r.measurement.noisy) {
+    std::vector<const RungResult*> rows = {&r};
+    for (const RungResult& b : baseline_rows) rows.push_back(&b);
+    for (const RungResult* row : rows) {
+      if (!row->measurement.noisy) continue;
       ++noisy;
-      const std::string w = noisy_warning(r);
+      const std::string w = noisy_warning(*row);
       print_warning(w);
       context.warnings.push_back(w);
     }
-    for (auto& entry : benchmark_entries(r, family++)) benchmarks.push_back(entry);
+    for (const RungResult* row : rows) {
+      for (auto& entry : benchmark_entries(*row, family++)) benchmarks.push_back(entry);
+    }
+    if (!baseline_info.is_null()) context.baseline = baseline_info;
+    if (!o.baseline.empty()) compared.emplace_back(r, std::move(baseline_rows));
   }
   std::printf("FLOPs: %s. Bytes: %s. %%peak against this machine's measured peak.\n",
               kFlopConvention, kByteConvention);
+  if (!compared.empty()) print_baseline_table(compared, context.baseline);
   std::fflush(stdout);
   if (noisy > 0) {
-    print_warning(std::to_string(noisy) + " of " + std::to_string(rungs.size()) +
-                  " rung(s) are NOISY (marked in the table and in the JSON)");
+    print_warning(std::to_string(noisy) + " of " + std::to_string(family) +
+                  " measured row(s) are NOISY (marked in the table and in the JSON)");
   }
   nlohmann::json document;
   document["context"] = context_json(context);
@@ -358,6 +506,15 @@ Action add_run_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   cmd->add_option("--probe-dir", o->probe_dir,
                   "directory for the samples' folded stacks (default: next to --out)");
+  cmd->add_option("--baseline", o->baseline,
+                  "also measure PyTorch (eager and TorchScript-frozen) on the same inputs and "
+                  "threads, interleaved with cuvil's samples: torch")
+      ->check(CLI::IsMember({"torch"}));
+  cmd->add_option("--torch-module", o->torch.module_path,
+                  "the PyTorch module for --baseline torch: a torch.save'd nn.Module (eager and "
+                  "TorchScript) or a torch.jit.save'd file (default: <model>.pt beside --model)");
+  cmd->add_option("--python", o->torch.python, "Python with PyTorch (for --baseline)")
+      ->capture_default_str();
   add_db_option(*cmd, o->db, /*allow_disable=*/true);
   const std::string executable = "cuvil-bench";
   return [o, executable] { return run_suite(*o, executable); };

@@ -97,5 +97,77 @@ TEST(Measure, TimedSamplerRunsTheWorkOncePerSample) {
   EXPECT_GE(sample.cpu_ns, 0);
 }
 
+// Turns of one sample (turn_s 0), no idle time: the schedule is visible call by call.
+constexpr InterleaveOptions kOneSampleTurns{0.0, 0.0};
+
+TEST(MeasureInterleaved, TakesTurnsInARotatingOrderUntilEveryRuleIsMet) {
+  std::vector<int> order;
+  auto recorder = [&](int id, double ms) {
+    return [&order, id, ms] {
+      order.push_back(id);
+      return Sample{ms * kMs, ms * kMs};
+    };
+  };
+  MeasureOptions o = quick();
+  o.warmup_iterations = 1;
+  const std::vector<Measurement> m =
+      measure_interleaved({recorder(0, 1.0), recorder(1, 3.0)}, o, {}, kOneSampleTurns);
+  ASSERT_EQ(m.size(), 2u);
+  // Warm-up of each; then turns 0, 1 (round 0), 1, 0 (round 1), ... each turn but the very
+  // first starting with an untimed run.
+  ASSERT_GE(order.size(), 9u);
+  EXPECT_EQ((std::vector<int>(order.begin(), order.begin() + 9)),
+            (std::vector<int>{0, 1, 0, 1, 1, 1, 1, 0, 0}));
+  for (const Measurement& x : m) {
+    EXPECT_GE(x.warmup_real_ns.size(), 2u);
+    EXPECT_GE(x.real_ns.size(), 5u);
+    EXPECT_EQ(x.stop_reason, StopReason::converged);
+    EXPECT_FALSE(x.noisy);
+  }
+  EXPECT_EQ(m[0].real_ns.front(), 1.0 * kMs);
+  EXPECT_EQ(m[1].real_ns.front(), 3.0 * kMs);
+}
+
+TEST(MeasureInterleaved, ATurnLastsAboutTurnS) {
+  std::vector<int> order;
+  auto recorder = [&](int id) {
+    return [&order, id] {
+      order.push_back(id);
+      return Sample{10 * kMs, 10 * kMs};
+    };
+  };
+  MeasureOptions o = quick();
+  o.warmup_iterations = 1;
+  measure_interleaved({recorder(0), recorder(1)}, o, {}, InterleaveOptions{0.0, 0.035});
+  // After the warm-ups (0, 1): workload 0's first turn of four 10 ms samples, then workload 1's
+  // turn: an untimed run and four samples.
+  ASSERT_GE(order.size(), 11u);
+  EXPECT_EQ((std::vector<int>(order.begin(), order.begin() + 11)),
+            (std::vector<int>{0, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1}));
+}
+
+TEST(MeasureInterleaved, AWorkloadMetEarlyKeepsSamplingBesideANoisyOne) {
+  ScriptedSampler steady{[](int) { return 1 * kMs; }};
+  // Turns begin with an untimed run, so an alternating script would time one value only.
+  ScriptedSampler noisy{[](int i) { return (1 + (i * 2654435761u >> 9) % 4) * kMs; }};
+  MeasureOptions o = quick();
+  o.max_noise = 0.01;
+  const std::vector<Measurement> m =
+      measure_interleaved({steady.sampler(), noisy.sampler()}, o, {}, kOneSampleTurns);
+  EXPECT_FALSE(m[0].noisy);
+  EXPECT_TRUE(m[1].noisy);
+  // The steady one went on sampling while the noisy one ran to its timeout.
+  EXPECT_GT(m[0].real_ns.size(), static_cast<size_t>(o.min_samples));
+  EXPECT_LE(m[0].real_ns.size(), static_cast<size_t>(o.max_samples));
+}
+
+TEST(MeasureInterleaved, InvalidOptionsAreUserErrorsBeforeAnyRun) {
+  ScriptedSampler s{[](int) { return 1 * kMs; }};
+  MeasureOptions o = quick();
+  o.max_samples = 2;
+  EXPECT_THROW(measure_interleaved({s.sampler()}, o), UserError);
+  EXPECT_EQ(s.calls, 0);
+}
+
 }  // namespace
 }  // namespace cuvil::bench

@@ -1,0 +1,62 @@
+#include "bench_suite/torch_baseline.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "bench_suite/npy.h"
+#include "passes/ir/error.h"
+
+namespace cuvil::bench {
+
+std::string torch_worker_path() {
+  const char* dir = std::getenv("CUVIL_BENCH_PYTHON_DIR");
+  return std::string(dir && *dir ? dir : CUVIL_SOURCE_DIR "/bench_suite/python") +
+         "/torch_worker.py";
+}
+
+TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir::Tensor>& inputs,
+                             const std::string& scratch_dir)
+    : scratch_(scratch_dir) {
+  PythonChildOptions o;
+  o.what = "the PyTorch baseline worker";
+  o.python = spec.python;
+  o.script = torch_worker_path();
+  o.reply_timeout_s = 900;  // loading, tracing and freezing a large model
+  child_ = std::make_unique<PythonChild>(o);
+  nlohmann::json files = nlohmann::json::array();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string path =
+        (std::filesystem::path(scratch_) / ("input" + std::to_string(i) + ".npy")).string();
+    write_npy(path, inputs[i].shape, inputs[i].data);
+    files.push_back({{"path", path}, {"integer", inputs[i].dtype == ir::DType::i32}});
+  }
+  const nlohmann::json reply = child_->call_ok(
+      {{"op", "load"}, {"module", spec.module_path}, {"inputs", files}, {"threads", spec.threads}});
+  variants_ = reply.value("variants", std::vector<std::string>{});
+  unavailable_ = reply.value("unavailable", std::map<std::string, std::string>{});
+  torch_version_ = reply.value("torch", std::string());
+  blas_ = reply.value("blas", std::string());
+  threads_ = reply.value("threads", spec.threads);
+  if (variants_.empty())
+    throw UserError("the PyTorch baseline worker made no variant of " + spec.module_path);
+}
+
+Sampler TorchBaseline::sampler(const std::string& variant) {
+  return [this, variant] {
+    const nlohmann::json r = child_->call_ok({{"op", "run"}, {"variant", variant}, {"count", 1}});
+    return Sample{r.at("real_ns").at(0).get<double>(), r.at("cpu_ns").at(0).get<double>()};
+  };
+}
+
+std::vector<ir::Tensor> TorchBaseline::outputs(const std::string& variant) {
+  const nlohmann::json r =
+      child_->call_ok({{"op", "outputs"}, {"variant", variant}, {"dir", scratch_}});
+  std::vector<ir::Tensor> out;
+  for (const auto& f : r.at("files")) {
+    const NpyArray a = read_npy(f.get<std::string>());
+    out.emplace_back(a.shape, a.data);
+  }
+  return out;
+}
+
+}  // namespace cuvil::bench

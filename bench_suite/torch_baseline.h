@@ -1,0 +1,54 @@
+// PyTorch beside cuvil (`run --baseline torch`): a Python worker (bench_suite/python/
+// torch_worker.py) holds the same model in PyTorch eager mode and TorchScript-frozen, on the
+// same inputs and thread count, and each of its calls becomes a harness sample (measure.h), so
+// PyTorch is measured by the same stopping rule, interleaved with cuvil's samples.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_suite/measure.h"
+#include "bench_suite/python_child.h"
+#include "passes/ir/tensor.h"
+
+namespace cuvil::bench {
+
+struct TorchBaselineSpec {
+  std::string python = "/usr/bin/python3";
+  std::string module_path;  // a torch.save'd nn.Module or a torch.jit.save'd TorchScript file
+  int threads = 1;
+};
+
+// The worker script: $CUVIL_BENCH_PYTHON_DIR/torch_worker.py, else the source tree's.
+std::string torch_worker_path();
+
+class TorchBaseline {
+ public:
+  // Starts the worker and loads the module on `inputs` (written to `scratch_dir` as .npy).
+  TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir::Tensor>& inputs,
+                const std::string& scratch_dir);
+
+  // "torch-eager" (when the file holds an nn.Module) and "torch-script".
+  const std::vector<std::string>& variants() const { return variants_; }
+  // Variants that could not be made, and why.
+  const std::map<std::string, std::string>& unavailable() const { return unavailable_; }
+  const std::string& torch_version() const { return torch_version_; }
+  const std::string& blas() const { return blas_; }
+  int threads() const { return threads_; }
+
+  // One call of the variant per sample, timed inside the worker.
+  Sampler sampler(const std::string& variant);
+  std::vector<ir::Tensor> outputs(const std::string& variant);
+
+ private:
+  std::unique_ptr<PythonChild> child_;
+  std::string scratch_;
+  std::vector<std::string> variants_;
+  std::map<std::string, std::string> unavailable_;
+  std::string torch_version_, blas_;
+  int threads_ = 1;
+};
+
+}  // namespace cuvil::bench
