@@ -29,7 +29,7 @@ std::vector<ParamSpec> ConvTilingPass::params() const {
                    "1.8x the direct weights, F(4x4, 3x3) 2.25 multiplies with 4x the weights, "
                    "larger transforms and a little less accuracy; auto: 4x4 when the output has "
                    "at least 16 tiles of 4x4 (enough reuse of the weights) and its transformed "
-                   "weights take at most 64 MiB, else 2x2"),
+                   "weights take at most 8 MiB, else 2x2"),
       int_param("winograd_block_kib", 32, 4096, 512,
                 "Winograd: KiB of transformed input and GEMM results per block of tiles (whole "
                 "register groups); the block stays in L2 while the transformed weights stream "

@@ -52,8 +52,12 @@ constexpr int kAutoTile = 0;
 constexpr int64_t kMinTilesFor4x4 = 16;
 // ... and when its transformed weights (36 x C x K floats) stay under this size: past it they
 // stream from DRAM at every call whatever the tile, and F(2x2)'s are 2.25x smaller (SDXL's
-// 1280-channel convolutions: 236 MB each at 4x4, 105 MB at 2x2, 59 MB direct).
-constexpr int64_t kMaxTransformedWeightBytesFor4x4 = int64_t{64} << 20;
+// 1280-channel convolutions: 236 MB each at 4x4, 105 MB at 2x2, 59 MB direct). On a Sapphire
+// Rapids VM (2 cores, 34 GB/s) ResNet-18 b1's 256-channel 14x14 layers (16 tiles, 9.4 MB at 4x4)
+// took 1.49-1.53 ms at 4x4 and 1.02-1.07 at 2x2, its 128-channel 28x28 ones (2.4 MB) 0.63 at
+// 4x4 and 0.70-0.72 at 2x2 (cuvil-bench run --probes ops, conv-tiling.winograd_tile); the AMD
+// machine above had the 14x14 layers 7% faster at 4x4. The limit sits between the two sizes.
+constexpr int64_t kMaxTransformedWeightBytesFor4x4 = int64_t{8} << 20;
 // bf16 (conv2d.winograd_bf16) always uses F(2x2): F(4x4)'s transforms (coefficients up to 8 and
 // 1/24) amplify the bf16 rounding of V and U to 0.5 relative error on the unit-test shapes;
 // F(2x2) measured 3.2e-2.
