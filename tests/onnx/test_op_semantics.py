@@ -1,0 +1,351 @@
+"""Operators with attributes and input forms exporters vary: single-node (or short) ONNX graphs
+built with onnx.helper, run through `cuvil-bench infer`, against numpy written from the ONNX
+specification. Each case names the behaviour it pins down."""
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import infer, max_relative_error
+
+F = TensorProto.FLOAT
+RNG = np.random.default_rng(7)
+
+
+def rand(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def run(tmp_path, nodes, inputs, initializers=(), opset=17, outputs=("y",)):
+    """Builds a graph of `nodes` with float inputs {name: array}, runs it, returns the outputs."""
+    vi = []
+    for name, a in inputs.items():
+        t = TensorProto.INT64 if a.dtype.kind in "iu" else F
+        vi.append(helper.make_tensor_value_info(name, t, list(a.shape)))
+    outs = [helper.make_tensor_value_info(o, F, None) for o in outputs]
+    inits = [numpy_helper.from_array(v, k) for k, v in dict(initializers).items()]
+    graph = helper.make_graph(nodes, "g", vi, outs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    got = infer(path, inputs, tmp_path / "out")
+    return [got[o] for o in outputs]
+
+
+def close(got, want, bound=1e-5):
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert max_relative_error(got, want) <= bound
+
+
+@pytest.mark.parametrize("trans_a,trans_b,alpha,beta,c_shape",
+                         [(0, 1, 1.0, 1.0, (5,)), (1, 0, 0.5, 2.0, (1, 5)), (0, 0, 1.5, 0.25, (3, 5)),
+                          (1, 1, 1.0, 1.0, ())])
+def test_gemm_transposes_alpha_beta_and_c_shapes(tmp_path, trans_a, trans_b, alpha, beta, c_shape):
+    a = rand(4, 3) if trans_a else rand(3, 4)
+    b = rand(5, 4) if trans_b else rand(4, 5)
+    c = rand(*c_shape) if c_shape else np.float32(0.7)
+    node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=trans_a, transB=trans_b,
+                            alpha=alpha, beta=beta)
+    want = alpha * (a.T if trans_a else a) @ (b.T if trans_b else b) + beta * c
+    (got,) = run(tmp_path, [node], {"a": a}, {"b": b, "c": np.asarray(c, np.float32)})
+    close(got, want.astype(np.float32))
+
+
+def test_gemm_with_a_runtime_b(tmp_path):
+    a, b = rand(3, 4), rand(5, 4)
+    node = helper.make_node("Gemm", ["a", "b"], ["y"], transB=1, alpha=2.0)
+    (got,) = run(tmp_path, [node], {"a": a, "b": b})
+    close(got, 2.0 * a @ b.T)
+
+
+def test_matmul_vectors_and_batches(tmp_path):
+    a, v, w = rand(2, 3, 4), rand(4), rand(4, 6)
+    nodes = [helper.make_node("MatMul", ["a", "v"], ["y1"]),  # [2,3,4] x [4] -> [2,3]
+             helper.make_node("MatMul", ["v", "w"], ["y2"]),  # [4] x [4,6] -> [6]
+             helper.make_node("MatMul", ["a", "w"], ["y3"])]
+    y1, y2, y3 = run(tmp_path, nodes, {"a": a, "v": v}, {"w": w}, outputs=("y1", "y2", "y3"))
+    close(y1, a @ v)
+    close(y2, v @ w)
+    close(y3, a @ w)
+
+
+@pytest.mark.parametrize("opset", [10, 11, 13])
+def test_clip_as_attributes_and_as_inputs(tmp_path, opset):
+    x = rand(3, 7) * 4
+    if opset < 11:
+        node = helper.make_node("Clip", ["x"], ["y"], min=-1.0, max=2.5)
+        inits = {}
+    else:
+        node = helper.make_node("Clip", ["x", "lo", "hi"], ["y"])
+        inits = {"lo": np.float32(-1.0), "hi": np.float32(2.5)}
+    (got,) = run(tmp_path, [node], {"x": x}, inits, opset=opset)
+    close(got, np.clip(x, -1.0, 2.5))
+
+
+def test_constant_value_forms_fold(tmp_path):
+    x = rand(2, 3)
+    nodes = [helper.make_node("Constant", [], ["f"], value_float=2.0),
+             helper.make_node("Constant", [], ["fs"], value_floats=[1.0, 2.0, 3.0]),
+             helper.make_node("Constant", [], ["t"], value=numpy_helper.from_array(np.full((2, 1), 0.5, np.float32))),
+             helper.make_node("Mul", ["x", "f"], ["a"]),
+             helper.make_node("Add", ["a", "fs"], ["b"]),
+             helper.make_node("Sub", ["b", "t"], ["y"])]
+    (got,) = run(tmp_path, nodes, {"x": x})
+    close(got, x * 2 + np.array([1, 2, 3], np.float32) - 0.5)
+
+
+def test_shape_arithmetic_folds_into_a_reshape(tmp_path):
+    # Shape -> Gather -> Unsqueeze -> Concat -> Reshape, Equal/Where/ConstantOfShape/Expand as
+    # exporters write for x.reshape(x.shape[0], -1) and a broadcast.
+    x = rand(2, 3, 4)
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
+             helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["flat"]),
+             helper.make_node("ConstantOfShape", ["two"], ["ones"],
+                              value=numpy_helper.from_array(np.ones(1, np.int64))),
+             helper.make_node("Equal", ["ones", "minus_ones"], ["eq"]),
+             helper.make_node("Where", ["eq", "ones", "target"], ["bshape"]),
+             helper.make_node("Expand", ["row", "bshape"], ["rows"]),
+             helper.make_node("Add", ["flat", "rows"], ["y"])]
+    inits = {"zero": np.array(0, np.int64), "axes0": np.array([0], np.int64),
+             "minus1": np.array([-1], np.int64), "two": np.array([2], np.int64),
+             "minus_ones": np.array([-1, -1], np.int64), "target": np.array([2, 12], np.int64),
+             "row": rand(1, 12)}
+    (got,) = run(tmp_path, nodes, {"x": x}, inits)
+    close(got, x.reshape(2, -1) + inits["row"])
+
+
+def test_reshape_zero_copies_and_minus_one_infers(tmp_path):
+    x = rand(2, 3, 4)
+    node = helper.make_node("Reshape", ["x", "s"], ["y"])
+    (got,) = run(tmp_path, [node], {"x": x}, {"s": np.array([0, -1], np.int64)})
+    close(got, x.reshape(2, 12))
+
+
+@pytest.mark.parametrize("opset", [11, 13])
+def test_squeeze_unsqueeze_attribute_and_input_forms(tmp_path, opset):
+    x = rand(3, 1, 4)
+    if opset < 13:
+        nodes = [helper.make_node("Squeeze", ["x"], ["s"], axes=[1]),
+                 helper.make_node("Unsqueeze", ["s"], ["y"], axes=[0, -1])]
+        inits = {}
+    else:
+        nodes = [helper.make_node("Squeeze", ["x", "a1"], ["s"]),
+                 helper.make_node("Unsqueeze", ["s", "a2"], ["y"])]
+        inits = {"a1": np.array([1], np.int64), "a2": np.array([0, -1], np.int64)}
+    (got,) = run(tmp_path, nodes, {"x": x}, inits, opset=opset)
+    close(got, x.reshape(1, 3, 4, 1))
+
+
+def test_slice_negative_clamped_axes(tmp_path):
+    x = rand(4, 10, 6)
+    node = helper.make_node("Slice", ["x", "st", "en", "ax"], ["y"])
+    inits = {"st": np.array([-8, 1], np.int64), "en": np.array([2**40, -1], np.int64),
+             "ax": np.array([1, -1], np.int64)}
+    (got,) = run(tmp_path, [node], {"x": x}, inits)
+    close(got, x[:, -8:, 1:-1])
+
+
+def test_slice_with_steps_is_refused(tmp_path):
+    x = rand(4, 10)
+    node = helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="strided")
+    inits = {"st": np.array([0], np.int64), "en": np.array([10], np.int64),
+             "ax": np.array([1], np.int64), "sp": np.array([2], np.int64)}
+    with pytest.raises(AssertionError, match="steps other than 1"):
+        run(tmp_path, [node], {"x": x}, inits)
+
+
+@pytest.mark.parametrize("opset", [11, 13])
+def test_split_attribute_and_input_forms(tmp_path, opset):
+    x = rand(2, 7)
+    if opset < 13:
+        node = helper.make_node("Split", ["x"], ["a", "b"], axis=1, split=[3, 4])
+        inits = {}
+    else:
+        node = helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=1)
+        inits = {"sizes": np.array([3, 4], np.int64)}
+    a, b = run(tmp_path, [node], {"x": x}, inits, opset=opset, outputs=("a", "b"))
+    close(a, x[:, :3])
+    close(b, x[:, 3:])
+
+
+def test_gather_scalar_vector_and_embedding(tmp_path):
+    x = rand(2, 5, 3)
+    table = rand(11, 4)
+    ids = np.array([[3, 0, 10], [7, 7, 1]], np.int64)
+    nodes = [helper.make_node("Gather", ["x", "i0"], ["pick"], axis=1),  # x[:, 2]
+             helper.make_node("Gather", ["x", "iv"], ["many"], axis=1),  # x[:, [4, 0, 4]]
+             helper.make_node("Gather", ["table", "ids"], ["emb"], axis=0)]
+    inits = {"i0": np.array(2, np.int64), "iv": np.array([4, 0, -1], np.int64), "table": table}
+    pick, many, emb = run(tmp_path, nodes, {"x": x, "ids": ids}, inits,
+                          outputs=("pick", "many", "emb"))
+    close(pick, x[:, 2])
+    close(many, x[:, [4, 0, 4]])
+    close(emb, table[ids])
+
+
+def test_legacy_softmax_coerces_to_two_dimensions(tmp_path):
+    # Before opset 13, Softmax(axis=1) on [2, 3, 4] normalises over 3 x 4 jointly.
+    x = rand(2, 3, 4)
+    (got,) = run(tmp_path, [helper.make_node("Softmax", ["x"], ["y"], axis=1)], {"x": x}, opset=11)
+    flat = x.reshape(2, 12)
+    e = np.exp(flat - flat.max(1, keepdims=True))
+    close(got, (e / e.sum(1, keepdims=True)).reshape(2, 3, 4))
+
+
+def test_log_softmax_and_reductions(tmp_path):
+    x = rand(2, 3, 5)
+    nodes = [helper.make_node("LogSoftmax", ["x"], ["ls"], axis=-1),
+             helper.make_node("ReduceMean", ["x"], ["rm"], axes=[0, 2], keepdims=0),
+             helper.make_node("ReduceMax", ["x"], ["rx"], axes=[1], keepdims=1),
+             helper.make_node("ReduceSum", ["x", "ax"], ["rs"], keepdims=0)]
+    ls, rm, rx, rs = run(tmp_path, nodes, {"x": x}, {"ax": np.array([-1], np.int64)}, opset=13,
+                         outputs=("ls", "rm", "rx", "rs"))
+    m = x.max(-1, keepdims=True)
+    close(ls, x - m - np.log(np.exp(x - m).sum(-1, keepdims=True)))
+    close(rm, x.mean((0, 2)))
+    close(rx, x.max(1, keepdims=True))
+    close(rs, x.sum(-1))
+
+
+def np_pool(x, k, s, pads, is_max, include_pad=True, ceil=False):
+    """Reference 2-D pooling over NCHW with [t, l, b, r] pads."""
+    n, c, h, w = x.shape
+    t, l, b, r = pads
+    fill = -np.inf if is_max else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)), constant_values=fill)
+    def size(dim, lo, hi, kk, ss):
+        span = dim + lo + hi - kk
+        o = (-(-span // ss) if ceil else span // ss) + 1
+        if ceil and (o - 1) * ss >= dim + lo:
+            o -= 1
+        return o
+    oh, ow = size(h, t, b, k[0], s[0]), size(w, l, r, k[1], s[1])
+    y = np.zeros((n, c, oh, ow), np.float32)
+    for i in range(oh):
+        for j in range(ow):
+            y0, x0 = i * s[0], j * s[1]
+            win = xp[:, :, y0:y0 + k[0], x0:x0 + k[1]]
+            if is_max:
+                y[:, :, i, j] = win.max((2, 3))
+            else:
+                ones = np.pad(np.ones((h, w)), ((t, b), (l, r)))[y0:y0 + k[0], x0:x0 + k[1]]
+                count = win.shape[2] * win.shape[3] if include_pad else ones.sum()
+                y[:, :, i, j] = win.sum((2, 3)) / count
+    return y
+
+
+def test_max_pool_ceil_mode_and_asymmetric_pads(tmp_path):
+    x = rand(1, 3, 9, 10)
+    nodes = [helper.make_node("MaxPool", ["x"], ["a"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+             helper.make_node("MaxPool", ["x"], ["b"], kernel_shape=[2, 3], strides=[1, 2], pads=[0, 1, 1, 0])]
+    a, b = run(tmp_path, nodes, {"x": x}, outputs=("a", "b"))
+    close(a, np_pool(x, (3, 3), (2, 2), (0, 0, 0, 0), True, ceil=True))
+    close(b, np_pool(x, (2, 3), (1, 2), (0, 1, 1, 0), True))
+
+
+def test_average_pool_padding_in_or_out_of_the_divisor(tmp_path):
+    x = rand(2, 3, 7, 6)
+    nodes = [helper.make_node("AveragePool", ["x"], ["a"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1], count_include_pad=0),
+             helper.make_node("AveragePool", ["x"], ["b"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1], count_include_pad=1)]
+    a, b = run(tmp_path, nodes, {"x": x}, outputs=("a", "b"))
+    close(a, np_pool(x, (3, 3), (2, 2), (1, 1, 1, 1), False, include_pad=False))
+    close(b, np_pool(x, (3, 3), (2, 2), (1, 1, 1, 1), False, include_pad=True))
+
+
+def np_conv(x, w, b, stride, pads, groups=1):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    t, l, bt, r = pads
+    xp = np.pad(x, ((0, 0), (0, 0), (t, bt), (l, r)))
+    oh = (h + t + bt - kh) // stride[0] + 1
+    ow = (wd + l + r - kw) // stride[1] + 1
+    y = np.zeros((n, o, oh, ow), np.float64)
+    og = o // groups
+    for g in range(groups):
+        for i in range(oh):
+            for j in range(ow):
+                win = xp[:, g * cg:(g + 1) * cg, i * stride[0]:i * stride[0] + kh, j * stride[1]:j * stride[1] + kw]
+                y[:, g * og:(g + 1) * og, i, j] = np.einsum("nchw,ochw->no", win, w[g * og:(g + 1) * og])
+    return (y + (b.reshape(1, -1, 1, 1) if b is not None else 0)).astype(np.float32)
+
+
+def test_conv_asymmetric_pads_auto_pad_and_groups(tmp_path):
+    x = rand(1, 4, 9, 8)
+    w1, b1 = rand(6, 4, 3, 3), rand(6)
+    w2 = rand(4, 2, 3, 3)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["a"], pads=[0, 1, 2, 1], strides=[2, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["b"], auto_pad="SAME_UPPER", strides=[2, 2], group=2)]
+    a, b = run(tmp_path, nodes, {"x": x}, {"w1": w1, "b1": b1, "w2": w2}, outputs=("a", "b"))
+    close(a, np_conv(x, w1, b1, (2, 1), (0, 1, 2, 1)))
+    # SAME_UPPER, stride 2: out = ceil(in / 2), total pad (out-1)*2+3-in with the odd one at the
+    # end: H 9 -> 5 (1 + 1), W 8 -> 4 (0 + 1).
+    close(b, np_conv(x, w2, None, (2, 2), (1, 0, 1, 1), groups=2))
+
+
+def test_one_dimensional_conv_and_batchnorm(tmp_path):
+    x = rand(2, 3, 11)
+    w, b = rand(5, 3, 3), rand(5)
+    scale, bias, mean, var = rand(5), rand(5), rand(5), np.abs(rand(5)) + 0.5
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1]),
+             helper.make_node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["y"], epsilon=1e-3)]
+    (got,) = run(tmp_path, nodes, {"x": x}, {"w": w, "b": b, "s": scale, "bb": bias, "m": mean, "v": var})
+    c = np_conv(x[:, :, None, :], w[:, :, None, :], b, (1, 1), (0, 1, 0, 1))[:, :, 0, :]
+    want = (c - mean[None, :, None]) / np.sqrt(var[None, :, None] + 1e-3) * scale[None, :, None] + bias[None, :, None]
+    close(got, want.astype(np.float32))
+
+
+def test_instance_and_layer_normalization(tmp_path):
+    x = rand(2, 4, 3, 5)
+    g, b = rand(4), rand(4)
+    g2, b2 = rand(3, 5), rand(3, 5)
+    nodes = [helper.make_node("InstanceNormalization", ["x", "g", "b"], ["i"], epsilon=1e-5),
+             helper.make_node("LayerNormalization", ["x", "g2", "b2"], ["l"], axis=-2, epsilon=1e-5)]
+    i, l = run(tmp_path, nodes, {"x": x}, {"g": g, "b": b, "g2": g2, "b2": b2}, outputs=("i", "l"))
+    mu = x.mean((2, 3), keepdims=True)
+    sd = np.sqrt(x.var((2, 3), keepdims=True) + 1e-5)
+    close(i, ((x - mu) / sd) * g[None, :, None, None] + b[None, :, None, None])
+    mu2 = x.mean((2, 3), keepdims=True)
+    sd2 = np.sqrt(x.var((2, 3), keepdims=True) + 1e-5)
+    close(l, (x - mu2) / sd2 * g2 + b2)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+def test_pad_modes(tmp_path, mode):
+    x = rand(1, 2, 4, 5)
+    node = helper.make_node("Pad", ["x", "p", "v"], ["y"], mode=mode)
+    pads = np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64)
+    (got,) = run(tmp_path, [node], {"x": x}, {"p": pads, "v": np.float32(0.5)})
+    width = ((0, 0), (0, 0), (1, 2), (2, 1))
+    want = np.pad(x, width, mode=mode, **({"constant_values": 0.5} if mode == "constant" else {}))
+    close(got, want)
+
+
+def test_resize_nearest_integer_scale_and_tile(tmp_path):
+    x = rand(1, 2, 3, 4)
+    nodes = [helper.make_node("Resize", ["x", "", "sc"], ["r"], mode="nearest",
+                              coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+             helper.make_node("Tile", ["x", "rep"], ["t"])]
+    r, t = run(tmp_path, nodes, {"x": x}, {"sc": np.array([1, 1, 2, 2], np.float32),
+                                          "rep": np.array([1, 2, 1, 3], np.int64)}, outputs=("r", "t"))
+    close(r, x.repeat(2, axis=2).repeat(2, axis=3))
+    close(t, np.tile(x, (1, 2, 1, 3)))
+
+
+def test_activations(tmp_path):
+    x = rand(3, 8) * 3
+    nodes = [helper.make_node("HardSigmoid", ["x"], ["hs"], alpha=0.2, beta=0.4),
+             helper.make_node("HardSwish", ["x"], ["hw"]),
+             helper.make_node("LeakyRelu", ["x"], ["lr"], alpha=0.1),
+             helper.make_node("Tanh", ["x"], ["th"]),
+             helper.make_node("Reciprocal", ["x"], ["rc"])]
+    hs, hw, lr, th, rc = run(tmp_path, nodes, {"x": x}, outputs=("hs", "hw", "lr", "th", "rc"), opset=14)
+    close(hs, np.clip(0.2 * x + 0.4, 0, 1))
+    close(hw, x * np.clip(x + 3, 0, 6) / 6)
+    close(lr, np.where(x >= 0, x, 0.1 * x))
+    close(th, np.tanh(x), 1e-5)
+    close(rc, 1 / x, 1e-5)
