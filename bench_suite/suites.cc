@@ -1,5 +1,7 @@
 #include "bench_suite/suites.h"
 
+#include <algorithm>
+
 #include "bench_suite/models/llama3_8b.h"
 #include "bench_suite/models/resnet50.h"
 #include "bench_suite/models/sdxl_unet.h"
@@ -89,6 +91,15 @@ Ladder load_suite_ladder(const Suite& suite) {
 
 const std::string& config_name_of(const Suite& suite) {
   return suite.config_name.empty() ? suite.name : suite.config_name;
+}
+
+std::string opt_level_config_path(const Suite& suite, const std::string& target,
+                                  const std::string& level) {
+  if (level == "O2") return default_config_path(suite, target);
+  if (std::find(kOptLevels.begin(), kOptLevels.end(), level) == kOptLevels.end()) {
+    throw UserError("opt level '" + level + "' is not one of O0, O1, O2, O3");
+  }
+  return config_dir() + "/opt/" + level + "." + target + ".cuvilpass";
 }
 
 std::string default_config_path(const Suite& suite, const std::string& target) {

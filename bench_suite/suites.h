@@ -32,6 +32,12 @@ const Suite& find_suite(const std::string& name);  // UserError listing the suit
 
 Ladder load_suite_ladder(const Suite& suite);  // configs/ladders/<suite>.yaml
 std::string default_config_path(const Suite& suite, const std::string& target);
+// The pipeline of an optimisation level: O2 is the suite's default config, O0, O1 and O3 are
+// configs/opt/<level>.<target>.cuvilpass (the same for every suite and model).
+inline const std::vector<std::string> kOptLevels = {"O0", "O1", "O2", "O3"};
+std::string opt_level_config_path(const Suite& suite, const std::string& target,
+                                  const std::string& level);
+
 // The name its default configs go by: configs/<name>.<target>.cuvilpass and
 // configs/search/<name>.yaml ("model" for every imported model).
 const std::string& config_name_of(const Suite& suite);

@@ -31,6 +31,7 @@ Action add_report_dashboard(CLI::App& report);
 struct PipelineOptions {
   WorkloadSpec workload;  // --suite, or --model with --input/--batch/--ladder
   std::string config;     // empty: configs/<suite>.<target>.cuvilpass (model: model.<target>)
+  std::string opt_level;  // O0..O3 instead of --config (O2: the default pipeline)
   std::string target = "cpu";
   int threads = 0;  // 0: every core
 };

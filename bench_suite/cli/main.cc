@@ -11,14 +11,23 @@
 namespace cuvil::bench::cli {
 
 std::string config_path_for(const PipelineOptions& options, const Suite& suite) {
-  return options.config.empty() ? default_config_path(suite, options.target) : options.config;
+  if (!options.config.empty()) return options.config;
+  return opt_level_config_path(suite, options.target,
+                               options.opt_level.empty() ? "O2" : options.opt_level);
 }
 
 void add_pipeline_options(CLI::App& command, PipelineOptions& options) {
   add_workload_options(command, options.workload);
-  command.add_option("--config", options.config,
-                     "a .cuvilpass pipeline (default: configs/<suite>.<target>.cuvilpass; "
-                     "configs/model.<target>.cuvilpass for --model)");
+  CLI::Option* config =
+      command.add_option("--config", options.config,
+                         "a .cuvilpass pipeline (default: configs/<suite>.<target>.cuvilpass; "
+                         "configs/model.<target>.cuvilpass for --model)");
+  command
+      .add_option("--opt-level", options.opt_level,
+                  "O0 (no passes), O1 (folding, fusion, layout), O2 (the default pipeline), O3 "
+                  "(O2 with bf16 where the CPU has it; bound 1e-1); instead of --config")
+      ->check(CLI::IsMember(kOptLevels))
+      ->excludes(config);
   command.add_option("--target", options.target, "cpu | cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   command.add_option("--threads", options.threads, "worker threads (default: every core)")
