@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "passes/ir/error.h"
+#include "passes/python_binding.h"
 #include "passes/threading.h"
 #include "runtime/kernel_table.h"
 
@@ -115,6 +116,9 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
   }
   if (auto it = graph.annotations.find(kSpinAnnotation); it != graph.annotations.end()) {
     plan.spin_us = static_cast<int>(it->second);
+  }
+  if (auto it = graph.annotations.find(kGilCheckAnnotation); it != graph.annotations.end()) {
+    plan.gil_check_steps = static_cast<int>(it->second);
   }
   std::vector<int32_t> tensor_of(static_cast<size_t>(graph.value_count()), -1);
 

@@ -13,6 +13,7 @@
 #include "passes/lowering_choice.h"
 #include "passes/memory_plan.h"
 #include "passes/precision.h"
+#include "passes/python_binding.h"
 #include "passes/recognize_patterns.h"
 #include "passes/threading.h"
 
@@ -36,6 +37,7 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   passes.push_back(std::make_unique<GemmTilingPass>());
   passes.push_back(std::make_unique<ConvTilingPass>());
   passes.push_back(std::make_unique<ThreadingPass>());
+  passes.push_back(std::make_unique<PythonBindingPass>());
   passes.push_back(std::make_unique<MemoryPlanPass>());
   // CUDA passes (applies_to "cuda" only) after every CPU pass, so CPU pipelines keep their order.
   // They only set node attributes, so running after memory planning changes nothing for it.

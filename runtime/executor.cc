@@ -36,6 +36,8 @@ struct Executor::State {
   std::vector<AlignedBuffer> input_buffers;  // one per graph input
   std::vector<float*> tensor_ptrs;           // resolved storage of every plan tensor
   std::vector<std::vector<const float*>> step_inputs;
+  // Where each graph input is read: (step, operand) pairs, rebound by run_views.
+  std::vector<std::vector<std::pair<size_t, size_t>>> input_uses;
 };
 
 Executor::Executor(Plan plan)
@@ -73,6 +75,7 @@ Executor::Executor(Plan plan)
     }
   }
   s.step_inputs.reserve(plan_.steps.size());
+  s.input_uses.resize(plan_.inputs.size());
   for (const Step& step : plan_.steps) {
     CUVIL_CHECK(step.fn != nullptr, "step '" + step.node_name + "' has no kernel");
     CUVIL_CHECK(step.output >= 0 && step.output < static_cast<int32_t>(plan_.tensors.size()) &&
@@ -82,6 +85,10 @@ Executor::Executor(Plan plan)
     for (int32_t in : step.inputs) {
       CUVIL_CHECK(in >= 0 && in < static_cast<int32_t>(plan_.tensors.size()),
                   "step '" + step.node_name + "' reads a missing tensor");
+      if (plan_.tensors[in].storage == PlanTensor::Storage::input) {
+        s.input_uses[static_cast<size_t>(plan_.tensors[in].index)].push_back(
+            {s.step_inputs.size(), ptrs.size()});
+      }
       ptrs.push_back(s.tensor_ptrs[in]);
     }
     s.step_inputs.push_back(std::move(ptrs));
@@ -104,8 +111,25 @@ std::vector<ir::Tensor> Executor::run(const std::vector<ir::Tensor>& inputs) {
                       ir::to_string(inputs[i].shape) + ", expected " + ir::to_string(t.shape));
     }
   }
+  std::vector<const float*> views(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::memcpy(s.input_buffers[i].data, inputs[i].data.data(), inputs[i].data.size() * 4);
+    views[i] = s.input_buffers[i].data;
+  }
+  return run_views(views);
+}
+
+std::vector<ir::Tensor> Executor::run_views(const std::vector<const float*>& inputs) {
+  State& s = *state_;
+  if (inputs.size() != plan_.inputs.size()) {
+    throw UserError("expected " + std::to_string(plan_.inputs.size()) + " inputs, got " +
+                    std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    CUVIL_CHECK(inputs[i] != nullptr, "input " + std::to_string(i) + " has no data");
+    // Kernels never write their inputs; the const_cast only unifies the pointer table.
+    s.tensor_ptrs[static_cast<size_t>(plan_.inputs[i])] = const_cast<float*>(inputs[i]);
+    for (const auto& [step, operand] : s.input_uses[i]) s.step_inputs[step][operand] = inputs[i];
   }
   const auto run_step = [&](size_t i) {
     const Step& step = plan_.steps[i];

@@ -19,6 +19,9 @@ class Executor {
 
   // Inputs and outputs in the graph's order. Inputs with the wrong shape throw UserError.
   std::vector<ir::Tensor> run(const std::vector<ir::Tensor>& inputs);
+  // The same, reading each input where the caller holds it (no copy in): inputs[i] points at
+  // num_elements(input shape i) floats that stay valid and unchanged during the call.
+  std::vector<ir::Tensor> run_views(const std::vector<const float*>& inputs);
   const Plan& plan() const { return plan_; }
   // Calls `observer` around every step of later run()s (nullptr, the default: off). Not owned; it
   // must outlive its use.

@@ -65,6 +65,9 @@ struct Plan {
   int threads = 1;
   ThreadRuntime thread_runtime = ThreadRuntime::pool;
   int spin_us = ThreadPool::kDefaultSpinUs;  // idle pool threads spin this long, then sleep
+  // Runs called from Python take the GIL back every this many steps (0: never); see
+  // passes/python_binding.h. The runtime itself never touches Python.
+  int gil_check_steps = 0;
 
   double total_flops() const;
   double total_bytes() const;

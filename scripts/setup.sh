@@ -17,6 +17,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler   # the ONNX importer (bench_suite/models/onnx)
   python3-onnx python3-numpy python3-pytest       # ONNX importer tests (tests/onnx)
   python3-torch python3-torchvision               # PyTorch exports and baselines
+  pybind11-dev python3-dev      # the `cuvil` Python module (python/), built into build/python/
   libopenblas0-pthread          # Debian's PyTorch links libblas.so.3: without OpenBLAS it runs
                                 # the reference BLAS (~2 GFLOP/s) and every baseline is wrong
 )

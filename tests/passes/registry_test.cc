@@ -28,7 +28,7 @@ TEST(Registry, OrderIsTheDefaultPipeline) {
   EXPECT_EQ(names, (std::vector<std::string_view>{
                        "recognize-patterns", "fold-batchnorm", "layout", "fuse-elementwise",
                        "select-lowering", "reduced-precision", "attention-tiling", "gemm-tiling",
-                       "conv-tiling", "threading", "memory-plan"}));
+                       "conv-tiling", "threading", "python-binding", "memory-plan"}));
 }
 
 TEST(Registry, FindsPassesByName) {
