@@ -14,8 +14,13 @@ std::string torch_worker_path() {
          "/torch_worker.py";
 }
 
+bool has_torch_reference(const std::string& suite) {
+  return suite == "resnet50" || suite == "llama3-8b";
+}
+
 TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir::Tensor>& inputs,
-                             const std::string& scratch_dir)
+                             const std::string& scratch_dir, const ir::Graph* graph,
+                             const std::map<std::string, int64_t>& rung)
     : scratch_(scratch_dir) {
   PythonChildOptions o;
   o.what = "the PyTorch baseline worker";
@@ -30,8 +35,22 @@ TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir
     write_npy(path, inputs[i].shape, inputs[i].data);
     files.push_back({{"path", path}, {"integer", inputs[i].dtype == ir::DType::i32}});
   }
-  const nlohmann::json reply = child_->call_ok(
-      {{"op", "load"}, {"module", spec.module_path}, {"inputs", files}, {"threads", spec.threads}});
+  nlohmann::json request = {
+      {"op", "load"}, {"module", spec.module_path}, {"inputs", files}, {"threads", spec.threads}};
+  if (!spec.builtin.empty()) {
+    CUVIL_CHECK(graph != nullptr, "a built-in reference needs the graph's weights");
+    const std::string dir = (std::filesystem::path(scratch_) / "weights").string();
+    std::filesystem::create_directories(dir);
+    for (ir::ValueId id : graph->constants()) {
+      const ir::Value& v = graph->value(id);
+      write_npy((std::filesystem::path(dir) / (v.name + ".npy")).string(), v.shape,
+                graph->constant_data(id));
+    }
+    request["builtin"] = spec.builtin;
+    request["weights_dir"] = dir;
+    request["rung"] = rung;
+  }
+  const nlohmann::json reply = child_->call_ok(request);
   variants_ = reply.value("variants", std::vector<std::string>{});
   unavailable_ = reply.value("unavailable", std::map<std::string, std::string>{});
   torch_version_ = reply.value("torch", std::string());

@@ -18,8 +18,14 @@ namespace cuvil::bench {
 struct TorchBaselineSpec {
   std::string python = "/usr/bin/python3";
   std::string module_path;  // a torch.save'd nn.Module or a torch.jit.save'd TorchScript file
+  // Or a built-in suite's reference module (bench_suite/python/torch_reference.py), loaded with
+  // the graph's own weights, which the baseline writes to its scratch directory by name.
+  std::string builtin;
   int threads = 1;
 };
+
+// Suites with a PyTorch reference module.
+bool has_torch_reference(const std::string& suite);
 
 // The worker script: $CUVIL_BENCH_PYTHON_DIR/torch_worker.py, else the source tree's.
 std::string torch_worker_path();
@@ -27,8 +33,10 @@ std::string torch_worker_path();
 class TorchBaseline {
  public:
   // Starts the worker and loads the module on `inputs` (written to `scratch_dir` as .npy).
+  // For a built-in suite, `graph` supplies the weights and `rung` the module's options.
   TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir::Tensor>& inputs,
-                const std::string& scratch_dir);
+                const std::string& scratch_dir, const ir::Graph* graph = nullptr,
+                const std::map<std::string, int64_t>& rung = {});
 
   // "torch-eager" (when the file holds an nn.Module) and "torch-script".
   const std::vector<std::string>& variants() const { return variants_; }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "bench_suite/cli/commands.h"
@@ -122,6 +123,10 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   ir::Graph graph = suite.build(rung, /*tiny=*/false);
   result.weight_bytes = graph.constant_bytes();
   const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, o.seed);
+  // A built-in suite's PyTorch reference is loaded with the graph's weights as built (the passes
+  // fold and repack them). The copy shares their storage.
+  std::optional<ir::Graph> as_built;
+  if (baseline_rows != nullptr && !o.torch.builtin.empty()) as_built = graph;
   passes::Compiled compiled = passes::compile(std::move(graph), config, threads);
   result.declared_flops = compiled.plan.total_flops();
   result.declared_bytes = compiled.plan.total_bytes();
@@ -157,7 +162,7 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   if (baseline_rows != nullptr) {
     // cuvil and each PyTorch variant take turns sample by sample (measure_interleaved).
     const std::string scratch = make_scratch_dir();
-    TorchBaseline torch(o.torch, inputs, scratch);
+    TorchBaseline torch(o.torch, inputs, scratch, as_built ? &*as_built : nullptr, rung.params);
     std::vector<Sampler> samplers = {timed_sampler([&] { executor.run(inputs); })};
     for (const std::string& v : torch.variants()) samplers.push_back(torch.sampler(v));
     progress_line.update(
@@ -286,12 +291,19 @@ void resolve_baseline(RunOptions& o, const Suite& suite) {
     sidecar.replace_extension(".pt");
     if (std::filesystem::exists(sidecar)) o.torch.module_path = sidecar.string();
   }
+  if (o.torch.module_path.empty() && suite.model_path.empty()) {
+    if (!has_torch_reference(suite.name)) {
+      throw UserError(
+          "--baseline torch: no PyTorch reference module for suite '" + suite.name +
+          "' yet (there are for resnet50 and llama3-8b); --torch-module FILE gives one");
+    }
+    o.torch.builtin = suite.name;
+    return;
+  }
   if (o.torch.module_path.empty()) {
     throw UserError(
         "--baseline torch needs the PyTorch module: --torch-module FILE (torch.save(model, FILE) "
-        "for eager and TorchScript, or torch.jit.save) or a .pt file beside the model" +
-        std::string(suite.model_path.empty() ? "; built-in suites have no reference module yet"
-                                             : ""));
+        "for eager and TorchScript, or torch.jit.save) or a .pt file beside the model");
   }
   if (!std::filesystem::is_regular_file(o.torch.module_path)) {
     throw UserError("--torch-module " + o.torch.module_path + ": no such file");

@@ -4,8 +4,8 @@ pipe's latency is not in the samples). The C++ harness (bench_suite/torch_baseli
 how many samples to take and interleaves them with cuvil's.
 
 Protocol: one JSON object per line on stdin, one reply per line on stdout.
-  {"op": "load", "module": PATH | "builtin": NAME, "inputs": [{"path": .npy, "integer": bool}],
-   "threads": N}
+  {"op": "load", "module": PATH | "builtin": SUITE, "weights_dir": D, "rung": {params},
+   "inputs": [{"path": .npy, "integer": bool}], "threads": N}
       -> {"ok", "torch", "threads", "blas", "variants": [...], "unavailable": {variant: why}}
   {"op": "run", "variant": V, "count": K}   -> {"ok", "real_ns": [...], "cpu_ns": [...]}
   {"op": "outputs", "variant": V, "dir": D} -> {"ok", "files": [...]}
@@ -109,9 +109,10 @@ class Baseline:
             a = np.load(spec["path"])
             t = torch.from_numpy(np.ascontiguousarray(a))
             self.inputs.append(t.to(torch.int64) if spec.get("integer") else t.to(torch.float32))
-        if "builtin" in req:
-            import torch_reference  # noqa: F401  (issue: built-in suites' reference modules)
-            module = torch_reference.build(req["builtin"], req.get("weights", {}), req.get("options", {}))
+        if req.get("builtin"):
+            import torch_reference  # beside this script: the built-in suites' modules
+
+            module = torch_reference.build(req["builtin"], req["weights_dir"], req.get("rung", {}))
         else:
             module = self._load_module(req["module"])
         with torch.no_grad():

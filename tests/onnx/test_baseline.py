@@ -63,3 +63,17 @@ def test_baseline_bad_input(tmp_path):
                        str(tmp_path / "dict.pt"), *QUICK], "not a torch.nn.Module")
     expect_user_error(["run", "--model", str(model), "--baseline", "torch", "--target", "cuda",
                        "--torch-module", str(tmp_path / "dict.pt"), *QUICK], "--target cuda")
+
+
+def test_builtin_suite_reference_module_with_cuvils_weights(tmp_path):
+    # torchvision's ResNet-50 loaded with the resnet50 graph's own weights by name: its outputs
+    # agree with cuvil's, which checks the names and the topology together.
+    out = tmp_path / "run.json"
+    cuvil("run", "--suite", "resnet50", "--rungs", "b1", "--baseline", "torch", "--out", str(out),
+          *QUICK)
+    doc = json.loads(out.read_text())
+    medians = {b["name"]: b for b in doc["benchmarks"] if b.get("aggregate_name") == "median"}
+    assert medians["resnet50/b1/torch-script_median"]["cuvil"]["max_rel_error_vs_cuvil"] <= 1e-4
+    assert medians["resnet50/b1/torch-eager_median"]["cuvil"]["max_rel_error_vs_cuvil"] <= 1e-4
+    expect_user_error(["run", "--suite", "sdxl", "--rungs", "256px", "--baseline", "torch", *QUICK],
+                      "no PyTorch reference module for suite 'sdxl'")
