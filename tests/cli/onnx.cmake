@@ -5,5 +5,5 @@ foreach(part pytorch_models bad_input baseline cli_model op_semantics)
     COMMAND /usr/bin/python3 -m pytest -q ${CMAKE_CURRENT_SOURCE_DIR}/onnx/test_${part}.py
     WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/onnx)
   set_tests_properties(onnx.${part} PROPERTIES TIMEOUT 600
-    ENVIRONMENT "CUVIL_BENCH=$<TARGET_FILE:cuvil-bench>;XDG_DATA_HOME=${CMAKE_CURRENT_BINARY_DIR}/xdg-data")
+    ENVIRONMENT "CUVIL_BENCH=$<TARGET_FILE:cuvil-bench>;CUVIL_TUNE_GEN=$<TARGET_FILE:cuvil-tune-gen>;XDG_DATA_HOME=${CMAKE_CURRENT_BINARY_DIR}/xdg-data")
 endforeach()

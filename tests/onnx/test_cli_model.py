@@ -75,3 +75,23 @@ def test_model_options_need_a_model(tmp_path):
     assert r.returncode == 2
     r = cuvil("run", "--suite", "resnet50", "--model", "x.onnx", "--no-db", check=False)
     assert r.returncode == 2 and "excludes" in r.stderr
+
+
+def test_tune_and_tune_gen_on_a_model(tmp_path):
+    path = dynamic_cnn(tmp_path)
+    study = tmp_path / "study.db"
+    fast = ["--warmup", "0", "--warmup-time", "0", "--min-samples", "2", "--max-samples", "3",
+            "--min-time", "0", "--trial-memory-mb", "4096"]
+    out = cuvil("tune", "--model", str(path), "--batch", "1", "--trials", "3", "--study", str(study),
+                "--sampler", "random", "--seed", "3", "-q", *fast).stdout
+    assert "tune mbv3 on b1" in out and "best: trial" in out
+    tuned = tmp_path / "mbv3.tuned.cuvilpass"
+    import os
+    import subprocess
+    gen = subprocess.run([os.environ["CUVIL_TUNE_GEN"], "--study", str(study), "--model", str(path),
+                          "--batch", "1", "--refits", "2", "--no-fanova", "-o", str(tuned)],
+                         capture_output=True, text=True)
+    assert gen.returncode == 0, gen.stderr
+    assert "suite: mbv3" in tuned.read_text()
+    out = cuvil("verify", "--model", str(path), "--batch", "1", "--config", str(tuned)).stdout
+    assert "all outputs within tolerance" in out
