@@ -278,13 +278,17 @@ int64_t layer_norm(Matcher& m) {
 
 // ---- Attention ------------------------------------------------------------------------------
 
-bool swaps_last_two(const std::vector<int64_t>& perm) {
-  const size_t r = perm.size();
-  if (r < 2) return false;
-  for (size_t k = 0; k + 2 < r; ++k) {
-    if (perm[k] != static_cast<int64_t>(k)) return false;
+// v = mul(u, c) or div(u, c) with a scalar constant c and u used only there: v becomes u and
+// *scale takes the factor.
+void absorb_scale(const Matcher& m, ValueId* v, double* scale) {
+  for (OpKind op : {OpKind::mul, OpKind::div}) {
+    const Node* n = m.def(*v, op);
+    if (!n || !m.scalar(n->inputs[1]) || !m.single_use(n->inputs[0])) continue;
+    const double c = *m.scalar(n->inputs[1]);
+    *scale = op == OpKind::mul ? *scale * c : *scale / c;
+    *v = n->inputs[0];
+    return;
   }
-  return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
 }
 
 int64_t attention(Matcher& m) {
@@ -301,15 +305,7 @@ int64_t attention(Matcher& m) {
     double scale = 1.0;
     ValueId scores = sm.inputs[0];
     if (!m.single_use(scores)) continue;
-    if (const Node* s = m.def(scores, OpKind::mul);
-        s && m.scalar(s->inputs[1]) && m.single_use(s->inputs[0])) {
-      scale *= *m.scalar(s->inputs[1]);
-      scores = s->inputs[0];
-    } else if (const Node* s2 = m.def(scores, OpKind::div);
-               s2 && m.scalar(s2->inputs[1]) && m.single_use(s2->inputs[0])) {
-      scale /= *m.scalar(s2->inputs[1]);
-      scores = s2->inputs[0];
-    }
+    absorb_scale(m, &scores, &scale);
     const Node* qk = m.def(scores, OpKind::matmul);
     const Node* pv = m.sole_user(sm.output, OpKind::matmul);
     if (!qk || !pv || pv->inputs[0] != sm.output) continue;
@@ -323,15 +319,7 @@ int64_t attention(Matcher& m) {
     }
     if (!same_batch) continue;
     // A scale applied to q before the product.
-    if (m.single_use(q)) {
-      if (const Node* s = m.def(q, OpKind::mul); s && m.scalar(s->inputs[1])) {
-        scale *= *m.scalar(s->inputs[1]);
-        q = s->inputs[0];
-      } else if (const Node* s2 = m.def(q, OpKind::div); s2 && m.scalar(s2->inputs[1])) {
-        scale /= *m.scalar(s2->inputs[1]);
-        q = s2->inputs[0];
-      }
-    }
+    if (m.single_use(q)) absorb_scale(m, &q, &scale);
     // k = kt with its last two axes swapped; a transpose that made kt from k collapses.
     const std::string name = m.g_.value(pv->output).name;
     const ValueId result = pv->output;
@@ -351,7 +339,6 @@ int64_t attention(Matcher& m) {
       std::swap(perm[static_cast<size_t>(rank - 1)], perm[static_cast<size_t>(rank - 2)]);
       k = m.g_.add_node(OpKind::transpose, {kt}, {{"perm", perm}}, name + ".k");
     }
-    (void)swaps_last_two;
     auto as4 = [&](ValueId val, const char* what) {
       if (rank == 4) return val;
       ir::Shape s = m.g_.value(val).shape;

@@ -40,7 +40,12 @@ void check_inputs(const ir::Graph& graph, const std::vector<ir::Tensor>& inputs)
 
 void run_main_op(const OpArgs& args) {
   using ir::OpKind;
-  switch (args.node.op) {
+  const OpKind op = args.node.op;
+  // Families first (op.h's predicates say which ops they hold), then one op each.
+  if (ir::is_unary_elementwise(op)) return run_unary(args);
+  if (ir::is_binary_elementwise(op)) return run_binary(args);
+  if (ir::is_reduction(op)) return run_reduce(args);
+  switch (op) {
     case OpKind::conv2d:
       return run_conv2d(args);
     case OpKind::linear:
@@ -55,42 +60,6 @@ void run_main_op(const OpArgs& args) {
       return run_layer_norm(args);
     case OpKind::rms_norm:
       return run_rms_norm(args);
-    case OpKind::add:
-    case OpKind::sub:
-    case OpKind::mul:
-    case OpKind::div:
-    case OpKind::pow:
-    case OpKind::max:
-    case OpKind::min:
-      return run_binary(args);
-    case OpKind::relu:
-    case OpKind::silu:
-    case OpKind::gelu:
-    case OpKind::sigmoid:
-    case OpKind::tanh:
-    case OpKind::erf:
-    case OpKind::sqrt:
-    case OpKind::exp:
-    case OpKind::log:
-    case OpKind::neg:
-    case OpKind::abs:
-    case OpKind::clip:
-    case OpKind::hard_sigmoid:
-    case OpKind::hard_swish:
-    case OpKind::leaky_relu:
-      return run_unary(args);
-    case OpKind::reduce_mean:
-    case OpKind::reduce_sum:
-    case OpKind::reduce_max:
-      return run_reduce(args);
-    case OpKind::pad:
-      return run_pad(args);
-    case OpKind::gather:
-      return run_gather(args);
-    case OpKind::where:
-      return run_where(args);
-    case OpKind::expand:
-      return run_expand(args);
     case OpKind::softmax:
       return run_softmax(args);
     case OpKind::sdpa:
@@ -115,8 +84,18 @@ void run_main_op(const OpArgs& args) {
       return run_transpose(args);
     case OpKind::embedding:
       return run_embedding(args);
+    case OpKind::pad:
+      return run_pad(args);
+    case OpKind::gather:
+      return run_gather(args);
+    case OpKind::where:
+      return run_where(args);
+    case OpKind::expand:
+      return run_expand(args);
+    default:
+      break;
   }
-  CUVIL_CHECK(false, "unhandled op " + std::string(ir::to_string(args.node.op)));
+  CUVIL_CHECK(false, "unhandled op " + std::string(ir::to_string(op)));
 }
 
 // The running result is always the left operand of a binary step, whose right operand is any of

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "bench_suite/models/onnx/node_context.h"
 #include "bench_suite/models/onnx/shape_util.h"
@@ -246,29 +247,18 @@ void map_unary(NodeContext& c) {
     const ir::ValueId one = c.constant_value(HostTensor::floats({}, {1.0f}), "one");
     return c.set_output(0, c.add(OpKind::div, {one, x}));
   }
+  // ONNX operators that are one IR op without attributes.
+  static const std::map<std::string, OpKind> plain = {
+      {"Relu", OpKind::relu}, {"Sigmoid", OpKind::sigmoid},
+      {"Tanh", OpKind::tanh}, {"Erf", OpKind::erf},
+      {"Sqrt", OpKind::sqrt}, {"Exp", OpKind::exp},
+      {"Log", OpKind::log},   {"Neg", OpKind::neg},
+      {"Abs", OpKind::abs},   {"HardSwish", OpKind::hard_swish}};
   OpKind kind = OpKind::relu;
   ir::Attrs attrs;
-  if (op == "Relu")
-    kind = OpKind::relu;
-  else if (op == "Sigmoid")
-    kind = OpKind::sigmoid;
-  else if (op == "Tanh")
-    kind = OpKind::tanh;
-  else if (op == "Erf")
-    kind = OpKind::erf;
-  else if (op == "Sqrt")
-    kind = OpKind::sqrt;
-  else if (op == "Exp")
-    kind = OpKind::exp;
-  else if (op == "Log")
-    kind = OpKind::log;
-  else if (op == "Neg")
-    kind = OpKind::neg;
-  else if (op == "Abs")
-    kind = OpKind::abs;
-  else if (op == "HardSwish")
-    kind = OpKind::hard_swish;
-  else if (op == "HardSigmoid") {
+  if (auto it = plain.find(op); it != plain.end()) {
+    kind = it->second;
+  } else if (op == "HardSigmoid") {
     kind = OpKind::hard_sigmoid;
     attrs = {{"alpha", c.attr_float("alpha", 0.2)}, {"beta", c.attr_float("beta", 0.5)}};
   } else if (op == "LeakyRelu") {
