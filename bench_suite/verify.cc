@@ -17,10 +17,16 @@ bool VerifyResult::ok() const {
 }
 
 VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& config, int threads,
-                          uint64_t seed, const std::string& label) {
+                          uint64_t seed, const std::string& label, const passes::Pins* pins) {
   const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, seed);
   const std::vector<ir::Tensor> expected = runtime::reference::interpret(graph, inputs);
-  passes::Compiled compiled = passes::compile(graph, config, threads);
+  passes::Compiled compiled = passes::compile(graph, config, threads, pins);
+  VerifyResult result;
+  for (const runtime::Step& s : compiled.plan.steps) ++result.kernels[s.kernel];
+  if (auto it = compiled.graph.annotations.find("pins.applied");
+      it != compiled.graph.annotations.end()) {
+    result.pinned = it->second;
+  }
   std::vector<ir::Tensor> actual;
   if (config.target == "cuda") {
     actual = run_on_cuda(std::move(compiled.plan), inputs);
@@ -28,7 +34,6 @@ VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& 
     runtime::Executor executor(std::move(compiled.plan));
     actual = executor.run(inputs);
   }
-  VerifyResult result;
   result.label = label;
   result.tolerance = passes::precision_tolerance(config);
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -39,6 +44,14 @@ VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& 
     result.outputs.push_back(check);
   }
   return result;
+}
+
+VerifyResult verify_scaled_down(const Suite& suite, const Rung& rung,
+                                const passes::PipelineConfig& config, int threads, uint64_t seed,
+                                const std::string& label) {
+  const passes::Pins pins =
+      passes::resolve_pins(suite.build(rung, /*tiny=*/false), config, threads);
+  return verify_graph(suite.build(rung, /*tiny=*/true), config, threads, seed, label, &pins);
 }
 
 std::vector<std::pair<std::string, passes::PipelineConfig>> pass_variants(

@@ -4,8 +4,12 @@
 #include <string>
 #include <vector>
 
+#include <map>
+
+#include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
 #include "passes/ir/graph.h"
+#include "passes/pipeline.h"
 #include "passes/precision.h"
 
 namespace cuvil::bench {
@@ -17,7 +21,9 @@ struct OutputCheck {
 };
 
 struct VerifyResult {
-  std::string label;  // which pipeline variant was checked
+  std::string label;                   // which pipeline variant was checked
+  std::map<std::string, int> kernels;  // the kernels the checked plan ran, with their counts
+  int64_t pinned = 0;                  // nodes pinned to the measured graph's choices
   // The bound its outputs were checked against: passes::precision_tolerance of the config
   // (max relative error, see ir::max_relative_error).
   double tolerance = passes::kFp32Tolerance;
@@ -27,8 +33,17 @@ struct VerifyResult {
 
 // Compiles `graph` with `config`, runs it and the reference interpreter on the same random
 // inputs (deterministic in seed), and compares every output.
+// With `pins` (passes::resolve_pins of the graph that is measured), the checked graph runs the
+// kernels and schedules the measured one runs.
 VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& config, int threads,
-                          uint64_t seed, const std::string& label);
+                          uint64_t seed, const std::string& label,
+                          const passes::Pins* pins = nullptr);
+
+// The scaled-down graph of a rung checked with the kernels its full-size graph runs: what
+// verify (without --full-size), the tuner's gate and cuvil-tune-gen check.
+VerifyResult verify_scaled_down(const Suite& suite, const Rung& rung,
+                                const passes::PipelineConfig& config, int threads, uint64_t seed,
+                                const std::string& label);
 
 // The default pipeline, no passes, each pass alone, and the given config minus each pass: the
 // variants `cuvil-bench verify --each-pass` checks.

@@ -106,6 +106,20 @@ const runtime::KernelInfo& choose_kernel(const ir::Node& n, const runtime::Step&
 
 }  // namespace
 
+runtime::Step probe_step(const ir::Graph& graph, const ir::Node& n) {
+  runtime::Step s;
+  s.op = n.op;
+  s.node_name = n.name;
+  s.attrs = n.attrs;
+  s.epilogue = n.epilogue;
+  for (ir::ValueId in : n.inputs) {
+    s.inputs.push_back(0);
+    s.input_shapes.push_back(graph.value(in).shape);
+  }
+  s.output_shape = graph.value(n.output).shape;
+  return s;
+}
+
 runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
   runtime::Plan plan;
   plan.threads = std::max(1, options.threads);

@@ -20,4 +20,8 @@ struct LowerOptions {
 
 runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options);
 
+// What a kernel sees of `node` at lowering (shapes, attributes, epilogue), without operands:
+// for supports() checks and schedule resolution before a plan exists.
+runtime::Step probe_step(const ir::Graph& graph, const ir::Node& node);
+
 }  // namespace cuvil::passes

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "passes/ir/error.h"
+#include "passes/lower.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/kernel_table.h"
 
@@ -76,21 +77,6 @@ std::string kernel_name(const ir::Node& n, const std::string& choice) {
   if (n.op == OpKind::conv2d && choice == "direct" && is_blocked(n)) return kBlockedConvKernel;
   const std::string variant = n.op == OpKind::conv2d ? conv.at(choice) : choice;
   return std::string(ir::to_string(n.op)) + "." + variant;
-}
-
-// What a kernel's supports() sees of this node at lowering.
-runtime::Step probe_step(const ir::Graph& graph, const ir::Node& n) {
-  runtime::Step s;
-  s.op = n.op;
-  s.node_name = n.name;
-  s.attrs = n.attrs;
-  s.epilogue = n.epilogue;
-  for (ir::ValueId in : n.inputs) {
-    s.inputs.push_back(0);
-    s.input_shapes.push_back(graph.value(in).shape);
-  }
-  s.output_shape = graph.value(n.output).shape;
-  return s;
 }
 
 }  // namespace

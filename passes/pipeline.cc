@@ -3,6 +3,7 @@
 #include "passes/ir/error.h"
 #include "passes/lower.h"
 #include "passes/registry.h"
+#include "runtime/kernel_table.h"
 
 namespace cuvil::passes {
 
@@ -49,8 +50,52 @@ void run_pipeline(ir::Graph& graph, const PipelineConfig& config) {
   }
 }
 
-Compiled compile(ir::Graph graph, const PipelineConfig& config, int threads) {
+Pins resolve_pins(const ir::Graph& measured, const PipelineConfig& config, int threads) {
+  Pins pins;
+  if (config.target != "cpu") return pins;
+  ir::Graph g = measured;  // shares the constants' storage
+  run_pipeline(g, config);
+  std::map<std::string, int> seen;
+  for (const ir::Node& n : g.nodes()) ++seen[n.name];
+  for (const ir::Node& n : g.nodes()) {
+    if (seen[n.name] != 1 || !n.attrs.has("impl")) continue;  // names must identify nodes
+    ir::Attrs attrs = {{"impl", n.attrs.get_string("impl", "")}};
+    const runtime::KernelInfo* k = runtime::find_kernel(n.op, attrs.get_string("impl", ""));
+    if (k && k->pin) {
+      const ir::Attrs resolved = k->pin(probe_step(g, n), threads);
+      for (const auto& [key, value] : resolved.entries()) attrs.set(key, value);
+    }
+    pins.by_node[n.name] = std::move(attrs);
+  }
+  return pins;
+}
+
+namespace {
+
+void apply_pins(ir::Graph& graph, const Pins& pins) {
+  int64_t applied = 0, refused = 0;
+  for (ir::Node& n : graph.mutable_nodes()) {
+    auto it = pins.by_node.find(n.name);
+    if (it == pins.by_node.end()) continue;
+    ir::Node pinned = n;
+    for (const auto& [key, value] : it->second.entries()) pinned.attrs.set(key, value);
+    const runtime::KernelInfo* k = runtime::find_kernel(n.op, pinned.attrs.get_string("impl", ""));
+    if (!k || (k->supports && !k->supports(probe_step(graph, pinned)))) {
+      ++refused;
+      continue;
+    }
+    n.attrs = pinned.attrs;
+    ++applied;
+  }
+  graph.annotations["pins.applied"] = applied;
+  graph.annotations["pins.refused"] = refused;
+}
+
+}  // namespace
+
+Compiled compile(ir::Graph graph, const PipelineConfig& config, int threads, const Pins* pins) {
   run_pipeline(graph, config);
+  if (pins != nullptr) apply_pins(graph, *pins);
   LowerOptions options;
   options.threads = threads;
   options.target = config.target;

@@ -38,11 +38,13 @@ std::vector<KernelInfo> build_table() {
       "direct, NHWC only: MR pixels x NV*16 channels register tile, packed weights",
       cpu::conv2d_direct_supports);
   t.back().prepare = cpu::conv2d_direct_prepare;
+  t.back().pin = cpu::conv2d_direct_pin;
   add(OpKind::conv2d, "winograd_nhwc", cpu::conv2d_winograd_nhwc,
       "3x3 stride-1, NHWC groups=1: Winograd F(2x2 or 4x4, 3x3), weights transformed once",
       cpu::conv2d_winograd_supports);
   t.back().prepare = cpu::conv2d_winograd_prepare;
   t.back().bf16_variant = "conv2d.winograd_bf16";
+  t.back().pin = cpu::conv2d_winograd_pin;
   add(OpKind::conv2d, "winograd_bf16", cpu::conv2d_winograd_bf16,
       "Winograd F(2x2, 3x3) as winograd_nhwc, bf16 transformed inputs and weights "
       "(avx512_bf16)",

@@ -26,6 +26,10 @@ struct KernelInfo {
   // When set, the kernel reduced-precision picks for a bf16 node lowered to this one (instead of
   // the op's generic "<op>.bf16"): the same algorithm in bf16.
   std::string bf16_variant;
+  // When set, the attributes that fix this kernel's size-dependent automatic choices as they
+  // resolve for `step` (Winograd's tile, a thread split): pinned onto a scaled-down copy of the
+  // node, they make it run the code the full-size node runs (passes::resolve_pins).
+  ir::Attrs (*pin)(const Step& step, int threads) = nullptr;
 };
 
 // Every registered kernel, ops in OpKind order, the default kernel of each op first.

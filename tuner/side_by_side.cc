@@ -85,10 +85,9 @@ SideBySideResult measure_side_by_side(const std::vector<passes::PipelineConfig>&
 
   if (o.verify) {
     // The gate every trial passes: a configuration that computes the wrong answer is not timed.
-    const ir::Graph tiny = suite.build(o.rungs.front(), /*tiny=*/true);
     for (size_t c = 0; c < configs.size(); ++c) {
       const bench::VerifyResult check =
-          bench::verify_graph(tiny, configs[c], o.threads, o.seed, "");
+          bench::verify_scaled_down(suite, o.rungs.front(), configs[c], o.threads, o.seed, "");
       if (check.ok()) continue;
       double worst = 0;
       for (const auto& out : check.outputs) worst = std::max(worst, out.max_relative_error);

@@ -68,10 +68,10 @@ void run_trial(const TrialSpec& spec, ChildChannel& channel) {
   CUVIL_CHECK(!spec.rungs.empty(), "a trial needs at least one rung");
 
   if (spec.verify) {
-    // The gate: the configuration's outputs on the scaled-down topology of the first rung.
-    const ir::Graph tiny = suite.build(spec.rungs.front(), /*tiny=*/true);
-    bench::VerifyResult check =
-        bench::verify_graph(tiny, spec.config, spec.threads, spec.seed, "trial");
+    // The gate: the configuration's outputs on the scaled-down topology of the first rung, with
+    // the kernels and schedules its full-size graph runs.
+    bench::VerifyResult check = bench::verify_scaled_down(suite, spec.rungs.front(), spec.config,
+                                                          spec.threads, spec.seed, "trial");
     if (spec.fault == "wrong" && !check.outputs.empty()) {
       // TEST-ONLY: stands in for a miscompiling configuration.
       check.outputs.front().max_relative_error = 0.5;
@@ -85,6 +85,8 @@ void run_trial(const TrialSpec& spec, ChildChannel& channel) {
                     check.tolerance);
       throw UserError(text);
     }
+    // Which kernels passed the gate: the parent records them with the trial.
+    channel.progress({{"verified_kernels", check.kernels}, {"pinned", check.pinned}});
   }
 
   std::vector<RungSamples> done;

@@ -38,7 +38,9 @@ nlohmann::json to_json(const TrialRecord& r) {
                       {"machine", r.machine},
                       {"commit", r.commit},
                       {"started", r.started},
-                      {"finished", r.finished}};
+                      {"finished", r.finished},
+                      {"verified_kernels", r.verified_kernels},
+                      {"pinned", r.pinned}};
   j["value"] = r.has_value ? nlohmann::json(r.value) : nlohmann::json(nullptr);
   return j;
 }
@@ -53,6 +55,10 @@ TrialRecord record_from_json(const nlohmann::json& j) {
     r.has_value = true;
   }
   r.values = j.value("values", nlohmann::json::object());
+  if (j.contains("verified_kernels") && j["verified_kernels"].is_object()) {
+    r.verified_kernels = j["verified_kernels"];
+  }
+  if (j.contains("pinned") && j["pinned"].is_number_integer()) r.pinned = j["pinned"];
   r.config_hash = j.value("config_hash", std::string());
   for (const auto& s : j.value("rungs", nlohmann::json::array())) {
     RungSamples rs;

@@ -32,6 +32,10 @@ struct TrialRecord {
   nlohmann::json machine = nlohmann::json::object();
   std::string commit;
   std::string started, finished;
+  // The kernels the verification gate ran (counts) and how many nodes it pinned to the
+  // full-size graph's choices; empty when the trial was not verified.
+  nlohmann::json verified_kernels = nlohmann::json::object();
+  int64_t pinned = 0;
 };
 
 nlohmann::json to_json(const TrialRecord& record);

@@ -166,6 +166,11 @@ int tune(const TuneOptions& o) {
     double value = 0;
     if (failure.empty()) {
       const ProgressHandler on_progress = [&](const nlohmann::json& p) {
+        if (p.contains("verified_kernels")) {  // the gate's report, before any rung
+          record.verified_kernels = p["verified_kernels"];
+          record.pinned = p.value("pinned", int64_t{0});
+          return true;
+        }
         RungSamples r;
         r.name = p.at("rung").get<std::string>();
         r.samples_ns = p.at("samples_ns").get<std::vector<double>>();

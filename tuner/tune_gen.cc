@@ -594,8 +594,8 @@ int tune_gen(const TuneGenOptions& o) {
   if (o.verify) {
     // The written file must load through the validator and compute the right answer.
     const passes::PipelineConfig reloaded = passes::load_cuvilpass(o.output);
-    const bench::VerifyResult check = bench::verify_graph(suite.build(rungs.front(), /*tiny=*/true),
-                                                          reloaded, o.threads, 1, "tuned");
+    const bench::VerifyResult check =
+        bench::verify_scaled_down(suite, rungs.front(), reloaded, o.threads, 1, "tuned");
     if (!check.ok()) {
       std::printf("verify: the written configuration FAILED verification\n");
       return 1;

@@ -88,13 +88,23 @@ int run_verify(const VerifyOptions& o) {
   int failures = 0;
   for (const Rung& rung : rungs) {
     const ir::Graph graph = suite.build(rung, !o.full_size);
+    // Scaled down, each variant is pinned to the kernels its full-size graph runs.
+    const ir::Graph full = o.full_size ? ir::Graph() : suite.build(rung, /*tiny=*/false);
     for (const auto& [label, variant] : variants) {
-      const VerifyResult result = verify_graph(graph, variant, threads, o.seed, label);
+      const passes::Pins pins =
+          o.full_size ? passes::Pins{} : passes::resolve_pins(full, variant, threads);
+      const VerifyResult result = verify_graph(graph, variant, threads, o.seed, label, &pins);
       for (const OutputCheck& out : result.outputs) {
         std::printf(
             "%-16s %-26s %-26s %12.3e  %s\n", rung.name.c_str(), label.c_str(), out.name.c_str(),
             out.max_relative_error,
             out.ok ? "ok" : ("FAIL (bound " + std::to_string(result.tolerance) + ")").c_str());
+      }
+      if (label == "config" && !o.full_size) {
+        std::string kernels;
+        for (const auto& [k, n] : result.kernels) kernels += " " + k + " x" + std::to_string(n);
+        std::printf("%-16s %-26s pinned %lld node(s) to the full-size graph's kernels:%s\n",
+                    rung.name.c_str(), "", static_cast<long long>(result.pinned), kernels.c_str());
       }
       if (!result.ok() && label.rfind("random", 0) == 0) {
         std::printf("%s", passes::to_yaml(variant).c_str());  // the failing draw, reproducible

@@ -298,6 +298,12 @@ DirectConvPlan conv2d_direct_plan(const Step& step, int threads) {
   return resolve(g, sc, direct_shape(g, sc), threads);
 }
 
+ir::Attrs conv2d_direct_pin(const Step& step, int threads) {
+  const DirectConvPlan p = conv2d_direct_plan(step, threads);
+  return {{"conv.vectors", int64_t{p.vectors}},
+          {"conv.partition", std::string(p.thread_parts > 1 ? "channels" : "rows")}};
+}
+
 bool conv2d_direct_supports(const Step& s) {
   return is_nhwc(s);
 }

@@ -21,6 +21,7 @@ struct DirectConvPlan {
   int64_t channels_per_pass = 0;  // input channels summed per pass over the output
 };
 DirectConvPlan conv2d_direct_plan(const Step& step, int threads);
+ir::Attrs conv2d_direct_pin(const Step& step, int threads);
 bool conv2d_direct_supports(const Step& step);
 std::shared_ptr<const void> conv2d_direct_prepare(const Step& step, const float* const* constants);
 
@@ -43,6 +44,7 @@ struct WinogradConvPlan {
   int64_t thread_parts = 1;     // > 1: threads split output channel blocks, else tiles
 };
 WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads);
+ir::Attrs conv2d_winograd_pin(const Step& step, int threads);
 bool conv2d_winograd_supports(const Step& step);
 std::shared_ptr<const void> conv2d_winograd_prepare(const Step& step,
                                                     const float* const* constants);

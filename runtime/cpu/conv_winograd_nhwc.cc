@@ -600,6 +600,12 @@ WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads) {
   return resolve(sc, winograd_shape(g, sc), threads);
 }
 
+ir::Attrs conv2d_winograd_pin(const Step& step, int threads) {
+  const WinogradConvPlan p = conv2d_winograd_plan(step, threads);
+  return {{"conv.winograd_tile", int64_t{p.tile}},
+          {"conv.partition", std::string(p.thread_parts > 1 ? "channels" : "rows")}};
+}
+
 bool conv2d_winograd_supports(const Step& s) {
   return is_nhwc(s) && winograd_geometry(conv_geometry(s));
 }

@@ -5,6 +5,8 @@
 
 #include "passes/ir/error.h"
 #include "passes/registry.h"
+#include "runtime/executor.h"
+#include "runtime/reference/interpreter.h"
 #include "tests/passes/test_support.h"
 
 namespace cuvil::passes {
@@ -122,6 +124,53 @@ TEST(Pipeline, SuiteConfigFilesAreValidDefaults) {
     EXPECT_EQ(config.suite, std::string(suite) == "model" ? "" : suite);
     EXPECT_EQ(config_hash(config), config_hash(default_pipeline("cpu")));
   }
+}
+
+// A 3x3 conv at two sizes, same node names: the small one alone would run direct
+// (winograd_min_tiles), pinned to the large one's choices it runs Winograd with its tile.
+Graph conv_at(int64_t spatial) {
+  Graph g;
+  const ir::ValueId x = g.add_input("x", {1, 16, spatial, spatial});
+  g.mark_output(testing::add_conv(g, x, 16, 16, 3, 1, true, 5));
+  return g;
+}
+
+std::string conv_kernel(const Compiled& c) {
+  for (const runtime::Step& s : c.plan.steps) {
+    if (s.op == OpKind::conv2d) return s.kernel;
+  }
+  return "";
+}
+
+TEST(Pins, TheScaledDownGraphRunsTheFullSizeGraphsKernels) {
+  const PipelineConfig config = default_pipeline("cpu");
+  const Graph full = conv_at(56), small = conv_at(5);
+  EXPECT_EQ(conv_kernel(compile(small, config, 2)), "conv2d.direct_nhwc");
+  const Pins pins = resolve_pins(full, config, 2);
+  ASSERT_EQ(pins.by_node.size(), 1u);
+  const ir::Attrs& a = pins.by_node.begin()->second;
+  EXPECT_EQ(a.get_string("impl", ""), "conv2d.winograd_nhwc");
+  EXPECT_EQ(a.get_int("conv.winograd_tile", 0), 4);  // 56x56: many tiles, small weights
+  const Compiled pinned = compile(small, config, 2, &pins);
+  EXPECT_EQ(conv_kernel(pinned), "conv2d.winograd_nhwc");
+  EXPECT_EQ(pinned.graph.annotations.at("pins.applied"), 1);
+  for (const runtime::Step& s : pinned.plan.steps) {
+    if (s.op == OpKind::conv2d) {
+      EXPECT_EQ(s.attrs.get_int("conv.winograd_tile", 0), 4);
+    }
+  }
+  EXPECT_LT(testing::compiled_error_of(pinned, small), 1e-4);
+}
+
+TEST(Pins, APinTheNodeCannotTakeIsRefused) {
+  const PipelineConfig config = default_pipeline("cpu");
+  Pins pins;
+  pins.by_node["conv"] = {{"impl", std::string("conv2d.gemm_1x1")}};  // a 3x3 conv: cannot
+  Graph g = conv_at(9);
+  g.mutable_nodes()[0].name = "conv";
+  const Compiled c = compile(g, config, 2, &pins);
+  EXPECT_EQ(c.graph.annotations.at("pins.refused"), 1);
+  EXPECT_NE(conv_kernel(c), "conv2d.gemm_1x1");
 }
 
 }  // namespace

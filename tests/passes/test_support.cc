@@ -6,6 +6,7 @@
 
 #include "passes/ir/tensor.h"
 #include "passes/registry.h"
+#include "runtime/executor.h"
 #include "runtime/reference/interpreter.h"
 
 namespace cuvil::passes::testing {
@@ -176,6 +177,18 @@ Graph tiny_unet_block(int64_t batch, int64_t channels, int64_t spatial) {
   g.mark_output(g.add_node(OpKind::avg_pool2d, {out},
                            {{"kernel", Ints{3, 3}}, {"stride", Ints{2, 2}}, {"pad", Ints{1, 1}}}));
   return g;
+}
+
+double compiled_error_of(const Compiled& compiled, const ir::Graph& graph, uint64_t seed) {
+  const auto inputs = ir::random_inputs(graph, seed);
+  const auto want = runtime::reference::interpret(graph, inputs);
+  runtime::Executor executor(compiled.plan);
+  const auto got = executor.run(inputs);
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    worst = std::max(worst, ir::max_relative_error(got[i], want[i]));
+  }
+  return worst;
 }
 
 }  // namespace cuvil::passes::testing

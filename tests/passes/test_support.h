@@ -7,6 +7,7 @@
 
 #include "passes/ir/graph.h"
 #include "passes/pass.h"
+#include "passes/pipeline.h"
 
 namespace cuvil::passes::testing {
 
@@ -18,6 +19,9 @@ void run_pass(ir::Graph& graph, const std::string& name, const ParamMap& overrid
 double max_error_after(const ir::Graph& before, const ir::Graph& after, uint64_t seed = 7);
 
 int count_ops(const ir::Graph& graph, ir::OpKind op);
+
+// Worst relative error of a compiled plan's outputs against the reference run of `graph`.
+double compiled_error_of(const Compiled& compiled, const ir::Graph& graph, uint64_t seed = 7);
 
 // A deterministic random constant of the given shape.
 ir::ValueId random_constant(ir::Graph& graph, const std::string& name, ir::Shape shape,
