@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "passes/ir/error.h"
+#include "passes/yaml_document.h"
 
 namespace cuvil::bench {
 
@@ -44,16 +46,14 @@ int64_t read_int(const std::string& source, const YAML::Node& node, const std::s
 }  // namespace
 
 Ladder load_ladder(const std::string& path, const std::vector<std::string>& allowed_keys) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UserError(path + ": is a directory, not a ladder file");
   std::ifstream in(path);
   if (!in) throw UserError(path + ": cannot open ladder file");
   std::stringstream text;
   text << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.str());
-  } catch (const YAML::Exception& e) {
-    fail(path, e.mark, "yaml", e.msg);
-  }
+  const YAML::Node root = passes::load_one_document(text.str(), path);
   if (!root.IsMap())
     fail(path, root.Mark(), "<root>", "expected a mapping with 'suite' and 'rungs'");
   Ladder ladder;
@@ -130,6 +130,9 @@ std::vector<Rung> select_rungs(const Ladder& ladder, const std::string& selectio
                       ladder.suite + " (known: " + list + ")");
     }
     wanted.insert(name);
+  }
+  if (wanted.empty()) {
+    throw UserError("--rungs: '" + selection + "' names no rung (give names, or all)");
   }
   for (const Rung& r : ladder.rungs) {
     if (wanted.count(r.name)) picked.push_back(r);

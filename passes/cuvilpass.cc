@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 
 #include "passes/ir/error.h"
 #include "passes/registry.h"
+#include "passes/yaml_document.h"
 
 namespace cuvil::passes {
 
@@ -206,7 +208,7 @@ PassInvocation read_pass(const Reader& reader, const YAML::Node& entry, size_t i
   std::set<std::string> seen;
   for (const auto& kv : params_node) {
     const std::string key = kv.first.Scalar();
-    const std::string field = where + ".params." + key;
+    const std::string field = where + ".params." + key;  // (keys are unique: load_one_document)
     const int key_line = Reader::line_of(kv.first, params_line);
     const ParamSpec* spec = nullptr;
     for (const ParamSpec& s : specs) {
@@ -336,12 +338,7 @@ uint64_t fnv1a64(const std::string& text) {
 
 PipelineConfig parse_cuvilpass(const std::string& text, const std::string& source_name) {
   const Reader reader(source_name);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    reader.fail(e.mark.is_null() ? 1 : e.mark.line + 1, "yaml", "malformed YAML: " + e.msg);
-  }
+  const YAML::Node root = load_one_document(text, source_name);
   try {
     return read_config(reader, root);
   } catch (const YAML::Exception& e) {
@@ -351,6 +348,10 @@ PipelineConfig parse_cuvilpass(const std::string& text, const std::string& sourc
 }
 
 PipelineConfig load_cuvilpass(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw UserError(path + ": is a directory, not a .cuvilpass file");
+  }
   std::ifstream in(path);
   if (!in) {
     throw UserError(path + ": cannot read .cuvilpass file: " + std::strerror(errno));

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "passes/ir/error.h"
+#include "passes/yaml_document.h"
 
 namespace cuvil::tuner {
 
@@ -201,13 +202,7 @@ void narrow_param(const Reader& r, SearchSpace& space, Dimension& d, const YAML:
 void narrow_space(SearchSpace& space, const std::string& yaml_text, const std::string& source,
                   const std::string& suite) {
   const Reader r(source);
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    throw UserError(source + ":" + std::to_string(e.mark.is_null() ? 1 : e.mark.line + 1) +
-                    ": yaml: malformed YAML: " + e.msg);
-  }
+  const YAML::Node root = passes::load_one_document(yaml_text, source);
   if (root.IsNull()) return;  // an empty file narrows nothing
   if (!root.IsMap()) r.fail(root, "space", "expected a mapping with 'passes'");
   try {
@@ -278,9 +273,33 @@ void narrow_space(SearchSpace& space, const std::string& yaml_text, const std::s
     throw UserError(source + ":" + std::to_string(e.mark.is_null() ? 1 : e.mark.line + 1) +
                     ": yaml: " + e.msg);
   }
+  // The baseline trial is the default pipeline: a multiple_of dimension must be able to express
+  // its default as an allowed factor of its base's default (else the sampler's rounding would
+  // move the baseline off the default, as kc 768 became 192 with factors 1..1 of mc 192).
+  for (const Dimension& d : space.dims) {
+    if (d.multiple_of.empty() || d.fixed) continue;
+    const Dimension* base = space.find(d.multiple_of);
+    if (!base || base->fixed) continue;
+    const int64_t def = std::get<int64_t>(d.default_value);
+    const int64_t base_def = std::get<int64_t>(base->default_value);
+    if (base_def <= 0 || def % base_def != 0 || def / base_def < d.factor_min ||
+        def / base_def > d.factor_max) {
+      throw UserError(source + ": passes." + d.pass + ".params." + d.param + ": multiple_of " +
+                      d.multiple_of + " with factors " + std::to_string(d.factor_min) + ".." +
+                      std::to_string(d.factor_max) + " cannot give the default " +
+                      std::to_string(def) + " (" + d.multiple_of + "'s default is " +
+                      std::to_string(base_def) +
+                      "); widen factor_min/factor_max so the baseline trial is the default");
+    }
+  }
 }
 
 void load_space_file(SearchSpace& space, const std::string& path, const std::string& suite) {
+  // A directory opens and reads as empty: the whole registry would be searched unnoticed.
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    throw UserError(path + ": not a search-space file (a directory or a device)");
+  }
   std::ifstream in(path);
   if (!in) throw UserError(path + ": cannot read search-space file: " + std::strerror(errno));
   std::ostringstream text;

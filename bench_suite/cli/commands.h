@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bench_suite/workload.h"
+#include "passes/cuvilpass.h"
 
 namespace cuvil::bench::cli {
 
@@ -32,12 +33,16 @@ struct PipelineOptions {
   WorkloadSpec workload;  // --suite, or --model with --input/--batch/--ladder
   std::string config;     // empty: configs/<suite>.<target>.cuvilpass (model: model.<target>)
   std::string opt_level;  // O0..O3 instead of --config (O2: the default pipeline)
+  bool force = false;     // use a config written for another suite or model
   std::string target = "cpu";
   int threads = 0;  // 0: every core
 };
 void add_pipeline_options(CLI::App& command, PipelineOptions& options);
 // The .cuvilpass the options name, or the workload's default for the target.
 std::string config_path_for(const PipelineOptions& options, const Suite& suite);
+// Loads it, refusing a config whose `suite:` names another suite or model unless --force.
+passes::PipelineConfig load_config_for(const PipelineOptions& options, const Suite& suite,
+                                       const std::string& path);
 int resolved_threads(const PipelineOptions& options);
 // Rejects targets this build cannot run, with the reason.
 void require_runnable_target(const std::string& target);

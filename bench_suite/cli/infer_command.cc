@@ -109,7 +109,7 @@ int run_infer(InferOptions o) {
   }
 
   const std::string config_path = config_path_for(o.pipeline, w.suite);
-  const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
+  const passes::PipelineConfig config = load_config_for(o.pipeline, w.suite, config_path);
   passes::Compiled compiled =
       passes::compile(std::move(graph), config, resolved_threads(o.pipeline));
   runtime::Executor executor(std::move(compiled.plan));

@@ -16,6 +16,16 @@ std::string config_path_for(const PipelineOptions& options, const Suite& suite) 
                                options.opt_level.empty() ? "O2" : options.opt_level);
 }
 
+passes::PipelineConfig load_config_for(const PipelineOptions& options, const Suite& suite,
+                                       const std::string& path) {
+  passes::PipelineConfig config = passes::load_cuvilpass(path);
+  if (!config.suite.empty() && config.suite != suite.name && !options.force) {
+    throw UserError(path + ": suite: the pipeline was written for '" + config.suite +
+                    "', this is '" + suite.name + "' (--force uses it anyway)");
+  }
+  return config;
+}
+
 void add_pipeline_options(CLI::App& command, PipelineOptions& options) {
   add_workload_options(command, options.workload);
   CLI::Option* config =
@@ -28,6 +38,8 @@ void add_pipeline_options(CLI::App& command, PipelineOptions& options) {
                   "(O2 with bf16 where the CPU has it; bound 1e-1); instead of --config")
       ->check(CLI::IsMember(kOptLevels))
       ->excludes(config);
+  command.add_flag("--force", options.force,
+                   "use a --config whose suite: names another suite or model");
   command.add_option("--target", options.target, "cpu | cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   command.add_option("--threads", options.threads, "worker threads (default: every core)")

@@ -352,7 +352,7 @@ int run_suite(RunOptions o, const std::string& executable) {
   const Workload workload = resolve_workload(o.pipeline.workload);
   const Suite& suite = workload.suite;
   const std::string config_path = config_path_for(o.pipeline, suite);
-  const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
+  const passes::PipelineConfig config = load_config_for(o.pipeline, suite, config_path);
   const std::vector<Rung> rungs = select_rungs(workload.ladder, o.rungs);
   o.probe_spec = parse_probes(o.probes);
   o.rung_count = rungs.size();

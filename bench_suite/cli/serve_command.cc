@@ -123,7 +123,7 @@ int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
   const Suite& suite = loaded.suite;
   const serve::LatencyTarget target = resolve_target(o, suite, p99_given, tpot_given);
   const std::string config_path = config_path_for(o.pipeline, suite);
-  const passes::PipelineConfig config = passes::load_cuvilpass(config_path);
+  const passes::PipelineConfig config = load_config_for(o.pipeline, suite, config_path);
   const Rung rung = pick_rung(loaded, o.rung);
   const serve::QueryWorkload workload = serve::query_workload(suite, rung, o.workload);
   const int threads = resolved_threads(o.pipeline);

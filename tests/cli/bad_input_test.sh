@@ -79,6 +79,13 @@ expect_error "out of range" "out_of_range.cuvilpass:6:" -- run --suite resnet50 
 expect_error "wrong type" "wrong_type.cuvilpass:6:" -- run --suite resnet50 --config "$TMP/wrong_type.cuvilpass"
 expect_error "unknown parameter" "unknown_param.cuvilpass:7:" -- run --suite resnet50 --config "$TMP/unknown_param.cuvilpass"
 expect_error "cuda target" "--target cuda" -- run --suite resnet50 --target cuda
+# Silently accepted before (issue 17): a config written for another suite, an empty rung list,
+# a second YAML document, a directory given as the config.
+expect_error "config of another suite" "written for 'sdxl', this is 'resnet50' (--force" -- run --suite resnet50 --config "$(dirname "$0")/../../configs/sdxl.cpu.cuvilpass"
+expect_error "empty --rungs" "--rungs: ',' names no rung" -- run --suite resnet50 --rungs ,
+printf 'cuvil_pass_version: 1\ntarget: cpu\npasses: []\n---\npasses:\n  - name: bogus\n' >"$TMP/two_docs.cuvilpass"
+expect_error "second YAML document" "two_docs.cuvilpass:5: yaml: a second YAML document" -- run --suite resnet50 --config "$TMP/two_docs.cuvilpass"
+expect_error "directory as config" "is a directory" -- run --suite resnet50 --config "$TMP"
 
 # verify writes no file: check its bad input without --out.
 "$BENCH" verify --suite resnet50 --random-configs 1 --random-exclude int9 >"$TMP/stdout" 2>"$TMP/stderr"

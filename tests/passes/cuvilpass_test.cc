@@ -52,6 +52,32 @@ provenance:
   importance: { max_fusion_depth: 0.7 }
 )";
 
+// Silently accepted before: a second document, and a key given twice in one entry (the last won:
+// a pass vanished, or another took its place).
+TEST(Cuvilpass, ASecondYamlDocumentIsRejected) {
+  EXPECT_THAT(rejection("cuvil_pass_version: 1\ntarget: cpu\npasses: []\n---\n"
+                        "passes:\n  - name: bogus\n"),
+              HasSubstr("bad.cuvilpass:5: yaml: a second YAML document"));
+}
+
+TEST(Cuvilpass, AKeyGivenTwiceInAnEntryIsRejected) {
+  EXPECT_THAT(rejection("cuvil_pass_version: 1\ntarget: cpu\npasses:\n"
+                        "  - name: layout\n    name: fuse-elementwise\n"),
+              HasSubstr("bad.cuvilpass:5: name: given twice"));
+  EXPECT_THAT(rejection("cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: layout\n"
+                        "    params: { memory_layout: nchw }\n    params: {}\n"),
+              HasSubstr("bad.cuvilpass:6: params: given twice"));
+}
+
+TEST(Cuvilpass, ADirectoryIsNotAConfig) {
+  try {
+    load_cuvilpass(CUVIL_SOURCE_DIR);
+    FAIL() << "a directory was read as a config";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("is a directory"));
+  }
+}
+
 TEST(Cuvilpass, ParsesValidFile) {
   const PipelineConfig c = parse_cuvilpass(kValid, "ok.cuvilpass");
   EXPECT_EQ(c.version, 1);

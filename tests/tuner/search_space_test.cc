@@ -16,7 +16,7 @@ std::vector<PassSchema> toy_registry() {
   tile.type = ParamSpec::Type::integer;
   tile.int_min = 1;
   tile.int_max = 17;
-  tile.default_value = int64_t{3};
+  tile.default_value = int64_t{4};
   ParamSpec block = tile;
   block.name = "block";
   block.int_min = 1;
@@ -138,12 +138,12 @@ TEST(SearchSpace, ConstraintsAreExpressedInTheSpace) {
                "passes:\n"
                "  toy:\n"
                "    params:\n"
-               "      block: { multiple_of: tile, factor_min: 2, factor_max: 9 }\n",
+               "      block: { multiple_of: tile, factor_min: 2, factor_max: 16 }\n",
                "space.yaml", "");
   const nlohmann::json j = space_to_json(s);
   EXPECT_EQ(j[2]["multiple_of"], "toy.tile");
   EXPECT_EQ(j[2]["factor_low"], 2);
-  EXPECT_EQ(j[2]["factor_high"], 9);
+  EXPECT_EQ(j[2]["factor_high"], 16);
   SearchSpace p = derive_space(toy_registry(), "cpu");
   narrow_space(
       p, "passes:\n  toy:\n    params:\n      block: { min: 3, max: 100, power_of_two: true }\n",
@@ -166,6 +166,21 @@ void expect_error(const std::string& yaml, const std::string& fragment) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
   }
+}
+
+// The baseline trial must be the default: block's default 64 is 16 x tile's 4.
+TEST(SearchSpaceFile, MultipleOfThatCannotExpressTheDefault) {
+  expect_error("passes:\n  toy:\n    params:\n      block: { multiple_of: tile, factor_max: 9 }\n",
+               "cannot give the default 64");
+}
+
+TEST(SearchSpaceFile, APassListedTwice) {
+  expect_error("passes:\n  toy: { enabled: true }\n  toy: { freeze: true }\n",
+               "bad.yaml:3: toy: given twice");
+}
+
+TEST(SearchSpaceFile, ASecondYamlDocument) {
+  expect_error("passes:\n  toy: { enabled: true }\n---\npasses: {}\n", "a second YAML document");
 }
 
 TEST(SearchSpaceFile, MalformedYamlNamesFileAndLine) {

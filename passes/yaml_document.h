@@ -1,0 +1,61 @@
+// Reading the one YAML document a cuvil file holds (.cuvilpass, search spaces, ladders): a
+// malformed file, a second document after "---" (yaml-cpp's Load would silently ignore it) and
+// a key given twice in any mapping (where the last would silently win) are UserErrors
+// "SOURCE:LINE: yaml: message".
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "passes/ir/error.h"
+
+namespace cuvil::passes {
+
+inline int yaml_line(const YAML::Mark& mark) {
+  return mark.is_null() ? 1 : mark.line + 1;
+}
+
+// Every mapping in `node`, however deep, has distinct keys (walked iteratively).
+inline void check_unique_keys(const YAML::Node& root, const std::string& source) {
+  std::vector<YAML::Node> stack = {root};
+  while (!stack.empty()) {
+    const YAML::Node node = stack.back();
+    stack.pop_back();
+    if (node.IsMap()) {
+      std::set<std::string> seen;
+      for (const auto& kv : node) {
+        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+        if (kv.first.IsScalar() && !seen.insert(key).second) {
+          throw UserError(source + ":" + std::to_string(yaml_line(kv.first.Mark())) + ": " + key +
+                          ": given twice in one mapping (the second would silently replace the "
+                          "first)");
+        }
+        stack.push_back(kv.second);
+      }
+    } else if (node.IsSequence()) {
+      for (const auto& item : node) stack.push_back(item);
+    }
+  }
+}
+
+inline YAML::Node load_one_document(const std::string& text, const std::string& source) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    throw UserError(source + ":" + std::to_string(yaml_line(e.mark)) +
+                    ": yaml: malformed YAML: " + e.msg);
+  }
+  if (docs.size() > 1) {
+    throw UserError(source + ":" + std::to_string(yaml_line(docs[1].Mark())) +
+                    ": yaml: a second YAML document follows the first; the file must hold one");
+  }
+  YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
+  check_unique_keys(root, source);
+  return root;
+}
+
+}  // namespace cuvil::passes
