@@ -12,9 +12,11 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <thread>
 #include <vector>
 
+#include "passes/ir/error.h"
 #include "probes/clock.h"
 
 namespace cuvil::probes {
@@ -102,8 +104,15 @@ template <typename Fn>
 std::vector<double> on_threads(int threads, Fn fn) {
   std::vector<double> results(static_cast<size_t>(threads), 0.0);
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] { results[static_cast<size_t>(t)] = fn(t); });
+  try {
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] { results[static_cast<size_t>(t)] = fn(t); });
+  } catch (const std::system_error& e) {
+    for (auto& th : pool) th.join();  // they finish on their own
+    throw UserError("cannot start " + std::to_string(threads) + " threads to measure the peak (" +
+                    std::to_string(pool.size()) + " started: " + e.what() +
+                    "); lower --threads or raise the process's limits");
+  }
   for (auto& th : pool) th.join();
   return results;
 }

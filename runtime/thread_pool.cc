@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <new>
+#include <string>
+#include <system_error>
 
 #include "passes/ir/error.h"
 
@@ -46,10 +48,20 @@ ThreadPool::ThreadPool(int threads, int spin_us, ThreadRuntime runtime)
   buffers_.resize(static_cast<size_t>(threads_) * kSlotCount);
   claimed_ = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(threads_));
   if (runtime_ == ThreadRuntime::openmp) return;  // the OpenMP runtime owns the threads
-  for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+  try {
+    for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+  } catch (const std::system_error& e) {
+    // The threads made so far wait for work: stop and join them before giving up, or their
+    // std::thread objects would terminate the process as the vector unwinds.
+    const size_t started = workers_.size() + 1;
+    stop_workers();
+    throw UserError("cannot start " + std::to_string(threads_) + " threads (" +
+                    std::to_string(started) + " started: " + e.what() +
+                    "); lower --threads or raise the process's limits");
+  }
 }
 
-ThreadPool::~ThreadPool() {
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
@@ -57,7 +69,13 @@ ThreadPool::~ThreadPool() {
   }
   wake_.notify_all();
   for (std::thread& w : workers_) w.join();
+  workers_.clear();
   for (Buffer& b : buffers_) std::free(b.data);
+  buffers_.clear();
+}
+
+ThreadPool::~ThreadPool() {
+  stop_workers();
 }
 
 int ThreadPool::current_thread() const {

@@ -63,6 +63,7 @@ class ThreadPool {
   float* scratch(int tid, Slot slot, size_t count);
 
  private:
+  void stop_workers();  // wakes, stops and joins the workers; frees the scratch
   using Task = void (*)(void* ctx, int tid, int64_t begin, int64_t end);
   void run(int64_t n, Task task, void* ctx);
   void worker_loop(int tid);

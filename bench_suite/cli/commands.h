@@ -4,11 +4,16 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "bench_suite/workload.h"
 #include "passes/cuvilpass.h"
+
+namespace cuvil::reports {
+class ResultsStore;
+}
 
 namespace cuvil::bench::cli {
 
@@ -58,5 +63,21 @@ void add_db_option(CLI::App& command, DbOptions& options, bool allow_disable);
 std::string resolved_db_path(const DbOptions& options);
 // Stores a finished run.json document (one transaction) unless disabled, and says where.
 void store_run_document(const DbOptions& options, const nlohmann::json& document);
+
+// Before a long measurement: everything it will write is checked first, so that a run is not
+// lost at its end to a missing directory or an unusable database. `out` and `probe_dir` may be
+// empty. The database is opened (created and migrated) now, and kept for the end.
+class RunOutputs {
+ public:
+  RunOutputs(const DbOptions& db, std::string out, std::string probe_dir);
+  ~RunOutputs();
+  // Writes --out and stores the run. If either fails the document goes to a fallback file
+  // instead, whose path the error names: a finished measurement is never lost.
+  void finish(const nlohmann::json& document);
+
+ private:
+  std::string out_;
+  std::unique_ptr<reports::ResultsStore> store_;
+};
 
 }  // namespace cuvil::bench::cli

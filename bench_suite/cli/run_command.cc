@@ -362,6 +362,8 @@ int run_suite(RunOptions o, const std::string& executable) {
         "--probes samples needs --out or --probe-dir: where to write the folded stacks");
   }
   check_probe_events(o.probe_spec);
+  // Everything the run will write, checked (and the database opened) before measuring.
+  RunOutputs outputs(o.db, o.out, o.probe_dir);
   std::vector<int> pinned;
   if (!o.cpus.empty()) {
     pinned = parse_cpu_list(o.cpus);
@@ -459,11 +461,7 @@ int run_suite(RunOptions o, const std::string& executable) {
   nlohmann::json document;
   document["context"] = context_json(context);
   document["benchmarks"] = std::move(benchmarks);
-  if (!o.out.empty()) {
-    write_json_file(o.out, document);
-    std::printf("wrote %s\n", o.out.c_str());
-  }
-  store_run_document(o.db, document);
+  outputs.finish(document);
   return 0;
 }
 

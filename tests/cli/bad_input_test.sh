@@ -87,6 +87,26 @@ printf 'cuvil_pass_version: 1\ntarget: cpu\npasses: []\n---\npasses:\n  - name: 
 expect_error "second YAML document" "two_docs.cuvilpass:5: yaml: a second YAML document" -- run --suite resnet50 --config "$TMP/two_docs.cuvilpass"
 expect_error "directory as config" "is a directory" -- run --suite resnet50 --config "$TMP"
 
+# Outputs that cannot be written are refused before measuring (exit 2 within seconds, no
+# run lost at its end): a --out in a missing directory or naming a directory, a database or
+# probe directory under a plain file.
+expect_output_error() {
+  local name=$1 want=$2
+  shift 3
+  timeout 60 "$BENCH" "$@" >"$TMP/stdout" 2>"$TMP/stderr"
+  local status=$?
+  if [ "$status" -ne 2 ] || ! grep -qF -- "$want" "$TMP/stderr" || grep -q "^ *[0-9]" "$TMP/stdout"; then
+    echo "FAIL $name: exit $status"; cat "$TMP/stderr"; failures=$((failures + 1))
+  else
+    echo "ok   $name: $(cat "$TMP/stderr")"
+  fi
+}
+touch "$TMP/plain_file"
+expect_output_error "--out in a missing directory" "the directory $TMP/missing does not exist" -- run --suite resnet50 --rungs b1 --no-db --out "$TMP/missing/run.json"
+expect_output_error "--out naming a directory" "is a directory; name the file" -- run --suite resnet50 --rungs b1 --no-db --out "$TMP"
+expect_output_error "--db under a plain file" "checked before measuring" -- run --suite resnet50 --rungs b1 --db "$TMP/plain_file/results.db"
+expect_output_error "--probe-dir under a plain file" "--probe-dir $TMP/plain_file/p: cannot make" -- run --suite resnet50 --rungs b1 --no-db --probe-dir "$TMP/plain_file/p"
+
 # verify writes no file: check its bad input without --out.
 "$BENCH" verify --suite resnet50 --random-configs 1 --random-exclude int9 >"$TMP/stdout" 2>"$TMP/stderr"
 status=$?

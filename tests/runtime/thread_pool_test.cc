@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
 #include <vector>
 
+#include "passes/ir/error.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime {
@@ -18,6 +22,29 @@ std::vector<int> visits(ThreadPool& pool, int64_t n) {
   std::vector<int> out;
   for (auto& c : count) out.push_back(c.load());
   return out;
+}
+
+// Under an address-space limit the pool cannot start all its threads: a UserError saying how
+// many started, after joining them (before, the unwinding terminated the process).
+TEST(ThreadPool, ThreadsThatCannotStartAreAUserError) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    rlimit limit{static_cast<rlim_t>(512) << 20, static_cast<rlim_t>(512) << 20};
+    setrlimit(RLIMIT_AS, &limit);
+    try {
+      runtime::ThreadPool pool(500);
+    } catch (const UserError& e) {
+      _exit(std::string(e.what()).find("cannot start 500 threads") != std::string::npos ? 0 : 2);
+    } catch (...) {
+      _exit(3);
+    }
+    _exit(4);  // all 500 started: the limit did not bite
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died by a signal";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(ThreadPool, CoversEveryIndexOnceWhenFewerItemsThanThreads) {
