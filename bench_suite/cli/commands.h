@@ -54,4 +54,8 @@ std::string resolved_db_path(const DbOptions& options);
 // Stores a finished run.json document (one transaction) unless disabled, and says where.
 void store_run_document(const DbOptions& options, const nlohmann::json& document);
 
+// A finite number in [min, max]. CLI::Range lets NaN through (every comparison with it is
+// false), which would silently turn off whatever the option bounds.
+CLI::Validator finite_range(double min, double max);
+
 }  // namespace cuvil::bench::cli
