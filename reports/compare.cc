@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
+#include "reports/printable.h"
 #include "reports/sample_summary.h"
 
 namespace cuvil::reports {
@@ -17,9 +19,20 @@ const char* verdict_name(Verdict verdict) {
       return "slower";
     case Verdict::kSame:
       return "same";
+    case Verdict::kInvalid:
+      return "invalid";
   }
   return "same";
 }
+
+namespace {
+
+// A median a ratio can be taken of.
+bool valid_median(double ns) {
+  return std::isfinite(ns) && ns > 0;
+}
+
+}  // namespace
 
 Comparison compare_runs(const std::vector<BenchmarkSamples>& old_run,
                         const std::vector<BenchmarkSamples>& new_run,
@@ -44,19 +57,22 @@ Comparison compare_runs(const std::vector<BenchmarkSamples>& old_run,
     row.n_new = new_b.real_ns.size();
     row.old_median_ns = summarize_samples(old_b.real_ns).median;
     row.new_median_ns = summarize_samples(new_b.real_ns).median;
-    if (row.old_median_ns > 0) {
+    const bool valid = valid_median(row.old_median_ns) && valid_median(row.new_median_ns);
+    if (valid) {
       row.change_pct = (row.new_median_ns / row.old_median_ns - 1) * 100;
-      if (row.new_median_ns > 0) {
-        log_ratio_sum += std::log(row.new_median_ns / row.old_median_ns);
-        ++log_ratio_count;
-      }
+      log_ratio_sum += std::log(row.new_median_ns / row.old_median_ns);
+      ++log_ratio_count;
+    } else {
+      row.change_pct = std::numeric_limits<double>::quiet_NaN();
     }
     row.noisy = old_b.noisy || new_b.noisy;
     row.test = mann_whitney_u(old_b.real_ns, new_b.real_ns);
     row.significant = row.test.p_value < options.alpha;
     row.low_power = std::min(row.n_old, row.n_new) < kFewSamples ||
                     mann_whitney_min_p(row.n_old, row.n_new) >= options.alpha;
-    if (row.significant && std::abs(row.change_pct) >= options.min_change_pct) {
+    if (!valid) {
+      row.verdict = Verdict::kInvalid;
+    } else if (row.significant && std::abs(row.change_pct) >= options.min_change_pct) {
       // The medians' direction names the verdict; a significant shift with equal medians
       // has change 0 and stays "same" through min_change_pct > 0.
       row.verdict = row.change_pct > 0 ? Verdict::kSlower : Verdict::kFaster;
@@ -74,7 +90,10 @@ std::vector<const BenchmarkComparison*> regressions(const Comparison& comparison
                                                     double max_slowdown_pct) {
   std::vector<const BenchmarkComparison*> out;
   for (const BenchmarkComparison& row : comparison.rows) {
-    if (row.significant && row.change_pct > max_slowdown_pct) out.push_back(&row);
+    if (row.verdict == Verdict::kInvalid ||
+        (row.significant && row.change_pct > max_slowdown_pct)) {
+      out.push_back(&row);
+    }
   }
   return out;
 }
@@ -110,37 +129,47 @@ std::string format_comparison(const Comparison& c, const std::string& old_label,
     std::string verdict = verdict_name(row.verdict);
     if (row.low_power) verdict += " (few samples)";
     if (row.noisy) verdict += " (noisy)";
-    out += format("%-*s %13s %13s %+8.2f%% %9.4f %4zu/%-4zu  %s\n", w, row.name.c_str(),
+    const std::string change =
+        row.verdict == Verdict::kInvalid ? "n/a" : format("%+.2f%%", row.change_pct);
+    out += format("%-*s %13s %13s %9s %9.4f %4zu/%-4zu  %s\n", w, row.name.c_str(),
                   time_text(row.old_median_ns).c_str(), time_text(row.new_median_ns).c_str(),
-                  row.change_pct, row.test.p_value, row.n_old, row.n_new, verdict.c_str());
+                  change.c_str(), row.test.p_value, row.n_old, row.n_new, verdict.c_str());
   }
   for (const auto& name : c.only_in_old) out += "only in old: " + name + "\n";
   for (const auto& name : c.only_in_new) out += "only in new: " + name + "\n";
-  size_t faster = 0, slower = 0;
+  size_t faster = 0, slower = 0, invalid = 0;
   for (const auto& row : c.rows) {
     faster += row.verdict == Verdict::kFaster;
     slower += row.verdict == Verdict::kSlower;
+    invalid += row.verdict == Verdict::kInvalid;
   }
   out += format(
       "geometric mean of new/old medians: %.4f (%+.2f%%) over %zu benchmark(s); "
-      "%zu faster, %zu slower, %zu same\n",
-      c.geomean_ratio, (c.geomean_ratio - 1) * 100, c.rows.size(), faster, slower,
-      c.rows.size() - faster - slower);
+      "%zu faster, %zu slower, %zu same",
+      c.geomean_ratio, (c.geomean_ratio - 1) * 100, c.rows.size() - invalid, faster, slower,
+      c.rows.size() - faster - slower - invalid);
+  if (invalid) out += format(", %zu invalid (a median that is not a positive time)", invalid);
+  out += "\n";
   return out;
 }
 
 std::vector<std::string> comparison_warnings(const Comparison& c) {
-  std::vector<std::string> few, noisy;
+  std::vector<std::string> few, noisy, invalid;
   for (const auto& row : c.rows) {
     if (row.low_power) few.push_back(row.name);
     if (row.noisy) noisy.push_back(row.name);
+    if (row.verdict == Verdict::kInvalid) invalid.push_back(row.name);
   }
   auto names = [](const std::vector<std::string>& list) {
     std::string out;
-    for (size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + list[i];
+    for (size_t i = 0; i < list.size(); ++i) out += (i ? ", " : "") + printable(list[i]);
     return out;
   };
   std::vector<std::string> lines;
+  if (!invalid.empty()) {
+    lines.push_back(names(invalid) +
+                    ": a median is not a positive time (a broken measurement); no verdict");
+  }
   if (!few.empty()) {
     lines.push_back(
         format("%s: fewer than %zu samples on a side, or too few to ever reach "

@@ -17,7 +17,9 @@ struct CompareOptions {
   double min_change_pct = 1.0;
 };
 
-enum class Verdict { kFaster, kSlower, kSame };
+// kInvalid: a median is zero, negative or not finite, so no ratio of medians means anything (a
+// broken measurement, never "same").
+enum class Verdict { kFaster, kSlower, kSame, kInvalid };
 const char* verdict_name(Verdict verdict);
 
 // Below this many samples on either side the test has little power; the row says so.
@@ -27,7 +29,7 @@ struct BenchmarkComparison {
   std::string name;
   size_t n_old = 0, n_new = 0;
   double old_median_ns = 0, new_median_ns = 0;
-  double change_pct = 0;  // (new / old - 1) * 100: positive is slower
+  double change_pct = 0;  // (new / old - 1) * 100: positive is slower; NaN when kInvalid
   MannWhitneyResult test;
   bool significant = false;  // p < alpha
   bool low_power = false;    // too few samples to trust, or too few to ever reach alpha
@@ -38,8 +40,8 @@ struct BenchmarkComparison {
 struct Comparison {
   std::vector<BenchmarkComparison> rows;  // in the old run's order
   std::vector<std::string> only_in_old, only_in_new;
-  // Geometric mean of new/old median ratios over the rows (1 when there are none or a median
-  // is 0): below 1 the new run is faster overall.
+  // Geometric mean of new/old median ratios over the rows that are not kInvalid (1 when there
+  // are none): below 1 the new run is faster overall.
   double geomean_ratio = 1;
   CompareOptions options;
 };
@@ -49,7 +51,7 @@ Comparison compare_runs(const std::vector<BenchmarkSamples>& old_run,
                         const CompareOptions& options);
 
 // Benchmarks significantly (p < alpha) slower by more than max_slowdown_pct, whatever
-// min_change_pct says: the CI gate's own threshold decides.
+// min_change_pct says: the CI gate's own threshold decides. kInvalid rows fail the gate too.
 std::vector<const BenchmarkComparison*> regressions(const Comparison& comparison,
                                                     double max_slowdown_pct);
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "passes/ir/error.h"
+#include "reports/json_input.h"
 #include "reports/run_document.h"
 #include "reports/sample_summary.h"
 
@@ -134,23 +135,54 @@ std::string default_database_path() {
   return "cuvil-results.db";
 }
 
-ResultsStore::ResultsStore(const std::string& path) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  db_ = std::make_unique<Database>(path, kBusyTimeoutMs);
-  configure_connection();
-  migrate();
+ResultsStore::ResultsStore(const std::string& path) : ResultsStore(path, Access::kReadWrite) {}
+
+ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path) {
+  if (access == Access::kReadWrite) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    db_ = std::make_unique<Database>(path, kBusyTimeoutMs);
+    configure_connection();
+    migrate();
+    return;
+  }
+  db_ = std::make_unique<Database>(path, kBusyTimeoutMs, Access::kReadOnly);
+  const int version = schema_version();
+  if (version > kSchemaVersion) migrate();  // refuses it
+  if (version == kSchemaVersion) return;
+  if (version == 0 && db_->query_int("SELECT count(*) FROM sqlite_master").value_or(0) == 0) {
+    // A new, empty file: read it as an empty store, from the schema in memory.
+    db_ = std::make_unique<Database>(":memory:", kBusyTimeoutMs);
+    migrate();
+    return;
+  }
+  throw UserError(path + ": results database has schema version " + std::to_string(version) +
+                  ", older than this cuvil's (" + std::to_string(kSchemaVersion) +
+                  "); a writing command (cuvil-bench run) upgrades it");
 }
 
-ResultsStore ResultsStore::open_existing(const std::string& path) {
+namespace {
+
+void require_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     throw UserError(path +
                     ": no results database here (cuvil-bench run stores runs; --db "
                     "chooses the file)");
   }
+}
+
+}  // namespace
+
+ResultsStore ResultsStore::open_existing(const std::string& path) {
+  require_file(path);
   return ResultsStore(path);
+}
+
+ResultsStore ResultsStore::open_read_only(const std::string& path) {
+  require_file(path);
+  return ResultsStore(path, Access::kReadOnly);
 }
 
 void ResultsStore::configure_connection() {
@@ -217,7 +249,7 @@ int64_t ResultsStore::machine_id(const json& context) {
       .bind(2, host)
       .bind(3, cpu_model)
       .bind(4, cores)
-      .bind(5, details.dump())
+      .bind(5, details.dump(-1, ' ', false, json::error_handler_t::replace))
       .run();
   Statement select = db_->prepare("SELECT id FROM machines WHERE fingerprint = ?1");
   select.bind(1, fingerprint);
@@ -275,7 +307,7 @@ int64_t ResultsStore::store_run(const json& document, const StoreRunOptions& opt
       .bind(5, suite)
       .bind(7, static_cast<int64_t>(benchmarks.empty() ? 0 : benchmarks.front().threads))
       .bind(8, options.command_line)
-      .bind(9, document.dump());
+      .bind(9, document.dump(-1, ' ', false, json::error_handler_t::replace));
   if (config) {
     insert_run.bind(4, config);
   } else {
@@ -360,12 +392,12 @@ json ResultsStore::load_document(int64_t run_id) {
   if (!select.step()) {
     throw UserError("run " + std::to_string(run_id) + ": no such run in " + path());
   }
-  try {
-    return json::parse(select.column_text(0));
-  } catch (const json::parse_error&) {
-    throw UserError("run " + std::to_string(run_id) + " in " + path() +
-                    ": stored document is not valid JSON");
-  }
+  // Hand-edited or damaged databases hold anything: the document is read like a file's.
+  return parse_json(select.column_text(0), document_source(run_id));
+}
+
+std::string ResultsStore::document_source(int64_t run_id) const {
+  return path() + ": run " + std::to_string(run_id);
 }
 
 }  // namespace cuvil::reports

@@ -60,6 +60,12 @@ class ResultsStore {
   explicit ResultsStore(const std::string& path);
   // The same, but a missing file is a UserError (read-only commands should not create one).
   static ResultsStore open_existing(const std::string& path);
+  // Opens an existing database for reading only (history, compare, the dashboard): nothing is
+  // written, not even the journal mode, so read-only files, folders and file systems can be
+  // read. A missing file, a newer schema, or an older one that needs upgrading by a writer is a
+  // UserError; an empty database (a new, empty file) reads as one without runs. Writing through
+  // the store fails ("attempt to write a readonly database").
+  static ResultsStore open_read_only(const std::string& path);
 
   // Stores a run.json document in one transaction; returns the new run's id. The document is
   // validated first (benchmarks_of), so a malformed one stores nothing.
@@ -67,19 +73,24 @@ class ResultsStore {
 
   // Newest first; `suite` empty means every suite; limit <= 0 means no limit.
   std::vector<StoredRun> list_runs(const std::string& suite = "", int limit = 0);
-  // The full run.json of a stored run; an unknown id is a UserError.
+  // The full run.json of a stored run; an unknown id, or a stored document that is not JSON,
+  // is a UserError.
   nlohmann::json load_document(int64_t run_id);
+  // How messages about a stored run's document name it: "PATH: run ID".
+  std::string document_source(int64_t run_id) const;
 
   int schema_version();
   Database& database() { return *db_; }
-  const std::string& path() const { return db_->path(); }
+  const std::string& path() const { return path_; }
 
  private:
+  ResultsStore(const std::string& path, Access access);
   void configure_connection();
   void migrate();
   int64_t machine_id(const nlohmann::json& context);
   int64_t config_id(const nlohmann::json& context);
 
+  std::string path_;
   std::unique_ptr<Database> db_;
 };
 

@@ -1,11 +1,16 @@
 #include "reports/run_document.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "passes/ir/error.h"
+#include "reports/json_input.h"
+#include "reports/printable.h"
 
 namespace cuvil::reports {
 
@@ -13,66 +18,63 @@ namespace {
 
 using nlohmann::json;
 
-double ns_per_unit(const json& entry, const std::string& where) {
-  // Google Benchmark omits nothing here, but its default unit is ns.
-  const std::string unit = entry.value("time_unit", std::string("ns"));
+double ns_per_unit(const JsonInput& entry) {
+  const std::optional<JsonInput> field = entry.find_non_null("time_unit");
+  if (!field) return 1;  // Google Benchmark's default unit
+  const std::string unit = field->string();
   if (unit == "ns") return 1;
   if (unit == "us") return 1e3;
   if (unit == "ms") return 1e6;
   if (unit == "s") return 1e9;
-  throw UserError(where + ": unknown time_unit '" + unit + "'");
+  field->fail("unknown time_unit '" + unit + "' (ns, us, ms or s)");
 }
 
-double time_ns(const json& entry, const char* key, const std::string& where) {
-  const auto it = entry.find(key);
-  if (it == entry.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
-      it->get<double>() < 0) {
-    throw UserError(where + ": '" + key + "' is not a non-negative number");
-  }
-  return it->get<double>() * ns_per_unit(entry, where);
+double time_ns(const JsonInput& entry, const char* key) {
+  const std::optional<JsonInput> field = entry.find(key);
+  if (!field) entry.fail(std::string("missing '") + key + "'");
+  const double ns = field->non_negative() * ns_per_unit(entry);
+  if (!std::isfinite(ns)) field->fail("the time " + field->quoted() + " is out of range");
+  return ns;
 }
 
-std::vector<double> ns_array(const json& values, const std::string& where) {
-  if (!values.is_array()) throw UserError(where + ": raw samples are not an array");
+std::vector<double> ns_array(const JsonInput& values) {
   std::vector<double> out;
   out.reserve(values.size());
-  for (const json& v : values) {
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
-      throw UserError(where + ": a raw sample is not a non-negative number");
-    }
-    out.push_back(v.get<double>());
-  }
+  for (size_t i = 0; i < values.size(); ++i) out.push_back(values[i].non_negative());
   return out;
 }
 
-bool flag(const json& entry) {
-  for (const char* pointer : {"/cuvil/noisy", "/noisy"}) {
-    const json::json_pointer p(pointer);
-    if (!entry.contains(p)) continue;
-    const json& v = entry.at(p);
-    if (v.is_boolean()) return v.get<bool>();
-    if (v.is_number()) return v.get<double>() != 0;
-  }
-  return false;
+// The entry's "cuvil" object, or nullopt when it has none.
+std::optional<JsonInput> cuvil_of(const JsonInput& entry) {
+  std::optional<JsonInput> cuvil = entry.find_non_null("cuvil");
+  if (cuvil) cuvil->expect_object();
+  return cuvil;
 }
 
-double counter(const json& entry, const char* key) {
-  const auto it = entry.find(key);
-  return it != entry.end() && it->is_number() ? it->get<double>() : 0.0;
+bool noisy_flag(const JsonInput& entry) {
+  std::optional<JsonInput> v;
+  if (const std::optional<JsonInput> cuvil = cuvil_of(entry)) v = cuvil->find_non_null("noisy");
+  if (!v) v = entry.find_non_null("noisy");
+  if (!v) return false;
+  if (v->json().is_number()) return v->number() != 0;
+  return v->boolean();
+}
+
+double counter(const JsonInput& entry, const char* key) {
+  const std::optional<JsonInput> field = entry.find_non_null(key);
+  return field ? field->non_negative() : 0.0;
 }
 
 // The benchmark an entry belongs to: run_name, else the name less its "_<aggregate>" suffix.
-std::string run_name_of(const json& entry, const std::string& where) {
-  if (entry.contains("run_name") && entry["run_name"].is_string()) return entry["run_name"];
-  if (!entry.contains("name") || !entry["name"].is_string()) {
-    throw UserError(where + ": entry has no 'name'");
+std::string run_name_of(const JsonInput& entry) {
+  if (const std::optional<JsonInput> run_name = entry.find_non_null("run_name")) {
+    return run_name->string();
   }
-  std::string name = entry["name"];
-  if (entry.value("run_type", std::string()) == "aggregate" && entry.contains("aggregate_name") &&
-      entry["aggregate_name"].is_string()) {
+  std::string name = entry.at("name").string();
+  if (entry.string_or("run_type", "") == "aggregate") {
     std::string suffix = "_";  // appended, not "_" + name: g++ 12 warns falsely on that
-    suffix += entry["aggregate_name"].get<std::string>();
-    if (name.size() > suffix.size() && name.ends_with(suffix)) {
+    suffix += entry.string_or("aggregate_name", "");
+    if (suffix.size() > 1 && name.size() > suffix.size() && name.ends_with(suffix)) {
       name.resize(name.size() - suffix.size());
     }
   }
@@ -81,87 +83,81 @@ std::string run_name_of(const json& entry, const std::string& where) {
 
 struct Group {
   std::vector<double> iteration_real, iteration_cpu;
-  const json* median = nullptr;
-  const json* mean = nullptr;
-  const json* any = nullptr;
+  std::optional<JsonInput> median, mean, first, last;
 };
 
 }  // namespace
 
 json read_run_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot read file");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw UserError(printable(path) + ": is a folder");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(printable(path) + ": cannot read file");
   std::stringstream text;
   text << in.rdbuf();
-  try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    std::string message = e.what();
-    // nlohmann's message already says where ("parse error at line L, column C: ..."); drop
-    // its "[json.exception.parse_error.N] " prefix.
-    const size_t bracket = message.find("] ");
-    if (bracket != std::string::npos) message = message.substr(bracket + 2);
-    throw UserError(path + ": malformed JSON: " + message);
-  }
+  return parse_json(text.str(), path);
 }
 
 std::vector<BenchmarkSamples> benchmarks_of(const json& document, const std::string& source) {
-  if (!document.is_object() || !document.contains("benchmarks") ||
-      !document["benchmarks"].is_array()) {
-    throw UserError(source + ": not a run.json (no \"benchmarks\" array)");
+  const JsonInput root(document, source);
+  if (!document.is_object() || !document.contains("benchmarks")) {
+    root.fail("not a run.json (no \"benchmarks\" array)");
   }
+  const JsonInput entries = root.at("benchmarks");
+  entries.expect_array();
   std::vector<std::string> order;
   std::map<std::string, Group> groups;
-  const json& entries = document["benchmarks"];
   for (size_t i = 0; i < entries.size(); ++i) {
-    const json& entry = entries[i];
-    const std::string where = source + ": benchmarks[" + std::to_string(i) + "]";
-    if (!entry.is_object()) throw UserError(where + ": not an object");
-    if (entry.value("error_occurred", false)) continue;
-    const std::string name = run_name_of(entry, where);
+    const JsonInput entry = entries[i];
+    entry.expect_object();
+    if (entry.boolean_or("error_occurred", false)) continue;
+    const std::string name = run_name_of(entry);
     auto [it, inserted] = groups.try_emplace(name);
     if (inserted) order.push_back(name);
     Group& g = it->second;
-    g.any = &entry;
-    const std::string run_type = entry.value("run_type", std::string("iteration"));
+    if (!g.first) g.first = entry;
+    g.last = entry;
+    const std::string run_type = entry.string_or("run_type", "iteration");
     if (run_type == "iteration") {
-      g.iteration_real.push_back(time_ns(entry, "real_time", where));
-      if (entry.contains("cpu_time")) g.iteration_cpu.push_back(time_ns(entry, "cpu_time", where));
+      g.iteration_real.push_back(time_ns(entry, "real_time"));
+      if (entry.find_non_null("cpu_time")) g.iteration_cpu.push_back(time_ns(entry, "cpu_time"));
     } else if (run_type == "aggregate") {
-      const std::string aggregate = entry.value("aggregate_name", std::string());
-      if (aggregate == "median") g.median = &entry;
-      if (aggregate == "mean") g.mean = &entry;
+      const std::string aggregate = entry.string_or("aggregate_name", "");
+      if (aggregate == "median") g.median = entry;
+      if (aggregate == "mean") g.mean = entry;
     }
   }
 
   std::vector<BenchmarkSamples> out;
   for (const std::string& name : order) {
     const Group& g = groups[name];
-    const std::string where = source + ": " + name;
     BenchmarkSamples b;
     b.name = name;
     const size_t slash = name.find('/');
     b.suite = name.substr(0, slash);
     b.rung = slash == std::string::npos ? "" : name.substr(slash + 1);
-    const json* summary = g.median ? g.median : g.mean ? g.mean : g.any;
-    const json::json_pointer raw_real("/cuvil/real_ns"), raw_cpu("/cuvil/cpu_ns");
-    if (g.median && g.median->contains(raw_real)) {
-      b.real_ns = ns_array(g.median->at(raw_real), where);
-      if (g.median->contains(raw_cpu)) b.cpu_ns = ns_array(g.median->at(raw_cpu), where);
+    const JsonInput& summary = g.median ? *g.median : g.mean ? *g.mean : *g.last;
+    const std::optional<JsonInput> median_cuvil = g.median ? cuvil_of(*g.median) : std::nullopt;
+    const std::optional<JsonInput> raw_real =
+        median_cuvil ? median_cuvil->find_non_null("real_ns") : std::nullopt;
+    if (raw_real) {
+      b.real_ns = ns_array(*raw_real);
+      if (const auto raw_cpu = median_cuvil->find_non_null("cpu_ns")) b.cpu_ns = ns_array(*raw_cpu);
     } else if (!g.iteration_real.empty()) {
       b.real_ns = g.iteration_real;
       b.cpu_ns = g.iteration_cpu;
     } else if (g.median || g.mean) {
-      b.real_ns = {time_ns(*summary, "real_time", where)};
-      if (summary->contains("cpu_time")) b.cpu_ns = {time_ns(*summary, "cpu_time", where)};
+      b.real_ns = {time_ns(summary, "real_time")};
+      if (summary.find_non_null("cpu_time")) b.cpu_ns = {time_ns(summary, "cpu_time")};
     }
-    if (b.real_ns.empty()) throw UserError(where + ": no timing samples");
+    if (b.real_ns.empty()) g.first->fail("'" + name + "' has no timing samples");
     if (b.cpu_ns.size() != b.real_ns.size()) b.cpu_ns.clear();
-    const auto threads = summary->find("threads");
-    if (threads != summary->end() && threads->is_number_integer()) b.threads = *threads;
-    b.gflops = counter(*summary, "GFLOP/s");
-    b.gbps = counter(*summary, "GB/s");
-    b.noisy = flag(*summary);
+    if (const std::optional<JsonInput> threads = summary.find_non_null("threads")) {
+      b.threads = static_cast<int>(threads->integer(1, std::numeric_limits<int>::max()));
+    }
+    b.gflops = counter(summary, "GFLOP/s");
+    b.gbps = counter(summary, "GB/s");
+    b.noisy = noisy_flag(summary);
     out.push_back(std::move(b));
   }
   return out;

@@ -22,12 +22,16 @@ struct BenchmarkSamples {
   bool noisy = false;
 };
 
-// Reads and parses a run.json file; a missing file or malformed JSON is a UserError.
+// Reads and parses a run.json file; a missing file, malformed JSON or a number beyond a
+// double's range is a UserError (reports/json_input.h).
 nlohmann::json read_run_json(const std::string& path);
 
 // The benchmarks of a document in order of first appearance. `source` names the document in
-// error messages. A document without a "benchmarks" array, an entry without a name, or a time
-// that is not a non-negative number is a UserError; entries with "error_occurred" are skipped.
+// error messages. Every field read is checked: a document without a "benchmarks" array, an entry
+// without a name, a field of the wrong type (a run_type that is not a string, an error_occurred
+// that is not a boolean), a time that is not a finite non-negative number (in ns, too) or threads
+// that are not a positive int is a UserError "SOURCE: /json/pointer: message". Entries with
+// "error_occurred" true are skipped.
 std::vector<BenchmarkSamples> benchmarks_of(const nlohmann::json& document,
                                             const std::string& source);
 

@@ -1,21 +1,77 @@
 #include "reports/sqlite_db.h"
 
+#include <cctype>
+#include <filesystem>
 #include <utility>
 
 #include "passes/ir/error.h"
 
 namespace cuvil::reports {
 
-Database::Database(const std::string& path, int busy_timeout_ms) : path_(path) {
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-    const std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw UserError(path + ": cannot open results database: " + message);
+namespace {
+
+// `path` as an SQLite URI ("file:" and the path with everything but unreserved characters and
+// '/' percent-encoded).
+std::string file_uri(const std::string& path, const char* query) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const char ch : path) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      uri += ch;
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 0xf];
+    }
   }
-  sqlite3_busy_timeout(db_, busy_timeout_ms);
-  sqlite3_extended_result_codes(db_, 1);
+  return uri + "?" + query;
+}
+
+bool file_exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+}  // namespace
+
+Database::Database(const std::string& path, int busy_timeout_ms, Access access) : path_(path) {
+  auto open = [&](const std::string& name, int flags) {
+    if (sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+      const std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw UserError(path + ": cannot open results database: " + message);
+    }
+    sqlite3_busy_timeout(db_, busy_timeout_ms);
+    sqlite3_extended_result_codes(db_, 1);
+  };
+  if (access == Access::kReadWrite) {
+    open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    return;
+  }
+  open(path, SQLITE_OPEN_READONLY);
+  // Opening is lazy: the first read tells whether the file can be read this way.
+  const int rc = sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+  if (rc == SQLITE_OK) return;
+  const int code = sqlite3_extended_errcode(db_) & 0xff;
+  // A WAL-mode database needs its -shm file, which a read-only folder or file system cannot
+  // hold; with nothing in a -wal (or a hot -journal) the main file is the whole database and
+  // reads the same immutable.
+  if ((code == SQLITE_CANTOPEN || code == SQLITE_READONLY) && !file_exists(path + "-wal") &&
+      !file_exists(path + "-journal")) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    open(file_uri(path, "immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+    if (sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) ==
+        SQLITE_OK) {
+      return;
+    }
+  }
+  const std::string message = sqlite3_errmsg(db_);
+  sqlite3_close_v2(db_);
+  db_ = nullptr;
+  throw UserError(path + ": cannot read results database: " + message);
 }
 
 Database::~Database() {

@@ -13,11 +13,19 @@ namespace cuvil::reports {
 
 class Statement;
 
+enum class Access {
+  kReadWrite,  // opens, creating the file if needed
+  kReadOnly,   // SQLITE_OPEN_READONLY: nothing is written, not even a journal mode
+};
+
 class Database {
  public:
-  // Opens (creating if needed) the database file; busy_timeout_ms bounds how long a writer
-  // waits for another writer's transaction before failing.
-  Database(const std::string& path, int busy_timeout_ms);
+  // Opens the database file; busy_timeout_ms bounds how long a writer waits for another
+  // writer's transaction before failing. kReadOnly also reads a database that cannot be
+  // written at all (a read-only file, folder or file system): a WAL-mode database there, whose
+  // shared-memory file cannot be made, is opened immutable when no -wal or -journal file
+  // holds anything the main file lacks.
+  Database(const std::string& path, int busy_timeout_ms, Access access = Access::kReadWrite);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;

@@ -80,4 +80,8 @@ class RunOutputs {
   std::unique_ptr<reports::ResultsStore> store_;
 };
 
+// A finite number in [min, max]. CLI::Range lets NaN through (every comparison with it is
+// false), which would silently turn off whatever the option bounds.
+CLI::Validator finite_range(double min, double max);
+
 }  // namespace cuvil::bench::cli

@@ -8,6 +8,7 @@
 #include "bench_suite/cli/commands.h"
 #include "passes/ir/error.h"
 #include "reports/compare.h"
+#include "reports/printable.h"
 #include "reports/results_store.h"
 #include "reports/run_document.h"
 
@@ -37,7 +38,7 @@ class RunSource {
     if (!std::filesystem::exists(spec, ec) && is_run_id(spec)) {
       const int64_t id = std::stoll(spec);
       *label = "run " + spec;
-      return reports::benchmarks_of(store().load_document(id), *label);
+      return reports::benchmarks_of(store().load_document(id), store().document_source(id));
     }
     if (!std::filesystem::exists(spec, ec)) {
       throw UserError(spec + ": no such file (nor a stored run id)");
@@ -51,7 +52,8 @@ class RunSource {
     if (!store_) {
       const std::string path = resolved_db_path(db_);
       if (path.empty()) throw UserError("run ids need a results database: --db PATH");
-      store_ = std::make_unique<reports::ResultsStore>(reports::ResultsStore::open_existing(path));
+      store_ =
+          std::make_unique<reports::ResultsStore>(reports::ResultsStore::open_read_only(path));
     }
     return *store_;
   }
@@ -72,10 +74,19 @@ int compare(const CompareCommandOptions& o) {
   if (c.rows.empty()) {
     throw UserError(old_label + " and " + new_label + " have no benchmark in common");
   }
+  // A median of 0 has no ratio to anything: the measurement is broken, never "same".
+  for (const reports::BenchmarkComparison& row : c.rows) {
+    if (row.verdict != reports::Verdict::kInvalid) continue;
+    const bool old_side = !(row.old_median_ns > 0);
+    char median[32];
+    std::snprintf(median, sizeof median, "%g", old_side ? row.old_median_ns : row.new_median_ns);
+    throw UserError((old_side ? old_label : new_label) + ": '" + row.name + "' has a median of " +
+                    median + " ns; a run that measured no time cannot be compared");
+  }
   std::fputs(reports::format_comparison(c, old_label, new_label).c_str(), stdout);
   std::fflush(stdout);
   for (const std::string& line : reports::comparison_warnings(c)) {
-    std::fprintf(stderr, "cuvil-bench: warning: %s\n", line.c_str());
+    std::fprintf(stderr, "cuvil-bench: warning: %s\n", reports::printable(line).c_str());
   }
   if (!o.fail_on_regression_pct) return 0;
   const auto regressed = reports::regressions(c, *o.fail_on_regression_pct);
@@ -83,7 +94,8 @@ int compare(const CompareCommandOptions& o) {
     std::fprintf(stderr,
                  "cuvil-bench: regression: %s is %.2f%% slower (p = %.4g), beyond "
                  "--fail-on-regression %g%%\n",
-                 row->name.c_str(), row->change_pct, row->test.p_value, *o.fail_on_regression_pct);
+                 reports::printable(row->name).c_str(), row->change_pct, row->test.p_value,
+                 *o.fail_on_regression_pct);
   }
   return regressed.empty() ? 0 : 1;
 }
@@ -105,11 +117,12 @@ Action add_compare_command(CLI::App& app) {
                   "significance level of the two-sided test (default 0.05)");
   cmd->add_option("--min-change", o->compare.min_change_pct,
                   "a significant change below this many percent is still 'same' (default 1)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
+  // NaN would compare false with every change and so silently turn the gate off.
   cmd->add_option_function<double>(
          "--fail-on-regression", [o](const double& pct) { o->fail_on_regression_pct = pct; },
          "exit 1 if any benchmark is significantly slower by more than PCT percent")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   return [o] { return compare(*o); };
 }
 

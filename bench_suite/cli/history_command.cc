@@ -26,7 +26,7 @@ std::string clipped(const std::string& text, size_t width) {
 int print_history(const HistoryOptions& o) {
   const std::string path = resolved_db_path(o.db);
   if (path.empty()) throw UserError("history needs a results database: --db PATH");
-  reports::ResultsStore store = reports::ResultsStore::open_existing(path);
+  reports::ResultsStore store = reports::ResultsStore::open_read_only(path);
   const std::vector<reports::StoredRun> runs = store.list_runs(o.suite, o.limit);
   if (runs.empty()) {
     std::printf("no runs%s stored in %s\n", o.suite.empty() ? "" : (" of " + o.suite).c_str(),

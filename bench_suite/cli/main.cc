@@ -1,11 +1,13 @@
 // cuvil-bench: list suites and passes, verify compiled pipelines, run the load ladder.
 #include <cstdio>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/workload_options.h"
 #include "passes/ir/error.h"
+#include "reports/printable.h"
 #include "runtime/cuda/device.h"
 
 namespace cuvil::bench::cli {
@@ -61,6 +63,9 @@ void require_runnable_target(const std::string& target) {
 
 }  // namespace cuvil::bench::cli
 
+// An exception nothing expected (EX_SOFTWARE): distinct from bad input (2).
+constexpr int kInternalErrorStatus = 70;
+
 int main(int argc, char** argv) {
   using namespace cuvil::bench::cli;
   CLI::App app{
@@ -95,11 +100,20 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("report")) return report();
     if (app.got_subcommand("probes")) return probes();
   } catch (const cuvil::UserError& e) {
-    std::fprintf(stderr, "cuvil-bench: error: %s\n", e.what());
+    std::fprintf(stderr, "cuvil-bench: error: %s\n", cuvil::reports::printable(e.what()).c_str());
     return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "cuvil-bench: error: out of memory\n");
     return 3;
+  } catch (const nlohmann::json::exception& e) {
+    // A reader that let a JSON document through unchecked: a bug, but never an abort.
+    std::fprintf(stderr, "cuvil-bench: error: internal error: %s\n",
+                 cuvil::reports::printable(e.what()).c_str());
+    return kInternalErrorStatus;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cuvil-bench: error: internal error: %s\n",
+                 cuvil::reports::printable(e.what()).c_str());
+    return kInternalErrorStatus;
   }
   return 2;
 }

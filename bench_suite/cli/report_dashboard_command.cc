@@ -26,7 +26,7 @@ int write_dashboard(const DashboardCommandOptions& o) {
     throw UserError("--alpha must be between 0 and 1 (exclusive)");
   }
   const std::string path = resolved_db_path(o.db);
-  reports::ResultsStore store = reports::ResultsStore::open_existing(path);
+  reports::ResultsStore store = reports::ResultsStore::open_read_only(path);
   const reports::dashboard::DashboardSummary s = reports::dashboard::write_dashboard(store, o.site);
   std::printf(
       "wrote %s: %zu benchmark histories, %zu runs, %zu points, %zu change point(s) (%zu "
@@ -59,7 +59,7 @@ Action add_report_dashboard(CLI::App& report) {
       ->capture_default_str();
   cmd->add_option("--min-change", o->site.change_points.min_change_pct,
                   "change points: smaller shifts (in %) are not reported")
-      ->check(CLI::Range(0.0, 1e6))
+      ->check(finite_range(0.0, 1e6))
       ->capture_default_str();
   cmd->add_option("--alpha", o->site.compare.alpha,
                   "latest-vs-baseline verdicts: significance of the Mann-Whitney test")

@@ -2,6 +2,7 @@
 // (`run --probes ops`) or from native samples (`--folded`, or the run's own samples file), as an
 // interactive SVG, folded stacks, speedscope JSON and a Chrome trace for Perfetto; `--diff BASE`
 // colours what grew and shrank against another run.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,19 +44,11 @@ struct FlameSource {
   std::string samples_file;           // where the tree came from when it is native samples
 };
 
-// A samples file named inside a run.json may be relative to where the run was written.
-std::string locate_samples_file(const std::string& named, const std::string& run_path) {
-  std::error_code ec;
-  if (fs::exists(named, ec) || fs::path(named).is_absolute()) return named;
-  const fs::path beside = fs::path(run_path).parent_path() / named;
-  return fs::exists(beside, ec) ? beside.string() : named;
-}
-
 FlameSource source_of_run(const std::string& path, const std::string& rung,
                           const std::string& folded) {
   const nlohmann::json doc = reports::read_run_json(path);
   std::vector<flame::RungOps> rungs;
-  if (flame::has_op_records(doc)) rungs = flame::read_op_records(doc, path, rung);
+  if (flame::has_op_records(doc, path)) rungs = flame::read_op_records(doc, path, rung);
   if (!folded.empty()) {
     return {flame::read_folded_file(folded), std::move(rungs), "native samples from " + folded,
             folded};
@@ -66,8 +59,9 @@ FlameSource source_of_run(const std::string& path, const std::string& rung,
     return {flame::tree_from_ops(rungs), std::move(rungs),
             std::to_string(ops) + " ops, mean ns per iteration", ""};
   }
-  if (const std::string named = flame::samples_file_of(doc, rung); !named.empty()) {
-    const std::string file = locate_samples_file(named, path);
+  if (const auto named = flame::samples_file_of(doc, path, rung)) {
+    // Only ever inside the run's own folder: a run.json cannot make this read files elsewhere.
+    const std::string file = flame::resolve_samples_file(*named, path);
     return {flame::read_folded_file(file), {}, "native samples from " + file, file};
   }
   flame::read_op_records(doc, path, rung);  // throws: no per-op records, run with --probes ops
@@ -105,6 +99,11 @@ void write_file(const std::string& path, const std::string& content) {
   if (!out.flush()) throw UserError(path + ": write failed");
 }
 
+// Frame names from a folded file may hold bytes that are not UTF-8: JSON gets U+FFFD for them.
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 // What the graph shows: the rungs of per-op records, or the file the samples came from.
 std::string subject(const FlameSource& source) {
   if (!source.samples_file.empty()) return source.samples_file + " (native samples)";
@@ -132,10 +131,15 @@ int report_flame(const FlameCommandOptions& o) {
     if (!(base.tree.total() > 0)) throw UserError("--diff " + o.diff + ": nothing to compare with");
     // Sample counts grow with the sampling time: compare them as shares of each run.
     const bool samples = run.tree.unit() != "nanoseconds";
-    run.tree.annotate_with_base(base.tree, samples ? run.tree.total() / base.tree.total() : 1.0);
+    const double scale = samples ? run.tree.total() / base.tree.total() : 1.0;
+    if (!(std::isfinite(scale) && scale > 0)) {
+      throw UserError("--diff " + o.diff + ": its total and " + o.run +
+                      "'s are too far apart to compare as shares");
+    }
+    run.tree.annotate_with_base(base.tree, scale);
     if (samples) {
       std::printf("samples: base counts scaled by %.4g to the run's total (shares compared)\n",
-                  run.tree.total() / base.tree.total());
+                  scale);
     }
     if (title.empty()) title = "Differential flame graph: " + o.diff + " -> " + o.run;
   }
@@ -160,7 +164,7 @@ int report_flame(const FlameCommandOptions& o) {
   }
   if (all || o.format == "speedscope") {
     const std::string path = output_path(o, "speedscope");
-    write_file(path, flame::to_speedscope(run.tree, subject(run)).dump() + "\n");
+    write_file(path, json_text(flame::to_speedscope(run.tree, subject(run))));
     written.push_back(path + "  (open at https://www.speedscope.app)");
   }
   if (all || o.format == "trace") {
@@ -174,7 +178,7 @@ int report_flame(const FlameCommandOptions& o) {
                    o.run.c_str());
     } else {
       const std::string path = output_path(o, "trace");
-      write_file(path, flame::to_chrome_trace(run.rungs, o.run).dump() + "\n");
+      write_file(path, json_text(flame::to_chrome_trace(run.rungs, o.run)));
       written.push_back(path + "  (open at https://ui.perfetto.dev)");
     }
   }

@@ -1,8 +1,10 @@
 // The results store option shared by run, history and compare: where the database is, and
-// storing a finished run in it.
+// storing a finished run in it; checking a run's outputs before it measures; and the bounds
+// check of the reading commands' numeric options.
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -152,6 +154,23 @@ void store_run_document(const DbOptions& options, const nlohmann::json& document
   store_options.command_line = own_command_line();
   const int64_t id = store.store_run(document, store_options);
   std::printf("stored run %lld in %s\n", static_cast<long long>(id), path.c_str());
+}
+
+CLI::Validator finite_range(double min, double max) {
+  char description[64];
+  std::snprintf(description, sizeof description, "FLOAT in [%g - %g]", min, max);
+  return CLI::Validator(
+      [min, max](std::string& input) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(input, value) || !std::isfinite(value) || value < min ||
+            value > max) {
+          char message[128];
+          std::snprintf(message, sizeof message, " is not a finite number in [%g, %g]", min, max);
+          return "'" + input + "'" + message;
+        }
+        return {};
+      },
+      description);
 }
 
 }  // namespace cuvil::bench::cli

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <vector>
 
 #include "passes/ir/error.h"
 #include "reports/flame/flame_svg_script.h"
@@ -103,7 +104,7 @@ class SvgWriter {
     text("details", kSvgPadX, height_ - 10, " ");
     if (tree_.differential()) legend();
     out_ += "<g id=\"frames\">\n";
-    frame(tree_.root(), 0, kSvgPadX);
+    frames();
     out_ += "</g>\n</svg>\n";
     return std::move(out_);
   }
@@ -130,9 +131,36 @@ class SvgWriter {
     return hot_fill(node.name);
   }
 
-  void frame(const FrameNode& node, size_t level, double x) {
+  // Every frame, parents before children, from an explicit stack: trees may be thousands of
+  // frames deep.
+  void frames() {
+    struct Pending {
+      const FrameNode* node;
+      size_t level;
+      double x;
+    };
+    std::vector<Pending> pending{{&tree_.root(), 0, kSvgPadX}};
+    while (!pending.empty()) {
+      const Pending p = pending.back();
+      pending.pop_back();
+      if (!frame(*p.node, p.level, p.x)) continue;
+      // Children start at the parent's left edge, in order; positions come from cumulative
+      // weights so rounding never accumulates across siblings. Pushed in order, then reversed,
+      // so they come off the stack in order.
+      const size_t first = pending.size();
+      double before = 0;
+      for (const auto& c : p.node->children) {
+        pending.push_back({c.get(), p.level + 1, p.x + before / tree_.total() * plot_w_});
+        before += c->total;
+      }
+      std::reverse(pending.begin() + static_cast<std::ptrdiff_t>(first), pending.end());
+    }
+  }
+
+  // Writes one frame; false when it is too narrow to draw (and so is everything above it).
+  bool frame(const FrameNode& node, size_t level, double x) {
     const double width = node.total / tree_.total() * plot_w_;
-    if (width < o_.min_frame_px) return;
+    if (width < o_.min_frame_px) return false;
     const double y = height_ - kFooterHeight - static_cast<double>(level + 1) * o_.frame_height;
     out_ += "<g class=\"f\" data-name=\"" + escape_markup(node.name) + "\" data-total=\"" +
             printf_string("%.17g", node.total) + "\" data-self=\"" +
@@ -146,13 +174,7 @@ class SvgWriter {
             std::to_string(o_.frame_height - 1) + "\" rx=\"2\" fill=\"" + fill(node) +
             "\"/><text x=\"" + px(x + 3) + "\" y=\"" + px(y + o_.frame_height - 4.5) + "\">" +
             escape_markup(label_for(node.name, width)) + "</text></g>\n";
-    // Children start at the parent's left edge, in order; positions come from cumulative
-    // weights so rounding never accumulates across siblings.
-    double before = 0;
-    for (const auto& c : node.children) {
-      frame(*c, level + 1, x + before / tree_.total() * plot_w_);
-      before += c->total;
-    }
+    return true;
   }
 
   const FrameTree& tree_;

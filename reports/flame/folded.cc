@@ -4,10 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "passes/ir/error.h"
+#include "reports/printable.h"
 
 namespace cuvil::reports::flame {
 
@@ -25,20 +29,31 @@ std::vector<std::string> split_frames(const std::string& stack) {
   return frames;
 }
 
-void append_stacks(const FrameNode& node, std::vector<const std::string*>& path, std::string& out) {
-  path.push_back(&node.name);
-  const double count = std::round(node.self);
-  if (count > 0) {
-    for (size_t i = 0; i < path.size(); ++i) {
-      if (i) out += ';';
-      out += *path[i];
+// Appends one "frame;frame count" line per node with self weight, depth first, from an explicit
+// stack (stacks may be thousands of frames deep).
+void append_stacks(const FrameNode& root, std::string& out) {
+  std::vector<const std::string*> path;
+  std::vector<std::pair<const FrameNode*, size_t>> pending;  // a node and its depth below root
+  for (auto c = root.children.rbegin(); c != root.children.rend(); ++c) pending.emplace_back(c->get(), 0);
+  while (!pending.empty()) {
+    const auto [node, depth] = pending.back();
+    pending.pop_back();
+    path.resize(depth);
+    path.push_back(&node->name);
+    const double count = std::round(node->self);
+    if (count > 0) {
+      for (size_t i = 0; i < path.size(); ++i) {
+        if (i) out += ';';
+        out += *path[i];
+      }
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " %.0f\n", count);
+      out += buf;
     }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, " %.0f\n", count);
-    out += buf;
+    for (auto c = node->children.rbegin(); c != node->children.rend(); ++c) {
+      pending.emplace_back(c->get(), depth + 1);
+    }
   }
-  for (const auto& c : node.children) append_stacks(*c, path, out);
-  path.pop_back();
 }
 
 }  // namespace
@@ -53,27 +68,33 @@ FrameTree parse_folded(const std::string& text, const std::string& source) {
     const std::string where = source + ":" + std::to_string(number);
     const size_t space = line.find_last_of(' ');
     if (space == std::string::npos || space == 0) {
-      throw UserError(where + ": expected 'frame;frame;... count'");
+      throw UserError(printable(where) + ": expected 'frame;frame;... count'");
     }
     const std::string count_text = line.substr(space + 1);
     char* end = nullptr;
     errno = 0;
     const double count = std::strtod(count_text.c_str(), &end);
     if (count_text.empty() || *end != '\0' || errno != 0 || !std::isfinite(count) || count < 0) {
-      throw UserError(where + ": the count '" + count_text + "' is not a non-negative number");
+      throw UserError(
+          printable(where + ": the count '" + count_text + "' is not a non-negative number"));
     }
     const std::vector<std::string> frames = split_frames(line.substr(0, space));
     for (const std::string& f : frames) {
-      if (f.empty()) throw UserError(where + ": an empty frame name in the stack");
+      if (f.empty()) throw UserError(printable(where) + ": an empty frame name in the stack");
     }
     tree.add_stack(frames, count);
+    if (!std::isfinite(tree.total())) {
+      throw UserError(printable(where) + ": the counts add up beyond a double's range");
+    }
   }
   return tree;
 }
 
 FrameTree read_folded_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot read the folded stacks file");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw UserError(printable(path) + ": is a folder");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(printable(path) + ": cannot read the folded stacks file");
   std::ostringstream text;
   text << in.rdbuf();
   return parse_folded(text.str(), path);
@@ -81,8 +102,7 @@ FrameTree read_folded_file(const std::string& path) {
 
 std::string to_folded(const FrameTree& tree) {
   std::string out;
-  std::vector<const std::string*> path;
-  for (const auto& c : tree.root().children) append_stacks(*c, path, out);
+  append_stacks(tree.root(), out);
   return out;
 }
 

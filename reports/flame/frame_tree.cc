@@ -2,10 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "passes/ir/error.h"
 
 namespace cuvil::reports::flame {
+
+FrameNode::~FrameNode() {
+  // Children are taken over before their node dies, so no destructor below runs with any.
+  std::vector<std::unique_ptr<FrameNode>> pending = std::move(children);
+  while (!pending.empty()) {
+    std::unique_ptr<FrameNode> node = std::move(pending.back());
+    pending.pop_back();
+    for (auto& c : node->children) pending.push_back(std::move(c));
+    node->children.clear();
+  }
+}
 
 FrameNode* FrameNode::child(const std::string& child_name) const {
   const auto it = index_.find(child_name);
@@ -53,15 +66,21 @@ const FrameNode* FrameTree::find(const std::vector<std::string>& path) const {
 
 namespace {
 
+// Marks `node`'s subtree with the totals of `base`'s matching subtree (nullptr: none matches).
 void mark(FrameNode& node, const FrameNode* base, double scale, double* only_in_base) {
-  node.in_base = base != nullptr;
-  node.base_total = base ? base->total * scale : 0;
-  for (auto& c : node.children) {
-    mark(*c, base ? base->child(c->name) : nullptr, scale, only_in_base);
-  }
-  if (!base) return;
-  for (const auto& b : base->children) {
-    if (!node.child(b->name)) *only_in_base += b->total * scale;
+  std::vector<std::pair<FrameNode*, const FrameNode*>> pending{{&node, base}};
+  while (!pending.empty()) {
+    const auto [n, b] = pending.back();
+    pending.pop_back();
+    n->in_base = b != nullptr;
+    n->base_total = b ? b->total * scale : 0;
+    for (auto c = n->children.rbegin(); c != n->children.rend(); ++c) {
+      pending.emplace_back(c->get(), b ? b->child((*c)->name) : nullptr);
+    }
+    if (!b) continue;
+    for (const auto& bc : b->children) {
+      if (!n->child(bc->name)) *only_in_base += bc->total * scale;
+    }
   }
 }
 

@@ -8,11 +8,19 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace cuvil::reports::flame {
 
+// Every walk over a tree (building, writing, destroying) is iterative: a stack as deep as a
+// tree is only ever in memory, never on the call stack.
 struct FrameNode {
+  FrameNode() = default;
+  FrameNode(FrameNode&&) = default;
+  FrameNode& operator=(FrameNode&&) = default;
+  ~FrameNode();  // iterative: destroying a deep chain must not recurse once per level
+
   std::string name;
   double self = 0;   // weight of stacks that end in this frame
   double total = 0;  // self plus every descendant's self
@@ -67,11 +75,18 @@ class FrameTree {
 };
 
 // Visits every node depth first (parents before children, children in order) with its path
-// depth (root = 0).
+// depth (root = 0), without recursion.
 template <typename Visit>
-void visit_frames(const FrameNode& node, Visit&& visit, size_t level = 0) {
-  visit(node, level);
-  for (const auto& c : node.children) visit_frames(*c, visit, level + 1);
+void visit_frames(const FrameNode& node, Visit&& visit) {
+  std::vector<std::pair<const FrameNode*, size_t>> pending{{&node, 0}};
+  while (!pending.empty()) {
+    const auto [n, level] = pending.back();
+    pending.pop_back();
+    visit(*n, level);
+    for (auto c = n->children.rbegin(); c != n->children.rend(); ++c) {
+      pending.emplace_back(c->get(), level + 1);
+    }
+  }
 }
 
 }  // namespace cuvil::reports::flame

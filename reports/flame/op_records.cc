@@ -1,8 +1,12 @@
 #include "reports/flame/op_records.h"
 
 #include <cmath>
+#include <filesystem>
+#include <limits>
 
 #include "passes/ir/error.h"
+#include "reports/json_input.h"
+#include "reports/printable.h"
 
 namespace cuvil::reports::flame {
 
@@ -10,14 +14,17 @@ namespace {
 
 using nlohmann::json;
 
-bool is_median_entry(const json& entry) {
-  return entry.is_object() && entry.value("run_type", "") == "aggregate" &&
-         entry.value("aggregate_name", "") == "median";
+bool is_median_entry(const JsonInput& entry) {
+  entry.expect_object();
+  return entry.string_or("run_type", "") == "aggregate" &&
+         entry.string_or("aggregate_name", "") == "median";
 }
 
-std::string run_name_of(const json& entry) {
-  if (entry.contains("run_name") && entry["run_name"].is_string()) return entry["run_name"];
-  std::string name = entry.value("name", "");
+std::string run_name_of(const JsonInput& entry) {
+  if (const std::optional<JsonInput> run_name = entry.find_non_null("run_name")) {
+    return run_name->string();
+  }
+  std::string name = entry.at("name").string();
   const std::string suffix = "_median";
   if (name.size() > suffix.size() && name.ends_with(suffix))
     name.resize(name.size() - suffix.size());
@@ -30,78 +37,73 @@ bool rung_matches(const std::string& run_name, const std::string& wanted) {
   return slash != std::string::npos && run_name.substr(slash + 1) == wanted;
 }
 
-std::string text_field(const json& record, const char* key, const std::string& where) {
-  const auto it = record.find(key);
-  if (it == record.end() || !it->is_string()) {
-    throw UserError(where + ": field '" + key + "' is missing or not a string");
-  }
-  return *it;
+// The median entry's "cuvil" object, or nullopt.
+std::optional<JsonInput> cuvil_of(const JsonInput& entry) {
+  std::optional<JsonInput> cuvil = entry.find_non_null("cuvil");
+  if (cuvil) cuvil->expect_object();
+  return cuvil;
+}
+
+std::optional<JsonInput> ops_of(const JsonInput& entry) {
+  const std::optional<JsonInput> cuvil = cuvil_of(entry);
+  return cuvil ? cuvil->find_non_null("ops") : std::nullopt;
 }
 
 // Optional numbers default to 0; JSON null (an unknown figure) reads as 0 too.
-double number_field(const json& record, const char* key, const std::string& where, bool required) {
-  const auto it = record.find(key);
-  if (it == record.end() || it->is_null()) {
-    if (required) throw UserError(where + ": field '" + key + "' is missing");
+double number_field(const JsonInput& record, const char* key, bool required) {
+  const std::optional<JsonInput> field = record.find_non_null(key);
+  if (!field) {
+    if (required) record.fail(std::string("missing '") + key + "'");
     return 0;
   }
-  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
-    throw UserError(where + ": field '" + key + "' is not a non-negative number");
-  }
-  return it->get<double>();
+  return field->non_negative();
 }
 
-OpRecord parse_record(const json& r, const std::string& where) {
-  if (!r.is_object()) throw UserError(where + ": a record is not an object");
+OpRecord parse_record(const JsonInput& r) {
+  r.expect_object();
   OpRecord rec;
-  rec.step = static_cast<int64_t>(number_field(r, "step", where, true));
-  rec.node = text_field(r, "node", where);
-  rec.op = text_field(r, "op", where);
-  rec.kernel =
-      r.contains("kernel") && r["kernel"].is_string() ? r["kernel"].get<std::string>() : rec.op;
-  rec.lowering = r.value("lowering", "");
-  rec.flops = number_field(r, "flops", where, false);
-  rec.bytes = number_field(r, "bytes", where, false);
-  rec.ns_per_iteration = number_field(r, "ns_per_iteration", where, true);
-  rec.ns_min = number_field(r, "ns_min", where, false);
-  rec.ns_median = number_field(r, "ns_median", where, false);
-  rec.gflops = number_field(r, "gflops", where, false);
+  rec.step = r.at("step").integer(0, std::numeric_limits<int64_t>::max());
+  rec.node = r.at("node").string();
+  rec.op = r.at("op").string();
+  rec.kernel = r.string_or("kernel", rec.op);
+  rec.lowering = r.string_or("lowering", "");
+  rec.flops = number_field(r, "flops", false);
+  rec.bytes = number_field(r, "bytes", false);
+  rec.ns_per_iteration = number_field(r, "ns_per_iteration", true);
+  rec.ns_min = number_field(r, "ns_min", false);
+  rec.ns_median = number_field(r, "ns_median", false);
+  rec.gflops = number_field(r, "gflops", false);
   return rec;
 }
 
-RungOps parse_rung(const json& entry, const std::string& source) {
+RungOps parse_rung(const JsonInput& entry) {
   RungOps rung;
   rung.name = run_name_of(entry);
   const size_t slash = rung.name.find('/');
   rung.suite = rung.name.substr(0, slash);
   rung.rung = slash == std::string::npos ? "" : rung.name.substr(slash + 1);
-  const std::string where = source + ": " + rung.name + ": cuvil.ops";
-  const json& ops = entry["cuvil"]["ops"];
-  if (!ops.is_object()) throw UserError(where + " is not an object");
-  rung.iterations = number_field(ops, "iterations", where, false);
-  rung.total_ns_per_iteration = number_field(ops, "total_ns_per_iteration", where, false);
-  rung.measured_ns_per_iteration = number_field(ops, "measured_ns_per_iteration", where, false);
-  const auto records = ops.find("records");
-  if (records == ops.end() || !records->is_array()) {
-    throw UserError(where + ".records is missing or not an array");
-  }
-  for (size_t i = 0; i < records->size(); ++i) {
-    rung.records.push_back(
-        parse_record((*records)[i], where + ".records[" + std::to_string(i) + "]"));
+  const JsonInput ops = *ops_of(entry);
+  ops.expect_object();
+  rung.iterations = number_field(ops, "iterations", false);
+  rung.total_ns_per_iteration = number_field(ops, "total_ns_per_iteration", false);
+  rung.measured_ns_per_iteration = number_field(ops, "measured_ns_per_iteration", false);
+  const JsonInput records = ops.at("records");
+  double sum_ns = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    rung.records.push_back(parse_record(records[i]));
+    sum_ns += rung.records.back().ns_per_iteration;
+    if (!std::isfinite(sum_ns)) records[i].fail("the times add up beyond a double's range");
   }
   return rung;
 }
 
-bool has_ops(const json& entry) {
-  return entry.contains("cuvil") && entry["cuvil"].is_object() && entry["cuvil"].contains("ops");
-}
-
-const json& benchmarks(const json& document, const std::string& source) {
-  if (!document.is_object() || !document.contains("benchmarks") ||
-      !document["benchmarks"].is_array()) {
-    throw UserError(source + ": no 'benchmarks' array (not a run.json)");
+JsonInput benchmarks(const JsonInput& document) {
+  if (!document.is_object() || !document.json().contains("benchmarks")) {
+    document.fail("no 'benchmarks' array (not a run.json)");
   }
-  return document["benchmarks"];
+  JsonInput entries = document.at("benchmarks");
+  entries.expect_array();
+  return entries;
 }
 
 // Frame names may not hold the folded format's separator.
@@ -114,10 +116,10 @@ std::string frame_name(std::string name) {
 
 }  // namespace
 
-bool has_op_records(const json& document) {
-  if (!document.is_object() || !document.contains("benchmarks")) return false;
-  for (const json& entry : document["benchmarks"]) {
-    if (is_median_entry(entry) && has_ops(entry)) return true;
+bool has_op_records(const json& document, const std::string& source) {
+  const JsonInput entries = benchmarks(JsonInput(document, source));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (is_median_entry(entries[i]) && ops_of(entries[i])) return true;
   }
   return false;
 }
@@ -126,38 +128,79 @@ std::vector<RungOps> read_op_records(const json& document, const std::string& so
                                      const std::string& rung) {
   std::vector<RungOps> rungs;
   std::vector<std::string> known;
-  for (const json& entry : benchmarks(document, source)) {
-    if (!is_median_entry(entry) || !has_ops(entry)) continue;
+  const JsonInput entries = benchmarks(JsonInput(document, source));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const JsonInput entry = entries[i];
+    if (!is_median_entry(entry) || !ops_of(entry)) continue;
     const std::string name = run_name_of(entry);
     known.push_back(name);
-    if (rung_matches(name, rung)) rungs.push_back(parse_rung(entry, source));
+    if (rung_matches(name, rung)) rungs.push_back(parse_rung(entry));
   }
   if (known.empty()) {
-    throw UserError(source +
+    throw UserError(printable(source) +
                     ": no per-op records (no median entry has 'cuvil.ops'); run with "
                     "`cuvil-bench run --probes ops`");
   }
   if (rungs.empty()) {
     std::string list;
     for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-    throw UserError(source + ": no rung '" + rung + "' with per-op records (has: " + list + ")");
+    throw UserError(
+        printable(source + ": no rung '" + rung + "' with per-op records (has: " + list + ")"));
   }
   return rungs;
 }
 
-std::string samples_file_of(const json& document, const std::string& rung) {
-  if (!document.is_object() || !document.contains("benchmarks")) return "";
-  for (const json& entry : document["benchmarks"]) {
+std::optional<NamedSamplesFile> samples_file_of(const json& document, const std::string& source,
+                                                const std::string& rung) {
+  const JsonInput entries = benchmarks(JsonInput(document, source));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const JsonInput entry = entries[i];
     if (!is_median_entry(entry) || !rung_matches(run_name_of(entry), rung)) continue;
-    const json::json_pointer p("/cuvil/samples_file");
-    if (entry.contains(p) && entry.at(p).is_string()) return entry.at(p);
+    const std::optional<JsonInput> cuvil = cuvil_of(entry);
+    if (!cuvil) continue;
+    if (const std::optional<JsonInput> file = cuvil->find_non_null("samples_file")) {
+      return NamedSamplesFile{file->string(), file->where()};
+    }
   }
-  return "";
+  return std::nullopt;
+}
+
+std::string resolve_samples_file(const NamedSamplesFile& named, const std::string& run_path) {
+  namespace fs = std::filesystem;
+  auto fail = [&](const std::string& message) -> std::string {
+    throw UserError(printable(named.where + ": '" + named.named + "' " + message));
+  };
+  if (named.named.empty()) fail("is empty");
+  fs::path folder = fs::path(run_path).parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code ec;
+  const fs::path real_folder = fs::weakly_canonical(folder, ec);
+  if (ec) fail("cannot be looked for: " + ec.message());
+  // Inside the folder once every symbolic link and ".." is resolved.
+  auto inside = [&](const fs::path& candidate) {
+    std::error_code e;
+    const fs::path real = fs::weakly_canonical(candidate, e);
+    if (e) return false;
+    const fs::path relative = real.lexically_relative(real_folder);
+    return !relative.empty() && relative != "." && *relative.begin() != "..";
+  };
+  const fs::path name(named.named);
+  const fs::path target = name.is_absolute() ? name : folder / name;
+  const std::string refusal =
+      "leads outside the run's folder " + folder.string() +
+      "; samples are read only from there (name the file with --folded to read it anyway)";
+  if (!inside(target)) fail(refusal);
+  if (fs::is_regular_file(target, ec)) return target.string();
+  if (!name.is_absolute() && name.has_parent_path()) {
+    const fs::path beside = folder / name.filename();
+    if (inside(beside) && fs::is_regular_file(beside, ec)) return beside.string();
+  }
+  return fail("is not a file in the run's folder " + folder.string());
 }
 
 std::vector<std::string> op_frames(const OpRecord& record) {
   std::vector<std::string> frames;
-  for (size_t dot = record.node.find('.'); dot != std::string::npos;
+  for (size_t dot = record.node.find('.'); dot != std::string::npos && frames.size() < kMaxBlockFrames;
        dot = record.node.find('.', dot + 1)) {
     frames.push_back(frame_name(record.node.substr(0, dot)));
   }
@@ -174,6 +217,9 @@ FrameTree tree_from_ops(const std::vector<RungOps>& rungs) {
       for (std::string& f : op_frames(record)) path.push_back(std::move(f));
       tree.add_stack(path, record.ns_per_iteration);
     }
+  }
+  if (!std::isfinite(tree.total())) {
+    throw UserError("the per-op times of every rung add up beyond a double's range");
   }
   return tree;
 }

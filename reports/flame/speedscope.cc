@@ -1,6 +1,8 @@
 #include "reports/flame/speedscope.h"
 
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace cuvil::reports::flame {
 
@@ -21,14 +23,26 @@ struct SampleWriter {
     return it->second;
   }
 
-  void walk(const FrameNode& node) {
-    stack.push_back(index_of(node.name));
-    if (node.self > 0) {
-      samples.push_back(stack);
-      weights.push_back(node.self);
+  // Every stack below `root`, depth first, from an explicit stack (trees may be thousands of
+  // frames deep).
+  void walk(const FrameNode& root) {
+    std::vector<std::pair<const FrameNode*, size_t>> pending;  // a node and its depth
+    for (auto c = root.children.rbegin(); c != root.children.rend(); ++c) {
+      pending.emplace_back(c->get(), 0);
     }
-    for (const auto& c : node.children) walk(*c);
-    stack.pop_back();
+    while (!pending.empty()) {
+      const auto [node, depth] = pending.back();
+      pending.pop_back();
+      stack.resize(depth);
+      stack.push_back(index_of(node->name));
+      if (node->self > 0) {
+        samples.push_back(stack);
+        weights.push_back(node->self);
+      }
+      for (auto c = node->children.rbegin(); c != node->children.rend(); ++c) {
+        pending.emplace_back(c->get(), depth + 1);
+      }
+    }
   }
 };
 
@@ -36,7 +50,7 @@ struct SampleWriter {
 
 json to_speedscope(const FrameTree& tree, const std::string& name) {
   SampleWriter w;
-  for (const auto& c : tree.root().children) w.walk(*c);
+  w.walk(tree.root());
   const std::string unit = tree.unit() == "nanoseconds" ? "nanoseconds" : "none";
   json profile = {{"type", "sampled"},
                   {"name", name},

@@ -197,5 +197,35 @@ TEST(Compare, TableNamesVerdictsAndGeometricMean) {
   EXPECT_NE(table.find("geometric mean"), std::string::npos) << table;
 }
 
+TEST(Compare, AZeroMedianIsInvalidNeverSame) {
+  // 0 us against 175 ms used to read "+0.00%, same".
+  std::vector<double> zero(7, 0.0), slow(7, 175e6);
+  const Comparison c = compare_runs({bench("s/x", zero), bench("s/y", slow)},
+                                    {bench("s/x", slow), bench("s/y", zero)}, CompareOptions{});
+  ASSERT_EQ(c.rows.size(), 2u);
+  for (const BenchmarkComparison& row : c.rows) {
+    EXPECT_EQ(row.verdict, Verdict::kInvalid) << row.name;
+    EXPECT_TRUE(std::isnan(row.change_pct)) << row.name;
+  }
+  EXPECT_EQ(c.geomean_ratio, 1);  // no valid ratio
+  EXPECT_EQ(regressions(c, 1e6).size(), 2u);  // the gate never passes a broken measurement
+  const std::string table = format_comparison(c, "a", "b");
+  EXPECT_NE(table.find("invalid"), std::string::npos) << table;
+  EXPECT_NE(table.find("0 same, 2 invalid"), std::string::npos) << table;
+  EXPECT_EQ(table.find(" same\n"), std::string::npos) << table;
+  const auto warnings = comparison_warnings(c);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings[0].find("s/x, s/y: a median is not a positive time"), std::string::npos);
+}
+
+TEST(Compare, WarningsEscapeControlCharactersInNames) {
+  const Comparison c =
+      compare_runs({bench("s/\x1b[2J", {1, 2})}, {bench("s/\x1b[2J", {1, 2})}, CompareOptions{});
+  const auto warnings = comparison_warnings(c);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings[0].find("s/\\x1b[2J"), std::string::npos) << warnings[0];
+  EXPECT_EQ(warnings[0].find('\x1b'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cuvil::reports

@@ -93,7 +93,7 @@ TEST(FlameOps, RunWithoutPerOpRecordsTellsTheUserToProbeOps) {
   EXPECT_NE(message.find("plain.json"), std::string::npos) << message;
   EXPECT_NE(message.find("cuvil.ops"), std::string::npos) << message;
   EXPECT_NE(message.find("--probes ops"), std::string::npos) << message;
-  EXPECT_FALSE(has_op_records(doc));
+  EXPECT_FALSE(has_op_records(doc, "plain.json"));
 }
 
 TEST(FlameOps, DocumentWithoutBenchmarksIsAUserError) {
@@ -108,7 +108,7 @@ TEST(FlameOps, RecordWithoutTimeNamesTheField) {
   nlohmann::json doc = run_with_ops({resnet_like()});
   doc["benchmarks"][1]["cuvil"]["ops"]["records"][3].erase("ns_per_iteration");
   const std::string message = user_error_of([&] { read_op_records(doc, "r.json"); });
-  EXPECT_NE(message.find("records[3]"), std::string::npos) << message;
+  EXPECT_NE(message.find("/records/3"), std::string::npos) << message;
   EXPECT_NE(message.find("ns_per_iteration"), std::string::npos) << message;
 }
 
@@ -127,11 +127,12 @@ TEST(FlameOps, RecordsThatAreNotAnArrayAreAUserError) {
 
 TEST(FlameOps, SamplesFileIsReadFromTheMedianEntry) {
   nlohmann::json doc = run_with_ops({resnet_like()});
-  EXPECT_EQ(samples_file_of(doc), "");
+  EXPECT_FALSE(samples_file_of(doc, "r.json"));
   doc["benchmarks"][1]["cuvil"]["samples_file"] = "run.folded";
-  EXPECT_EQ(samples_file_of(doc), "run.folded");
-  EXPECT_EQ(samples_file_of(doc, "b1"), "run.folded");
-  EXPECT_EQ(samples_file_of(doc, "b8"), "");
+  EXPECT_EQ(samples_file_of(doc, "r.json")->named, "run.folded");
+  EXPECT_EQ(samples_file_of(doc, "r.json")->where, "r.json: /benchmarks/1/cuvil/samples_file");
+  EXPECT_EQ(samples_file_of(doc, "r.json", "b1")->named, "run.folded");
+  EXPECT_FALSE(samples_file_of(doc, "r.json", "b8"));
 }
 
 TEST(FlameOps, SeparatorsInNamesCannotBreakFoldedStacks) {

@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "passes/ir/error.h"
+#include "reports/run_document.h"
 #include "tests/reports/run_json_fixture.h"
 
 namespace cuvil::reports {
@@ -100,6 +103,112 @@ TEST(ResultsStore, OpenExistingRefusesAMissingFile) {
   ScratchDir dir;
   EXPECT_THROW(ResultsStore::open_existing(dir.file("missing.db")), UserError);
   EXPECT_FALSE(std::filesystem::exists(dir.file("missing.db")));
+}
+
+// The bytes of a file, to check that reading it changed nothing.
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A database holding two runs, left in rollback-journal mode: opening it read-write would
+// switch it to WAL (a write), which is what readers must not do.
+std::string journal_mode_database(const ScratchDir& dir) {
+  const std::string path = dir.file("r.db");
+  {
+    ResultsStore store(path);
+    store.store_run(synthetic_run(2, 5));
+    store.store_run(synthetic_run(2, 5, 2e6));
+    store.database().exec("PRAGMA journal_mode=DELETE");
+  }
+  return path;
+}
+
+TEST(ResultsStore, ReadOnlyOpeningWritesNothing) {
+  ScratchDir dir;
+  const std::string path = journal_mode_database(dir);
+  const std::string before = bytes_of(path);
+  {
+    ResultsStore store = ResultsStore::open_read_only(path);
+    EXPECT_EQ(store.list_runs().size(), 2u);
+    EXPECT_EQ(store.load_document(2)["benchmarks"].size(), synthetic_run(2, 5)["benchmarks"].size());
+    EXPECT_EQ(store.database().query_text("PRAGMA journal_mode"), "delete");
+  }
+  EXPECT_EQ(bytes_of(path), before);
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-journal"));
+}
+
+TEST(ResultsStore, ReadOnlyStoreRefusesWrites) {
+  // SQLite enforces SQLITE_OPEN_READONLY itself, whoever runs the test (root included).
+  ScratchDir dir;
+  const std::string path = journal_mode_database(dir);
+  ResultsStore store = ResultsStore::open_read_only(path);
+  try {
+    store.store_run(synthetic_run(1, 3));
+    FAIL() << "stored through a read-only store";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("readonly"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ResultsStore::open_read_only(path).list_runs().size(), 2u);
+}
+
+TEST(ResultsStore, ReadOnlyOpeningOfAnEmptyFileReadsNoRuns) {
+  ScratchDir dir;
+  const std::string path = dir.file("empty.db");
+  std::ofstream{path};
+  ResultsStore store = ResultsStore::open_read_only(path);
+  EXPECT_TRUE(store.list_runs().empty());
+  EXPECT_THROW(store.load_document(1), UserError);
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);  // still empty: no schema written
+}
+
+TEST(ResultsStore, ReadOnlyOpeningRefusesMissingNewerAndForeignFiles) {
+  ScratchDir dir;
+  EXPECT_THROW(ResultsStore::open_read_only(dir.file("missing.db")), UserError);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("missing.db")));
+  const std::string newer = dir.file("newer.db");
+  {
+    Database db(newer, 1000);
+    db.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion + 1));
+  }
+  EXPECT_THROW(ResultsStore::open_read_only(newer), UserError);
+  const std::string notes = dir.file("notes.db");
+  std::ofstream(notes) << "these are not the bytes of an SQLite database, not at all, no.\n";
+  EXPECT_THROW(ResultsStore::open_read_only(notes), UserError);
+}
+
+TEST(ResultsStore, AStoredDocumentIsCheckedLikeAFile) {
+  ScratchDir dir;
+  const std::string path = dir.file("r.db");
+  {
+    ResultsStore store(path);
+    store.store_run(synthetic_run(1, 3));
+    store.store_run(synthetic_run(1, 3));
+    store.store_run(synthetic_run(1, 3));
+    // Hand-edited or damaged: a wrong-typed field, an overflowing number, not JSON at all.
+    store.database().exec(
+        "UPDATE runs SET document = json_set(document, '$.benchmarks[0].run_type', 7) WHERE id = 1");
+    store.database().exec(
+        "UPDATE runs SET document = replace(document, '\"real_time\":', '\"real_time\":1e999,"
+        "\"x\":') WHERE id = 2");
+    store.database().exec("UPDATE runs SET document = '{\"benchmarks\": [' WHERE id = 3");
+  }
+  ResultsStore store = ResultsStore::open_read_only(path);
+  auto error_of = [&](int64_t id) -> std::string {
+    try {
+      benchmarks_of(store.load_document(id), store.document_source(id));
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(1), path + ": run 1: /benchmarks/0/run_type: expected a string, got a number");
+  EXPECT_EQ(error_of(2),
+            path + ": run 2: /benchmarks/0/real_time: the number 1e999 is out of range (beyond a "
+                   "double)");
+  EXPECT_NE(error_of(3).find(path + ": run 3: malformed JSON"), std::string::npos) << error_of(3);
 }
 
 TEST(ResultsStore, StoresARunAndReadsItBack) {

@@ -119,6 +119,83 @@ TEST(RunDocument, MalformedJsonIsAUserErrorWithItsPosition) {
   }
 }
 
+// The message of the UserError `f` throws, or "" when it throws none (or throws another kind:
+// the readers used to let nlohmann's own exceptions through).
+template <typename F>
+std::string user_error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string error_of_document(const std::string& text) {
+  return user_error_of([&] { benchmarks_of(nlohmann::json::parse(text), "doc.json"); });
+}
+
+TEST(RunDocument, AnOverflowingTimeInAFileIsAUserErrorNamingItsPointer) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("overflow.json");
+  std::ofstream(path) << R"({"benchmarks":[{"name":"x/y","real_time":1e999}]})";
+  EXPECT_EQ(user_error_of([&] { read_run_json(path); }),
+            path + ": /benchmarks/0/real_time: the number 1e999 is out of range (beyond a double)");
+}
+
+TEST(RunDocument, FieldsOfTheWrongTypeAreUserErrorsNamingTheirPointer) {
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"run_type":7}]})"),
+            "doc.json: /benchmarks/0/run_type: expected a string, got a number");
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"error_occurred":"yes"}]})"),
+            "doc.json: /benchmarks/0/error_occurred: expected true or false, got a string \"yes\"");
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"time_unit":3}]})"),
+            "doc.json: /benchmarks/0/time_unit: expected a string, got a number");
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","run_name":[],"real_time":1}]})"),
+            "doc.json: /benchmarks/0/run_name: expected a string, got an array");
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a_median","run_type":"aggregate",
+      "aggregate_name":{},"real_time":1}]})"),
+            "doc.json: /benchmarks/0/aggregate_name: expected a string, got an object");
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"GFLOP/s":"many"}]})"),
+            "doc.json: /benchmarks/0/GFLOP~1s: expected a number, got a string");
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"cuvil":{"noisy":"x"}}]})"),
+            "doc.json: /benchmarks/0/cuvil/noisy: expected true or false, got a string \"x\"");
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"cuvil":5}]})"),
+            "doc.json: /benchmarks/0/cuvil: expected an object, got a number");
+  EXPECT_EQ(error_of_document(R"({"benchmarks":{"name":"a"}})"),
+            "doc.json: /benchmarks: expected an array, got an object");
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[3]})"),
+            "doc.json: /benchmarks/0: expected an object, got a number");
+}
+
+TEST(RunDocument, TimesOutOfRangeAreUserErrorsNamingTheirPointer) {
+  // Finite in seconds, beyond a double in nanoseconds.
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1e300,"time_unit":"s"}]})"),
+            "doc.json: /benchmarks/0/real_time: the time 1e+300 is out of range");
+  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"cpu_time":-2}]})"),
+            "doc.json: /benchmarks/0/cpu_time: expected a number >= 0, got -2");
+  auto doc = run_document({{"s/r", {1, 2, 3}}});
+  doc["benchmarks"][3]["cuvil"]["real_ns"][2] = "3";
+  EXPECT_EQ(user_error_of([&] { benchmarks_of(doc, "doc.json"); }),
+            "doc.json: /benchmarks/3/cuvil/real_ns/2: expected a number, got a string");
+  doc = run_document({{"s/r", {1, 2, 3}}});
+  doc["benchmarks"][3]["threads"] = 1e10;
+  EXPECT_EQ(user_error_of([&] { benchmarks_of(doc, "doc.json"); }),
+            "doc.json: /benchmarks/3/threads: the integer 10000000000.0 is out of range [1, "
+            "2147483647]");
+  doc["benchmarks"][3]["threads"] = 1.5;
+  EXPECT_EQ(user_error_of([&] { benchmarks_of(doc, "doc.json"); }),
+            "doc.json: /benchmarks/3/threads: expected an integer, got 1.5");
+}
+
+TEST(RunDocument, ControlCharactersInQuotedNamesAreEscaped) {
+  // A median entry without a time: the message quotes the name.
+  const std::string message = error_of_document(
+      R"({"benchmarks":[{"name":"x\u001b[31m\nfake","run_type":"aggregate","aggregate_name":"stddev"}]})");
+  EXPECT_EQ(message, "doc.json: /benchmarks/0: 'x\\x1b[31m\\x0afake' has no timing samples");
+  EXPECT_EQ(message.find('\x1b'), std::string::npos);
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+}
+
 TEST(RunDocument, FirstStringFollowsPointersInOrder) {
   const auto j = nlohmann::json::parse(R"({"a": {"b": 3, "c": "yes"}, "d": "top"})");
   EXPECT_EQ(first_string(j, {"/a/b", "/a/c", "/d"}), "yes");
