@@ -25,6 +25,41 @@ std::vector<std::string> split_frames(const std::string& stack) {
   return frames;
 }
 
+// The byte offset of the first byte that is not well-formed UTF-8 (RFC 3629: no overlong forms,
+// no surrogates, nothing past U+10FFFF), or npos. Every writer downstream (SVG, speedscope JSON,
+// the Chrome trace) promises UTF-8.
+size_t first_invalid_utf8(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      const unsigned char b = p[i + k];
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += len;
+  }
+  return std::string::npos;
+}
+
 void append_stacks(const FrameNode& node, std::vector<const std::string*>& path, std::string& out) {
   path.push_back(&node.name);
   const double count = std::round(node.self);
@@ -62,11 +97,20 @@ FrameTree parse_folded(const std::string& text, const std::string& source) {
     if (count_text.empty() || *end != '\0' || errno != 0 || !std::isfinite(count) || count < 0) {
       throw UserError(where + ": the count '" + count_text + "' is not a non-negative number");
     }
+    if (const size_t bad = first_invalid_utf8(line); bad != std::string::npos) {
+      throw UserError(where + ": byte " + std::to_string(bad + 1) +
+                      " is not UTF-8 text (frame names must be UTF-8; convert with iconv)");
+    }
     const std::vector<std::string> frames = split_frames(line.substr(0, space));
     for (const std::string& f : frames) {
       if (f.empty()) throw UserError(where + ": an empty frame name in the stack");
     }
     tree.add_stack(frames, count);
+    // Each count is finite, their sum need not be: every share drawn from an infinite total
+    // would be NaN.
+    if (!std::isfinite(tree.total())) {
+      throw UserError(where + ": the counts add up past the largest number a double holds");
+    }
   }
   return tree;
 }
