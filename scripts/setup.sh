@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build git pkg-config clang-format
+  clang libclang-rt-dev         # scripts/fuzz.sh: libFuzzer and the sanitizer runtimes (tests/fuzz);
+                                # libclang-rt is only recommended by clang, so named here
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libdnnl-dev libsqlite3-dev
   ocl-icd-opencl-dev            # Debian's dnnl-config.cmake finds OpenCL (only recommended: not

@@ -29,12 +29,48 @@ std::vector<std::string> split_frames(const std::string& stack) {
   return frames;
 }
 
+// The byte offset of the first byte that is not well-formed UTF-8 (RFC 3629: no overlong forms,
+// no surrogates, nothing past U+10FFFF), or npos. Every writer downstream (SVG, speedscope JSON,
+// the Chrome trace) promises UTF-8.
+size_t first_invalid_utf8(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      const unsigned char b = p[i + k];
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += len;
+  }
+  return std::string::npos;
+}
+
 // Appends one "frame;frame count" line per node with self weight, depth first, from an explicit
 // stack (stacks may be thousands of frames deep).
 void append_stacks(const FrameNode& root, std::string& out) {
   std::vector<const std::string*> path;
   std::vector<std::pair<const FrameNode*, size_t>> pending;  // a node and its depth below root
-  for (auto c = root.children.rbegin(); c != root.children.rend(); ++c) pending.emplace_back(c->get(), 0);
+  for (auto c = root.children.rbegin(); c != root.children.rend(); ++c)
+    pending.emplace_back(c->get(), 0);
   while (!pending.empty()) {
     const auto [node, depth] = pending.back();
     pending.pop_back();
@@ -77,6 +113,10 @@ FrameTree parse_folded(const std::string& text, const std::string& source) {
     if (count_text.empty() || *end != '\0' || errno != 0 || !std::isfinite(count) || count < 0) {
       throw UserError(
           printable(where + ": the count '" + count_text + "' is not a non-negative number"));
+    }
+    if (const size_t bad = first_invalid_utf8(line); bad != std::string::npos) {
+      throw UserError(printable(where) + ": byte " + std::to_string(bad + 1) +
+                      " is not UTF-8 text (frame names must be UTF-8; convert with iconv)");
     }
     const std::vector<std::string> frames = split_frames(line.substr(0, space));
     for (const std::string& f : frames) {

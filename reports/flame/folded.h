@@ -10,7 +10,8 @@ namespace cuvil::reports::flame {
 
 // Parses folded text into a tree of sample counts (unit "samples"). Blank lines are skipped;
 // repeated stacks add up. A line without a trailing non-negative count, or with an empty stack,
-// is a UserError naming `source` and the line number.
+// or with bytes that are not UTF-8, or counts whose sum overflows, is a UserError naming
+// `source` and the line number.
 FrameTree parse_folded(const std::string& text, const std::string& source);
 // Reads and parses a folded file; a missing file is a UserError.
 FrameTree read_folded_file(const std::string& path);

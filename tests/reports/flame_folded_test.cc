@@ -81,6 +81,41 @@ TEST(FlameFolded, EmptyFrameIsAUserError) {
   EXPECT_THROW(parse_folded(";a 1\n", "s"), UserError);
 }
 
+// Found by fuzzing (tests/fuzz, fuzz_folded): a Latin-1 byte in a frame name read fine, then
+// `report flame --format speedscope` died on nlohmann's invalid-UTF-8 type_error (the SVG was
+// not well-formed XML either). Frame names must be UTF-8; the message names the line.
+TEST(FlameFolded, FrameNameThatIsNotUtf8IsAUserErrorNamingTheLine) {
+  for (const std::string bad : {"main;run\xdcgemm 60\n", "caf\xe9 1\n", "a\xc0\xaf 1\n",
+                                "a\xed\xa0\x80 1\n", "a\xe2\x82 1\n", "a\xf5\x80\x80\x80 1\n"}) {
+    try {
+      parse_folded("ok 1\n" + bad, "s.folded");
+      FAIL() << "no error for " << bad;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("s.folded:2"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("UTF-8"), std::string::npos) << e.what();
+    }
+  }
+  const FrameTree tree = parse_folded(
+      "\xc3\xbc"
+      "ber;\xe6\x97\xa5\xe6\x9c\xac;\xf0\x9f\x94\xa5 2\n",
+      "s");
+  EXPECT_EQ(to_folded(tree),
+            "\xc3\xbc"
+            "ber;\xe6\x97\xa5\xe6\x9c\xac;\xf0\x9f\x94\xa5 2\n");
+}
+
+// Found by fuzzing: two counts of 1e308 each read fine but summed to infinity, and the SVG writer
+// then converted the NaN share of every frame to an integer (undefined behaviour).
+TEST(FlameFolded, CountsWhoseSumOverflowsAreAUserErrorNamingTheLine) {
+  try {
+    parse_folded("a 1e308\nb 1e308\n", "s.folded");
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.folded:2"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(parse_folded("a 1e308\nb 1e307\n", "s"));
+}
+
 TEST(FlameFolded, MissingFileIsAUserError) {
   EXPECT_THROW(read_folded_file("/nonexistent/cuvil/stacks.folded"), UserError);
 }

@@ -245,11 +245,15 @@ HostTensor decode_tensor(const TensorProto& t, const TensorSource& src, const st
                                          : HostTensor::Kind::i64;
   out.shape = shape;
   const size_t n = static_cast<size_t>(count);
-  if (as_float) {
-    out.f.resize(n);
-  } else {
-    out.i.resize(n);
-  }
+  // Storage once the data is known to hold n values: a shape a malformed file declares
+  // allocates nothing by itself.
+  auto allocate = [&] {
+    if (as_float) {
+      out.f.resize(n);
+    } else {
+      out.i.resize(n);
+    }
+  };
 
   auto from_bytes = [&](const std::string& bytes) {
     if (bytes.size() != n * width) {
@@ -257,6 +261,7 @@ HostTensor decode_tensor(const TensorProto& t, const TensorSource& src, const st
                       std::to_string(bytes.size()) + " bytes, the shape " + ir::to_string(shape) +
                       " of " + onnx_type_name(type) + " needs " + std::to_string(n * width));
     }
+    allocate();
     bool overflow = false;
     for (size_t k = 0; k < n; ++k) {
       const char* p = bytes.data() + k * width;
@@ -282,6 +287,7 @@ HostTensor decode_tensor(const TensorProto& t, const TensorSource& src, const st
       throw UserError(src.model_path + ": " + what + ": holds " + std::to_string(have) +
                       " values, the shape " + ir::to_string(shape) + " needs " + std::to_string(n));
     }
+    allocate();
   };
   switch (type) {
     case TensorProto::FLOAT:

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "bench_suite/models/onnx/node_context.h"
+#include "bench_suite/models/onnx/shape_util.h"
 #include "passes/ir/error.h"
 
 namespace cuvil::bench::onnx_import {
@@ -94,7 +95,15 @@ class Importer {
       values_[in.name] = std::move(e);
     }
 
-    const std::map<std::string, ir::Shape> onnx_shapes = onnx_inferred_shapes(shapes);
+    for (const auto& node : g.node()) {
+      for (const std::string& in : node.input()) uses_.insert(in);
+    }
+    for (const std::string& out : model_.outputs) uses_.insert(out);
+
+    // Outputs to compare with ONNX's shape inference, which runs after cuvil's own walk: that
+    // walk bounds every size, while ONNX's would allocate whatever rank a malformed model's
+    // shape tensors declare.
+    std::vector<std::pair<int, int>> inferred;  // (node, output)
     int index = 0;
     for (const auto& node : g.node()) {
       for (const std::string& in : node.input()) {
@@ -113,7 +122,11 @@ class Importer {
         if (ctx.has_input(i) && !ctx.is_constant(i)) all_constant = false;
       }
       bool done = false;
-      if (m->fold && (all_constant || !m->map)) done = m->fold(ctx);
+      try {
+        if (m->fold && (all_constant || !m->map)) done = m->fold(ctx);
+      } catch (const FoldTooLarge& e) {
+        ctx.fail(e.what());
+      }
       if (!done) {
         if (!m->map) {
           ctx.fail(
@@ -132,8 +145,14 @@ class Importer {
           }
           continue;
         }
-        check_shape(ctx, out, onnx_shapes);
+        inferred.emplace_back(index - 1, k);
       }
+    }
+    const std::map<std::string, ir::Shape> onnx_shapes = onnx_inferred_shapes(shapes);
+    for (const auto& [n, k] : inferred) {
+      const onnx::NodeProto& node = g.node(n);
+      NodeContext ctx(*this, node, node.name());
+      check_shape(ctx, node.output(k), onnx_shapes);
     }
 
     for (const std::string& name : model_.outputs) {
@@ -205,11 +224,6 @@ class Importer {
   // ONNX's own shape inference on a copy of the model with the inputs bound (large float
   // initializers keep their type and dims but drop their data: inference never reads them).
   std::map<std::string, ir::Shape> onnx_inferred_shapes(const std::vector<ir::Shape>& shapes) {
-    for (const auto& node : model_.proto->graph().node()) {
-      for (const std::string& in : node.input()) uses_.insert(in);
-    }
-    for (const std::string& out : model_.outputs) uses_.insert(out);
-
     onnx::ModelProto copy;
     *copy.mutable_opset_import() = model_.proto->opset_import();
     copy.set_ir_version(model_.proto->ir_version());
@@ -440,11 +454,16 @@ ir::ValueId NodeContext::add(ir::OpKind op, std::vector<ir::ValueId> inputs, ir:
                              const std::string& suffix) {
   std::string name = ir_name_;
   if (!suffix.empty()) name += "." + suffix;
+  ir::ValueId id = ir::kNoValue;
   try {
-    return importer_.graph().add_node(op, std::move(inputs), std::move(attrs), name);
+    id = importer_.graph().add_node(op, std::move(inputs), std::move(attrs), name);
   } catch (const UserError& e) {
     fail(e.what());
   }
+  // Every value stays countable in int64 (the importer's shape arithmetic relies on it).
+  if (bounded_elements(value_shape(id), kMaxElements) < 0)
+    fail("the result of shape " + ir::to_string(value_shape(id)) + " has more than 2^40 elements");
+  return id;
 }
 
 ir::ValueId NodeContext::constant_value(const HostTensor& tensor, const std::string& suffix,
@@ -514,7 +533,8 @@ std::string unsupported_operators(const OnnxModel& model) {
 }
 
 std::vector<ir::Shape> bind_input_shapes(const OnnxModel& model, const InputBinding& binding) {
-  for (const auto& [name, shape] : binding.shapes) {
+  for (const auto& bound : binding.shapes) {
+    const std::string& name = bound.first;  // a structured binding: clang 14 cannot capture it
     const bool known = std::any_of(model.inputs.begin(), model.inputs.end(),
                                    [&](const OnnxInput& in) { return in.name == name; });
     if (!known) {
@@ -571,6 +591,10 @@ std::vector<ir::Shape> bind_input_shapes(const OnnxModel& model, const InputBind
       throw UserError(model.path + ": --batch " + std::to_string(it->second) + ": input '" +
                       in.name + "' has a fixed batch of " + std::to_string(in.dims[0]) +
                       " (export with dynamic_axes={'" + in.name + "': {0: 'batch'}} to vary it)");
+    }
+    if (bounded_elements(s, kMaxElements) < 0) {
+      throw UserError(model.path + ": input '" + in.name + "' of shape " + ir::to_string(s) +
+                      " has more than 2^40 elements");
     }
     out.push_back(std::move(s));
   }

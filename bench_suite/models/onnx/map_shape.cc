@@ -341,9 +341,18 @@ void map_tile(NodeContext& c) {
   const std::vector<int64_t> repeats = c.constant(1).to_ints();
   const ir::Shape in = c.shape(0);
   if (repeats.size() != in.size()) c.fail("repeats must have one entry per axis");
-  ir::ValueId x = c.value(0);
+  // Each repeated axis is one concat of that many copies.
+  constexpr int64_t kMaxRepeats = 1 << 16;
+  ir::Shape out = in;
   for (size_t d = 0; d < repeats.size(); ++d) {
     if (repeats[d] < 1) c.fail("repeats must be >= 1");
+    if (repeats[d] > kMaxRepeats) c.fail("repeats above 65536 are not supported");
+    out[d] = in[d] * repeats[d];  // in[d] <= 2^40: no overflow
+  }
+  if (bounded_elements(out, kMaxElements) < 0)
+    c.fail("the tiled tensor would have more than 2^40 elements");
+  ir::ValueId x = c.value(0);
+  for (size_t d = 0; d < repeats.size(); ++d) {
     if (repeats[d] == 1) continue;
     std::vector<ir::ValueId> copies(static_cast<size_t>(repeats[d]), x);
     x = c.add(OpKind::concat, copies, {{"axis", static_cast<int64_t>(d)}},
@@ -355,8 +364,15 @@ bool fold_tile(NodeContext& c) {
   const std::vector<int64_t> repeats = c.constant(1).to_ints();
   HostTensor t = c.constant(0);
   if (repeats.size() != t.shape.size()) c.fail("repeats must have one entry per axis");
+  ir::Shape out = t.shape;
   for (size_t d = 0; d < repeats.size(); ++d) {
     if (repeats[d] < 1) c.fail("repeats must be >= 1");
+    if (t.shape[d] > 0 && repeats[d] > kMaxFoldedElements / t.shape[d])
+      c.fail("the tiled constant would have more than 2^27 elements");
+    out[d] = t.shape[d] * repeats[d];
+  }
+  check_fold_size(out);
+  for (size_t d = 0; d < repeats.size(); ++d) {
     std::vector<const HostTensor*> parts(static_cast<size_t>(repeats[d]), &t);
     t = concat_tensors(parts, static_cast<int64_t>(d));
   }
@@ -421,10 +437,14 @@ bool fold_constant_of_shape(NodeContext& c) {
 
 bool fold_range(NodeContext& c) {
   const HostTensor &start = c.constant(0), &limit = c.constant(1), &delta = c.constant(2);
+  if (start.numel() != 1 || limit.numel() != 1 || delta.numel() != 1)
+    c.fail("start, limit and delta must be scalars");
   const double s = start.number(0), l = limit.number(0), d = delta.number(0);
   if (d == 0) c.fail("delta must not be 0");
-  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
-  if (n > (int64_t{1} << 30)) c.fail("range too long");
+  const double count = std::ceil((l - s) / d);
+  if (!std::isfinite(count) || count > static_cast<double>(kMaxFoldedElements))
+    c.fail("range too long (at most 2^27 elements)");
+  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
   if (start.is_float()) {
     std::vector<float> v(static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k)
@@ -432,8 +452,12 @@ bool fold_range(NodeContext& c) {
     c.set_constant_output(0, HostTensor::floats({n}, v));
   } else {
     std::vector<int64_t> v(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k)
-      v[static_cast<size_t>(k)] = start.integer(0) + k * delta.integer(0);
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t step = 0;
+      if (__builtin_mul_overflow(k, delta.integer(0), &step) ||
+          __builtin_add_overflow(start.integer(0), step, &v[static_cast<size_t>(k)]))
+        c.fail("range overflows int64");
+    }
     c.set_constant_output(0, HostTensor::ints({n}, v));
   }
   return true;

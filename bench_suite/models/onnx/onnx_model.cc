@@ -20,7 +20,10 @@ OnnxModel load_onnx_model(const std::string& path) {
   if (!in) throw UserError(path + ": cannot open ONNX model");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string bytes = buffer.str();
+  return parse_onnx_model(buffer.str(), path);
+}
+
+OnnxModel parse_onnx_model(const std::string& bytes, const std::string& path) {
   if (bytes.empty()) throw UserError(path + ": empty file, not an ONNX model");
   if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
     throw UserError(path + ": " + std::to_string(bytes.size()) +

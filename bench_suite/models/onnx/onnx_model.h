@@ -38,5 +38,8 @@ struct OnnxModel {
 // [kMinOpset, kMaxOpset], only default-domain nodes, inputs of known element type. Problems are a
 // UserError "PATH: message".
 OnnxModel load_onnx_model(const std::string& path);
+// The same checks on a file's bytes already read: `path` names it in messages, and external data
+// files are looked up beside it.
+OnnxModel parse_onnx_model(const std::string& bytes, const std::string& path);
 
 }  // namespace cuvil::bench::onnx_import

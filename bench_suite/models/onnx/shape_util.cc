@@ -17,6 +17,7 @@ std::vector<int64_t> strides_of(const ir::Shape& s) {
 // Copies element `src_index(out_flat)` of `t` to every position of a tensor of `shape`.
 template <class F>
 HostTensor remap(const HostTensor& t, const ir::Shape& shape, F src_index) {
+  check_fold_size(shape);
   HostTensor out;
   out.kind = t.kind;
   out.shape = shape;
@@ -34,6 +35,27 @@ HostTensor remap(const HostTensor& t, const ir::Shape& shape, F src_index) {
 }
 
 }  // namespace
+
+int64_t bounded_elements(const ir::Shape& shape, int64_t limit) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return -1;
+    if (d == 0) n = 0;
+  }
+  if (n == 0) return 0;
+  for (int64_t d : shape) {
+    if (n > limit / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+void check_fold_size(const ir::Shape& shape) {
+  if (bounded_elements(shape, kMaxFoldedElements) < 0) {
+    throw FoldTooLarge("a constant of shape " + ir::to_string(shape) +
+                       " is too large to compute at import (at most 2^27 elements)");
+  }
+}
 
 int64_t normalize_axis(const NodeContext& c, int64_t axis, size_t rank) {
   const int64_t r = static_cast<int64_t>(rank);
@@ -213,7 +235,10 @@ HostTensor concat_tensors(const std::vector<const HostTensor*>& parts, int64_t a
   out.shape = parts.front()->shape;
   const size_t ax = static_cast<size_t>(axis);
   out.shape[ax] = 0;
-  for (const HostTensor* p : parts) out.shape[ax] += p->shape[ax];
+  for (const HostTensor* p : parts) {
+    out.shape[ax] += p->shape[ax];
+    check_fold_size(out.shape);  // checked as it grows: the sum cannot overflow
+  }
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < ax; ++d) outer *= out.shape[d];
   for (size_t d = ax + 1; d < out.shape.size(); ++d) inner *= out.shape[d];

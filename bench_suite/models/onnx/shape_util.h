@@ -7,8 +7,28 @@
 
 #include "bench_suite/models/onnx/host_tensor.h"
 #include "bench_suite/models/onnx/node_context.h"
+#include "passes/ir/error.h"
 
 namespace cuvil::bench::onnx_import {
+
+// Limits that keep a malformed model from overflowing shape arithmetic or making the importer
+// allocate without bound: a tensor of the imported graph has at most kMaxElements elements, a
+// constant folded at import at most kMaxFoldedElements (512 MiB of fp32).
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 27;
+
+// The element count of `shape`, computed without overflow; -1 when a dimension is negative or
+// the count is above `limit`.
+int64_t bounded_elements(const ir::Shape& shape, int64_t limit);
+
+// Folding would make a constant of more than kMaxFoldedElements: the importer turns it into a
+// UserError naming the node.
+class FoldTooLarge : public UserError {
+ public:
+  using UserError::UserError;
+};
+// Throws FoldTooLarge unless a constant of `shape` is within kMaxFoldedElements.
+void check_fold_size(const ir::Shape& shape);
 
 int64_t normalize_axis(const NodeContext& c, int64_t axis, size_t rank);
 std::vector<int64_t> normalize_axes(const NodeContext& c, std::vector<int64_t> axes, size_t rank);

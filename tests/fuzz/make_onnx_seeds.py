@@ -1,0 +1,113 @@
+"""Writes the ONNX fuzz seeds (tests/fuzz/corpus/onnx/): a few tiny models, a few KB each, that
+cover the importer's operator families. Run with Debian's python3 (python3-onnx, python3-torch):
+
+    /usr/bin/python3 tests/fuzz/make_onnx_seeds.py tests/fuzz/corpus/onnx
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def save(out, name, nodes, inputs, outputs, inits=(), opset=17):
+    graph = helper.make_graph(nodes, name, inputs, outputs,
+                              [numpy_helper.from_array(v, k) for k, v in dict(inits).items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="cuvil-fuzz-seed")
+    with open(os.path.join(out, name + ".onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def rand(*shape):
+    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+
+def i64(*values):
+    return np.array(values, np.int64)
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    # Elementwise with constants of every form and a dynamic batch axis.
+    save(out, "elementwise", [
+        helper.make_node("Constant", [], ["c"], value_float=2.0),
+        helper.make_node("Mul", ["x", "c"], ["a"]),
+        helper.make_node("Add", ["a", "bias"], ["b"]),
+        helper.make_node("Clip", ["b"], ["cl"], min=-1.0, max=2.5),
+        helper.make_node("Sigmoid", ["cl"], ["s"]),
+        helper.make_node("Erf", ["s"], ["e"]),
+        helper.make_node("Sub", ["e", "x"], ["y"]),
+    ], [helper.make_tensor_value_info("x", F, ["batch", 4])],
+        [helper.make_tensor_value_info("y", F, None)], {"bias": rand(4)}, opset=11)
+    # The Shape -> Gather -> Concat -> Reshape chains exporters emit, folded at import.
+    save(out, "shape_chain", [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
+        helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["flat"]),
+        helper.make_node("ConstantOfShape", ["two"], ["ones"],
+                         value=numpy_helper.from_array(np.ones(1, np.int64))),
+        helper.make_node("Expand", ["row", "ones"], ["rows"]),
+        helper.make_node("Add", ["flat", "rows"], ["y"]),
+    ], [helper.make_tensor_value_info("x", F, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        {"zero": i64(0), "axes0": i64(0), "minus1": i64(-1), "two": i64(1), "row": rand(12)})
+    # Convolution, normalization, pooling.
+    save(out, "conv_pool", [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], strides=[1, 1]),
+        helper.make_node("BatchNormalization", ["c", "g", "beta", "mean", "var"], ["n"]),
+        helper.make_node("Relu", ["n"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["p"], ["gp"]),
+        helper.make_node("Flatten", ["gp"], ["f"], axis=1),
+        helper.make_node("Gemm", ["f", "fc", "fcb"], ["y"], transB=1),
+    ], [helper.make_tensor_value_info("x", F, ["batch", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", F, None)],
+        {"w": rand(4, 3, 3, 3), "b": rand(4), "g": rand(4), "beta": rand(4), "mean": rand(4),
+         "var": np.abs(rand(4)) + 1, "fc": rand(2, 4), "fcb": rand(2)}, opset=13)
+    # Attention-like: MatMul, Transpose, Softmax, LayerNormalization, Where, Slice, Split.
+    save(out, "attention", [
+        helper.make_node("LayerNormalization", ["x", "ln_g", "ln_b"], ["h"], axis=-1),
+        helper.make_node("MatMul", ["h", "wq"], ["q"]),
+        helper.make_node("Transpose", ["q"], ["kt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "kt"], ["sc"]),
+        helper.make_node("Softmax", ["sc"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "q"], ["o"]),
+        helper.make_node("Slice", ["o", "starts", "ends", "axes"], ["sl"]),
+        helper.make_node("Split", ["sl", "split"], ["s1", "s2"], axis=2),
+        helper.make_node("Concat", ["s2", "s1"], ["y"], axis=2),
+    ], [helper.make_tensor_value_info("x", F, [1, "sequence", 8])],
+        [helper.make_tensor_value_info("y", F, None)],
+        {"ln_g": rand(8), "ln_b": rand(8), "wq": rand(8, 8), "starts": i64(0), "ends": i64(8),
+         "axes": i64(2), "split": i64(3, 5)})
+    # Resize, Pad, ReduceMean, Tile, Cast (opset 18: ReduceMean's axes as an input).
+    save(out, "resize_pad", [
+        helper.make_node("Resize", ["x", "", "scales"], ["up"], mode="nearest"),
+        helper.make_node("Pad", ["up", "pads"], ["pd"]),
+        helper.make_node("ReduceMean", ["pd", "raxes"], ["m"], keepdims=1),
+        helper.make_node("Tile", ["m", "reps"], ["t"]),
+        helper.make_node("Cast", ["t"], ["y"], to=F),
+    ], [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        {"scales": np.array([1, 1, 2, 2], np.float32), "pads": i64(0, 0, 1, 1, 0, 0, 1, 1),
+         "raxes": i64(3), "reps": i64(1, 1, 1, 2)}, opset=18)
+    # What torch.onnx.export writes for a small CNN (when PyTorch is there).
+    try:
+        import torch
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "onnx"))
+        from small_models import Small
+        torch.manual_seed(0)
+        torch.onnx.export(Small().eval(), torch.randn(1, 3, 8, 8),
+                          os.path.join(out, "torch_small_cnn.onnx"), input_names=["x"],
+                          output_names=["y"], dynamic_axes={"x": {0: "batch"}}, opset_version=17)
+    except ImportError:
+        print("no torch: torch_small_cnn.onnx not written")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus", "onnx"))
