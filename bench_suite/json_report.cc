@@ -188,7 +188,9 @@ nlohmann::json context_json(const RunContext& c) {
             {"mem_read_gbps", c.peak.mem_read_gbps},
             {"isa", c.peak.isa},
             {"measured_at", c.peak.measured_at},
-            {"from_cache", c.peak.from_cache}};
+            {"from_cache", c.peak.from_cache},
+            {"provisional", c.peak.provisional},
+            {"busy_other_cpus", c.peak.busy_other_cpus}};
   }
   const StoppingCriteria& s = c.stopping;
   j["cuvil"] = {
@@ -309,7 +311,10 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
   }
   const RungProbes& rp = r.probes;
   if (rp.ops_enabled) median["cuvil"]["ops"] = ops_json(r);
-  if (!rp.counters.empty()) median["cuvil"]["counters"] = counters_json(rp.counters);
+  if (!rp.counters.empty()) {
+    median["cuvil"]["counters"] = counters_json(rp.counters);
+    median["cuvil"]["counters_scope"] = rp.counters_scope;
+  }
   if (!rp.derived.empty()) {
     nlohmann::json derived = nlohmann::json::object();
     for (const probes::DerivedMetric& d : rp.derived) {

@@ -63,6 +63,7 @@ struct RungProbes {
   bool ops_enabled = false;
   OpsProfile ops;
   std::vector<CounterValue> counters;          // run-level, per iteration; empty: none asked
+  std::string counters_scope;                  // "user+kernel" or "user only (...)"
   std::vector<probes::DerivedMetric> derived;  // IPC, miss rates: where their inputs were counted
   std::vector<double> probe_real_ns;           // wall time of each probe iteration (probes on)
   std::string samples_file;                    // folded stacks; empty: not sampled

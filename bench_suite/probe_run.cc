@@ -134,6 +134,7 @@ RungProbes probe_rung(runtime::Executor& executor, const std::vector<ir::Tensor>
     const double n = static_cast<double>(iterations);
     const std::vector<probes::CounterReading> totals = counters->read();
     result.derived = probes::derived_metrics(totals);  // ratios: the same per run or in total
+    result.counters_scope = counters->scope();
     for (const probes::CounterReading& r : totals) {
       CounterValue v{r.name, r.supported, r.reason};
       if (r.supported) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -228,7 +229,34 @@ MachinePeak measure_machine_peak(int threads) {
   return peak;
 }
 
-MachinePeak machine_peak(int threads, bool remeasure) {
+namespace {
+
+bool is_quiet(double busy_other_cpus) {
+  return busy_other_cpus >= 0 && busy_other_cpus < kQuietBusyCpus;
+}
+
+// The cache entry `e` as a peak; nullopt when it is damaged or holds no positive figures.
+std::optional<MachinePeak> cached_peak(const nlohmann::json& e, int threads) {
+  try {
+    MachinePeak p;
+    p.threads = threads;
+    p.fp32_gflops = e.at("fp32_gflops").get<double>();
+    p.mem_read_gbps = e.at("mem_read_gbps").get<double>();
+    p.cpu_model = e.at("cpu_model").get<std::string>();
+    p.isa = e.at("isa").get<std::string>();
+    p.measured_at = e.at("measured_at").get<std::string>();
+    p.provisional = e.value("provisional", false);
+    p.busy_other_cpus = e.value("busy_other_cpus", -1.0);
+    p.from_cache = true;
+    if (p.fp32_gflops > 0 && p.mem_read_gbps > 0) return p;
+  } catch (const nlohmann::json::exception&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+MachinePeak machine_peak(int threads, bool remeasure, double busy_other_cpus) {
   threads = std::max(1, threads);
   const std::string path = cache_path();
   const std::string key = cache_key(cpu_model(), threads);
@@ -243,28 +271,24 @@ MachinePeak machine_peak(int threads, bool remeasure) {
       }
     }
   }
-  if (!remeasure && cache.is_object() && cache.contains(key)) {
-    try {
-      const auto& e = cache[key];
-      MachinePeak p;
-      p.threads = threads;
-      p.fp32_gflops = e.at("fp32_gflops").get<double>();
-      p.mem_read_gbps = e.at("mem_read_gbps").get<double>();
-      p.cpu_model = e.at("cpu_model").get<std::string>();
-      p.isa = e.at("isa").get<std::string>();
-      p.measured_at = e.at("measured_at").get<std::string>();
-      p.from_cache = true;
-      if (p.fp32_gflops > 0 && p.mem_read_gbps > 0) return p;
-    } catch (const nlohmann::json::exception&) {
-    }
-  }
+  std::optional<MachinePeak> cached;
+  if (cache.is_object() && cache.contains(key)) cached = cached_peak(cache[key], threads);
+  const bool quiet = is_quiet(busy_other_cpus);
+  // A provisional peak stays in use while the machine stays busy; the first quiet run replaces it.
+  if (cached && !remeasure && (!cached->provisional || !quiet)) return *cached;
+
   MachinePeak p = measure_machine_peak(threads);
-  // A peak is an upper bound: a re-measurement on a busy machine must not lower the cached one.
-  if (cache.is_object() && cache.contains(key)) {
-    try {
-      p.fp32_gflops = std::max(p.fp32_gflops, cache[key].at("fp32_gflops").get<double>());
-      p.mem_read_gbps = std::max(p.mem_read_gbps, cache[key].at("mem_read_gbps").get<double>());
-    } catch (const nlohmann::json::exception&) {
+  p.busy_other_cpus = busy_other_cpus;
+  p.provisional = !quiet;
+  // A peak is an upper bound: a re-measurement on a busy machine must not lower the cached one,
+  // and a quiet figure stays quiet.
+  if (cached) {
+    p.fp32_gflops = std::max(p.fp32_gflops, cached->fp32_gflops);
+    p.mem_read_gbps = std::max(p.mem_read_gbps, cached->mem_read_gbps);
+    if (!cached->provisional && p.provisional) {
+      p.provisional = false;
+      p.busy_other_cpus = cached->busy_other_cpus;
+      p.measured_at = cached->measured_at;
     }
   }
   if (!path.empty()) {
@@ -273,7 +297,9 @@ MachinePeak machine_peak(int threads, bool remeasure) {
                   {"mem_read_gbps", p.mem_read_gbps},
                   {"cpu_model", p.cpu_model},
                   {"isa", p.isa},
-                  {"measured_at", p.measured_at}};
+                  {"measured_at", p.measured_at},
+                  {"provisional", p.provisional},
+                  {"busy_other_cpus", p.busy_other_cpus}};
     const std::string tmp = path + ".tmp" + std::to_string(::getpid());
     std::ofstream out(tmp);
     if (out << cache.dump(2) << "\n") {

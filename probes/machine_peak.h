@@ -15,14 +15,23 @@ struct MachinePeak {
   std::string isa;          // the FMA width measured: "avx512", "avx2" or "scalar"
   std::string measured_at;  // ISO date
   bool from_cache = false;
+  // Measured while other processes kept CPUs busy (or with the load unknown): a lower bound of
+  // the true peak, which inflates every %peak. Kept until a quiet run measures again.
+  bool provisional = false;
+  double busy_other_cpus = -1;  // at the measurement that produced these figures; -1 unknown
 };
+
+// A peak is measured only on a quiet machine: other processes keeping fewer CPUs busy than this.
+inline constexpr double kQuietBusyCpus = 0.25;
 
 // Runs the measurement now (about a second).
 MachinePeak measure_machine_peak(int threads);
-// The cached figures for this machine and thread count, measured (and cached) when missing or
-// when `remeasure` is set; a re-measurement keeps the higher of the old and new figures, since a
-// busy machine can only make a peak look lower. A cache that cannot be written is not an error: it
-// is measured again next time.
-MachinePeak machine_peak(int threads, bool remeasure = false);
+// The cached figures for this machine and thread count, measured (and cached) when missing, when
+// `remeasure` is set, or when the cached ones are provisional and the machine is now quiet.
+// `busy_other_cpus` is what other processes kept busy just before (negative: unknown); measured
+// at kQuietBusyCpus or more (or unknown), the figures are stored provisional. A re-measurement
+// keeps the higher of the old and new figures, since a busy machine can only make a peak look
+// lower. A cache that cannot be written is not an error: it is measured again next time.
+MachinePeak machine_peak(int threads, bool remeasure = false, double busy_other_cpus = -1);
 
 }  // namespace cuvil::probes

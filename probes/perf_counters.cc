@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -95,8 +96,7 @@ PerfCounters PerfCounters::open(const std::vector<std::string>& names) {
   auto state = std::make_unique<State>();
   state->names = names;
   const int paranoid = perf_event_paranoid();
-  state->scope = paranoid < 2 ? "user+kernel"
-                              : "user only (perf_event_paranoid=" + std::to_string(paranoid) + ")";
+  state->scope = counting_scope();
   // Encode everything first: an unknown name is the user's mistake, whatever else happens.
   for (const std::string& name : names) {
     Event event;
@@ -313,6 +313,26 @@ int perf_event_paranoid() {
   int level = -100;
   if (!(file >> level)) return -100;
   return level;
+}
+
+bool kernel_counting_permitted() {
+  const int paranoid = perf_event_paranoid();
+  if (paranoid != -100 && paranoid < 2) return true;
+  // CapEff is hex; CAP_SYS_ADMIN is bit 21, CAP_PERFMON bit 38 (Linux 5.8+).
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("CapEff:", 0) != 0) continue;
+    const unsigned long long caps = std::strtoull(line.c_str() + 7, nullptr, 16);
+    return (caps & (1ull << 21)) != 0 || (caps & (1ull << 38)) != 0;
+  }
+  return false;
+}
+
+std::string counting_scope() {
+  if (kernel_counting_permitted()) return "user+kernel";
+  return "user only (perf_event_paranoid=" + std::to_string(perf_event_paranoid()) +
+         ", no CAP_PERFMON)";
 }
 
 std::string paranoid_explanation(int level) {

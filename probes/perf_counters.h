@@ -51,7 +51,7 @@ class PerfCounters {
 
   const std::vector<std::string>& names() const;
   size_t thread_count() const;  // threads attached so far
-  // "user+kernel" or "user only (perf_event_paranoid=2)": what the counts include.
+  // counting_scope() when opened: what the counts include.
   std::string scope() const;
 
  private:
@@ -79,6 +79,11 @@ std::vector<PmuDescription> detected_pmus();
 
 // /proc/sys/kernel/perf_event_paranoid (or -100 when unreadable) and what it allows.
 int perf_event_paranoid();
+// Whether this process may count kernel-side events: paranoid <= 1, or CAP_PERFMON or
+// CAP_SYS_ADMIN in its effective set (root), which the paranoid level does not restrict.
+bool kernel_counting_permitted();
+// "user+kernel", or "user only (perf_event_paranoid=2, no CAP_PERFMON)": what counts include.
+std::string counting_scope();
 std::string paranoid_explanation(int level);
 
 // Why perf_event_open failed for an event, in words a user can act on.

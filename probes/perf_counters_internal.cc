@@ -68,8 +68,9 @@ int encode_with(const std::string& name, int privilege_levels, perf_event_attr* 
 perf_event_attr encode_event(const std::string& name) {
   ensure_libpfm();
   if (name.empty()) throw UserError("an empty event name");
-  // Below paranoid level 2 the kernel lets us count kernel time too; at 2 only user space.
-  const int levels = perf_event_paranoid() < 2 ? (PFM_PLM0 | PFM_PLM3) : PFM_PLM3;
+  // Below paranoid level 2, or with CAP_PERFMON, the kernel lets us count kernel time too;
+  // otherwise only user space (perf:context-switches then reads 0: switches happen in the kernel).
+  const int levels = kernel_counting_permitted() ? (PFM_PLM0 | PFM_PLM3) : PFM_PLM3;
   perf_event_attr attr;
   int status = encode_with(name, levels, &attr);
   // perf (and Intel's tables) write PMU events as EVENT.UMASK; libpfm4 writes EVENT:UMASK.

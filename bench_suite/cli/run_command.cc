@@ -252,8 +252,8 @@ void print_probes(const RungResult& r) {
   const RungProbes& p = r.probes;
   if (p.ops_enabled) std::printf("%s", format_ops_table(r, kTopOps).c_str());
   if (!p.counters.empty()) {
-    std::printf("counters of %s/%s per iteration (%zu probe iteration(s)):\n", r.suite.c_str(),
-                r.rung.c_str(), p.probe_real_ns.size());
+    std::printf("counters of %s/%s per iteration (%zu probe iteration(s)), %s:\n", r.suite.c_str(),
+                r.rung.c_str(), p.probe_real_ns.size(), p.counters_scope.c_str());
     for (const CounterValue& c : p.counters) std::printf("%s", format_counter(c).c_str());
     for (const probes::DerivedMetric& d : p.derived) {
       std::printf("  %-24s %16.3f  (%s)\n", d.name.c_str(), d.value, d.formula.c_str());
@@ -400,8 +400,21 @@ int run_suite(RunOptions o, const std::string& executable) {
 
   ProgressLine progress_line(stderr, o.quiet);
   progress_line.update("measuring this machine's peak FLOP/s and bandwidth", /*force=*/true);
-  context.peak = probes::machine_peak(threads, o.remeasure_peak);
+  context.peak = probes::machine_peak(threads, o.remeasure_peak, busy_others);
   progress_line.clear();
+  if (context.peak.provisional) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "the machine peak in use was measured %s with %s other CPUs busy: it is "
+                  "provisional (likely low, so %%peak and %%bw read high) until a run on a quiet "
+                  "machine measures it again",
+                  context.peak.measured_at.c_str(),
+                  context.peak.busy_other_cpus < 0
+                      ? "an unknown number of"
+                      : std::to_string(context.peak.busy_other_cpus).substr(0, 4).c_str());
+    context.warnings.push_back(buf);
+    print_warning(buf);
+  }
 
   const Environment& env = context.environment;
   std::printf("run %s with %s (hash %s), %d thread(s)%s, target %s\n", suite.name.c_str(),
@@ -410,10 +423,11 @@ int run_suite(RunOptions o, const std::string& executable) {
               o.pipeline.target.c_str());
   std::printf(
       "machine: %s, %d CPUs, governor %s, commit %.12s, peak %.0f GFLOP/s fp32 (%s), "
-      "%.1f GB/s read%s\n",
+      "%.1f GB/s read (%s %s%s)\n",
       env.cpu_model.c_str(), env.logical_cpus, env.governor.c_str(), env.git_commit.c_str(),
       context.peak.fp32_gflops, context.peak.isa.c_str(), context.peak.mem_read_gbps,
-      context.peak.from_cache ? " (cached)" : "");
+      context.peak.from_cache ? "cached, measured" : "measured", context.peak.measured_at.c_str(),
+      context.peak.provisional ? ", provisional" : "");
   std::printf(
       "stopping: median known to +-%.2f%% (95%% CI), >= %d samples and %.2fs, timeout %.0fs\n",
       o.measure.max_noise * 100, o.measure.min_samples, o.measure.min_time_s, o.measure.timeout_s);

@@ -42,9 +42,9 @@ TEST(MachinePeak, MeasuresPositiveFigures) {
 
 TEST(MachinePeak, SecondCallComesFromTheCacheUnlessRemeasured) {
   ScopedCacheHome home("peak_cache");
-  const MachinePeak first = machine_peak(1);
+  const MachinePeak first = machine_peak(1, false, 0.0);
   EXPECT_FALSE(first.from_cache);
-  const MachinePeak second = machine_peak(1);
+  const MachinePeak second = machine_peak(1, false, 0.0);
   EXPECT_TRUE(second.from_cache);
   EXPECT_DOUBLE_EQ(second.fp32_gflops, first.fp32_gflops);
   EXPECT_FALSE(machine_peak(1, /*remeasure=*/true).from_cache);
@@ -59,6 +59,42 @@ TEST(MachinePeak, DamagedCacheIsMeasuredAgain) {
   const MachinePeak p = machine_peak(1);
   EXPECT_FALSE(p.from_cache);
   EXPECT_GT(p.fp32_gflops, 0.1);
+}
+
+TEST(MachinePeak, MeasuredUnderLoadIsStoredProvisional) {
+  ScopedCacheHome home("peak_busy");
+  const MachinePeak busy = machine_peak(1, false, /*busy_other_cpus=*/1.0);
+  EXPECT_TRUE(busy.provisional);
+  EXPECT_DOUBLE_EQ(busy.busy_other_cpus, 1.0);
+  // Still busy: the provisional figures stay in use, from the cache.
+  const MachinePeak again = machine_peak(1, false, 1.0);
+  EXPECT_TRUE(again.from_cache);
+  EXPECT_TRUE(again.provisional);
+}
+
+TEST(MachinePeak, UnknownLoadIsProvisional) {
+  ScopedCacheHome home("peak_unknown");
+  EXPECT_TRUE(machine_peak(1, false, -1).provisional);
+}
+
+TEST(MachinePeak, AQuietRunReplacesAProvisionalPeak) {
+  ScopedCacheHome home("peak_quiet_after_busy");
+  const MachinePeak busy = machine_peak(1, false, 1.0);
+  const MachinePeak quiet = machine_peak(1, false, 0.0);
+  EXPECT_FALSE(quiet.from_cache);  // measured again, not read back
+  EXPECT_FALSE(quiet.provisional);
+  EXPECT_GE(quiet.fp32_gflops, busy.fp32_gflops);  // the higher of the two is kept
+  EXPECT_TRUE(machine_peak(1, false, 1.0).from_cache);
+  EXPECT_FALSE(machine_peak(1, false, 1.0).provisional);
+}
+
+TEST(MachinePeak, ABusyRemeasureKeepsAQuietPeakQuiet) {
+  ScopedCacheHome home("peak_busy_remeasure");
+  const MachinePeak quiet = machine_peak(1, false, 0.0);
+  const MachinePeak re = machine_peak(1, /*remeasure=*/true, 1.0);
+  EXPECT_FALSE(re.provisional);
+  EXPECT_GE(re.fp32_gflops, quiet.fp32_gflops);
+  EXPECT_EQ(re.measured_at, quiet.measured_at);
 }
 
 }  // namespace
