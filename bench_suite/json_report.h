@@ -3,8 +3,8 @@
 // aggregates mean/median/stddev/cv (Google Benchmark's) and min/max/p50/p90/p95/p99/p99.9
 // (custom statistics, as Google Benchmark writes user statistics). Raw samples, the stopping
 // rule's verdict and the full statistics live under the median entry's "cuvil" key, with what
-// `run --probes` recorded (cuvil.ops, cuvil.counters, cuvil.samples_file: interfaces.md
-// section 2); the environment and the clocks under context's "cuvil" key.
+// `run --probes` recorded (cuvil.ops, cuvil.counters, cuvil.samples_file:
+// docs/probes.md); the environment and the clocks under context's "cuvil" key.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -120,7 +120,7 @@ Achieved achieved(const RungResult& r, double ns_per_iteration);
 Achieved achieved(const RungResult& r, const OpRecord& op);
 
 nlohmann::json context_json(const RunContext& context);
-// cuvil.ops of the median entry (interfaces.md section 2).
+// cuvil.ops of the median entry (docs/probes.md).
 nlohmann::json ops_json(const RungResult& r);
 nlohmann::json counters_json(const std::vector<CounterValue>& counters);
 // The iteration entries (one per sample) and the aggregates, in that order.

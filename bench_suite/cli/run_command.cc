@@ -57,7 +57,7 @@ struct RunOptions {
   TorchBaselineSpec torch;  // --torch-module, --python; threads set per run
 };
 
-// Where `--probes samples` writes a rung's folded stacks (interfaces.md: <out>.folded).
+// Where `--probes samples` writes a rung's folded stacks (docs/probes.md: <out>.folded).
 std::string samples_path(const RunOptions& o, const Suite& suite, const Rung& rung) {
   if (!o.probe_dir.empty()) return o.probe_dir + "/" + suite.name + "." + rung.name + ".folded";
   if (o.rung_count == 1) return o.out + ".folded";

@@ -1,5 +1,5 @@
 // Per-op records of a run.json (written by `cuvil-bench run --probes ops`, layout in
-// notes/interfaces.md §2) and the frame tree they make: suite/rung → the node name's blocks
+// docs/probes.md) and the frame tree they make: suite/rung → the node name's blocks
 // (split on '.') → "op node" → kernel, weighted by nanoseconds per iteration.
 #pragma once
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cuvil-bench report flame on synthetic run.json files with per-op records (notes/interfaces.md
+# cuvil-bench report flame on synthetic run.json files with per-op records (docs/probes.md
 # §2): every output format, rung selection, native samples, a differential graph, and bad input
 # (one-line error naming the file and field, exit 2).
 # Usage: report_flame_test.sh path/to/cuvil-bench

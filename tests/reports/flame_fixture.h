@@ -1,4 +1,4 @@
-// Synthetic run.json documents with per-op records (notes/interfaces.md §2), for the flame-graph
+// Synthetic run.json documents with per-op records (docs/probes.md), for the flame-graph
 // tests: a rung is a list of (node, op, kernel, ns per iteration).
 #pragma once
 
