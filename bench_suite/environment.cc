@@ -283,7 +283,10 @@ Environment capture_environment() {
 #else
   env.build_type = "debug";
 #endif
-  env.git_commit = git_commit_of(CUVIL_SOURCE_DIR);
+  // CUVIL_GIT_COMMIT names the code where the source tree is not a git checkout (a tarball, a
+  // copied binary) or is not the tree the binary was built from.
+  const char* commit = std::getenv("CUVIL_GIT_COMMIT");
+  env.git_commit = commit && *commit ? commit : git_commit_of(CUVIL_SOURCE_DIR);
   env.cuda_driver = read_cuda_driver();
   return env;
 }

@@ -15,6 +15,10 @@
 #                            (default: every suite, its default CPU rungs)
 #   NIGHTLY_QUICK=1          few samples and no minimum time (tests, smoke checks)
 #   NIGHTLY_MAX_SLOWDOWN_PCT a significant slowdown beyond this is a regression (default 3)
+#   NIGHTLY_CONFIRM_ROUNDS   a suspected regression is re-measured in this many rounds of old
+#                            build, new build, alternating (default 3); `cuvil-bench confirm`
+#                            decides on them. The job keeps each commit's cuvil-bench in
+#                            $NIGHTLY_WORK/bin/ (the newest 10) so the old side can be re-run.
 #   NIGHTLY_RUN_ARGS         extra arguments for every `cuvil-bench run` (e.g. --threads 8)
 #   NIGHTLY_PROBES           `run --probes` of stored CPU runs, for the flame graphs (default:
 #                            ops; empty: none). Probes observe extra iterations after the measured
@@ -30,6 +34,8 @@ WORK=${NIGHTLY_WORK:-}
 SITE=${NIGHTLY_SITE:-}
 QUICK=${NIGHTLY_QUICK:-0}
 MAX_SLOWDOWN=${NIGHTLY_MAX_SLOWDOWN_PCT:-3}
+CONFIRM_ROUNDS=${NIGHTLY_CONFIRM_ROUNDS:-3}
+KEEP_BUILDS=10
 PROBES=${NIGHTLY_PROBES-ops}
 read -r -a EXTRA_RUN_ARGS <<<"${NIGHTLY_RUN_ARGS:-}"
 
@@ -73,6 +79,7 @@ fi
 
 failed=0
 regressions=()
+unconfirmed=()
 
 # Suites and their rungs, one "suite rungs" line each (rungs empty: the default ladder).
 plan() {
@@ -89,12 +96,12 @@ plan() {
 # The id printed by `cuvil-bench run` ("stored run N in PATH").
 stored_id() { sed -n 's/^stored run \([0-9][0-9]*\) in .*/\1/p' "$1" | tail -n 1; }
 
-# The newest run before $2 of suite $1 with the same target, rungs and machine, from
+# The newest run before $2 of suite $1 with the same target, rungs, config hash and machine, from
 # `cuvil-bench history` (columns: id date commit suite target threads rungs config machine...).
 previous_run() {
   "$BENCH" history --db "$DB" --suite "$1" --limit 0 | awk -v id="$2" '
     NR == 1 { next }
-    { key = $5 " " $7; machine = ""; for (i = 9; i <= NF; ++i) machine = machine " " $i; key = key machine }
+    { key = $5 " " $7 " " $8; machine = ""; for (i = 9; i <= NF; ++i) machine = machine " " $i; key = key machine }
     $1 == id { want = key; next }
     want != "" && $1 < id && key == want { print $1; exit }'
 }
@@ -109,6 +116,22 @@ measure() {
   # Per-op probes observe the CPU executor's steps; GPU runs go without.
   [ "$store" = yes ] && [ "$target" = cpu ] && args+=("${STORE_ARGS[@]}")
   "$BENCH" "${args[@]}"
+}
+
+# The commit stored with run $2 of suite $1 (history's third column).
+commit_of() {
+  "$BENCH" history --db "$DB" --suite "$1" --limit 0 | awk -v id="$2" 'NR > 1 && $1 == id { print $3; exit }'
+}
+
+# Keeps this cuvil-bench as the build of commit $1, for re-measuring it later; the newest
+# $KEEP_BUILDS stay.
+keep_build() {
+  local commit=$1
+  [ -n "$commit" ] && [ "$commit" != unknown ] || return 0
+  mkdir -p "$WORK/bin"
+  [ -x "$WORK/bin/cuvil-bench-$commit" ] || cp "$BENCH" "$WORK/bin/cuvil-bench-$commit" || return 0
+  touch "$WORK/bin/cuvil-bench-$commit"
+  ls -t "$WORK/bin"/cuvil-bench-* 2>/dev/null | tail -n +$((KEEP_BUILDS + 1)) | xargs -r rm -f
 }
 
 # nightly_suite SUITE TARGET RUNGS: measure, store, flame graph, compare, confirm.
@@ -127,6 +150,7 @@ nightly_suite() {
   local id
   id=$(stored_id "$out")
   [ -n "$id" ] || { log "FAILED: $name stored no run (log: $out)"; failed=1; return 0; }
+  keep_build "$(commit_of "$suite" "$id")"
   # A flame graph beside the run.json, when the run recorded per-op timings; optional.
   if ! "$BENCH" report flame "$json" -o "${json%.json}" >>"$out" 2>&1; then
     log "no flame graph for $name (see $out)"
@@ -145,20 +169,49 @@ nightly_suite() {
     1) ;;
     *) log "FAILED: comparing run $prev with run $id"; failed=1; return 0 ;;
   esac
-  # Suspected: measure again (not stored) and compare that with the same baseline.
-  log "$name: suspected regression against run $prev; re-measuring to confirm"
-  local again="$WORK/$STAMP-$name.remeasure.json"
-  if ! measure "$suite" "$target" "$rungs" "$again" no >>"$out" 2>&1; then
-    log "FAILED: re-measuring $name (log: $out)"; failed=1; return 0
+  # Suspected: re-measure the old build and the new one in alternation (old, new, old, new,
+  # ...), so that the machine's drift touches both alike, and let `cuvil-bench confirm` decide.
+  local old_commit new_commit old_bench
+  old_commit=$(commit_of "$suite" "$prev")
+  new_commit=$(commit_of "$suite" "$id")
+  if [ "$old_commit" = "$new_commit" ]; then
+    old_bench=$BENCH  # the same code (a config or machine change would have another series)
+  elif [ -n "$old_commit" ] && [ -x "$WORK/bin/cuvil-bench-$old_commit" ]; then
+    old_bench=$WORK/bin/cuvil-bench-$old_commit
+  else
+    log "$name: unconfirmed: no kept build of commit ${old_commit:-?} (run $prev) to re-measure the old side"
+    unconfirmed+=("$name: runs $prev -> $id: no kept build of the old side")
+    return 0
   fi
-  "$BENCH" compare "$prev" "$again" --db "$DB" --fail-on-regression "$MAX_SLOWDOWN" >"$WORK/$STAMP-$name.confirm.txt" 2>&1
+  log "$name: suspected regression against run $prev; re-measuring old ($old_commit) and new ($new_commit) in $CONFIRM_ROUNDS alternating rounds"
+  local olds=() news=() round
+  for round in $(seq 1 "$CONFIRM_ROUNDS"); do
+    local a="$WORK/$STAMP-$name.old$round.json" b="$WORK/$STAMP-$name.new$round.json"
+    if ! BENCH=$old_bench measure "$suite" "$target" "$rungs" "$a" no >>"$out" 2>&1; then
+      log "$name: unconfirmed: the old build failed to re-measure (log: $out)"
+      unconfirmed+=("$name: runs $prev -> $id: the old build could not be re-measured")
+      return 0
+    fi
+    if ! measure "$suite" "$target" "$rungs" "$b" no >>"$out" 2>&1; then
+      log "FAILED: re-measuring $name (log: $out)"; failed=1; return 0
+    fi
+    olds+=("$a"); news+=("$b")
+  done
+  local confirm_txt="$WORK/$STAMP-$name.confirm.txt"
+  "$BENCH" confirm --old "$(IFS=,; echo "${olds[*]}")" --new "$(IFS=,; echo "${news[*]}")" \
+    --min-effect "$MAX_SLOWDOWN" >"$confirm_txt" 2>&1
   status=$?
-  cat "$WORK/$STAMP-$name.confirm.txt"
+  cat "$confirm_txt"
   case $status in
-    0) log "$name: not confirmed: the re-measurement is within $MAX_SLOWDOWN% of run $prev (noise)" ;;
-    1) log "$name: CONFIRMED regression against run $prev (re-measured)"
-       regressions+=("$name: runs $prev -> $id, $(grep -m1 'regression:' "$WORK/$STAMP-$name.confirm.txt" | sed 's/^cuvil-bench: //')") ;;
-    *) log "FAILED: comparing run $prev with the re-measurement"; failed=1 ;;
+    0) if grep -q "unconfirmed: noisy" "$confirm_txt"; then
+         log "$name: unconfirmed: noisy (the rounds of a side disagree as much as the slowdown)"
+         unconfirmed+=("$name: runs $prev -> $id: noisy")
+       else
+         log "$name: not confirmed: the alternating re-measurement shows no slowdown beyond $MAX_SLOWDOWN% (noise)"
+       fi ;;
+    1) log "$name: CONFIRMED regression against run $prev (old and new re-measured in alternation)"
+       regressions+=("$name: runs $prev -> $id, $(grep -m1 ': confirmed:' "$confirm_txt" | tr -s ' ')") ;;
+    *) log "FAILED: confirming $name"; failed=1 ;;
   esac
 }
 
@@ -182,6 +235,10 @@ else
   log "FAILED: the dashboard"; failed=1
 fi
 
+if [ ${#unconfirmed[@]} -gt 0 ]; then
+  log "${#unconfirmed[@]} suspected regression(s) that could not be confirmed or refuted:"
+  printf '  %s\n' "${unconfirmed[@]}"
+fi
 if [ ${#regressions[@]} -gt 0 ]; then
   log "${#regressions[@]} confirmed regression(s):"
   printf '  %s\n' "${regressions[@]}"

@@ -26,6 +26,7 @@ Action add_run_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_history_command(CLI::App& app);
 Action add_compare_command(CLI::App& app);
+Action add_confirm_command(CLI::App& app);
 Action add_tune_command(CLI::App& app);
 Action add_report_command(CLI::App& app);
 Action add_probes_command(CLI::App& app);

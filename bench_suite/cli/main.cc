@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   const Action serve = add_serve_command(app);
   const Action history = add_history_command(app);
   const Action compare = add_compare_command(app);
+  const Action confirm = add_confirm_command(app);
   const Action tune = add_tune_command(app);
   const Action report = add_report_command(app);
   const Action probes = add_probes_command(app);
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("serve")) return serve();
     if (app.got_subcommand("history")) return history();
     if (app.got_subcommand("compare")) return compare();
+    if (app.got_subcommand("confirm")) return confirm();
     if (app.got_subcommand("tune")) return tune();
     if (app.got_subcommand("report")) return report();
     if (app.got_subcommand("probes")) return probes();

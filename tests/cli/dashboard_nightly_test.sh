@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/nightly.sh end to end in quick mode on one rung: two nights give a dashboard with two
-# points per benchmark and compare the second with the first; a third night whose rung does four
-# times the work is re-measured, confirmed as a regression and exits 1.
+# points per benchmark and compare the second with the first; a third night, a new build whose rung
+# does four times the work, is re-measured in alternation with the kept old build, confirmed as a
+# regression and exits 1.
 # Usage: dashboard_nightly_test.sh path/to/cuvil-bench path/to/scripts/nightly.sh
 set -u
 BENCH=$1
@@ -45,12 +46,18 @@ night 2 0 && expect_log 2 "no regression beyond 100%"
 [ -f "$XDG_DATA_HOME/cuvil/results.db" ] || fail "no database at the default place"
 ls "$XDG_DATA_HOME"/cuvil/nightly/*-resnet50-cpu.json >/dev/null 2>&1 || fail "no run.json kept"
 
-# Night 3: the same rung name at 448x448 pixels, four times the work (a slowdown no noise hides).
+# Night 3: a "new build" (a wrapper with another commit) whose rung is the same name at 448x448
+# pixels, four times the work, a slowdown no noise hides. The old side is re-measured with the
+# build nights 1-2 kept, in alternation with the new one, and the regression is confirmed.
 cp -r "$(dirname "$NIGHTLY")/../configs" "$TMP/configs"
 sed -i 's/image: 224/image: 448/' "$TMP/configs/ladders/resnet50.yaml"
-if night 3 1 CUVIL_CONFIG_DIR="$TMP/configs"; then
+printf '#!/bin/sh
+CUVIL_CONFIG_DIR=%s CUVIL_GIT_COMMIT=slower0000 exec %s "$@"\n' \
+  "$TMP/configs" "$BENCH" >"$TMP/slower-bench"
+chmod +x "$TMP/slower-bench"
+if night 3 1 CUVIL_BENCH="$TMP/slower-bench"; then
   expect_log 3 "suspected regression"
-  expect_log 3 "re-measuring"
+  expect_log 3 "alternating rounds"
   expect_log 3 "CONFIRMED regression"
 fi
 [ "$(points_in_site)" -eq 3 ] || fail "after three nights the chart has $(points_in_site) points"

@@ -437,14 +437,22 @@ bool NodeContext::output_used(size_t k) const {
 }
 
 void NodeContext::set_output(size_t k, ir::ValueId value) {
-  CUVIL_CHECK(k < output_count(), "output index in range");
+  // A malformed model may declare fewer outputs than the op produces: its error, not ours.
+  if (k >= output_count()) {
+    fail("declares " + std::to_string(output_count()) + " output(s); the op writes output " +
+         std::to_string(k));
+  }
   Importer::Entry e;
   e.id = value;
   importer_.bind(node_.output(static_cast<int>(k)), std::move(e));
 }
 
 void NodeContext::set_constant_output(size_t k, HostTensor tensor) {
-  CUVIL_CHECK(k < output_count(), "output index in range");
+  // A malformed model may declare fewer outputs than the op produces: its error, not ours.
+  if (k >= output_count()) {
+    fail("declares " + std::to_string(output_count()) + " output(s); the op writes output " +
+         std::to_string(k));
+  }
   Importer::Entry e;
   e.constant = std::move(tensor);
   importer_.bind(node_.output(static_cast<int>(k)), std::move(e));
