@@ -4,9 +4,11 @@
 // "SOURCE:LINE: yaml: message".
 #pragma once
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,19 +43,43 @@ inline void check_unique_keys(const YAML::Node& root, const std::string& source)
   }
 }
 
+// Where each document starts, from yaml-cpp's event parser; nothing else is kept.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 inline YAML::Node load_one_document(const std::string& text, const std::string& source) {
-  std::vector<YAML::Node> docs;
+  YAML::Node root;
+  DocumentStarts documents;
   try {
-    docs = YAML::LoadAll(text);
+    root = YAML::Load(text);
+    // At most two documents are asked for: yaml-cpp 0.7's LoadAll can go on making empty
+    // documents forever on some malformed input (found by fuzz_cuvilpass).
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    for (int k = 0; k < 2 && parser.HandleNextDocument(documents); ++k) {
+    }
   } catch (const YAML::Exception& e) {
     throw UserError(source + ":" + std::to_string(yaml_line(e.mark)) +
                     ": yaml: malformed YAML: " + e.msg);
   }
-  if (docs.size() > 1) {
-    throw UserError(source + ":" + std::to_string(yaml_line(docs[1].Mark())) +
+  if (documents.starts.size() > 1) {
+    throw UserError(source + ":" + std::to_string(yaml_line(documents.starts[1])) +
                     ": yaml: a second YAML document follows the first; the file must hold one");
   }
-  YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
   check_unique_keys(root, source);
   return root;
 }

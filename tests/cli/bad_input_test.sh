@@ -84,7 +84,7 @@ expect_error "cuda target" "--target cuda" -- run --suite resnet50 --target cuda
 expect_error "config of another suite" "written for 'sdxl', this is 'resnet50' (--force" -- run --suite resnet50 --config "$(dirname "$0")/../../configs/sdxl.cpu.cuvilpass"
 expect_error "empty --rungs" "--rungs: ',' names no rung" -- run --suite resnet50 --rungs ,
 printf 'cuvil_pass_version: 1\ntarget: cpu\npasses: []\n---\npasses:\n  - name: bogus\n' >"$TMP/two_docs.cuvilpass"
-expect_error "second YAML document" "two_docs.cuvilpass:5: yaml: a second YAML document" -- run --suite resnet50 --config "$TMP/two_docs.cuvilpass"
+expect_error "second YAML document" "two_docs.cuvilpass:4: yaml: a second YAML document" -- run --suite resnet50 --config "$TMP/two_docs.cuvilpass"
 expect_error "directory as config" "is a directory" -- run --suite resnet50 --config "$TMP"
 
 # Outputs that cannot be written are refused before measuring (exit 2 within seconds, no

@@ -57,7 +57,7 @@ provenance:
 TEST(Cuvilpass, ASecondYamlDocumentIsRejected) {
   EXPECT_THAT(rejection("cuvil_pass_version: 1\ntarget: cpu\npasses: []\n---\n"
                         "passes:\n  - name: bogus\n"),
-              HasSubstr("bad.cuvilpass:5: yaml: a second YAML document"));
+              HasSubstr("bad.cuvilpass:4: yaml: a second YAML document"));
 }
 
 TEST(Cuvilpass, AKeyGivenTwiceInAnEntryIsRejected) {
