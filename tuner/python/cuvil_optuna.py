@@ -431,8 +431,8 @@ def op_fanova(req):
 def main():
     global optuna
     threading.Thread(target=heartbeat_loop, daemon=True).start()
-    handlers = {"open": op_open, "ask": op_ask, "report": op_report, "tell": op_tell, "record": op_record,
-                "best": op_best, "trials": op_trials, "fanova": op_fanova}
+    handlers = {"open": op_open, "ask": op_ask, "report": op_report, "tell": op_tell,
+                "record": op_record, "best": op_best, "trials": op_trials, "fanova": op_fanova}
     for line in sys.stdin:
         line = line.strip()
         if not line:
