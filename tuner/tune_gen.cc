@@ -474,6 +474,7 @@ int tune_gen(const TuneGenOptions& o) {
   const std::string study_name =
       o.study_name.empty() ? default_study_name(suite.name) : o.study_name;
   if (o.study.empty() && o.trial_log.empty()) throw UserError("give --study or --trial-log");
+  if (!o.study.empty()) require_study_file(o.study);  // before anything is read or said
   const std::string log_path = trial_log_path(o.study, study_name, o.trial_log);
   std::vector<TrialRecord> logged;
   // With a study the log is only a cache of it: a missing one is an empty cache.
@@ -483,6 +484,8 @@ int tune_gen(const TuneGenOptions& o) {
         logged.push_back(std::move(t));
       }
     }
+  } else {
+    std::printf("no trial log at %s: every trial is read from the study\n", log_path.c_str());
   }
   const std::string target = "cpu";
 
@@ -499,7 +502,6 @@ int tune_gen(const TuneGenOptions& o) {
   std::optional<Reconciliation> reconciled;
   std::string space_note;
   if (!o.study.empty()) {
-    require_study_file(o.study);
     BridgeOptions bo;
     bo.python = o.python;
     bridge = std::make_unique<OptunaBridge>(bo);
