@@ -134,14 +134,17 @@ bool same_value(double a, double b) {
 
 std::string Reconciliation::summary() const {
   std::string s = "reconciled with the study: " + std::to_string(recovered.size()) +
-                  " COMPLETE trial(s) recovered from it";
+                  " COMPLETE trial" + (recovered.size() == 1 ? "" : "s") + " recovered from it";
   if (!recovered.empty()) {
     s +=
         std::string(" (trial") + (recovered.size() > 1 ? "s " : " ") + number_list(recovered) + ")";
   }
   s += ", " + std::to_string(orphans.size()) + " log entr" + (orphans.size() == 1 ? "y" : "ies") +
        " without a study trial";
-  if (!orphans.empty()) s += " (trial " + number_list(orphans) + ", left out)";
+  if (!orphans.empty()) {
+    s += std::string(" (trial") + (orphans.size() > 1 ? "s " : " ") + number_list(orphans) +
+         ", left out)";
+  }
   if (!disagreements.empty()) {
     s += ", " + std::to_string(disagreements.size()) + " log entr" +
          (disagreements.size() == 1 ? "y" : "ies") + " disagreeing with it (the study is trusted)";

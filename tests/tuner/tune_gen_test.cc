@@ -330,7 +330,7 @@ TEST(Reconcile, ACompleteTrialMissingFromTheLogIsRecoveredFromTheStudy) {
   EXPECT_EQ(best->rungs.size(), 1u);  // the samples come from the study's record
   EXPECT_EQ(baseline_trial(rec.trials)->number, 0);
   EXPECT_EQ(rec.summary(),
-            "reconciled with the study: 1 COMPLETE trial(s) recovered from it (trial 2), 0 log "
+            "reconciled with the study: 1 COMPLETE trial recovered from it (trial 2), 0 log "
             "entries without a study trial");
 }
 
