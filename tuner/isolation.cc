@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -119,8 +120,11 @@ ChildOutcome run_isolated(const ChildBody& body, const ProgressHandler& on_progr
   bool out_of_memory = false, timed_out = false, got_result = false;
   std::string fail_reason;
   std::string buffer;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<int64_t>(limits.timeout_s * 1e3));
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(limits.timeout_s * 1e3));
+  // After an allocation failed, a child gets this long to report and exit: one stuck after
+  // std::bad_alloc (a worker thread that cannot go on) ran out of memory, it did not time out.
+  constexpr std::chrono::seconds kOutOfMemoryGrace{5};
   struct sigaction ignore {
   }, old{};
   ignore.sa_handler = SIG_IGN;
@@ -130,7 +134,7 @@ ChildOutcome run_isolated(const ChildBody& body, const ProgressHandler& on_progr
                           deadline - std::chrono::steady_clock::now())
                           .count();
     if (left <= 0) {
-      timed_out = true;
+      timed_out = !out_of_memory;
       kill(pid, SIGKILL);
       break;
     }
@@ -154,6 +158,9 @@ ChildOutcome run_isolated(const ChildBody& body, const ProgressHandler& on_progr
       }
       const std::string kind = message.value("kind", std::string());
       if (kind == "oom") {
+        if (!out_of_memory) {
+          deadline = std::min(deadline, std::chrono::steady_clock::now() + kOutOfMemoryGrace);
+        }
         out_of_memory = true;
       } else if (kind == "fail") {
         fail_reason = message.value("reason", std::string("failed"));
@@ -178,12 +185,12 @@ ChildOutcome run_isolated(const ChildBody& body, const ProgressHandler& on_progr
 
   const std::string limit_text =
       limits.memory_mb > 0 ? " (limit " + std::to_string(limits.memory_mb) + " MiB)" : "";
-  if (timed_out) {
+  if (out_of_memory) {  // before the timeout: a child stuck after running out is killed
+    outcome.reason = "out of memory" + limit_text;
+  } else if (timed_out) {
     char text[64];
     std::snprintf(text, sizeof(text), "%g", limits.timeout_s);
     outcome.reason = std::string("timed out after ") + text + " s (killed)";
-  } else if (out_of_memory) {
-    outcome.reason = "out of memory" + limit_text;
   } else if (WIFSIGNALED(status)) {
     outcome.reason = signal_reason(WTERMSIG(status));
   } else if (!fail_reason.empty()) {

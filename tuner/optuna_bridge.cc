@@ -89,6 +89,7 @@ AskedTrial OptunaBridge::ask() {
     t.retry_of = reply["retry_of"].get<int>();
   }
   t.requeued = reply.value("requeued", nlohmann::json::array());
+  t.recovered = reply.value("recovered", nlohmann::json::array());
   return t;
 }
 
@@ -97,16 +98,30 @@ bool OptunaBridge::report(int number, int step, double value) {
       .value("prune", false);
 }
 
-void OptunaBridge::tell_complete(int number, double value) {
-  call_ok({{"op", "tell"}, {"number", number}, {"state", "complete"}, {"value", value}});
+void OptunaBridge::tell_complete(int number, double value, const nlohmann::json& record) {
+  call_ok({{"op", "tell"},
+           {"number", number},
+           {"state", "complete"},
+           {"value", value},
+           {"record", record}});
 }
 
-void OptunaBridge::tell_failed(int number, const std::string& reason) {
-  call_ok({{"op", "tell"}, {"number", number}, {"state", "fail"}, {"reason", reason}});
+void OptunaBridge::tell_failed(int number, const std::string& reason,
+                               const nlohmann::json& record) {
+  call_ok({{"op", "tell"},
+           {"number", number},
+           {"state", "fail"},
+           {"reason", reason},
+           {"record", record}});
 }
 
-void OptunaBridge::tell_pruned(int number, const std::string& reason) {
-  call_ok({{"op", "tell"}, {"number", number}, {"state", "pruned"}, {"reason", reason}});
+void OptunaBridge::tell_pruned(int number, const std::string& reason,
+                               const nlohmann::json& record) {
+  call_ok({{"op", "tell"},
+           {"number", number},
+           {"state", "pruned"},
+           {"reason", reason},
+           {"record", record}});
 }
 
 nlohmann::json OptunaBridge::best() {

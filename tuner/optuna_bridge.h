@@ -42,6 +42,9 @@ struct AskedTrial {
   // Trials of the study found interrupted before this ask (their tuner died): now failed and
   // enqueued again. Each has "number" and "values".
   nlohmann::json requeued = nlohmann::json::array();
+  // Trials left RUNNING by a killed process after their record was stored: now finished as the
+  // record says. Each is the record (trial_log.h's JSON).
+  nlohmann::json recovered = nlohmann::json::array();
 };
 
 class OptunaBridge {
@@ -57,9 +60,11 @@ class OptunaBridge {
   nlohmann::json open(const StudyRequest& request);  // the "open" reply
   AskedTrial ask();
   bool report(int number, int step, double value);  // true: prune now
-  void tell_complete(int number, double value);
-  void tell_failed(int number, const std::string& reason);
-  void tell_pruned(int number, const std::string& reason);
+  // `record` (trial_log.h's JSON, or null) is stored with the trial as its user attribute
+  // "cuvil_record" before its state is told: the study holds everything cuvil-tune-gen reads.
+  void tell_complete(int number, double value, const nlohmann::json& record = nullptr);
+  void tell_failed(int number, const std::string& reason, const nlohmann::json& record = nullptr);
+  void tell_pruned(int number, const std::string& reason, const nlohmann::json& record = nullptr);
   nlohmann::json best();
   nlohmann::json trials();
   nlohmann::json fanova(int seed);

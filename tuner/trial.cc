@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "bench_suite/stats.h"
 #include "bench_suite/suites.h"
@@ -50,16 +52,37 @@ double objective_of(const std::vector<RungSamples>& rungs) {
   return std::exp(log_sum / static_cast<double>(rungs.size()));
 }
 
-std::string test_fault_for(int number) {
-  const char* env = std::getenv("CUVIL_TEST_TRIAL_FAULT");
-  if (env == nullptr || *env == '\0') return "";
+namespace {
+// The items of a "KIND" or "KIND@N,KIND@M" list that apply to trial `number`.
+std::vector<std::string> test_hooks_for(const char* variable, int number) {
+  std::vector<std::string> out;
+  const char* env = std::getenv(variable);
+  if (env == nullptr || *env == '\0') return out;
   std::stringstream list(env);
   for (std::string item; std::getline(list, item, ',');) {
     const size_t at = item.find('@');
-    if (at == std::string::npos) return item;
-    if (std::atoi(item.c_str() + at + 1) == number) return item.substr(0, at);
+    if (at == std::string::npos) {
+      out.push_back(item);
+    } else if (std::atoi(item.c_str() + at + 1) == number) {
+      out.push_back(item.substr(0, at));
+    }
   }
-  return "";
+  return out;
+}
+}  // namespace
+
+std::string test_fault_for(int number) {
+  const std::vector<std::string> hooks = test_hooks_for("CUVIL_TEST_TRIAL_FAULT", number);
+  return hooks.empty() ? "" : hooks.front();
+}
+
+void test_kill_point(const std::string& point, int number) {
+  for (const std::string& p : test_hooks_for("CUVIL_TEST_KILL_AT", number)) {
+    if (p != point) continue;
+    std::fflush(nullptr);
+    std::fprintf(stderr, "TEST: killed at %s of trial %d\n", point.c_str(), number);
+    kill(getpid(), SIGKILL);
+  }
 }
 
 void run_trial(const TrialSpec& spec, ChildChannel& channel) {

@@ -48,4 +48,11 @@ double objective_of(const std::vector<RungSamples>& rungs);
 // KIND in crash|hang|oom|wrong. Returns the fault for trial `number`, or "".
 std::string test_fault_for(int number);
 
+// TEST-ONLY: CUVIL_TEST_KILL_AT is "POINT" (every trial) or "POINT@N,POINT@M" (trial N, M). When
+// `point` of trial `number` is listed, the process kills itself with SIGKILL there (a tuner dying
+// at the worst moment). Points of `cuvil-bench tune`: asked (after the ask), trial (while the
+// trial's child runs), measured (measured, not yet told), told (told, not yet in the trial log),
+// logged (in the log); the bridge has recorded (record stored, state not yet told).
+void test_kill_point(const std::string& point, int number);
+
 }  // namespace cuvil::tuner

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -45,14 +46,34 @@ nlohmann::json to_json(const TrialRecord& r) {
   return j;
 }
 
+namespace {
+
+void check_time_ms(const nlohmann::json& v, const std::string& field) {
+  if (!v.is_number()) {
+    throw UserError("field '" + field + "': " + v.dump() + " is not a time in ms");
+  }
+  const double x = v.get<double>();
+  if (!(std::isfinite(x) && x > 0)) {
+    throw UserError("field '" + field + "': " + v.dump() + " is not a positive finite time in ms");
+  }
+}
+
+}  // namespace
+
 TrialRecord record_from_json(const nlohmann::json& j) {
   TrialRecord r;
   r.number = j.at("number").get<int>();
   r.state = j.at("state").get<std::string>();
   r.reason = j.value("reason", std::string());
-  if (j.contains("value") && j["value"].is_number()) {
-    r.value = j["value"].get<double>();
-    r.has_value = true;
+  if (j.contains("value") && !j["value"].is_null()) {
+    if (r.state == "complete" || r.state == "pruned") check_time_ms(j["value"], "value");
+    if (j["value"].is_number()) {
+      r.value = j["value"].get<double>();
+      r.has_value = true;
+    }
+  }
+  if (r.state == "complete" && !r.has_value) {
+    throw UserError("field 'value': missing for a complete trial");
   }
   r.values = j.value("values", nlohmann::json::object());
   if (j.contains("verified_kernels") && j["verified_kernels"].is_object()) {
@@ -63,7 +84,15 @@ TrialRecord record_from_json(const nlohmann::json& j) {
   for (const auto& s : j.value("rungs", nlohmann::json::array())) {
     RungSamples rs;
     rs.name = s.at("name").get<std::string>();
+    const std::string field = "rungs[" + std::to_string(r.rungs.size()) + "]";
+    if (s.contains("median_ms")) check_time_ms(s["median_ms"], field + ".median_ms");
     rs.samples_ns = s.value("samples_ns", std::vector<double>{});
+    for (double x : rs.samples_ns) {
+      if (!(std::isfinite(x) && x > 0)) {
+        throw UserError("field '" + field + ".samples_ns': " + nlohmann::json(x).dump() +
+                        " is not a positive finite time in ns");
+      }
+    }
     rs.median_ms = s.value("median_ms", 0.0);
     r.rungs.push_back(std::move(rs));
   }
@@ -99,11 +128,19 @@ std::vector<TrialRecord> read_trial_log(const std::string& path) {
   std::vector<TrialRecord> records;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
+    nlohmann::json j;
     try {
-      records.push_back(record_from_json(nlohmann::json::parse(lines[i])));
+      j = nlohmann::json::parse(lines[i]);
     } catch (const nlohmann::json::exception& e) {
       if (i + 1 == lines.size()) break;  // torn by a kill mid-write
       throw UserError(path + ":" + std::to_string(i + 1) + ": not a trial record: " + e.what());
+    }
+    try {
+      records.push_back(record_from_json(j));
+    } catch (const nlohmann::json::exception& e) {
+      throw UserError(path + ":" + std::to_string(i + 1) + ": not a trial record: " + e.what());
+    } catch (const UserError& e) {
+      throw UserError(path + ":" + std::to_string(i + 1) + ": " + e.what());
     }
   }
   return records;

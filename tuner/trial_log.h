@@ -39,11 +39,13 @@ struct TrialRecord {
 };
 
 nlohmann::json to_json(const TrialRecord& record);
+// A UserError "field 'F': ..." (no file or line: the caller adds where the record came from) when
+// a complete or pruned trial's value, a rung's median or a sample is not a positive finite time.
 TrialRecord record_from_json(const nlohmann::json& j);
 // Appends one line and flushes it (a killed tuner loses at most the trial in flight).
 void append_trial(const std::string& path, const TrialRecord& record);
-// Every record; a malformed line is a UserError "PATH:LINE: ...". A torn last line (the writer
-// was killed mid-write) is skipped.
+// Every record; a malformed line is a UserError "PATH:LINE: ..." (a bad time names its field). A
+// torn last line (the writer was killed mid-write) is skipped.
 std::vector<TrialRecord> read_trial_log(const std::string& path);
 
 // What a measurement depends on: CPU model, logical cores, threads used, host, kernel.

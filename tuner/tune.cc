@@ -119,13 +119,25 @@ int tune(const TuneOptions& o) {
       r.state = "fail";
       r.reason = "interrupted (the tuning process died); its configuration is retried";
       r.values = q.value("values", nlohmann::json::object());
+      r.baseline = q.value("baseline", false);
       r.finished = utc_now();
       append_trial(log_path, r);
       std::printf("trial %d was left running by a killed process: marked failed, retried\n",
                   r.number);
     }
   };
+  // Trials a killed process had measured and recorded in the study but not told: the bridge
+  // finished them as recorded; the log gets the record it missed.
+  auto log_recovered = [&](const nlohmann::json& recovered) {
+    for (const auto& j : recovered) {
+      const TrialRecord r = record_from_json(j);
+      append_trial(log_path, r);
+      std::printf("trial %d was measured by a killed process: recorded as %s from the study\n",
+                  r.number, r.state.c_str());
+    }
+  };
   log_requeued(opened.value("requeued", nlohmann::json::array()));
+  log_recovered(opened.value("recovered", nlohmann::json::array()));
 
   int finished = counted_trials(bridge.trials());
   std::printf(
@@ -143,6 +155,8 @@ int tune(const TuneOptions& o) {
   for (; finished < o.trials; finished = counted_trials(bridge.trials())) {
     const AskedTrial asked = bridge.ask();
     log_requeued(asked.requeued);
+    log_recovered(asked.recovered);
+    test_kill_point("asked", asked.number);
     TrialRecord record = base_record(asked.number);
     record.values = asked.values;
     record.baseline = asked.baseline;
@@ -166,7 +180,8 @@ int tune(const TuneOptions& o) {
     double value = 0;
     if (failure.empty()) {
       const ProgressHandler on_progress = [&](const nlohmann::json& p) {
-        if (p.contains("verified_kernels")) {  // the gate's report, before any rung
+        test_kill_point("trial", asked.number);  // the child is running
+        if (p.contains("verified_kernels")) {    // the gate's report, before any rung
           record.verified_kernels = p["verified_kernels"];
           record.pinned = p.value("pinned", int64_t{0});
           return true;
@@ -198,25 +213,30 @@ int tune(const TuneOptions& o) {
       }
     }
     record.finished = utc_now();
+    test_kill_point("measured", asked.number);
+    // The whole record goes into the study with the state: the study is the record of the
+    // tuning, the trial log a cache of it that a kill right after the tell may leave short.
     if (!failure.empty()) {
       record.state = "fail";
       record.reason = failure;
-      bridge.tell_failed(asked.number, failure);
+      bridge.tell_failed(asked.number, failure, to_json(record));
     } else if (pruned) {
       record.state = "pruned";
       record.reason = "pruned after rung " + record.rungs.back().name;
       record.value = value;
       record.has_value = true;
-      bridge.tell_pruned(asked.number, record.reason);
+      bridge.tell_pruned(asked.number, record.reason, to_json(record));
     } else {
       record.state = "complete";
       record.value = value;
       record.has_value = true;
-      bridge.tell_complete(asked.number, value);
+      bridge.tell_complete(asked.number, value, to_json(record));
       ++completed;
       best = std::min(best, value);
     }
+    test_kill_point("told", asked.number);
     append_trial(log_path, record);
+    test_kill_point("logged", asked.number);
     if (!o.quiet) {
       std::printf(
           "trial %3d %-8s %10s  %s%s%s\n", asked.number, record.state.c_str(),

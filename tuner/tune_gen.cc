@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -94,10 +95,172 @@ const TrialRecord* best_trial(const std::vector<TrialRecord>& trials) {
 }
 
 const TrialRecord* baseline_trial(const std::vector<TrialRecord>& trials) {
+  std::map<int, const TrialRecord*> by_number;
+  for (const TrialRecord& t : trials) by_number[t.number] = &t;
+  auto is_baseline = [&](const TrialRecord& t) {
+    const TrialRecord* r = &t;
+    for (size_t hops = 0; r && hops <= trials.size(); ++hops) {
+      if (r->baseline) return true;
+      auto it = by_number.find(r->retry_of);
+      r = r->retry_of >= 0 && it != by_number.end() ? it->second : nullptr;
+    }
+    return false;
+  };
   for (const TrialRecord& t : trials) {
-    if (t.baseline && t.state == "complete" && t.has_value) return &t;
+    if (t.state == "complete" && t.has_value && is_baseline(t)) return &t;
   }
   return nullptr;
+}
+
+namespace {
+
+std::string number_list(const std::vector<int>& numbers) {
+  std::string out;
+  for (int n : numbers) out += (out.empty() ? "" : ", ") + std::to_string(n);
+  return out;
+}
+
+std::string ms_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6g ms", v);
+  return text;
+}
+
+bool same_value(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
+}
+
+}  // namespace
+
+std::string Reconciliation::summary() const {
+  std::string s = "reconciled with the study: " + std::to_string(recovered.size()) +
+                  " COMPLETE trial" + (recovered.size() == 1 ? "" : "s") + " recovered from it";
+  if (!recovered.empty()) {
+    s +=
+        std::string(" (trial") + (recovered.size() > 1 ? "s " : " ") + number_list(recovered) + ")";
+  }
+  s += ", " + std::to_string(orphans.size()) + " log entr" + (orphans.size() == 1 ? "y" : "ies") +
+       " without a study trial";
+  if (!orphans.empty()) {
+    s += std::string(" (trial") + (orphans.size() > 1 ? "s " : " ") + number_list(orphans) +
+         ", left out)";
+  }
+  if (!disagreements.empty()) {
+    s += ", " + std::to_string(disagreements.size()) + " log entr" +
+         (disagreements.size() == 1 ? "y" : "ies") + " disagreeing with it (the study is trusted)";
+    for (const std::string& d : disagreements) s += "\n  " + d;
+  }
+  return s;
+}
+
+Reconciliation reconcile_with_study(const std::vector<TrialRecord>& log,
+                                    const nlohmann::json& study_trials, const std::string& where) {
+  std::map<int, std::vector<const TrialRecord*>> logged;
+  for (const TrialRecord& t : log) logged[t.number].push_back(&t);
+  Reconciliation out;
+  std::set<int> finished;
+  for (const nlohmann::json& st : study_trials) {
+    const int number = st.at("number").get<int>();
+    const std::string state = st.value("state", std::string());
+    const std::string trial = where + ": trial " + std::to_string(number);
+    auto lit = logged.find(number);
+    if (state != "complete" && state != "pruned" && state != "fail") {
+      if (lit != logged.end()) {
+        out.disagreements.push_back("trial " + std::to_string(number) + ": the log says " +
+                                    lit->second.back()->state + ", the study has it " + state +
+                                    " (left out)");
+        logged.erase(lit);
+      }
+      continue;
+    }
+    finished.insert(number);
+    const nlohmann::json attrs = st.value("user_attrs", nlohmann::json::object());
+    double study_value = 0;
+    if (state == "complete") {
+      const nlohmann::json v = st.contains("value") ? st["value"] : nlohmann::json(nullptr);
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0)) {
+        throw UserError(trial + ": field 'value': " + v.dump() +
+                        " is not a positive finite time in ms");
+      }
+      study_value = v.get<double>();
+    }
+    // The log's entry for this trial: the last one in the study's state.
+    const TrialRecord* from_log = nullptr;
+    if (lit != logged.end()) {
+      for (const TrialRecord* r : lit->second) {
+        if (r->state == state) from_log = r;
+      }
+      if (!from_log) {
+        out.disagreements.push_back("trial " + std::to_string(number) + ": the log says " +
+                                    lit->second.back()->state + ", the study " + state);
+      } else if (state == "complete" && !same_value(from_log->value, study_value)) {
+        out.disagreements.push_back("trial " + std::to_string(number) + ": the log says " +
+                                    ms_text(from_log->value) + ", the study " +
+                                    ms_text(study_value));
+        from_log = nullptr;
+      }
+    }
+    TrialRecord r;
+    if (from_log) {
+      r = *from_log;
+    } else if (attrs.contains("cuvil_record") && attrs["cuvil_record"].is_object()) {
+      try {
+        r = record_from_json(attrs["cuvil_record"]);
+      } catch (const nlohmann::json::exception& e) {
+        throw UserError(trial + ": user attribute cuvil_record: " + e.what());
+      } catch (const UserError& e) {
+        throw UserError(trial + ": user attribute cuvil_record: " + e.what());
+      }
+    } else {
+      // A study from before tune stored its records: what the study itself knows.
+      r.values = st.value("values", nlohmann::json::object());
+      r.reason = attrs.value("fail_reason", std::string());
+    }
+    if (!from_log && state == "complete" && (lit == logged.end() || lit->second.empty())) {
+      out.recovered.push_back(number);
+    }
+    r.number = number;
+    r.state = state;
+    if (state == "complete") {
+      r.value = study_value;
+      r.has_value = true;
+    }
+    if (attrs.value("baseline", false) == true) r.baseline = true;
+    if (attrs.contains("retry_of") && attrs["retry_of"].is_number_integer()) {
+      r.retry_of = attrs["retry_of"].get<int>();
+    }
+    out.trials.push_back(std::move(r));
+  }
+  for (const auto& [number, records] : logged) {
+    if (!finished.count(number)) out.orphans.push_back(number);
+  }
+  std::sort(out.trials.begin(), out.trials.end(),
+            [](const TrialRecord& a, const TrialRecord& b) { return a.number < b.number; });
+  return out;
+}
+
+void require_study_file(const std::string& study) {
+  std::string path;
+  if (study.find("://") == std::string::npos) {
+    path = study;
+  } else if (study.rfind("sqlite:///", 0) == 0) {
+    path = study.substr(std::string("sqlite:///").size());
+  } else {
+    return;  // another database: the bridge says whether the study is there
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw UserError(path + ": no such study (cuvil-bench tune --study " + study + " makes one)");
+  }
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw UserError(path + ": not a study file (not a regular file)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof(header));
+  if (!in || std::memcmp(header, "SQLite format 3", 16) != 0) {
+    throw UserError(path + ": not an Optuna study (not an SQLite database)");
+  }
 }
 
 passes::PipelineConfig config_for_values(const nlohmann::json& values, const std::string& suite,
@@ -314,19 +477,19 @@ int tune_gen(const TuneGenOptions& o) {
   const std::string study_name =
       o.study_name.empty() ? default_study_name(suite.name) : o.study_name;
   if (o.study.empty() && o.trial_log.empty()) throw UserError("give --study or --trial-log");
+  if (!o.study.empty()) require_study_file(o.study);  // before anything is read or said
   const std::string log_path = trial_log_path(o.study, study_name, o.trial_log);
-  std::vector<TrialRecord> all = read_trial_log(log_path);
-  std::vector<TrialRecord> trials;
-  for (TrialRecord& t : all) {
-    if (t.suite == suite.name && (t.study.empty() || t.study == study_name)) trials.push_back(t);
+  std::vector<TrialRecord> logged;
+  // With a study the log is only a cache of it: a missing one is an empty cache.
+  if (o.study.empty() || std::filesystem::exists(log_path)) {
+    for (TrialRecord& t : read_trial_log(log_path)) {
+      if (t.suite == suite.name && (t.study.empty() || t.study == study_name)) {
+        logged.push_back(std::move(t));
+      }
+    }
+  } else {
+    std::printf("no trial log at %s: every trial is read from the study\n", log_path.c_str());
   }
-  if (trials.empty()) {
-    throw UserError(log_path + ": no trials of study '" + study_name + "' for suite '" +
-                    suite.name + "'");
-  }
-  const TrialRecord* best = best_trial(trials);
-  if (!best) throw UserError(log_path + ": no trial completed; nothing to write");
-  const TrialRecord* base = baseline_trial(trials);
   const std::string target = "cpu";
 
   // The study's space (as `tune` built it): its defaults, ranges and what it searched.
@@ -335,6 +498,47 @@ int tune_gen(const TuneGenOptions& o) {
       o.space_file.empty() ? default_space_file(bench::config_dir(), bench::config_name_of(suite))
                            : o.space_file;
   if (!space_file.empty()) load_space_file(space, space_file, bench::config_name_of(suite));
+
+  // The study is the record: its trials, with the log reconciled against it.
+  std::unique_ptr<OptunaBridge> bridge;
+  std::vector<TrialRecord> trials;
+  std::optional<Reconciliation> reconciled;
+  std::string space_note;
+  if (!o.study.empty()) {
+    BridgeOptions bo;
+    bo.python = o.python;
+    bridge = std::make_unique<OptunaBridge>(bo);
+    StudyRequest req;
+    req.storage = storage_url(o.study);
+    req.study_name = study_name;
+    req.readonly = true;
+    const nlohmann::json opened = bridge->open(req);
+    const nlohmann::json attrs = opened.value("attrs", nlohmann::json::object());
+    if (attrs.contains("suite") && attrs["suite"] != suite.name) {
+      throw UserError("study '" + study_name + "' in " + o.study + " was made for suite " +
+                      attrs["suite"].dump() + ", not '" + suite.name + "'");
+    }
+    if (attrs.contains("space_hash") && attrs["space_hash"] != space_hash(space)) {
+      space_note = "the study was made with another search space than " +
+                   (space_file.empty() ? std::string("the registry's") : space_file) +
+                   " (pass the study's --space): ranges and defaults may differ";
+      std::printf("warning: %s\n", space_note.c_str());
+    }
+    reconciled = reconcile_with_study(logged, bridge->trials(), o.study);
+    std::printf("%s\n", reconciled->summary().c_str());
+    std::fflush(stdout);
+    trials = reconciled->trials;
+  } else {
+    trials = std::move(logged);
+  }
+  const std::string source = o.study.empty() ? log_path : o.study;
+  if (trials.empty()) {
+    throw UserError(source + ": no trials of study '" + study_name + "' for suite '" + suite.name +
+                    "'");
+  }
+  const TrialRecord* best = best_trial(trials);
+  if (!best) throw UserError(source + ": no trial completed; nothing to write");
+  const TrialRecord* base = baseline_trial(trials);
   std::string rung_names;
   for (const RungSamples& r : best->rungs) rung_names += (rung_names.empty() ? "" : ",") + r.name;
   // Checked before anything is fitted or measured: bad input fails fast.
@@ -347,31 +551,17 @@ int tune_gen(const TuneGenOptions& o) {
   const ImportanceReport importance = rank_importance(data, o.refits);
 
   nlohmann::json fanova = nullptr;
-  std::string fanova_note, space_note;
-  if (o.fanova && !o.study.empty()) {
+  std::string fanova_note;
+  if (o.fanova && bridge) {
     try {
-      BridgeOptions bo;
-      bo.python = o.python;
-      OptunaBridge bridge(bo);
-      StudyRequest req;
-      req.storage = storage_url(o.study);
-      req.study_name = study_name;
-      req.readonly = true;
-      const nlohmann::json opened = bridge.open(req);
-      const nlohmann::json attrs = opened.value("attrs", nlohmann::json::object());
-      if (attrs.contains("space_hash") && attrs["space_hash"] != space_hash(space)) {
-        space_note = "the study was made with another search space than " +
-                     (space_file.empty() ? std::string("the registry's") : space_file) +
-                     " (pass the study's --space): ranges and defaults may differ";
-        std::printf("warning: %s\n", space_note.c_str());
-      }
-      fanova = bridge.fanova(0);
+      fanova = bridge->fanova(0);
     } catch (const UserError& e) {
       fanova_note = std::string("unavailable: ") + e.what();
     }
   } else {
-    fanova_note = "not computed (needs --study)";
+    fanova_note = o.fanova ? "not computed (needs --study)" : "not computed (--no-fanova)";
   }
+  bridge.reset();  // done with the study: measuring children must not hold its pipes
 
   // The pruned best: parameters below the importance threshold reset to their defaults.
   nlohmann::json pruned_values = best->values;
@@ -585,6 +775,20 @@ int tune_gen(const TuneGenOptions& o) {
                         {"values", values},
                         {"importance", importance_json(importance, fanova)}};
     if (base) j["default_ms"] = base->value;
+    if (base) j["default_trial"] = base->number;
+    nlohmann::json read = nlohmann::json::array();
+    for (const TrialRecord& t : trials) {
+      read.push_back({{"number", t.number},
+                      {"state", t.state},
+                      {"value", t.has_value ? nlohmann::json(t.value) : nlohmann::json(nullptr)},
+                      {"baseline", t.baseline}});
+    }
+    j["trials_read"] = read;
+    if (reconciled) {
+      j["reconciled"] = {{"recovered", reconciled->recovered},
+                         {"orphans", reconciled->orphans},
+                         {"disagreements", reconciled->disagreements}};
+    }
     if (confirmed) j["confirm"] = confirm_to_json(*confirmed);
     if (o.sensitivity) j["sensitivity"] = sensitivity_to_json(sensitivity);
     write_text(o.json_output, j.dump(2) + "\n", "the JSON report");

@@ -1,8 +1,9 @@
-// cuvil-tune-gen: from a study's trial log (and, for fANOVA, the Optuna study itself) to a tuned
-// .cuvilpass: the best configuration, optionally with unimportant parameters reset to their
-// defaults, and a provenance block (machine, commit, date, suite, rungs, objective, speedup over
-// the default with a bootstrap confidence interval, the importance table). The same input gives
-// the same file: the date is the last trial's, every random choice is seeded (--confirm and
+// cuvil-tune-gen: from an Optuna study (its trials, read through the bridge, with the trial log
+// as a cache reconciled with it; or a trial log alone) to a tuned .cuvilpass: the best
+// configuration, optionally with unimportant parameters reset to their defaults, and a provenance
+// block (machine, commit, date, suite, rungs, objective, speedup over the default with a bootstrap
+// confidence interval, the importance table). The same input gives the same file: the date is the
+// last trial's, every random choice is seeded (--confirm and
 // --sensitivity measure, so with them it is not).
 #pragma once
 
@@ -53,7 +54,28 @@ Speedup speedup_interval(const TrialRecord& baseline, const TrialRecord& best, i
 
 // The best complete trial (lowest objective, then lowest number); nullptr when none.
 const TrialRecord* best_trial(const std::vector<TrialRecord>& trials);
+// The complete baseline trial: flagged, or the retry (retry_of, followed back) of a flagged one.
 const TrialRecord* baseline_trial(const std::vector<TrialRecord>& trials);
+
+// The study's trials (the bridge's "trials" reply) with the trial log as a cache: a finished trial
+// is taken from the log when the log agrees with the study, else from the record the study keeps
+// as its user attribute "cuvil_record" (tune stores it). The study is trusted: its state, value
+// and baseline flag win, and log entries without a study trial are left out. Unfinished trials
+// (running, waiting) are left out. A complete trial whose value is not a positive finite time is
+// a UserError naming `where` (the study), the trial and the field.
+struct Reconciliation {
+  std::vector<TrialRecord> trials;         // by number
+  std::vector<int> recovered;              // complete in the study, missing from the log
+  std::vector<int> orphans;                // log entries without a finished study trial
+  std::vector<std::string> disagreements;  // "trial N: the log says ..., the study ..."
+  std::string summary() const;             // "reconciled with the study: ..."
+};
+Reconciliation reconcile_with_study(const std::vector<TrialRecord>& log,
+                                    const nlohmann::json& study_trials, const std::string& where);
+
+// A study file must exist and be an SQLite database (a reader never creates one); URLs of other
+// databases are left to the bridge. UserError otherwise.
+void require_study_file(const std::string& study);
 
 // The .cuvilpass for `values` (registry space, so every recorded value is used as recorded).
 passes::PipelineConfig config_for_values(const nlohmann::json& values, const std::string& suite,

@@ -9,3 +9,9 @@ add_test(NAME cli.tune_postgres_shared_study
   COMMAND ${CUVIL_CLI_DIR}/tune_postgres_test.sh $<TARGET_FILE:cuvil-bench>
     $<TARGET_FILE:cuvil-tune-gen>)
 set_tests_properties(cli.tune_postgres_shared_study PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77)
+# SIGKILL at each point of a trial (CUVIL_TEST_KILL_AT), judged by Optuna's own load_study; skips
+# (77) without python3-optuna.
+add_test(NAME cli.tune_kill_record
+  COMMAND ${CUVIL_CLI_DIR}/tune_kill_test.sh $<TARGET_FILE:cuvil-bench>
+    $<TARGET_FILE:cuvil-tune-gen>)
+set_tests_properties(cli.tune_kill_record PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)

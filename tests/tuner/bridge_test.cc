@@ -1,10 +1,12 @@
 // The Optuna bridge against Optuna itself (python3-optuna under /usr/bin/python3): short studies
 // with the random sampler on a synthetic objective, no measuring.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "passes/ir/error.h"
@@ -214,6 +216,94 @@ TEST(OptunaBridge, ResumeFailsAndRetriesTrialsLeftRunning) {
   EXPECT_EQ(trials[3]["state"], "fail");
   EXPECT_EQ(trials[0]["state"], "complete");  // finished trials are kept
   EXPECT_EQ(trials[2]["value"], 3.0);
+  std::filesystem::remove(path);
+}
+
+// A kill during trial 0 (the baseline): its retry is still the baseline.
+TEST(OptunaBridge, ARetriedBaselineStaysTheBaseline) {
+  if (!optuna_available()) GTEST_SKIP() << "python3-optuna is not installed";
+  const std::string path = temp_study("baseline_retry");
+  const SearchSpace s = toy_space();
+  {
+    OptunaBridge b(BridgeOptions{});
+    b.open(request(path, s));
+    EXPECT_TRUE(b.ask().baseline);  // trial 0, never told: the tuner was killed
+    kill(b.pid(), SIGKILL);
+  }
+  OptunaBridge b(BridgeOptions{});
+  const nlohmann::json opened = b.open(request(path, s));
+  ASSERT_EQ(opened["requeued"].size(), 1u);
+  EXPECT_TRUE(opened["requeued"][0].value("baseline", false));
+  const AskedTrial retry = b.ask();
+  EXPECT_EQ(retry.retry_of, 0);
+  EXPECT_TRUE(retry.baseline);
+  EXPECT_EQ(retry.values, default_values(s));
+  std::filesystem::remove(path);
+}
+
+// The record told with a trial is kept by the study; a trial whose record was stored but whose
+// state was never told (the tuner died in between) is finished as recorded, not retried.
+TEST(OptunaBridge, TheStudyKeepsTheRecordAndFinishesARecordedTrial) {
+  if (!optuna_available()) GTEST_SKIP() << "python3-optuna is not installed";
+  const std::string path = temp_study("record");
+  const SearchSpace s = toy_space();
+  const nlohmann::json record = {{"number", 0},
+                                 {"state", "complete"},
+                                 {"value", 2.5},
+                                 {"baseline", true},
+                                 {"suite", "toy"},
+                                 {"study", "toy"},
+                                 {"rungs", nlohmann::json::array()}};
+  {
+    OptunaBridge b(BridgeOptions{});
+    b.open(request(path, s));
+    b.tell_complete(b.ask().number, 2.5, record);
+    const nlohmann::json trials = b.trials();
+    EXPECT_EQ(trials[0]["user_attrs"]["cuvil_record"], record);
+    const int number = b.ask().number;  // trial 1: its record stored, then the tuner dies
+    nlohmann::json lost = record;
+    lost["number"] = number;
+    lost["value"] = 1.5;
+    lost["baseline"] = false;
+    ASSERT_TRUE(
+        b.call({{"op", "record"}, {"number", number}, {"record", lost}}).value("ok", false));
+    kill(b.pid(), SIGKILL);
+  }
+  OptunaBridge b(BridgeOptions{});
+  const nlohmann::json opened = b.open(request(path, s));
+  EXPECT_TRUE(opened["requeued"].empty());
+  ASSERT_EQ(opened["recovered"].size(), 1u);
+  EXPECT_EQ(opened["recovered"][0]["number"], 1);
+  const nlohmann::json trials = b.trials();
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[1]["state"], "complete");
+  EXPECT_DOUBLE_EQ(trials[1]["value"].get<double>(), 1.5);
+  EXPECT_EQ(b.best()["number"], 1);
+  std::filesystem::remove(path);
+}
+
+TEST(OptunaBridge, AReaderNeverCreatesAStudyFile) {
+  if (!optuna_available()) GTEST_SKIP() << "python3-optuna is not installed";
+  const std::string path = temp_study("missing");
+  StudyRequest r = request(path, toy_space());
+  r.readonly = true;
+  OptunaBridge& b = *shared_bridge();
+  try {
+    b.open(r);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no such study file"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  { std::ofstream(path) << "not a database\n"; }
+  try {
+    b.open(r);
+    FAIL();
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("not an Optuna study"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;  // one line
+  }
   std::filesystem::remove(path);
 }
 

@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "passes/ir/error.h"
@@ -76,6 +78,25 @@ TEST(Isolation, OutOfMemoryUnderTheAddressSpaceLimit) {
       {}, limits(20, 512));
   EXPECT_FALSE(o.ok);
   EXPECT_EQ(o.reason, "out of memory (limit 512 MiB)");
+}
+
+// A child whose allocation failed and that then hangs (a worker stuck after std::bad_alloc) ran
+// out of memory: it is not reported as timed out, and it is not waited on for the whole timeout.
+TEST(Isolation, OutOfMemoryThenHangIsStillOutOfMemory) {
+  const auto start = std::chrono::steady_clock::now();
+  const ChildOutcome o = run_isolated(
+      [](ChildChannel&) {
+        std::vector<std::unique_ptr<char[]>> hog;
+        try {
+          for (;;) hog.emplace_back(new char[64 << 20]);
+        } catch (const std::bad_alloc&) {
+        }
+        for (;;) pause();
+      },
+      {}, limits(60, 512));
+  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.reason, "out of memory (limit 512 MiB)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
 }
 
 TEST(Isolation, ExceptionMessageIsTheReason) {

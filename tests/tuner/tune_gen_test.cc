@@ -252,5 +252,175 @@ TEST(TuneGen, AnUnwritableSpaceOutputFailsBeforeAnythingIsWritten) {
   std::filesystem::remove(log);
 }
 
+// Best values a log cannot hold: a clear error naming the file, the line and the field.
+TEST(TrialLog, NonPositiveTimesAreBadInputNamingFileLineAndField) {
+  for (const char* bad : {"-5", "0"}) {
+    const std::string path = write_log();
+    {
+      std::ofstream out(path, std::ios::app);
+      out << "{\"number\": 13, \"state\": \"complete\", \"suite\": \"resnet50\", \"value\": " << bad
+          << "}\n";
+      out << "{\"number\": 14, \"state\": \"fail\", \"suite\": \"resnet50\"}\n";
+    }
+    try {
+      read_trial_log(path);
+      ADD_FAILURE() << "accepted value " << bad;
+    } catch (const UserError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                path + ":14: field 'value': " + bad + " is not a positive finite time in ms");
+    }
+    std::filesystem::remove(path);
+  }
+  const std::string path = temp_path("rung.jsonl");
+  {
+    std::ofstream out(path);
+    out << "{\"number\": 0, \"state\": \"complete\", \"value\": 2, \"rungs\": [{\"name\": \"b1\", "
+           "\"median_ms\": -1, \"samples_ns\": [1]}]}\n{}\n";
+  }
+  try {
+    read_trial_log(path);
+    ADD_FAILURE();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":1: field 'rungs[0].median_ms'"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+TrialRecord complete(int number, double value, bool baseline = false) {
+  TrialRecord r;
+  r.number = number;
+  r.state = "complete";
+  r.value = value;
+  r.has_value = true;
+  r.baseline = baseline;
+  r.suite = "resnet50";
+  r.values = {{"x", number}};
+  r.rungs = {RungSamples{"b1", {value * 1e6}, value}};
+  return r;
+}
+
+nlohmann::json study_trial(const TrialRecord& r, bool with_record = true) {
+  nlohmann::json attrs = {{"cuvil_values", r.values}};
+  if (r.baseline) attrs["baseline"] = true;
+  if (with_record) attrs["cuvil_record"] = to_json(r);
+  return {{"number", r.number},
+          {"state", r.state},
+          {"value", r.has_value ? nlohmann::json(r.value) : nlohmann::json(nullptr)},
+          {"values", r.values},
+          {"user_attrs", attrs}};
+}
+
+// Defect: a kill between Optuna's tell and the log append left the best trial out of the log,
+// and tune-gen wrote the default as the best.
+TEST(Reconcile, ACompleteTrialMissingFromTheLogIsRecoveredFromTheStudy) {
+  const std::vector<TrialRecord> log = {complete(0, 10, true), complete(1, 9)};
+  nlohmann::json study = nlohmann::json::array();
+  for (const TrialRecord& r : log) study.push_back(study_trial(r));
+  study.push_back(study_trial(complete(2, 4)));  // the best: told, never logged
+  const Reconciliation rec = reconcile_with_study(log, study, "study.db");
+  EXPECT_EQ(rec.recovered, std::vector<int>{2});
+  EXPECT_TRUE(rec.orphans.empty());
+  EXPECT_TRUE(rec.disagreements.empty());
+  ASSERT_EQ(rec.trials.size(), 3u);
+  const TrialRecord* best = best_trial(rec.trials);
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(best->number, 2);
+  EXPECT_EQ(best->rungs.size(), 1u);  // the samples come from the study's record
+  EXPECT_EQ(baseline_trial(rec.trials)->number, 0);
+  EXPECT_EQ(rec.summary(),
+            "reconciled with the study: 1 COMPLETE trial recovered from it (trial 2), 0 log "
+            "entries without a study trial");
+}
+
+TEST(Reconcile, TheStudyIsTrustedOverTheLog) {
+  std::vector<TrialRecord> log = {complete(0, 10, true), complete(1, 9), complete(7, 1)};
+  log[1].value = 0.5;  // the log says 0.5 ms, the study 9 ms
+  nlohmann::json study = nlohmann::json::array();
+  study.push_back(study_trial(complete(0, 10, true)));
+  study.push_back(study_trial(complete(1, 9)));
+  TrialRecord running;
+  running.number = 3;
+  running.state = "running";
+  study.push_back(study_trial(running, false));
+  const Reconciliation rec = reconcile_with_study(log, study, "study.db");
+  EXPECT_EQ(rec.orphans, std::vector<int>{7});  // trial 7 is not in the study
+  ASSERT_EQ(rec.disagreements.size(), 1u);
+  EXPECT_EQ(rec.disagreements[0], "trial 1: the log says 0.5 ms, the study 9 ms");
+  ASSERT_EQ(rec.trials.size(), 2u);
+  EXPECT_DOUBLE_EQ(rec.trials[1].value, 9);
+  EXPECT_EQ(best_trial(rec.trials)->number, 1);
+  EXPECT_NE(rec.summary().find("1 log entry without a study trial (trial 7, left out), 1 log "
+                               "entry disagreeing with it (the study is trusted)"),
+            std::string::npos)
+      << rec.summary();
+}
+
+TEST(Reconcile, AStudyValueThatIsNotAPositiveTimeIsBadInput) {
+  for (const nlohmann::json& bad :
+       {nlohmann::json(-5.0), nlohmann::json(0), nlohmann::json("inf")}) {
+    nlohmann::json t = study_trial(complete(4, 1));
+    t["value"] = bad;
+    try {
+      reconcile_with_study({}, nlohmann::json::array({t}), "study.db");
+      ADD_FAILURE() << bad;
+    } catch (const UserError& e) {
+      EXPECT_EQ(std::string(e.what()), "study.db: trial 4: field 'value': " + bad.dump() +
+                                           " is not a positive finite time in ms");
+    }
+  }
+}
+
+// Defect: a kill during trial 0 left its retry without the baseline flag ("default_ms: not
+// measured"). The retry of a baseline is the baseline, in the log as in the study.
+TEST(Reconcile, TheRetryOfAnInterruptedBaselineIsTheBaseline) {
+  TrialRecord interrupted;
+  interrupted.number = 0;
+  interrupted.state = "fail";
+  interrupted.baseline = true;
+  TrialRecord retry = complete(1, 10);
+  retry.retry_of = 0;
+  EXPECT_EQ(baseline_trial({interrupted, retry, complete(2, 5)})->number, 1);
+  // From the study: the baseline attribute of the retry wins over a log line without it.
+  nlohmann::json study = nlohmann::json::array();
+  study.push_back(study_trial(interrupted, false));
+  nlohmann::json t = study_trial(retry);
+  t["user_attrs"]["baseline"] = true;
+  t["user_attrs"]["retry_of"] = 0;
+  study.push_back(t);
+  TrialRecord logged_retry = retry;
+  logged_retry.retry_of = -1;
+  const Reconciliation rec = reconcile_with_study({logged_retry}, study, "study.db");
+  ASSERT_NE(baseline_trial(rec.trials), nullptr);
+  EXPECT_EQ(baseline_trial(rec.trials)->number, 1);
+}
+
+TEST(TuneGen, AMissingStudyIsAnErrorAndIsNotCreated) {
+  const std::string path = temp_path("missing.db");
+  std::filesystem::remove(path);
+  TuneGenOptions o;
+  o.study = path;
+  o.workload.suite = "resnet50";
+  o.output = temp_path("f.cuvilpass");
+  try {
+    tune_gen(o);
+    ADD_FAILURE();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": no such study"), std::string::npos);
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(o.output));
+  { std::ofstream(path) << "just text\n"; }
+  try {
+    tune_gen(o);
+    ADD_FAILURE();
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": not an Optuna study (not an SQLite database)");
+  }
+  EXPECT_FALSE(std::filesystem::exists(o.output));
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace cuvil::tuner

@@ -10,16 +10,27 @@ One request per line, one reply per line. Every reply has "ok"; a failed request
                                    now FAIL and enqueued again), counts per state
   ask                           -> number, values (resolved: every dimension, fixed ones too)
   report {number, step, value}  -> prune (the pruner's verdict after this intermediate value)
-  tell {number, state, value?, reason?}   state: complete | fail | pruned
+  tell {number, state, value?, reason?, record?}   state: complete | fail | pruned; record (cuvil's
+                                trial record, tuner/trial_log.h) is kept as the user attribute
+                                "cuvil_record" before the state is set, so the study itself holds
+                                everything cuvil-tune-gen reads (the trial log is only a cache)
+  record {number, record}       stores a running trial's record without telling it (what a tuner
+                                killed between the two leaves; tests use it)
   best                          -> number, value, values
   trials                        -> every trial: number, state, value, values, user_attrs
+                                   (a non-finite float is sent as the string "nan", "inf", "-inf")
   fanova {seed}                 -> importances {dimension: value} (complete trials only)
   close
 Several tuners may share one study (an RDB URL such as postgresql://...): every asked trial
 records its owner (host, tuner pid) and a heartbeat thread refreshes it while the trial runs. A
 RUNNING trial is only taken for interrupted when its owner on this host is gone, or when its
 heartbeat is older than the grace period (another host that died); then it is failed and its
-configuration enqueued again ("requeued" in the open and ask replies).
+configuration enqueued again ("requeued" in the open and ask replies), keeping its baseline flag.
+A RUNNING trial whose record was already stored (its tuner died between the record and the tell)
+is finished in the state the record says instead ("recovered" in the open and ask replies).
+Failures are answered on one line; CUVIL_TUNER_DEBUG=1 also prints their tracebacks on stderr.
+CUVIL_TEST_KILL_AT=recorded@N (TEST-ONLY) kills the tuner and this process with SIGKILL after
+trial N's record is stored, before its state is told.
 The space is the list tuner/search_space.cc writes (space_to_json): it is sampled define-by-run;
 a power-of-two parameter is sampled as its exponent "NAME~log2", a multiple of another as the
 factor "NAME~factor".
@@ -28,6 +39,7 @@ import datetime
 import json
 import math
 import os
+import signal
 import socket
 import sys
 import threading
@@ -38,6 +50,7 @@ optuna = None
 study = None
 space = None
 running = {}  # number -> optuna Trial (asked in this process)
+recovered_pending = []  # records of trials reap_interrupted finished as recorded
 storage = None
 lock = threading.Lock()  # the heartbeat thread and the request loop share the storage
 HEARTBEAT_S = int(os.environ.get("CUVIL_TUNER_HEARTBEAT_S", "15"))
@@ -175,15 +188,40 @@ def owner_gone(t, stale_ids):
     return False
 
 
+def finish_recorded(t, record):
+    """Finishes a RUNNING trial in the state its stored record says; False if it cannot."""
+    TrialState = optuna.trial.TrialState
+    state = record.get("state")
+    value = record.get("value")
+    if state == "complete" and isinstance(value, (int, float)) and math.isfinite(value):
+        return study._storage.set_trial_state_values(t._trial_id, TrialState.COMPLETE,
+                                                     [float(value)])
+    if state == "pruned":
+        return study._storage.set_trial_state_values(t._trial_id, TrialState.PRUNED)
+    if state == "fail":
+        return study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+    return False
+
+
 def reap_interrupted():
-    """Fails the RUNNING trials whose tuner is gone and enqueues their configurations again."""
+    """Fails the RUNNING trials whose tuner is gone and enqueues their configurations again; one
+    whose record was stored is finished as recorded (returned in "recovered")."""
     TrialState = optuna.trial.TrialState
     requeued = []
+    global recovered_pending
     with lock:
         stale_ids = set(storage._get_stale_trial_ids(study._study_id))
         for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             if t.number in running or not owner_gone(t, stale_ids):
                 continue
+            record = t.user_attrs.get("cuvil_record")
+            if isinstance(record, dict):
+                try:
+                    if finish_recorded(t, record):
+                        recovered_pending.append(record)
+                        continue
+                except Exception:  # another tuner finished it first
+                    continue
             try:
                 study._storage.set_trial_user_attr(t._trial_id, "fail_reason",
                                                    "interrupted (the tuning process died)")
@@ -191,11 +229,21 @@ def reap_interrupted():
                     continue
             except Exception:  # another tuner reaped it first
                 continue
-            study.enqueue_trial(t.params, user_attrs={"retry_of": t.number},
-                                skip_if_exists=False)
-            requeued.append({"number": t.number,
+            # A retried baseline (the default configuration, enqueued first) stays the baseline.
+            attrs = {"retry_of": t.number}
+            baseline = bool(t.user_attrs.get("baseline", False))
+            if baseline:
+                attrs["baseline"] = True
+            study.enqueue_trial(t.params, user_attrs=attrs, skip_if_exists=False)
+            requeued.append({"number": t.number, "baseline": baseline,
                              "values": t.user_attrs.get("cuvil_values", {})})
     return requeued
+
+
+def take_recovered():
+    global recovered_pending
+    out, recovered_pending = recovered_pending, []
+    return out
 
 
 def heartbeat_loop():
@@ -216,20 +264,33 @@ def op_open(req):
     space = req["space"]
     seed = req.get("seed")
     global storage
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # heartbeats are "experimental" in Optuna 3
-        storage = optuna.storages.RDBStorage(req["storage"], heartbeat_interval=HEARTBEAT_S,
-                                             grace_period=GRACE_S)
-    existing = [s.study_name for s in optuna.study.get_all_study_summaries(storage)]
+    readonly = req.get("readonly", False)
+    url = req["storage"]
+    if readonly and url.startswith("sqlite:///"):
+        # A reader never creates the file (SQLite would, empty) nor reads what is not a database.
+        path = url[len("sqlite:///"):]
+        if not os.path.isfile(path):
+            return fail("%s: no such study file" % path)
+        with open(path, "rb") as f:
+            if f.read(16) != b"SQLite format 3\x00":
+                return fail("%s: not an Optuna study (not an SQLite database)" % path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # heartbeats are "experimental" in Optuna 3
+            storage = optuna.storages.RDBStorage(url, heartbeat_interval=HEARTBEAT_S,
+                                                 grace_period=GRACE_S)
+        existing = [s.study_name for s in optuna.study.get_all_study_summaries(storage)]
+    except Exception as e:
+        return fail("cannot open the study storage %s: %s" % (url, one_line(e)))
     created = req["study_name"] not in existing
-    if req.get("readonly", False):
+    if readonly:
         # Readers (cuvil-tune-gen) must not touch trials another process may be running.
         if created:
-            return fail("no study '%s' in %s (studies: %s)"
-                        % (req["study_name"], req["storage"], ", ".join(existing) or "none"))
+            return fail("no trials of study '%s': it is not in %s (studies there: %s)"
+                        % (req["study_name"], url, ", ".join(existing) or "none"))
         study = optuna.load_study(study_name=req["study_name"], storage=storage)
-        return {"ok": True, "created": False, "requeued": [], "counts": counts(),
-                "attrs": study.user_attrs}
+        return {"ok": True, "created": False, "requeued": [], "recovered": [],
+                "counts": counts(), "attrs": study.user_attrs}
     # Seeds mix in the trial count so a resumed study does not replay the same samples.
     n_before = 0
     if not created:
@@ -253,8 +314,8 @@ def op_open(req):
     if created:
         for values in req.get("enqueue", []):
             study.enqueue_trial(internal_params(values, space), user_attrs={"baseline": True})
-    return {"ok": True, "created": created, "requeued": requeued, "counts": counts(),
-            "attrs": study.user_attrs}
+    return {"ok": True, "created": created, "requeued": requeued,
+            "recovered": take_recovered(), "counts": counts(), "attrs": study.user_attrs}
 
 
 def op_ask(req):
@@ -268,7 +329,8 @@ def op_ask(req):
         trial.set_user_attr("cuvil_values", values)
     return {"ok": True, "number": trial.number, "values": values,
             "baseline": bool(trial.user_attrs.get("baseline", False)),
-            "retry_of": trial.user_attrs.get("retry_of"), "requeued": requeued}
+            "retry_of": trial.user_attrs.get("retry_of"), "requeued": requeued,
+            "recovered": take_recovered()}
 
 
 def op_report(req):
@@ -284,6 +346,9 @@ def op_tell(req):
         trial = running.pop(number)
     if req.get("reason"):
         trial.set_user_attr("fail_reason", req["reason"])
+    if isinstance(req.get("record"), dict):
+        trial.set_user_attr("cuvil_record", req["record"])
+        test_kill("recorded", number)
     state = req["state"]
     if state == "complete":
         study.tell(trial, float(req["value"]))
@@ -294,10 +359,47 @@ def op_tell(req):
     return {"ok": True}
 
 
+def op_record(req):
+    with lock:
+        trial = running[req["number"]]
+        trial.set_user_attr("cuvil_record", req["record"])
+    return {"ok": True}
+
+
+def json_safe(v):
+    """JSON without NaN or Infinity (which the C++ side cannot parse): such floats as strings."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, dict):
+        return {k: json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_safe(x) for x in v]
+    return v
+
+
 def trial_json(t):
-    return {"number": t.number, "state": t.state.name.lower(), "value": t.value,
-            "values": t.user_attrs.get("cuvil_values", {}), "user_attrs": t.user_attrs,
-            "intermediate": {str(k): v for k, v in t.intermediate_values.items()}}
+    return json_safe({"number": t.number, "state": t.state.name.lower(), "value": t.value,
+                      "values": t.user_attrs.get("cuvil_values", {}), "user_attrs": t.user_attrs,
+                      "intermediate": {str(k): v for k, v in t.intermediate_values.items()}})
+
+
+def one_line(e):
+    """An exception as one line: SQLAlchemy's own message (its cause), without the SQL."""
+    cause = getattr(e, "orig", None) or e
+    text = str(cause).strip().splitlines()
+    return "%s: %s" % (type(cause).__name__, text[0] if text else "")
+
+
+def test_kill(point, number):
+    """TEST-ONLY (CUVIL_TEST_KILL_AT=POINT@N,...): kills the tuner and this bridge at a point."""
+    spec = os.environ.get("CUVIL_TEST_KILL_AT", "")
+    for item in filter(None, spec.split(",")):
+        name, _, at = item.partition("@")
+        if name == point and (at == "" or at == str(number)):
+            sys.stderr.write("TEST: killed at %s of trial %d\n" % (point, number))
+            sys.stderr.flush()
+            os.kill(os.getppid(), signal.SIGKILL)
+            os._exit(137)
 
 
 def op_best(req):
@@ -330,7 +432,7 @@ def main():
     global optuna
     threading.Thread(target=heartbeat_loop, daemon=True).start()
     handlers = {"open": op_open, "ask": op_ask, "report": op_report, "tell": op_tell,
-                "best": op_best, "trials": op_trials, "fanova": op_fanova}
+                "record": op_record, "best": op_best, "trials": op_trials, "fanova": op_fanova}
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -366,8 +468,9 @@ def main():
             else:
                 reply = fail("unknown op '%s'" % op)
         except Exception as e:  # every failure is reported, the loop keeps serving
-            reply = fail("%s: %s" % (type(e).__name__, e))
-            traceback.print_exc(file=sys.stderr)
+            reply = fail(one_line(e))
+            if os.environ.get("CUVIL_TUNER_DEBUG"):
+                traceback.print_exc(file=sys.stderr)
         print(json.dumps(reply), flush=True)
 
 
