@@ -80,5 +80,9 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "cuvil-tune-gen: error: out of memory\n");
     return 3;
+  } catch (const std::exception& e) {
+    // Nothing expected it (EX_SOFTWARE, as cuvil-bench): a bug, but never an abort.
+    std::fprintf(stderr, "cuvil-tune-gen: error: internal error: %s\n", e.what());
+    return 70;
   }
 }
