@@ -10,6 +10,8 @@
 #   scripts/fuzz.sh [RUNS]
 #   CUVIL_FUZZ_TARGETS="cuvilpass onnx" scripts/fuzz.sh 100000   # some targets only
 #   CUVIL_FUZZ_IF_BUILT=1 scripts/fuzz.sh 500   # exit 77 (skipped) when build-fuzz/ is absent
+#   CUVIL_FUZZ_SEED=1 scripts/fuzz.sh   # the same mutations every time (CTest's fuzz.libfuzzer)
+#   CUVIL_FUZZ_BUILD_DIR=DIR            # build somewhere else than build-fuzz/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-20000}
@@ -48,7 +50,9 @@ for name in "${TARGETS[@]}"; do
   log="$BUILD_DIR/findings/$name.log"
   before=$(find "$findings" -type f | wc -l)
   set +e
-  "$exe" -runs="$RUNS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  seed=()
+  [ -n "${CUVIL_FUZZ_SEED:-}" ] && seed=(-seed="$CUVIL_FUZZ_SEED")
+  "$exe" -runs="$RUNS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${seed[@]}" \
     -artifact_prefix="$findings/" "${dict[@]}" "$work/$name" >"$log" 2>&1
   rc=$?
   set -e

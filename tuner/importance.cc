@@ -182,6 +182,56 @@ ShapFit fit_and_explain(const Dataset& data, const std::vector<size_t>& fit_rows
   return fit;
 }
 
+size_t min_trials_for_importance(size_t params) {
+  return std::max(kMinTrialsForImportance,
+                  static_cast<size_t>(std::ceil(kMinTrialsPerParam * static_cast<double>(params))));
+}
+
+namespace {
+
+// Average ranks (1-based) of `values`, ties sharing the mean of their positions.
+std::vector<double> average_ranks(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return values[i] < values[j]; });
+  std::vector<double> ranks(values.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]]) ++j;
+    const double mean = (static_cast<double>(i + j) / 2.0) + 1.0;
+    for (size_t k = i; k <= j; ++k) ranks[order[k]] = mean;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+}  // namespace
+
+double spearman_rank_correlation(const std::vector<std::pair<std::string, double>>& a,
+                                 const std::vector<std::pair<std::string, double>>& b) {
+  std::vector<double> x, y;
+  for (const auto& [name, value] : a) {
+    for (const auto& [other, value_b] : b) {
+      if (other == name) {
+        x.push_back(value);
+        y.push_back(value_b);
+      }
+    }
+  }
+  if (x.size() < 3) return std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> rx = average_ranks(x), ry = average_ranks(y);
+  const double n = static_cast<double>(rx.size());
+  const double mean = (n + 1) / 2;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < rx.size(); ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean);
+    sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  if (sxx == 0 || syy == 0) return std::numeric_limits<double>::quiet_NaN();
+  return sxy / std::sqrt(sxx * syy);
+}
+
 ImportanceReport rank_importance(const Dataset& data, int refits, int top,
                                  const GbtOptions& options) {
   ImportanceReport report;
@@ -192,7 +242,6 @@ ImportanceReport rank_importance(const Dataset& data, int refits, int top,
   std::vector<size_t> all(data.rows());
   std::iota(all.begin(), all.end(), 0);
   const std::vector<double> importance = mean_abs(fit_and_explain(data, all, options), params);
-  const std::vector<int> rank = ranks_of(importance);
 
   std::vector<std::vector<double>> boot_imp(params), boot_rank(params);
   std::mt19937_64 rng(options.seed + 0x5eed);
@@ -208,17 +257,29 @@ ImportanceReport rank_importance(const Dataset& data, int refits, int top,
       boot_rank[p].push_back(rk[p]);
     }
   }
-  const double total = std::accumulate(importance.begin(), importance.end(), 0.0);
+  // Estimate and interval from the same bootstrap: the median of the refits' importances (so
+  // the 5th-95th percentile interval always contains it), ranked by that median. Without refits
+  // the one fit on every trial is both.
+  std::vector<double> estimate(params);
+  for (size_t p = 0; p < params; ++p) {
+    estimate[p] = refits ? percentile(boot_imp[p], 0.5) : importance[p];
+  }
+  const std::vector<int> estimate_rank = ranks_of(estimate);
+  const double total = std::accumulate(estimate.begin(), estimate.end(), 0.0);
   for (size_t p = 0; p < params; ++p) {
     ParamImportance pi;
     pi.name = data.params[p];
-    pi.mean_abs_shap = importance[p];
-    pi.share = total > 0 ? importance[p] / total : 0;
-    pi.rank = rank[p];
-    pi.low = refits ? percentile(boot_imp[p], 0.05) : importance[p];
-    pi.high = refits ? percentile(boot_imp[p], 0.95) : importance[p];
-    pi.rank_low = refits ? static_cast<int>(std::lround(percentile(boot_rank[p], 0.05))) : rank[p];
-    pi.rank_high = refits ? static_cast<int>(std::lround(percentile(boot_rank[p], 0.95))) : rank[p];
+    pi.mean_abs_shap = estimate[p];
+    pi.share = total > 0 ? estimate[p] / total : 0;
+    pi.rank = estimate_rank[p];
+    pi.low = refits ? percentile(boot_imp[p], 0.05) : estimate[p];
+    pi.high = refits ? percentile(boot_imp[p], 0.95) : estimate[p];
+    pi.rank_low = refits ? static_cast<int>(std::lround(percentile(boot_rank[p], 0.05))) : pi.rank;
+    pi.rank_high = refits ? static_cast<int>(std::lround(percentile(boot_rank[p], 0.95))) : pi.rank;
+    // The rank of the median importance can fall outside the refits' rank percentiles when
+    // ranks are tied or bimodal: the interval is widened to hold it.
+    pi.rank_low = std::min(pi.rank_low, pi.rank);
+    pi.rank_high = std::max(pi.rank_high, pi.rank);
     report.ranking.push_back(pi);
   }
   std::stable_sort(

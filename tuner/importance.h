@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tuner/trial_log.h"
@@ -50,12 +51,27 @@ ShapFit fit_and_explain(const Dataset& data, const std::vector<size_t>& fit_rows
 
 struct ParamImportance {
   std::string name;
-  double mean_abs_shap = 0;  // on log latency: 0.1 ~ moves latency by about 10%
-  double share = 0;          // of the sum over parameters
-  double low = 0, high = 0;  // 5th-95th percentile of mean |SHAP| over bootstrap refits
-  int rank = 0;              // 1 = most important
-  int rank_low = 0, rank_high = 0;
+  // On log latency: 0.1 ~ moves latency by about 10%. The median over the bootstrap refits
+  // (the fit on every trial when there are none), so low <= mean_abs_shap <= high.
+  double mean_abs_shap = 0;
+  double share = 0;                 // of the sum over parameters
+  double low = 0, high = 0;         // 5th-95th percentile of mean |SHAP| over bootstrap refits
+  int rank = 0;                     // 1 = most important, by mean_abs_shap
+  int rank_low = 0, rank_high = 0;  // 5th-95th percentile of the refits' ranks, holding `rank`
 };
+
+// Fewer complete trials than this per searched parameter (and than kMinTrialsForImportance in
+// all) rank unreliably: tune-gen warns loudly and --write-space refuses to freeze parameters
+// without --force.
+inline constexpr double kMinTrialsPerParam = 2.0;
+inline constexpr size_t kMinTrialsForImportance = 20;
+// The complete trials an importance ranking of `params` parameters needs.
+size_t min_trials_for_importance(size_t params);
+
+// Spearman's rank correlation of two rankings of the same names (average ranks for ties), over
+// the names both have; NaN when fewer than three are shared.
+double spearman_rank_correlation(const std::vector<std::pair<std::string, double>>& a,
+                                 const std::vector<std::pair<std::string, double>>& b);
 
 struct Interaction {
   std::string a, b;

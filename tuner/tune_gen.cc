@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -434,6 +435,50 @@ void print_importance(const ImportanceReport& importance, const nlohmann::json& 
   if (!fanova_note.empty()) std::printf("fANOVA: %s\n", fanova_note.c_str());
 }
 
+// Whether the ranking rests on enough trials, and how far SHAP and fANOVA agree.
+struct ImportanceReliability {
+  bool enough_trials = true;
+  std::string message;    // when not enough
+  std::string agreement;  // "SHAP and fANOVA ranks agree: Spearman 0.83 over 12 parameters"
+  double spearman = std::numeric_limits<double>::quiet_NaN();
+};
+
+ImportanceReliability importance_reliability(const ImportanceReport& importance,
+                                             const Dataset& data, const nlohmann::json& fanova) {
+  ImportanceReliability r;
+  const size_t need = min_trials_for_importance(data.params.size());
+  if (importance.trials < need) {
+    r.enough_trials = false;
+    r.message = std::to_string(importance.trials) + " complete trial(s) for " +
+                std::to_string(data.params.size()) +
+                " searched parameter(s): too few to rank them (need " + std::to_string(need) +
+                "); read the ranks as noise";
+  }
+  if (fanova.is_object()) {
+    std::vector<std::pair<std::string, double>> shap, fa;
+    for (const ParamImportance& p : importance.ranking) {
+      shap.emplace_back(p.name, p.mean_abs_shap);
+      if (fanova.contains(p.name) && fanova[p.name].is_number()) {
+        fa.emplace_back(p.name, fanova[p.name].get<double>());
+      }
+    }
+    r.spearman = spearman_rank_correlation(shap, fa);
+    if (std::isfinite(r.spearman)) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "SHAP vs fANOVA rank agreement: Spearman %.2f over %zu parameters%s",
+                    r.spearman, fa.size(),
+                    r.spearman < 0.5 ? " (they disagree: neither ranking is reliable)" : "");
+      r.agreement = buf;
+    }
+  }
+  return r;
+}
+
+void print_loud_warning(const std::string& text) {
+  std::fprintf(stderr, "***WARNING*** %s\n", text.c_str());
+}
+
 nlohmann::json importance_json(const ImportanceReport& importance, const nlohmann::json& fanova) {
   nlohmann::json ranking = nlohmann::json::array();
   for (const ParamImportance& r : importance.ranking) {
@@ -583,6 +628,14 @@ int tune_gen(const TuneGenOptions& o) {
   if (base) std::printf(" (default %.4f ms, %.3fx)", base->value, base->value / best->value);
   std::printf("; %zu complete trial(s)\n", importance.trials);
   print_importance(importance, fanova, fanova_note);
+  const ImportanceReliability reliability = importance_reliability(importance, data, fanova);
+  if (!reliability.enough_trials) print_loud_warning(reliability.message);
+  if (!reliability.agreement.empty()) std::printf("%s\n", reliability.agreement.c_str());
+  // Before anything is measured or written.
+  if (!o.space_output.empty() && !reliability.enough_trials && !o.force) {
+    throw UserError("--write-space " + o.space_output + ": " + reliability.message +
+                    "; freezing parameters on that is guesswork (--force writes it anyway)");
+  }
   std::fflush(stdout);
 
   SideBySideOptions side;
@@ -774,6 +827,10 @@ int tune_gen(const TuneGenOptions& o) {
                         {"reset_to_default", reset},
                         {"values", values},
                         {"importance", importance_json(importance, fanova)}};
+    j["importance"]["enough_trials"] = reliability.enough_trials;
+    j["importance"]["min_trials"] = min_trials_for_importance(data.params.size());
+    j["importance"]["shap_fanova_spearman"] =
+        std::isfinite(reliability.spearman) ? nlohmann::json(reliability.spearman) : nullptr;
     if (base) j["default_ms"] = base->value;
     if (base) j["default_trial"] = base->number;
     nlohmann::json read = nlohmann::json::array();

@@ -31,6 +31,7 @@ struct TuneGenOptions {
   double importance_threshold = 0;  // share of total mean |SHAP| below which a param is reset
   int refits = 20;
   bool fanova = true;
+  bool force = false;  // --write-space even from too few trials to rank reliably
   bool verify = true;
   int threads = 1;       // for verification; measurements use the study's thread count
   bool confirm = false;  // re-measure default, full best and pruned best side by side

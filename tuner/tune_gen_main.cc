@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   app.add_option("--write-space", o.space_output,
                  "also write the pruned search space (important parameters searched, the rest "
                  "fixed at the best values) for a second study: tune --space FILE");
+  app.add_flag("--force", o.force,
+               "--write-space even from fewer complete trials than a reliable ranking needs "
+               "(2 per searched parameter, at least 20)");
   app.add_option("--space", o.space_file,
                  "the study's search-space YAML (default configs/search/<suite>.yaml, as tune)");
   app.add_flag("--confirm", o.confirm,

@@ -50,8 +50,13 @@ expect_fail "/nonexistent-dir/pruned.yaml" "${GEN[@]}" --write-space /nonexisten
 printf 'passes:\n  no-such-pass: { enabled: true }\n' > badspace.yaml
 expect_fail "badspace.yaml:2: passes.no-such-pass" --study "$TMP/s1.db" --suite resnet50 --space badspace.yaml -o bad.cuvilpass
 
+# Eight trials are too few to rank: a pruned space would freeze parameters on noise.
+expect_fail "too few to rank them" "${GEN[@]}" --write-space pruned.yaml -o bad.cuvilpass
+test ! -e pruned.yaml
 "$TUNE_GEN" "${GEN[@]}" --confirm --confirm-tolerance 0.02 --sensitivity --sensitivity-rounds 1 \
-  --samples-per-round 1 --write-space pruned.yaml --json gen.json -o tuned.cuvilpass | tee gen.txt
+  --samples-per-round 1 --write-space pruned.yaml --force --json gen.json -o tuned.cuvilpass \
+  2> gen.err | tee gen.txt
+grep -q "WARNING.*too few to rank them" gen.err
 grep -q "^confirm: .* is written" gen.txt
 grep -q "written configuration vs default" gen.txt
 

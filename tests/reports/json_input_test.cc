@@ -58,8 +58,8 @@ TEST(ParseJson, MalformedJsonSaysWhereAsNlohmannDoes) {
 TEST(ParseJson, DeepNestingIsRefusedWithoutRecursing) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   const std::string message = user_error_of([&] { parse_json(deep, "deep.json"); });
-  EXPECT_NE(message.find("deep.json: /0/0/0"), std::string::npos) << message.substr(0, 80);
-  EXPECT_NE(message.find("nested deeper than 512 levels"), std::string::npos);
+  // Named by file and depth: a pointer of 512 "/0" would bury the message.
+  EXPECT_EQ(message, "deep.json: nested deeper than 512 levels");
   const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
   EXPECT_NO_THROW(parse_json(ok, "t"));
 }

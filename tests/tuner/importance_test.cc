@@ -82,5 +82,64 @@ TEST(Importance, TooFewTrialsGiveAnEmptyRanking) {
   EXPECT_TRUE(rank_importance(encode_trials(synthetic_trials(1))).ranking.empty());
 }
 
+// The known truth: log latency = 3a + b + noise, with twenty knobs that do nothing.
+std::vector<TrialRecord> known_importance_trials(int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::normal_distribution<double> noise(0, 0.05);
+  std::vector<TrialRecord> out;
+  for (int i = 0; i < n; ++i) {
+    TrialRecord t;
+    t.number = i;
+    t.state = "complete";
+    const double a = u(rng), b = u(rng);
+    t.values = {{"a", a}, {"b", b}};
+    for (int k = 0; k < 20; ++k) t.values["irrelevant" + std::to_string(k)] = u(rng);
+    t.value = std::exp(3 * a + b + noise(rng));
+    t.has_value = true;
+    out.push_back(t);
+  }
+  return out;
+}
+
+TEST(Importance, SixtyTrialsRecoverThreeAPlusBAboveTwentyIrrelevantKnobs) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const ImportanceReport r =
+        rank_importance(encode_trials(known_importance_trials(60, seed)), 20);
+    ASSERT_EQ(r.ranking.size(), 22u);
+    EXPECT_EQ(r.ranking[0].name, "a") << "seed " << seed;
+    EXPECT_EQ(r.ranking[1].name, "b") << "seed " << seed;
+    EXPECT_GT(r.ranking[1].mean_abs_shap, 2 * r.ranking[2].mean_abs_shap) << "seed " << seed;
+  }
+  EXPECT_LE(min_trials_for_importance(22), 60u);
+}
+
+TEST(Importance, SixTrialsAreTooFewToRankTwentyTwoKnobs) {
+  EXPECT_GT(min_trials_for_importance(22), 6u);
+  EXPECT_EQ(min_trials_for_importance(1), kMinTrialsForImportance);
+}
+
+TEST(Importance, EveryEstimateLiesInsideItsInterval) {
+  for (int n : {6, 12, 60}) {
+    const ImportanceReport r = rank_importance(encode_trials(known_importance_trials(n, 7)), 20);
+    for (const ParamImportance& p : r.ranking) {
+      EXPECT_LE(p.low, p.mean_abs_shap) << p.name << " at " << n << " trials";
+      EXPECT_GE(p.high, p.mean_abs_shap) << p.name << " at " << n << " trials";
+      EXPECT_LE(p.rank_low, p.rank) << p.name << " at " << n << " trials";
+      EXPECT_GE(p.rank_high, p.rank) << p.name << " at " << n << " trials";
+    }
+  }
+}
+
+TEST(Importance, SpearmanOfIdenticalAndReversedRankings) {
+  const std::vector<std::pair<std::string, double>> a = {{"x", 3}, {"y", 2}, {"z", 1}, {"w", 0}};
+  const std::vector<std::pair<std::string, double>> reversed = {
+      {"x", 0}, {"y", 1}, {"z", 2}, {"w", 3}};
+  EXPECT_NEAR(spearman_rank_correlation(a, a), 1.0, 1e-12);
+  EXPECT_NEAR(spearman_rank_correlation(a, reversed), -1.0, 1e-12);
+  // Only shared names count; fewer than three shared is no answer.
+  EXPECT_TRUE(std::isnan(spearman_rank_correlation(a, {{"x", 1}, {"q", 2}})));
+}
+
 }  // namespace
 }  // namespace cuvil::tuner
