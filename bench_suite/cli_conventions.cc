@@ -99,6 +99,20 @@ std::optional<std::string> unknown_subcommand(CLI::App& app, int argc, const cha
   return std::nullopt;
 }
 
+void tidy_defaults(CLI::App& app) {
+  std::vector<CLI::App*> pending{&app};
+  while (!pending.empty()) {
+    CLI::App* level = pending.back();
+    pending.pop_back();
+    for (CLI::Option* opt : level->get_options()) {
+      if (opt->get_default_str() == "[]") opt->default_str("");
+    }
+    for (CLI::App* sub : level->get_subcommands([](CLI::App*) { return true; })) {
+      pending.push_back(sub);
+    }
+  }
+}
+
 int handle_parse_error(CLI::App& app, const CLI::ParseError& e, const std::string& program) {
   if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
     app.exit(e);  // --help, --help-all, --version: their text on stdout

@@ -28,6 +28,10 @@ std::optional<std::string> closest_name(const std::string& typed,
 // known, or when an option comes first (CLI11 then reports what is wrong).
 std::optional<std::string> unknown_subcommand(CLI::App& app, int argc, const char* const* argv);
 
+// After every option is added: an option whose captured default is an empty list shows none
+// (CLI11 would print "=[]"), in `app` and all its subcommands.
+void tidy_defaults(CLI::App& app);
+
 // Handles what CLI11's parse threw: --help and --version print and return 0; an error prints
 // "PROGRAM: error: MESSAGE (see PROGRAM [SUBCOMMAND] --help)" on one line to stderr and returns
 // kUsageErrorStatus.

@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   bool no_fanova = false, no_verify = false;
   app.add_flag("--no-fanova", no_fanova, "skip Optuna's fANOVA ranking");
   app.add_flag("--no-verify", no_verify, "do not verify the written file");
+  cuvil::bench::tidy_defaults(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -147,7 +147,7 @@ Action add_infer_command(CLI::App& app) {
   cmd->add_option("-o,--out-dir", o->out_dir, "directory for the outputs")->required();
   cmd->footer(
       "Examples:\n"
-      "  cuvil-bench infer --suite resnet50 -o outputs/\n"
+      "  cuvil-bench infer --suite resnet50 --rung b1 --input image=image.npy -o outputs/\n"
       "  cuvil-bench infer --model model.onnx --input x=image.npy -o outputs/");
   return [o] { return run_infer(*o); };
 }

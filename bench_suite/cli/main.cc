@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
   const Action tune = add_tune_command(app);
   const Action report = add_report_command(app);
   const Action probes = add_probes_command(app);
+  cuvil::bench::tidy_defaults(app);
   if (const auto unknown = cuvil::bench::unknown_subcommand(app, argc, argv)) {
     std::fprintf(stderr, "cuvil-bench: error: %s\n", unknown->c_str());
     return cuvil::bench::kUsageErrorStatus;

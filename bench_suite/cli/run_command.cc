@@ -498,7 +498,7 @@ Action add_run_command(CLI::App& app) {
       "  cuvil-bench run --suite resnet50 --rungs b1\n"
       "  cuvil-bench run --suite resnet50 --rungs b1,b8 -o run.json --no-db\n"
       "  cuvil-bench run --suite resnet50 --rungs b1 --probes ops -o run.json\n"
-      "  cuvil-bench run --model model.onnx --input x=1x3x224x224 --baseline torch-eager");
+      "  cuvil-bench run --model model.onnx --input x:1x3x224x224 --baseline torch");
   MeasureOptions& m = o->measure;
   cmd->add_option("--warmup", m.warmup_iterations, "warm-up runs first, at least")
       ->check(CLI::Range(0, 100000))
@@ -536,9 +536,10 @@ Action add_run_command(CLI::App& app) {
                   "perf:EVENT (counters, e.g. perf:task-clock; per op too with ops), "
                   "samples[:HZ] (native stack samples as folded stacks); comma-separated");
   cmd->add_option("--probe-iterations", o->probe_iterations,
-                  "probe iterations per rung (default: as many as measured, about "
+                  "probe iterations per rung (auto: as many as measured, about "
                   "max(1 s, --min-time) of them, at least 3)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}))
+      ->default_str("auto");
   cmd->add_option("--probe-dir", o->probe_dir,
                   "directory for the samples' folded stacks (default: next to --out)");
   cmd->add_option("--baseline", o->baseline,

@@ -53,6 +53,8 @@ echo "ok   Examples footers"
 grep -q -- '--limit.*=20' "$TMP/help" || { fail "history --help: --limit default not shown (=20)"; cat "$TMP/help"; }
 "$BENCH" run --help >"$TMP/help" 2>&1
 grep -q -- '-o,--out' "$TMP/help" || fail "run --help: no -o,--out"
+grep -q -- '=\[\]' "$TMP/help" && fail "run --help: an empty list shown as a default (=[])"
+grep -q -- '--probe-iterations.*=auto' "$TMP/help" || fail "run --help: --probe-iterations default not 'auto'"
 "$BENCH" serve --help >"$TMP/help" 2>&1
 grep -q -- '-o,--out' "$TMP/help" || fail "serve --help: no -o,--out"
 
