@@ -233,10 +233,17 @@ std::string git_commit_of(const std::string& source_dir) {
   if (head.rfind("ref:", 0) != 0) return head;  // detached
   const std::string ref = trim(head.substr(4));
   std::string commit = first_line((git / ref).string());
+  // A worktree's branches live in the common dir ("commondir": "../.." from its gitdir).
+  const fs::path common_named = first_line((git / "commondir").string());
+  const fs::path common = common_named.empty()         ? fs::path()
+                          : common_named.is_absolute() ? common_named
+                                                       : git / common_named;
+  if (commit.empty() && !common.empty()) commit = first_line((common / ref).string());
   if (commit.empty()) {
-    // A packed ref: "<sha> <ref>" in packed-refs. Worktrees share it with the common dir.
-    for (const fs::path& dir : {git, fs::path(first_line((git / "commondir").string()))}) {
-      const fs::path packed = dir.is_absolute() ? dir / "packed-refs" : git / dir / "packed-refs";
+    // A packed ref: "<sha> <ref>" in packed-refs, here or in the common dir.
+    for (const fs::path& dir : {git, common}) {
+      if (dir.empty()) continue;
+      const fs::path packed = dir / "packed-refs";
       std::ifstream in(packed);
       std::string line;
       while (std::getline(in, line)) {

@@ -28,12 +28,30 @@ nlohmann::json finite_or_null(double x) {
   return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
 }
 
-void add_counters(nlohmann::json& j, const RungResult& r, double ns_per_iteration) {
-  const Achieved a = achieved(r, ns_per_iteration);
+void add_counters(nlohmann::json& j, const Achieved& a) {
   j["GFLOP/s"] = a.gflops;
   j["GB/s"] = a.gbps;
   j["pct_peak_flops"] = a.pct_peak_flops;
   j["pct_peak_bw"] = a.pct_peak_bw;
+}
+
+// The counters' statistics over the iterations, as Google Benchmark computes a user counter in
+// an aggregate: each statistic of the per-iteration values (the stddev entry holds the stddev
+// of the rate, cv its cv, min the lowest rate), not the rate at that statistic of the time.
+struct CounterSummaries {
+  Summary gflops, gbps, pct_peak_flops, pct_peak_bw;
+};
+
+CounterSummaries counter_summaries(const RungResult& r) {
+  std::vector<double> gflops, gbps, pct_flops, pct_bw;
+  for (double ns : r.measurement.real_ns) {
+    const Achieved a = achieved(r, ns);
+    gflops.push_back(a.gflops);
+    gbps.push_back(a.gbps);
+    pct_flops.push_back(a.pct_peak_flops);
+    pct_bw.push_back(a.pct_peak_bw);
+  }
+  return {summarize(gflops), summarize(gbps), summarize(pct_flops), summarize(pct_bw)};
 }
 
 // Google Benchmark's fields, in its order.
@@ -246,38 +264,36 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
     j["real_time"] = real[i] / kNsPerMs;
     j["cpu_time"] = i < cpu.size() ? cpu[i] / kNsPerMs : 0.0;
     j["time_unit"] = "ms";
-    add_counters(j, r, real[i]);
+    add_counters(j, achieved(r, real[i]));
     list.push_back(j);
   }
   const Summary rs = summarize(real);
   const Summary cs = summarize(cpu);
+  const CounterSummaries counters = counter_summaries(r);
   struct Aggregate {
     const char* name;
-    double real, cpu;
+    double Summary::*statistic;
   };
   const Aggregate aggregates[] = {
-      {"mean", rs.mean, cs.mean},       {"median", rs.median, cs.median},
-      {"stddev", rs.stddev, cs.stddev}, {"cv", rs.cv, cs.cv},
-      {"min", rs.min, cs.min},          {"max", rs.max, cs.max},
-      {"p50", rs.p50, cs.p50},          {"p90", rs.p90, cs.p90},
-      {"p95", rs.p95, cs.p95},          {"p99", rs.p99, cs.p99},
-      {"p99.9", rs.p999, cs.p999}};
+      {"mean", &Summary::mean}, {"median", &Summary::median}, {"stddev", &Summary::stddev},
+      {"cv", &Summary::cv},     {"min", &Summary::min},       {"max", &Summary::max},
+      {"p50", &Summary::p50},   {"p90", &Summary::p90},       {"p95", &Summary::p95},
+      {"p99", &Summary::p99},   {"p99.9", &Summary::p999}};
   size_t median_index = 0;
   for (const Aggregate& a : aggregates) {
     const std::string name = a.name;
     const bool ratio = name == "cv";
-    const bool spread = ratio || name == "stddev";
     nlohmann::json j = entry(r, family_index, "aggregate");
     j["name"] = benchmark_name(r) + "_" + name;
     j["threads"] = r.threads;
     j["aggregate_name"] = name;
     j["aggregate_unit"] = ratio ? "percentage" : "time";
     j["iterations"] = static_cast<int64_t>(real.size());  // as Google Benchmark: the repetitions
-    j["real_time"] = ratio ? a.real : a.real / kNsPerMs;
-    j["cpu_time"] = ratio ? a.cpu : a.cpu / kNsPerMs;
+    j["real_time"] = ratio ? rs.*a.statistic : rs.*a.statistic / kNsPerMs;
+    j["cpu_time"] = ratio ? cs.*a.statistic : cs.*a.statistic / kNsPerMs;
     j["time_unit"] = "ms";
-    // Rates of a spread are meaningless; Google Benchmark writes 0 there.
-    add_counters(j, r, spread ? 0.0 : a.real);
+    add_counters(j, {counters.gflops.*a.statistic, counters.gbps.*a.statistic,
+                     counters.pct_peak_flops.*a.statistic, counters.pct_peak_bw.*a.statistic});
     if (name == "median") median_index = list.size();
     list.push_back(j);
   }

@@ -1,7 +1,11 @@
 // run.json in Google Benchmark's JSON schema ("context" + "benchmarks"), so tools that read
 // Google Benchmark output read cuvil's. Per rung: one "iteration" entry per sample, then the
 // aggregates mean/median/stddev/cv (Google Benchmark's) and min/max/p50/p90/p95/p99/p99.9
-// (custom statistics, as Google Benchmark writes user statistics). Raw samples, the stopping
+// (custom statistics, as Google Benchmark writes user statistics). Every entry carries the
+// counters GFLOP/s, GB/s, pct_peak_flops and pct_peak_bw (% of the machine's measured peaks; 0
+// when unknown); in an aggregate each is that statistic of the per-iteration values, as Google
+// Benchmark aggregates user counters (the stddev entry: the rate's stddev; cv: the rate's cv;
+// min: the lowest rate, from the slowest iteration). Raw samples, the stopping
 // rule's verdict and the full statistics live under the median entry's "cuvil" key, with what
 // `run --probes` recorded (cuvil.ops, cuvil.counters, cuvil.samples_file:
 // docs/probes.md); the environment and the clocks under context's "cuvil" key.

@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "probes/clock.h"
 
@@ -72,6 +75,47 @@ void ProgressLine::clear() {
   std::fflush(out_);
   drawn_ = false;
   last_width_ = 0;
+}
+
+std::string format_compile_progress(const std::string& label, const std::string& stage,
+                                    double elapsed_s) {
+  char elapsed[32];
+  std::snprintf(elapsed, sizeof elapsed, "%.0fs", std::max(0.0, elapsed_s));
+  return label + "  compiling: " + stage + "  " + elapsed;
+}
+
+CompileProgress::CompileProgress(ProgressLine& line, std::string label)
+    : line_(line), label_(std::move(label)), stage_("starting"), start_ns_(probes::now_ns()) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    draw();
+  }
+  if (!line_.enabled()) return;
+  ticker_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) draw();
+  });
+}
+
+CompileProgress::~CompileProgress() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+  }
+  wake_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+  line_.clear();
+}
+
+void CompileProgress::stage(const std::string& stage) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stage_ = stage;
+  draw();
+}
+
+void CompileProgress::draw() {
+  const double elapsed_s = static_cast<double>(probes::now_ns() - start_ns_) * 1e-9;
+  line_.update(format_compile_progress(label_, stage_, elapsed_s), /*force=*/true);
 }
 
 }  // namespace cuvil::bench

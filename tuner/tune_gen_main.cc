@@ -4,6 +4,7 @@
 #include <new>
 #include <thread>
 
+#include "bench_suite/cli_conventions.h"
 #include "bench_suite/workload_options.h"
 #include "passes/ir/error.h"
 #include "tuner/tune_gen.h"
@@ -13,13 +14,20 @@ int main(int argc, char** argv) {
       "cuvil-tune-gen: read a tuning study's trial log, rank pass parameters by SHAP importance "
       "(XGBoost TreeSHAP, with Optuna's fANOVA beside it) and write the best configuration as a "
       ".cuvilpass file with its provenance"};
+  app.option_defaults()->always_capture_default();
+  cuvil::bench::add_version_flag(app, "cuvil-tune-gen");
+  app.footer(
+      "Examples:\n"
+      "  cuvil-tune-gen --study tune.db --suite resnet50 -o resnet50.tuned.cuvilpass\n"
+      "  cuvil-tune-gen --study tune.db --suite resnet50 -o tuned.cuvilpass --confirm "
+      "--write-space pruned.yaml");
   cuvil::tuner::TuneGenOptions o;
   o.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   app.add_option("--study", o.study, "Optuna storage the study lives in (SQLite file or URL)");
   app.add_option("--study-name", o.study_name, "study name (default cuvil-<suite>)");
   app.add_option("--trial-log", o.trial_log, "cuvil trial log (default <study>.trials.jsonl)");
   cuvil::bench::add_workload_options(app, o.workload);  // the study's --suite or --model
-  app.add_option("-o,--output", o.output, "the .cuvilpass file to write")->required();
+  app.add_option("-o,--out,--output", o.output, "the .cuvilpass file to write")->required();
   app.add_option("--importance-threshold", o.importance_threshold,
                  "reset parameters whose share of the total mean |SHAP| is below this (0..1) to "
                  "their defaults")
@@ -67,11 +75,11 @@ int main(int argc, char** argv) {
   bool no_fanova = false, no_verify = false;
   app.add_flag("--no-fanova", no_fanova, "skip Optuna's fANOVA ranking");
   app.add_flag("--no-verify", no_verify, "do not verify the written file");
+  cuvil::bench::tidy_defaults(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int status = app.exit(e);
-    return status == 0 ? 0 : 2;
+    return cuvil::bench::handle_parse_error(app, e, "cuvil-tune-gen");
   }
   o.fanova = !no_fanova;
   o.verify = !no_verify;

@@ -1,6 +1,7 @@
 // cuvil-bench history: the runs stored in the results database, newest first.
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "bench_suite/cli/commands.h"
 #include "passes/ir/error.h"
@@ -14,7 +15,27 @@ struct HistoryOptions {
   DbOptions db;
   std::string suite;
   int limit = 20;
+  bool json = false;
 };
+
+// The same runs as the table, in full (the table clips commits and rungs).
+nlohmann::json history_json(const std::string& path, const std::vector<reports::StoredRun>& runs) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const reports::StoredRun& r : runs) {
+    list.push_back({{"id", r.id},
+                    {"date", r.started_at},
+                    {"git_commit", r.git_commit},
+                    {"suite", r.suite},
+                    {"target", r.target},
+                    {"threads", r.threads},
+                    {"rungs", r.rungs},
+                    {"config_hash", r.config_hash},
+                    {"host", r.host},
+                    {"machine_fingerprint", r.machine_fingerprint},
+                    {"command_line", r.command_line}});
+  }
+  return {{"database", path}, {"runs", std::move(list)}};
+}
 
 constexpr size_t kCommitWidth = 10;
 constexpr size_t kRungsWidth = 28;
@@ -28,6 +49,10 @@ int print_history(const HistoryOptions& o) {
   if (path.empty()) throw UserError("history needs a results database: --db PATH");
   reports::ResultsStore store = reports::ResultsStore::open_read_only(path);
   const std::vector<reports::StoredRun> runs = store.list_runs(o.suite, o.limit);
+  if (o.json) {
+    std::printf("%s\n", history_json(path, runs).dump(2).c_str());
+    return 0;
+  }
   if (runs.empty()) {
     std::printf("no runs%s stored in %s\n", o.suite.empty() ? "" : (" of " + o.suite).c_str(),
                 path.c_str());
@@ -52,11 +77,16 @@ int print_history(const HistoryOptions& o) {
 
 Action add_history_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("history", "list the runs stored in the results database");
+  cmd->footer(
+      "Examples:\n"
+      "  cuvil-bench history\n"
+      "  cuvil-bench history --suite resnet50 --limit 5\n"
+      "  cuvil-bench history --json");
   auto o = std::make_shared<HistoryOptions>();
   add_db_option(*cmd, o->db, /*allow_disable=*/false);
   cmd->add_option("--suite", o->suite, "only runs of this suite");
-  cmd->add_option("--limit", o->limit, "newest N runs (default 20; 0: all)")
-      ->check(CLI::Range(0, 1000000000));
+  cmd->add_option("--limit", o->limit, "newest N runs (0: all)")->check(CLI::Range(0, 1000000000));
+  cmd->add_flag("--json", o->json, "print JSON instead of the table (every field in full)");
   return [o] { return print_history(*o); };
 }
 

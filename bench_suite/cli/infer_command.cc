@@ -144,7 +144,11 @@ Action add_infer_command(CLI::App& app) {
       "shape binding NAME:1x3x224x224");
   cmd->get_option("--input")->remove_needs(cmd->get_option("--model"));
   cmd->add_option("--rung", o->rung, "the suite's rung (default: its lightest default rung)");
-  cmd->add_option("--out-dir", o->out_dir, "directory for the outputs")->required();
+  cmd->add_option("-o,--out-dir", o->out_dir, "directory for the outputs")->required();
+  cmd->footer(
+      "Examples:\n"
+      "  cuvil-bench infer --suite resnet50 --rung b1 --input image=image.npy -o outputs/\n"
+      "  cuvil-bench infer --model model.onnx --input x=image.npy -o outputs/");
   return [o] { return run_infer(*o); };
 }
 

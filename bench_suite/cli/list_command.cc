@@ -1,12 +1,14 @@
 // cuvil-bench list: suites with their rungs, and the pass registry with every parameter; with
 // --model, what an ONNX model holds (inputs, outputs, operators, parameters, declared FLOPs).
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/models/onnx/host_tensor.h"
 #include "bench_suite/models/onnx/importer.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/workload_options.h"
+#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
 
@@ -42,6 +44,39 @@ void print_passes() {
       if (!p.help.empty()) std::printf("      %-20s %s\n", "", p.help.c_str());
     }
   }
+}
+
+// The same data as the tables, for --json.
+nlohmann::json rungs_json(const Ladder& ladder) {
+  nlohmann::json rungs = nlohmann::json::array();
+  for (const Rung& rung : ladder.rungs) {
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [k, v] : rung.params) params[k] = v;
+    rungs.push_back({{"name", rung.name}, {"default", rung.is_default}, {"params", params}});
+  }
+  return rungs;
+}
+
+nlohmann::json suite_json(const Suite& suite, const Ladder& ladder) {
+  return {{"name", suite.name}, {"summary", suite.summary}, {"rungs", rungs_json(ladder)}};
+}
+
+nlohmann::json passes_json() {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& pass : passes::pass_registry()) {
+    nlohmann::json params = nlohmann::json::array();
+    for (const passes::ParamSpec& p : pass->params()) {
+      params.push_back({{"name", p.name},
+                        {"type", std::string(passes::to_string(p.type))},
+                        {"default", passes::format_value(p.default_value)},
+                        {"range", passes::describe_range(p)},
+                        {"help", p.help}});
+    }
+    list.push_back({{"name", std::string(pass->name())},
+                    {"summary", std::string(pass->summary())},
+                    {"params", std::move(params)}});
+  }
+  return list;
 }
 
 std::string dims_text(const onnx_import::OnnxInput& in) {
@@ -101,12 +136,41 @@ void print_model(const WorkloadSpec& spec) {
 Action add_list_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "list", "suites, rungs, passes and their parameters; with --model, what the model holds");
+  cmd->footer(
+      "Examples:\n"
+      "  cuvil-bench list\n"
+      "  cuvil-bench list passes\n"
+      "  cuvil-bench list --suite resnet50\n"
+      "  cuvil-bench list --json\n"
+      "  cuvil-bench list --model model.onnx");
   auto what = std::make_shared<std::string>("all");
   auto spec = std::make_shared<WorkloadSpec>();
   cmd->add_option("what", *what, "all | suites | passes")
       ->check(CLI::IsMember({"all", "suites", "passes"}));
   add_workload_options(*cmd, *spec);
-  return [what, spec] {
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json,
+                "print JSON instead of the tables: suites with their rungs, passes with their "
+                "parameters (not with --model)");
+  return [what, spec, json] {
+    if (*json) {
+      if (!spec->model.empty()) throw UserError("list --json: not with --model (yet)");
+      nlohmann::json out = nlohmann::json::object();
+      if (!spec->suite.empty()) {
+        const Workload w = resolve_workload(*spec);
+        out["suites"] = nlohmann::json::array({suite_json(w.suite, w.ladder)});
+      } else {
+        if (*what != "passes") {
+          out["suites"] = nlohmann::json::array();
+          for (const Suite& suite : suites()) {
+            out["suites"].push_back(suite_json(suite, load_suite_ladder(suite)));
+          }
+        }
+        if (*what != "suites") out["passes"] = passes_json();
+      }
+      std::printf("%s\n", out.dump(2).c_str());
+      return 0;
+    }
     if (!spec->model.empty()) {
       print_model(*spec);
       return 0;

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "bench_suite/cli/commands.h"
+#include "bench_suite/cli_conventions.h"
 #include "bench_suite/workload_options.h"
 #include "passes/ir/error.h"
 #include "reports/printable.h"
@@ -44,7 +45,7 @@ void add_pipeline_options(CLI::App& command, PipelineOptions& options) {
                    "use a --config whose suite: names another suite or model");
   command.add_option("--target", options.target, "cpu | cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  command.add_option("--threads", options.threads, "worker threads (default: every core)")
+  command.add_option("--threads", options.threads, "worker threads (0: every core)")
       ->check(CLI::Range(0, 1024));
 }
 
@@ -71,7 +72,10 @@ int main(int argc, char** argv) {
   CLI::App app{
       "cuvil-bench: take the Cuvil pipeline's workloads through the compiler on a ladder "
       "of loads, verify and measure them"};
+  // Every option's default in its help, in CLI11's one style ("[20]"); subcommands inherit this.
+  app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
+  cuvil::bench::add_version_flag(app, "cuvil-bench");
   const Action list = add_list_command(app);
   const Action verify = add_verify_command(app);
   const Action infer = add_infer_command(app);
@@ -83,11 +87,15 @@ int main(int argc, char** argv) {
   const Action tune = add_tune_command(app);
   const Action report = add_report_command(app);
   const Action probes = add_probes_command(app);
+  cuvil::bench::tidy_defaults(app);
+  if (const auto unknown = cuvil::bench::unknown_subcommand(app, argc, argv)) {
+    std::fprintf(stderr, "cuvil-bench: error: %s\n", unknown->c_str());
+    return cuvil::bench::kUsageErrorStatus;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int status = app.exit(e);
-    return status == 0 ? 0 : 2;
+    return cuvil::bench::handle_parse_error(app, e, "cuvil-bench");
   }
   try {
     if (app.got_subcommand("list")) return list();

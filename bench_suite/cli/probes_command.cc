@@ -207,6 +207,10 @@ Action add_probes_command(CLI::App& app) {
                    "also try these events, as perf or libpfm4 name them (comma-separated)")
       ->delimiter(',');
   command->add_flag("--json", options->json, "print JSON instead of text");
+  command->footer(
+      "Examples:\n"
+      "  cuvil-bench probes\n"
+      "  cuvil-bench probes --json");
   command->add_flag("!--no-clocks", options->clocks, "skip measuring the clocks (~10 ms)");
   return [options] { return options->json ? print_json(*options) : print_text(*options); };
 }

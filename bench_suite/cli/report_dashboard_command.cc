@@ -43,6 +43,10 @@ Action add_report_dashboard(CLI::App& report) {
       "dashboard",
       "write the regression dashboard (latency histories, change points, latest verdicts) as "
       "a static site that opens from disk");
+  cmd->footer(
+      "Examples:\n"
+      "  cuvil-bench report dashboard -o site/\n"
+      "  cuvil-bench report dashboard --db results.db -o site/");
   auto o = std::make_shared<DashboardCommandOptions>();
   add_db_option(*cmd, o->db, /*allow_disable=*/false);
   cmd->add_option("-o,--out", o->site.out_dir, "the site's folder (index.html goes there)")

@@ -197,6 +197,11 @@ Action add_report_flame(CLI::App& report) {
       "flame",
       "flame graphs of a run: per-op records (run --probes ops) or native samples, as an "
       "interactive SVG, folded stacks, speedscope JSON and a Chrome trace for Perfetto");
+  cmd->footer(
+      "Examples:\n"
+      "  cuvil-bench report flame run.json -o flame\n"
+      "  cuvil-bench report flame run.json --format trace -o run.trace.json\n"
+      "  cuvil-bench report flame new.json --diff base.json --rung b1 -o diff");
   auto o = std::make_shared<FlameCommandOptions>();
   cmd->add_option("run", o->run, "a run.json written by `cuvil-bench run --probes ops`")
       ->required();

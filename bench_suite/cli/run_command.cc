@@ -103,6 +103,22 @@ double max_error(const std::vector<ir::Tensor>& theirs, const std::vector<ir::Te
   return worst;
 }
 
+// passes::compile with each stage on the progress line: the passes one at a time (each
+// verified, as run_pipeline does), then the lowering of the result (compile with no passes).
+passes::Compiled compile_with_stages(ir::Graph graph, const passes::PipelineConfig& config,
+                                     int threads, CompileProgress& progress) {
+  for (const passes::PassInvocation& invocation : config.passes) {
+    progress.stage("pass " + invocation.name);
+    passes::PipelineConfig one = config;
+    one.passes = {invocation};
+    passes::run_pipeline(graph, one);
+  }
+  progress.stage("lowering");
+  passes::PipelineConfig lowering_only = config;
+  lowering_only.passes.clear();
+  return passes::compile(std::move(graph), lowering_only, threads);
+}
+
 // `baseline_rows` (with --baseline) receives one row per PyTorch variant measured beside cuvil,
 // and `baseline_info` what the worker reported of itself.
 RungResult run_rung(const Suite& suite, const Rung& rung, const passes::PipelineConfig& config,
@@ -118,8 +134,10 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   result.peak_mem_gbps = peak.mem_read_gbps;
   result.peak_rss_per_rung = reset_peak_rss();
   const std::string label = suite.name + "/" + rung.name;
-  progress_line.update(label + "  compiling", /*force=*/true);
   const int64_t t0 = probes::now_ns();
+  // The stage and the time since compiling began, redrawn each second until the plan is ready.
+  std::optional<CompileProgress> compiling(std::in_place, progress_line, label);
+  compiling->stage("building the graph");
   ir::Graph graph = suite.build(rung, /*tiny=*/false);
   result.weight_bytes = graph.constant_bytes();
   const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, o.seed);
@@ -127,7 +145,8 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   // fold and repack them). The copy shares their storage.
   std::optional<ir::Graph> as_built;
   if (baseline_rows != nullptr && !o.torch.builtin.empty()) as_built = graph;
-  passes::Compiled compiled = passes::compile(std::move(graph), config, threads);
+  passes::Compiled compiled = compile_with_stages(std::move(graph), config, threads, *compiling);
+  compiling.reset();
   result.declared_flops = compiled.plan.total_flops();
   result.declared_bytes = compiled.plan.total_bytes();
   result.arena_bytes = compiled.plan.arena_bytes;
@@ -487,7 +506,13 @@ Action add_run_command(CLI::App& app) {
   add_pipeline_options(*cmd, o->pipeline);
   cmd->add_option("--rungs", o->rungs,
                   "comma-separated rung names, or all (default: the default CPU rungs)");
-  cmd->add_option("--out", o->out, "write results as Google Benchmark JSON");
+  cmd->add_option("-o,--out", o->out, "write results as Google Benchmark JSON");
+  cmd->footer(
+      "Examples:\n"
+      "  cuvil-bench run --suite resnet50 --rungs b1\n"
+      "  cuvil-bench run --suite resnet50 --rungs b1,b8 -o run.json --no-db\n"
+      "  cuvil-bench run --suite resnet50 --rungs b1 --probes ops -o run.json\n"
+      "  cuvil-bench run --model model.onnx --input x:1x3x224x224 --baseline torch");
   MeasureOptions& m = o->measure;
   cmd->add_option("--warmup", m.warmup_iterations, "warm-up runs first, at least")
       ->check(CLI::Range(0, 100000))
@@ -525,9 +550,10 @@ Action add_run_command(CLI::App& app) {
                   "perf:EVENT (counters, e.g. perf:task-clock; per op too with ops), "
                   "samples[:HZ] (native stack samples as folded stacks); comma-separated");
   cmd->add_option("--probe-iterations", o->probe_iterations,
-                  "probe iterations per rung (default: as many as measured, about "
+                  "probe iterations per rung (auto: as many as measured, about "
                   "max(1 s, --min-time) of them, at least 3)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}))
+      ->default_str("auto");
   cmd->add_option("--probe-dir", o->probe_dir,
                   "directory for the samples' folded stacks (default: next to --out)");
   cmd->add_option("--baseline", o->baseline,

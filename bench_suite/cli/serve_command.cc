@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "bench_suite/cli/commands.h"
@@ -130,8 +131,11 @@ int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
   const RunContext context = serve_context(config_path, config, o.pipeline.target, threads);
 
   ProgressLine progress(stderr, o.quiet);
-  progress.update("serve: compiling " + suite.name + "/" + rung.name, /*force=*/true);
+  std::optional<CompileProgress> compiling(std::in_place, progress,
+                                           "serve: " + suite.name + "/" + rung.name);
+  compiling->stage("building and lowering");
   serve::CompiledSut sut(suite, workload, config, threads, o.search.load.seed);
+  compiling.reset();
   serve::RealClock clock;
   serve::ServeReport report;
   report.suite = suite.name;
@@ -166,7 +170,11 @@ int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
     report.note = curve.note;
   }
   progress.clear();
+  report.warnings = serve::report_warnings(report);
   serve::print_table(stdout, report);
+  for (const std::string& w : report.warnings) {
+    std::fprintf(stderr, "cuvil-bench: warning: %s\n", w.c_str());
+  }
   if (!o.out.empty()) {
     nlohmann::json document;
     document["context"] = context_json(context);
@@ -187,25 +195,29 @@ Action add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   add_pipeline_options(*cmd, o->pipeline);
   cmd->add_option("--rung", o->rung, "the rung to serve (default: the suite's lightest)");
-  cmd->add_option("--scenario", o->scenario, "single-stream | offline | server (default)");
-  CLI::Option* p99 = cmd->add_option(
-      "--target-p99-ms", o->target_p99_ms,
-      "p99 latency bound (Llama: time to first token); default MLPerf's: resnet50 15, "
-      "llama3-8b 2000, sdxl 20000");
-  CLI::Option* tpot = cmd->add_option("--target-tpot-ms", o->target_tpot_ms,
-                                      "llama3-8b: p99 time-per-output-token bound (default 100)");
+  cmd->add_option("--scenario", o->scenario, "single-stream | offline | server");
+  CLI::Option* p99 =
+      cmd->add_option("--target-p99-ms", o->target_p99_ms,
+                      "p99 latency bound (Llama: time to first token); 0: MLPerf's, resnet50 15, "
+                      "llama3-8b 2000, sdxl 20000");
+  CLI::Option* tpot =
+      cmd->add_option("--target-tpot-ms", o->target_tpot_ms,
+                      "llama3-8b: p99 time-per-output-token bound (0: MLPerf's, 100)");
   cmd->add_option("--duration", o->search.load.min_duration_s,
-                  "seconds each run (each server step) lasts, at least (default 5)");
+                  "seconds each run (each server step) lasts, at least");
   cmd->add_option("--min-queries", o->search.load.min_queries,
-                  "queries each run (each server step) issues, at least (default 64)");
+                  "queries each run (each server step) issues, at least");
   cmd->add_option("--bisect-steps", o->search.bisect_steps,
-                  "server: bisections between the last good and first bad QPS (default 4)");
+                  "server: bisections between the last good and first bad QPS");
   cmd->add_option("--decode-tokens", o->workload.decode_tokens,
-                  "llama3-8b: output tokens after the first, per query (default 8)");
-  cmd->add_option("--unet-steps", o->workload.unet_steps,
-                  "sdxl: UNet denoising steps per query (default 20)");
+                  "llama3-8b: output tokens after the first, per query");
+  cmd->add_option("--unet-steps", o->workload.unet_steps, "sdxl: UNet denoising steps per query");
   cmd->add_option("--seed", o->search.load.seed, "seed for the arrivals and the random inputs");
-  cmd->add_option("--out", o->out, "write the latency-vs-throughput curve as JSON");
+  cmd->add_option("-o,--out", o->out, "write the latency-vs-throughput curve as JSON");
+  cmd->footer(
+      "Examples:\n"
+      "  cuvil-bench serve --suite resnet50 --scenario single-stream --duration 2\n"
+      "  cuvil-bench serve --suite resnet50 --target-p99-ms 30 -o serve.json");
   cmd->add_flag("-q,--quiet", o->quiet, "no progress line on stderr");
   return [o, p99, tpot] { return run_serve(*o, p99->count() > 0, tpot->count() > 0); };
 }

@@ -13,6 +13,10 @@ Action add_tune_command(CLI::App& app) {
       "tune",
       "search pass parameters with Optuna; each trial is verified, then measured in an isolated "
       "child process; the study resumes where it stopped");
+  cmd->footer(
+      "Examples:\n"
+      "  cuvil-bench tune --suite resnet50 --trials 20 --study tune.db\n"
+      "  cuvil-tune-gen --study tune.db --suite resnet50 -o tuned.cuvilpass");
   auto o = std::make_shared<tuner::TuneOptions>();
   // Tuning compares many configurations: looser defaults than `run`, so a trial stays short.
   o->measure.min_samples = 3;
@@ -51,7 +55,7 @@ Action add_tune_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--python", o->python, "Python interpreter with Optuna")->capture_default_str();
   cmd->add_option("--seed", o->seed, "sampler seed")->capture_default_str();
-  cmd->add_option("--threads", *threads, "worker threads per trial (default: every core)")
+  cmd->add_option("--threads", *threads, "worker threads per trial (0: every core)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--trial-log", o->trial_log,
                   "cuvil's JSON-lines trial log (default <study>.trials.jsonl)");

@@ -126,6 +126,10 @@ Action add_verify_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("verify",
                                      "compiled pipeline vs the reference interpreter (exit 1 on a "
                                      "mismatch)");
+  cmd->footer(
+      "Examples:\n"
+      "  cuvil-bench verify --suite resnet50 --rungs b1\n"
+      "  cuvil-bench verify --suite sdxl --config my.cuvilpass");
   auto o = std::make_shared<VerifyOptions>();
   add_pipeline_options(*cmd, o->pipeline);
   cmd->add_option("--rungs", o->rungs,

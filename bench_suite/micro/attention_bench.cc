@@ -13,12 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "bench_suite/micro/counters.h"
 #include "passes/ir/graph.h"
 #include "probes/machine_peak.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace {
+
+namespace micro = cuvil::bench::micro;
 
 using cuvil::runtime::KernelArgs;
 using cuvil::runtime::Step;
@@ -103,7 +106,7 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double gflops = flops(s) * 1e-9 * static_cast<double>(state.iterations()) / seconds;
   state.counters["GFLOP/s"] = gflops;
-  state.counters["%peak"] = peak > 0 ? 100.0 * gflops / peak : 0.0;
+  state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak);
   state.counters["threads"] = pool().threads();
 }
 

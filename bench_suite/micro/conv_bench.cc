@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench_suite/micro/counters.h"
 #include "passes/ir/graph.h"
 #include "passes/lower.h"
 #include "probes/machine_peak.h"
@@ -32,6 +33,8 @@
 #include "runtime/thread_pool.h"
 
 namespace {
+
+namespace micro = cuvil::bench::micro;
 
 using cuvil::ir::Graph;
 using cuvil::ir::OpKind;
@@ -151,14 +154,13 @@ struct AlignedFloats : std::unique_ptr<float, void (*)(void*)> {
 };
 
 // GFLOP/s and % of this machine's measured FMA peak for `flops` per iteration.
-void set_rate_counters(benchmark::State& state, double flops) {
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+// `seconds`: the measured loop's wall time.
+void set_rate_counters(benchmark::State& state, double flops, double seconds) {
+  const double gflops =
+      micro::per_second(flops * 1e-9 * static_cast<double>(state.iterations()), seconds);
+  state.counters["GFLOP/s"] = gflops;
   static const double peak = cuvil::probes::machine_peak(bench_threads()).fp32_gflops;
-  if (peak > 0) {
-    state.counters["pct_peak"] = benchmark::Counter(100.0 * flops * 1e-9 / peak,
-                                                    benchmark::Counter::kIsIterationInvariantRate);
-  }
+  if (peak > 0) state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak);
 }
 
 void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
@@ -176,13 +178,14 @@ void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
   }
   const cuvil::runtime::KernelArgs args{step, in.data(), out.get(), pool()};
   step.fn(args);  // warm-up: scratch buffers, first-touch, oneDNN's JIT on first execution
+  const micro::LoopTimer timer;
   for (auto _ : state) {
     step.fn(args);
     benchmark::DoNotOptimize(out.get());
     benchmark::ClobberMemory();
   }
   const double flops = step.flops - static_cast<double>(out_size);  // minus the ReLU
-  set_rate_counters(state, flops);
+  set_rate_counters(state, flops, timer.seconds());
   state.SetLabel(step.kernel);
 }
 
@@ -225,12 +228,13 @@ void run_onednn_winograd(benchmark::State& state, ConvShape s) {
       {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, y}};
   conv.execute(stream, args);  // warm-up
   stream.wait();
+  const micro::LoopTimer timer;
   for (auto _ : state) {
     conv.execute(stream, args);
     stream.wait();
   }
   const double flops = 2.0 * s.hw * s.hw * s.o * s.c * 9;
-  set_rate_counters(state, flops);
+  set_rate_counters(state, flops, timer.seconds());
   state.SetLabel(std::string("oneDNN ") + pd.impl_info_str());
 }
 

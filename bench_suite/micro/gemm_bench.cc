@@ -21,11 +21,14 @@
 #include <thread>
 #include <vector>
 
+#include "bench_suite/micro/counters.h"
 #include "probes/machine_peak.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/thread_pool.h"
 
 namespace {
+
+namespace micro = cuvil::bench::micro;
 
 using cuvil::runtime::ThreadPool;
 namespace cpu = cuvil::runtime::cpu;
@@ -110,12 +113,14 @@ std::vector<float> activations(int64_t m, int64_t k) {
 void set_counters(benchmark::State& state, int64_t m, int64_t n, int64_t k, double seconds) {
   const double iterations = static_cast<double>(state.iterations());
   const double flops = 2.0 * static_cast<double>(m * n * k) * iterations;
-  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsRate);
-  state.counters["%peak"] = 100.0 * flops / seconds * 1e-9 / peak().fp32_gflops;
+  const benchmark::Counter gflops = micro::per_second(flops * 1e-9, seconds);
+  state.counters["GFLOP/s"] = gflops;
+  state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak().fp32_gflops);
   if (m <= 4) {
     const double bytes = static_cast<double>(n * k) * sizeof(float) * iterations;
-    state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsRate);
-    state.counters["%bw"] = 100.0 * bytes / seconds * 1e-9 / peak().mem_read_gbps;
+    const benchmark::Counter gbps = micro::per_second(bytes * 1e-9, seconds);
+    state.counters["GB/s"] = gbps;
+    state.counters["pct_peak_bw"] = micro::pct_of_peak(gbps, peak().mem_read_gbps);
   }
   state.counters["threads"] = bench_threads();
 }
@@ -212,6 +217,7 @@ void BM_stream_read(benchmark::State& state) {
   static std::vector<float> buffer(kColdBytes / sizeof(float), 1.0f);
   const int threads = bench_threads();
   double total = 0;
+  const micro::LoopTimer timer;
   for (auto _ : state) {
     std::vector<double> sums(static_cast<size_t>(threads));
     pool().parallel_for_tid(threads, [&](int tid, int64_t, int64_t) {
@@ -227,8 +233,9 @@ void BM_stream_read(benchmark::State& state) {
     for (double s : sums) total += s;
   }
   benchmark::DoNotOptimize(total);
-  state.counters["GB/s"] = benchmark::Counter(
-      static_cast<double>(kColdBytes) * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["GB/s"] = micro::per_second(
+      static_cast<double>(kColdBytes) * 1e-9 * static_cast<double>(state.iterations()),
+      timer.seconds());
   state.counters["probe GB/s"] = peak().mem_read_gbps;
   state.counters["probe GFLOP/s"] = peak().fp32_gflops;
 }

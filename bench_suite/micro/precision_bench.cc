@@ -11,12 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "bench_suite/micro/counters.h"
 #include "passes/ir/graph.h"
 #include "runtime/cpu/quantize.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace {
+
+namespace micro = cuvil::bench::micro;
 
 using cuvil::ir::OpKind;
 using cuvil::runtime::KernelArgs;
@@ -68,15 +71,16 @@ void run_step(benchmark::State& state, Step step, const std::string& kernel,
   std::vector<float> out(static_cast<size_t>(cuvil::ir::num_elements(step.output_shape)));
   const float* in[2] = {x.data(), w.data()};
   const KernelArgs args{step, in, out.data(), pool()};
+  const micro::LoopTimer timer;
   for (auto _ : state) {
     k->fn(args);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["weight_GB/s"] =
-      benchmark::Counter(weight_bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  const double seconds = timer.seconds();
+  const double iterations = static_cast<double>(state.iterations());
+  state.counters["GFLOP/s"] = micro::per_second(flops * 1e-9 * iterations, seconds);
+  state.counters["weight_GB/s"] = micro::per_second(weight_bytes * 1e-9 * iterations, seconds);
 }
 
 void linear(benchmark::State& state, int64_t m, int64_t n, int64_t k, std::string precision) {

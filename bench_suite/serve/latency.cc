@@ -1,6 +1,7 @@
 #include "bench_suite/serve/latency.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "bench_suite/stats.h"
@@ -32,6 +33,22 @@ LatencyStats latency_stats(const std::vector<int64_t>& latencies_ns) {
   s.p99_ms = nearest_rank_percentile(ms, 99);
   s.max_ms = *std::max_element(ms.begin(), ms.end());
   return s;
+}
+
+int64_t samples_for_percentile(double p) {
+  CUVIL_CHECK(p > 0 && p < 100, "percentile " + std::to_string(p));
+  // ceil(p/100 * n) < n  <=>  n > 100 / (100 - p); in integers for p99: n >= 100.
+  int64_t n = 1;
+  while (static_cast<int64_t>(std::ceil(p / 100.0 * static_cast<double>(n))) >= n) ++n;
+  return n;
+}
+
+std::optional<std::string> few_queries_warning(const std::string& what, int64_t queries) {
+  const int64_t needed = samples_for_percentile(99);
+  if (queries >= needed) return std::nullopt;
+  return what + ": p99 over " + std::to_string(queries) +
+         " queries is their maximum (a nearest-rank p99 needs " + std::to_string(needed) +
+         " or more; raise --min-queries or --duration)";
 }
 
 }  // namespace cuvil::bench::serve

@@ -1,5 +1,9 @@
 #include "bench_suite/serve/serve_report.h"
 
+#include <cstdio>
+
+#include "bench_suite/serve/latency.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -105,7 +109,26 @@ nlohmann::json report_json(const ServeReport& rep) {
   for (const ScenarioResult& r : rep.results) j["curve"].push_back(result_json(r));
   j["knee"] = rep.knee ? result_json(rep.results[*rep.knee]) : nlohmann::json(nullptr);
   j["note"] = rep.note;
+  j["warnings"] = rep.warnings;
   return j;
+}
+
+std::vector<std::string> report_warnings(const ServeReport& report) {
+  std::vector<std::string> warnings;
+  const ScenarioResult* fewest = nullptr;
+  for (const ScenarioResult& r : report.results) {
+    if (fewest == nullptr || r.queries < fewest->queries) fewest = &r;
+  }
+  if (fewest != nullptr) {
+    std::string what = fewest->scenario;
+    if (report.results.size() > 1) {
+      char qps[48];
+      std::snprintf(qps, sizeof qps, " at %.4g QPS", fewest->offered_qps);
+      what += qps;
+    }
+    if (auto w = few_queries_warning(what, fewest->queries)) warnings.push_back(std::move(*w));
+  }
+  return warnings;
 }
 
 }  // namespace cuvil::bench::serve

@@ -23,7 +23,12 @@ struct ServeReport {
   std::vector<ScenarioResult> results;  // single-stream/offline: one; server: the curve
   std::optional<size_t> knee;           // server: index into results
   std::string note;
+  std::vector<std::string> warnings;  // e.g. a p99 over too few queries (few_queries_warning)
 };
+
+// The warnings of a finished report: one for the run with the fewest queries when its p99 is
+// only their maximum.
+std::vector<std::string> report_warnings(const ServeReport& report);
 
 // Rows sorted by offered QPS (the curve), the knee row marked "<- knee".
 void print_table(std::FILE* out, const ServeReport& report);

@@ -37,11 +37,20 @@ ServerCurve search_server(Sut& sut, Clock& clock, const Calibration& calibration
   };
 
   // Step up to saturation, whatever the steps' verdicts: the whole curve is worth showing, and
-  // a miss below the knee from a noisy step does not end the search early.
+  // a miss below the knee from a noisy step does not end the search early. Except when the
+  // calibration says no load can meet the target and the lightest step confirms it: more load
+  // only adds queueing to a lone batch's time, so the steps above it cannot meet it either.
   double qps = options.start_fraction * calibration.capacity_qps();
   bool saturated = false;
   for (int i = 0; i < options.max_steps && !saturated; ++i, qps *= options.step_factor) {
-    saturated = run_step(qps, "step").load >= 1.0;
+    const ScenarioResult& step = run_step(qps, "step");
+    saturated = step.load >= 1.0;
+    if (unreachable && i == 0 && !step.valid) {
+      curve.note = "no knee: the " + *unreachable + "; the lightest step (" +
+                   qps_text(step.offered_qps) +
+                   ") missed it too, so the search stopped there: no offered load can meet it";
+      return curve;
+    }
   }
   // Bracket the knee: the highest rate that met the target, and the lowest miss above it.
   double good = 0, bad = 0;

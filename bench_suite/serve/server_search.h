@@ -29,8 +29,9 @@ struct ServerCurve {
   std::string note;                   // why there is no knee, or how it was bracketed
 };
 
-// When no step meets the target and a lone batch already misses it (per the calibration), there
-// is no knee and no bisection; the curve up to saturation is still there to see.
+// When a lone batch already misses the target (per the calibration) and the lightest step misses
+// it too, the search stops after that step: no knee, and a note that says why. (A calibration
+// that was pessimistic is overruled by a lightest step that meets the target.)
 ServerCurve search_server(Sut& sut, Clock& clock, const Calibration& calibration,
                           const LatencyTarget& target, const SearchOptions& options);
 

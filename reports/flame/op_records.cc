@@ -198,12 +198,19 @@ std::string resolve_samples_file(const NamedSamplesFile& named, const std::strin
   return fail("is not a file in the run's folder " + folder.string());
 }
 
+std::vector<std::string> node_blocks(const std::string& node) {
+  std::vector<std::string> blocks;
+  for (size_t dot = node.find('.'); dot != std::string::npos && blocks.size() < kMaxBlockFrames;
+       dot = node.find('.', dot + 1)) {
+    blocks.push_back(node.substr(0, dot));
+  }
+  return blocks;
+}
+
 std::vector<std::string> op_frames(const OpRecord& record) {
   std::vector<std::string> frames;
-  for (size_t dot = record.node.find('.'); dot != std::string::npos && frames.size() < kMaxBlockFrames;
-       dot = record.node.find('.', dot + 1)) {
-    frames.push_back(frame_name(record.node.substr(0, dot)));
-  }
+  for (std::string& block : node_blocks(record.node))
+    frames.push_back(frame_name(std::move(block)));
   frames.push_back(frame_name(record.op + " " + record.node));
   frames.push_back(frame_name(record.kernel));
   return frames;

@@ -73,6 +73,10 @@ std::string resolve_samples_file(const NamedSamplesFile& named, const std::strin
 // prefix of the name: one frame per level would be quadratic).
 inline constexpr size_t kMaxBlockFrames = 64;
 
+// The blocks a node nests in, outermost first, as written: "layer1.0.conv1" → {"layer1",
+// "layer1.0"} (kMaxBlockFrames at most).
+std::vector<std::string> node_blocks(const std::string& node);
+
 // The frames of one record below its rung: the node's blocks (kMaxBlockFrames at most), "op
 // node", kernel. A node "layer1.0.conv1" gives {"layer1", "layer1.0", "conv2d layer1.0.conv1",
 // "conv2d.im2col"}.

@@ -136,6 +136,28 @@ TEST(GitCommit, ReadsABranchRefAndAPackedRef) {
   fs::remove_all(root);
 }
 
+// A worktree (git worktree add): .git is a file naming its gitdir, whose HEAD names a branch that
+// lives, loose or packed, in the common dir.
+TEST(GitCommit, ReadsAWorktreesBranchFromTheCommonDir) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / "cuvil_git_worktree_test";
+  fs::remove_all(root);
+  const fs::path common = root / "main" / ".git";
+  const fs::path gitdir = common / "worktrees" / "wt";
+  fs::create_directories(gitdir);
+  fs::create_directories(common / "refs" / "heads");
+  fs::create_directories(root / "wt");
+  std::ofstream(root / "wt" / ".git") << "gitdir: " << gitdir.string() << "\n";
+  std::ofstream(gitdir / "HEAD") << "ref: refs/heads/topic\n";
+  std::ofstream(gitdir / "commondir") << "../..\n";
+  std::ofstream(common / "refs" / "heads" / "topic") << "abcdef0123\n";
+  EXPECT_EQ(git_commit_of((root / "wt").string()), "abcdef0123");
+  fs::remove(common / "refs" / "heads" / "topic");
+  std::ofstream(common / "packed-refs") << "# pack-refs\n0badcafe refs/heads/topic\n";
+  EXPECT_EQ(git_commit_of((root / "wt").string()), "0badcafe");
+  fs::remove_all(root);
+}
+
 TEST(GitCommit, NotACheckoutIsUnknown) {
   EXPECT_EQ(git_commit_of("/nonexistent-dir"), "unknown");
 }

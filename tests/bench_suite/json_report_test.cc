@@ -167,7 +167,34 @@ TEST(JsonReport, AggregateValues) {
   EXPECT_DOUBLE_EQ((*find_aggregate(entries, "min"))["real_time"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ((*find_aggregate(entries, "p90"))["real_time"].get<double>(), 3.0);
   EXPECT_DOUBLE_EQ((*find_aggregate(entries, "p99.9"))["real_time"].get<double>(), 3.0);
-  EXPECT_EQ((*find_aggregate(entries, "stddev"))["GFLOP/s"], 0.0);
+}
+
+// Google Benchmark aggregates a user counter as the statistic of its per-repetition values: the
+// stddev and cv entries hold the rates' spread (they used to hold 0), min the lowest rate.
+TEST(JsonReport, AggregateCountersAreStatisticsOfThePerIterationRates) {
+  const nlohmann::json entries = benchmark_entries(sample_result(), 0);
+  // Per iteration: 8 GFLOP in 2, 1 and 3 ms.
+  const auto counter = [&](const char* aggregate, const char* name) {
+    return (*find_aggregate(entries, aggregate))[name].get<double>();
+  };
+  const double mean = (4000.0 + 8000.0 + 8000.0 / 3) / 3;
+  EXPECT_NEAR(counter("mean", "GFLOP/s"), mean, 1e-9 * mean);
+  EXPECT_NEAR(counter("stddev", "GFLOP/s"), 2775.5546659548436, 1e-6);
+  EXPECT_NEAR(counter("stddev", "GB/s"), 346.94433324435545, 1e-7);
+  EXPECT_NEAR(counter("stddev", "pct_peak_flops"), 100 * 2775.5546659548436 / 8000, 1e-9);
+  EXPECT_NEAR(counter("stddev", "pct_peak_bw"), 100 * 346.94433324435545 / 20, 1e-7);
+  EXPECT_NEAR(counter("cv", "GFLOP/s"), 0.5677270907634907, 1e-12);  // a ratio, like real_time
+  EXPECT_NEAR(counter("cv", "GB/s"), 0.5677270907634907, 1e-12);
+  EXPECT_NEAR(counter("cv", "pct_peak_flops"), 0.5677270907634907, 1e-12);
+  EXPECT_DOUBLE_EQ(counter("min", "GFLOP/s"), 8000.0 / 3);
+  EXPECT_DOUBLE_EQ(counter("max", "GFLOP/s"), 8000.0);
+  EXPECT_DOUBLE_EQ(counter("median", "GFLOP/s"), 4000.0);
+  // Iterations of one time have rates without spread.
+  RungResult steady = sample_result();
+  steady.measurement.real_ns = {2e6, 2e6, 2e6};
+  const nlohmann::json flat = benchmark_entries(steady, 0);
+  EXPECT_EQ((*find_aggregate(flat, "stddev"))["GFLOP/s"], 0.0);
+  EXPECT_EQ((*find_aggregate(flat, "cv"))["GB/s"], 0.0);
 }
 
 TEST(JsonReport, RawSamplesAndVerdictUnderTheMedianCuvilKey) {

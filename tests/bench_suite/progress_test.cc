@@ -64,5 +64,42 @@ TEST(Progress, EnabledRedrawsInPlaceAndClears) {
   std::fclose(f);
 }
 
+TEST(Progress, CompileLineSaysStageAndElapsedTime) {
+  EXPECT_EQ(format_compile_progress("sdxl/256px", "pass fuse-elementwise", 12.4),
+            "sdxl/256px  compiling: pass fuse-elementwise  12s");
+  EXPECT_EQ(format_compile_progress("r/b1", "lowering", -1), "r/b1  compiling: lowering  0s");
+}
+
+TEST(Progress, CompileProgressDrawsEachStageAndClears) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ProgressLine line = ProgressLine::forced(f, true);
+  {
+    CompileProgress compiling(line, "resnet50/b1");
+    compiling.stage("building the graph");
+    compiling.stage("pass fold-batchnorm");
+    compiling.stage("lowering");
+  }
+  const std::string text = read_all(f);
+  for (const char* stage : {"starting", "building the graph", "pass fold-batchnorm", "lowering"}) {
+    EXPECT_NE(text.find(std::string("resnet50/b1  compiling: ") + stage + "  "), std::string::npos)
+        << stage << " in " << text;
+  }
+  EXPECT_EQ(text.back(), '\r');  // cleared at the end
+  std::fclose(f);
+}
+
+TEST(Progress, CompileProgressOnADisabledLineWritesNothing) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ProgressLine line = ProgressLine::forced(f, false);
+  {
+    CompileProgress compiling(line, "r/b1");
+    compiling.stage("lowering");
+  }
+  EXPECT_EQ(read_all(f), "");
+  std::fclose(f);
+}
+
 }  // namespace
 }  // namespace cuvil::bench

@@ -7,6 +7,7 @@
 #include "bench_suite/serve/arrivals.h"
 #include "bench_suite/serve/latency.h"
 #include "bench_suite/serve/scenarios.h"
+#include "bench_suite/serve/serve_report.h"
 #include "bench_suite/serve/sut.h"
 #include "passes/ir/error.h"
 
@@ -211,6 +212,44 @@ TEST(SimulatedSut, RejectsBadParameters) {
   EXPECT_THROW(SimulatedSut(0, kMs), UserError);
   EXPECT_THROW(SimulatedSut(1, 0), UserError);
   EXPECT_THROW(SimulatedSut(1, kMs, -1, 0), UserError);
+}
+
+// Below 100 queries a nearest-rank p99 is the largest latency: it says nothing about the tail.
+TEST(Latency, P99OfFewerThanAHundredQueriesIsTheMaximum) {
+  EXPECT_EQ(samples_for_percentile(99), 100);
+  EXPECT_EQ(samples_for_percentile(90), 10);
+  for (int64_t n : {samples_for_percentile(99) - 1, samples_for_percentile(99)}) {
+    std::vector<double> samples(static_cast<size_t>(n));
+    std::iota(samples.begin(), samples.end(), 1.0);
+    EXPECT_EQ(nearest_rank_percentile(samples, 99) == static_cast<double>(n),
+              n < samples_for_percentile(99))
+        << n;
+  }
+}
+
+TEST(Latency, FewQueriesWarnOnlyBelowAHundred) {
+  const auto w = few_queries_warning("single-stream", 8);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_NE(w->find("p99 over 8 queries is their maximum"), std::string::npos) << *w;
+  EXPECT_NE(w->find("--min-queries"), std::string::npos) << *w;
+  EXPECT_FALSE(few_queries_warning("single-stream", 100).has_value());
+}
+
+TEST(Latency, ReportWarnsForTheRunWithTheFewestQueries) {
+  ServeReport report;
+  ScenarioResult a, b;
+  a.scenario = b.scenario = "server";
+  a.offered_qps = 10;
+  a.queries = 500;
+  b.offered_qps = 20;
+  b.queries = 40;
+  report.results = {a, b};
+  const auto warnings = report_warnings(report);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("server at 20 QPS: p99 over 40 queries"), std::string::npos)
+      << warnings[0];
+  report.results[1].queries = 100;
+  EXPECT_TRUE(report_warnings(report).empty());
 }
 
 }  // namespace

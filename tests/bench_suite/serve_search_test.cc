@@ -143,7 +143,7 @@ TEST(ServerSearch, BatchingServerKneeIsAboveOneOverServiceTime) {
   EXPECT_LT(knee, 400.0);  // full batches' capacity
 }
 
-TEST(ServerSearch, UnreachableTargetStillShowsTheCurveWithoutAKnee) {
+TEST(ServerSearch, UnreachableTargetStopsAfterTheLightestStepAndSaysWhy) {
   VirtualClock clock;
   SimulatedSut sut(1, 50 * kMs);
   const Calibration c = calibrate(sut, clock, 1);
@@ -151,10 +151,24 @@ TEST(ServerSearch, UnreachableTargetStillShowsTheCurveWithoutAKnee) {
   o.load.min_queries = 200;
   const ServerCurve curve = search_server(sut, clock, c, {15, 0}, o);
   EXPECT_FALSE(curve.knee.has_value());
-  EXPECT_NE(curve.note.find("no knee"), std::string::npos);
-  ASSERT_GE(curve.steps.size(), 3u);
-  EXPECT_GE(curve.steps.back().load, 1.0);  // stepped up to saturation
-  for (const ScenarioResult& s : curve.steps) EXPECT_FALSE(s.valid);
+  ASSERT_EQ(curve.steps.size(), 1u);  // not stepped up to saturation
+  EXPECT_FALSE(curve.steps[0].valid);
+  EXPECT_NE(curve.note.find("no knee"), std::string::npos) << curve.note;
+  EXPECT_NE(curve.note.find("exceeds the p99 target"), std::string::npos) << curve.note;
+  EXPECT_NE(curve.note.find("stopped"), std::string::npos) << curve.note;
+}
+
+TEST(ServerSearch, UnreachableTimeToFirstTokenStopsEarly) {
+  VirtualClock clock;
+  // TTFT of a lone query is 100 ms: a 50 ms TTFT target is out of reach at any load.
+  SimulatedSut sut(1, 100 * kMs, 4, 10 * kMs);
+  const Calibration c = calibrate(sut, clock, 1);
+  SearchOptions o = long_steps(2);
+  o.load.min_queries = 100;
+  const ServerCurve curve = search_server(sut, clock, c, {50, 0}, o);
+  EXPECT_FALSE(curve.knee.has_value());
+  EXPECT_EQ(curve.steps.size(), 1u);
+  EXPECT_NE(curve.note.find("TTFT"), std::string::npos) << curve.note;
 }
 
 TEST(ServerSearch, LlmKneeIsBoundByTimePerOutputToken) {

@@ -61,6 +61,7 @@ if run_bench "all formats" 0 report flame "$TMP/run.json" -o "$TMP/out/all"; the
     fail "folded: stack of toy/b3's conv2 missing"
   [ "$(wc -l <"$TMP/out/all.folded")" -eq 14 ] || fail "folded: expected 14 stacks"
   grep -qF '"ph":"X"' "$TMP/out/all.trace.json" || fail "trace: no complete events"
+  "$(dirname "$0")/trace_nesting.py" "$TMP/out/all.trace.json" 14 || fail "trace: does not nest"
   grep -qF 'wrote' "$TMP/stdout" || fail "all formats: says nothing about what it wrote"
 fi
 
