@@ -218,6 +218,7 @@ nlohmann::json context_json(const RunContext& c) {
       {"config_yaml", c.config_yaml},
       {"flop_convention", kFlopConvention},
       {"byte_convention", kByteConvention},
+      {"timed_region", kTimedRegion},
       {"git_commit", env.git_commit},
       {"compiler", env.compiler},
       {"compiler_flags", env.compiler_flags},

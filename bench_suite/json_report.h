@@ -27,6 +27,10 @@ namespace cuvil::bench {
 
 inline constexpr const char* kFlopConvention =
     "2 FLOPs per multiply-accumulate (a GEMM of MxK by KxN is 2*M*N*K FLOPs)";
+// What a sample times (measure(executor, ...); the CUDA target uploads its inputs once too).
+inline constexpr const char* kTimedRegion =
+    "the plan's steps only: inputs stay resident (read in place, not copied per iteration) and "
+    "outputs stay in the plan's buffers (not copied out)";
 inline constexpr const char* kByteConvention =
     "per step, bytes of every input and output tensor (weights included) at fp32 storage";
 

@@ -98,7 +98,17 @@ Executor::Executor(Plan plan)
 Executor::~Executor() = default;
 
 std::vector<ir::Tensor> Executor::run(const std::vector<ir::Tensor>& inputs) {
+  check_inputs(inputs);
   State& s = *state_;
+  std::vector<const float*> views(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::memcpy(s.input_buffers[i].data, inputs[i].data.data(), inputs[i].data.size() * 4);
+    views[i] = s.input_buffers[i].data;
+  }
+  return run_views(views);
+}
+
+void Executor::check_inputs(const std::vector<ir::Tensor>& inputs) const {
   if (inputs.size() != plan_.inputs.size()) {
     throw UserError("expected " + std::to_string(plan_.inputs.size()) + " inputs, got " +
                     std::to_string(inputs.size()));
@@ -111,15 +121,23 @@ std::vector<ir::Tensor> Executor::run(const std::vector<ir::Tensor>& inputs) {
                       ir::to_string(inputs[i].shape) + ", expected " + ir::to_string(t.shape));
     }
   }
-  std::vector<const float*> views(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::memcpy(s.input_buffers[i].data, inputs[i].data.data(), inputs[i].data.size() * 4);
-    views[i] = s.input_buffers[i].data;
-  }
-  return run_views(views);
 }
 
 std::vector<ir::Tensor> Executor::run_views(const std::vector<const float*>& inputs) {
+  execute(inputs);
+  const State& s = *state_;
+  std::vector<ir::Tensor> outputs;
+  outputs.reserve(plan_.outputs.size());
+  for (int32_t t : plan_.outputs) {
+    const PlanTensor& pt = plan_.tensors[t];
+    const float* src = s.tensor_ptrs[t];
+    const int64_t n = ir::num_elements(pt.shape);
+    outputs.emplace_back(pt.shape, std::vector<float>(src, src + n), pt.dtype);
+  }
+  return outputs;
+}
+
+void Executor::execute(const std::vector<const float*>& inputs) {
   State& s = *state_;
   if (inputs.size() != plan_.inputs.size()) {
     throw UserError("expected " + std::to_string(plan_.inputs.size()) + " inputs, got " +
@@ -147,15 +165,6 @@ std::vector<ir::Tensor> Executor::run_views(const std::vector<const float*>& inp
   } else {
     for (size_t i = 0; i < plan_.steps.size(); ++i) run_step(i);
   }
-  std::vector<ir::Tensor> outputs;
-  outputs.reserve(plan_.outputs.size());
-  for (int32_t t : plan_.outputs) {
-    const PlanTensor& pt = plan_.tensors[t];
-    const float* src = s.tensor_ptrs[t];
-    const int64_t n = ir::num_elements(pt.shape);
-    outputs.emplace_back(pt.shape, std::vector<float>(src, src + n), pt.dtype);
-  }
-  return outputs;
 }
 
 }  // namespace cuvil::runtime

@@ -22,6 +22,12 @@ class Executor {
   // The same, reading each input where the caller holds it (no copy in): inputs[i] points at
   // num_elements(input shape i) floats that stay valid and unchanged during the call.
   std::vector<ir::Tensor> run_views(const std::vector<const float*>& inputs);
+  // The steps alone: inputs read where the caller holds them (as run_views), outputs left in
+  // the plan's buffers (nothing copied out). What a benchmark times: the harness keeps its
+  // inputs resident, so neither copying in nor copying out is in the measured region.
+  void execute(const std::vector<const float*>& inputs);
+  // What run() checks first: one input per graph input, each of its shape (else UserError).
+  void check_inputs(const std::vector<ir::Tensor>& inputs) const;
   const Plan& plan() const { return plan_; }
   // Calls `observer` around every step of later run()s (nullptr, the default: off). Not owned; it
   // must outlive its use.

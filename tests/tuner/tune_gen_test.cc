@@ -132,6 +132,7 @@ TEST(TuneGen, ThresholdResetsUnimportantParametersToDefaults) {
   o.importance_threshold = 0.5;
   o.output = temp_path("b.cuvilpass");
   o.space_output = temp_path("pruned.yaml");
+  o.force = true;  // 12 trials: too few to rank reliably, written anyway for this test
   ASSERT_EQ(tune_gen(o), 0);
   const passes::PipelineConfig c = passes::load_cuvilpass(o.output);
   for (const auto& p : c.passes) {
