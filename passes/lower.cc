@@ -201,6 +201,17 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
   for (ir::ValueId id : graph.outputs()) replaced[static_cast<size_t>(id)] = 0;
   const bool release = options.target != "cuda" && options.release_replaced_constants;
 
+  if (release_from != nullptr && release) {
+    // Constants no step reads (e.g. the weights batch-norm folding replaced) are not held
+    // either, from the start.
+    for (ir::ValueId id : graph.constants()) {
+      if (readers_left[static_cast<size_t>(id)] == 0 &&
+          !std::count(graph.outputs().begin(), graph.outputs().end(), id)) {
+        release_from->release_constant_data(id);
+      }
+    }
+  }
+
   for (const ir::Node& n : graph.nodes()) {
     runtime::Step step;
     step.op = n.op;
@@ -259,15 +270,6 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
       if (release_from != nullptr) release_from->release_constant_data(id);
     }
     plan.steps.push_back(std::move(step));
-  }
-  if (release_from != nullptr && release) {
-    // Constants no step reads (e.g. the weights batch-norm folding replaced) are not held either.
-    for (ir::ValueId id : graph.constants()) {
-      if (tensor_of[static_cast<size_t>(id)] < 0 && readers_left[static_cast<size_t>(id)] == 0 &&
-          !std::count(graph.outputs().begin(), graph.outputs().end(), id)) {
-        release_from->release_constant_data(id);
-      }
-    }
   }
   plan.arena_bytes = arena_end;
 

@@ -130,6 +130,16 @@ TEST(WeightRelease, AWeightAnyReaderStillReadsIsKept) {
   EXPECT_LE(worst_error(executor.run(inputs), want), 1e-4);
 }
 
+TEST(WeightRelease, ConstantsNoStepReadsAreReleasedFromTheCompiledGraph) {
+  Weights w;
+  Graph g = prepared_graph(&w);
+  const ValueId dead = testing::random_constant(g, "dead", {64, 64}, 9);
+  g.constant_data(dead);
+  const runtime::Plan plan = lower_releasing(g, {});
+  EXPECT_EQ(g.value(dead).data, nullptr);
+  EXPECT_FALSE(g.value(dead).released);  // made from its initialiser: made again on demand
+}
+
 TEST(WeightReleaseDeathTest, ReleasedDataWithoutAnInitialiserCannotBeRead) {
   Graph g;
   const ValueId c = g.add_constant_data("folded", ir::Tensor({3}, {1.0f, 2.0f, 3.0f}));
