@@ -318,6 +318,7 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
                      {"pct_peak_bw", at_median.pct_peak_bw},
                      {"arena_bytes", r.arena_bytes},
                      {"weight_bytes", r.weight_bytes},
+                     {"plan_weight_bytes", r.plan_weight_bytes},
                      {"peak_rss_bytes", r.peak_rss_bytes},
                      {"peak_rss_scope", r.peak_rss_per_rung ? "rung" : "process"},
                      {"compile_s", r.compile_s}};

@@ -90,7 +90,10 @@ struct RungResult {
   double declared_flops = 0;  // per iteration, kFlopConvention
   double declared_bytes = 0;  // per iteration, kByteConvention
   int64_t arena_bytes = 0;
-  int64_t weight_bytes = 0;
+  int64_t weight_bytes = 0;  // the model's constants as built, at their dtype
+  // What the plan holds for weights after prepare: its unreleased constants and the prepared
+  // forms (runtime::Plan::weight_bytes); -1: unknown (baselines, the cuda target).
+  int64_t plan_weight_bytes = -1;
   double compile_s = 0;
   int64_t peak_rss_bytes = -1;     // -1: unknown
   bool peak_rss_per_rung = false;  // false: the process's high-water mark so far

@@ -2,6 +2,8 @@
 // nodes become steps bound to kernels from the runtime's kernel table.
 #include "passes/lower.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <string>
 #include <variant>
@@ -120,7 +122,18 @@ runtime::Step probe_step(const ir::Graph& graph, const ir::Node& n) {
   return s;
 }
 
-runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
+namespace {
+
+// Bytes the heap holds now (glibc: arenas plus mmapped chunks), to size what a prepare kept.
+int64_t heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<int64_t>(m.uordblks + m.hblkhd);
+}
+
+// With `release_from` (the graph lowered, owned by the caller), constants released from the plan
+// are dropped from it too, as soon as their last reader prepared.
+runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
+                         const LowerOptions& options) {
   runtime::Plan plan;
   plan.threads = std::max(1, options.threads);
   // The threading pass may fix the thread count (0 or absent: the caller's choice).
@@ -177,6 +190,28 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
     return add_tensor(id, t);
   };
 
+  // Constants whose every reader replaced them by its prepared form (replaced_inputs) are
+  // released once the last reader has prepared, so that lowering holds one weight tensor and its
+  // prepared form at a time, never all weights twice. Outputs keep their constants.
+  std::vector<int32_t> readers_left(static_cast<size_t>(graph.value_count()), 0);
+  std::vector<char> replaced(static_cast<size_t>(graph.value_count()), 1);
+  for (const ir::Node& n : graph.nodes()) {
+    for (ir::ValueId in : n.inputs) ++readers_left[static_cast<size_t>(in)];
+  }
+  for (ir::ValueId id : graph.outputs()) replaced[static_cast<size_t>(id)] = 0;
+  const bool release = options.target != "cuda" && options.release_replaced_constants;
+
+  if (release_from != nullptr && release) {
+    // Constants no step reads (e.g. the weights batch-norm folding replaced) are not held
+    // either, from the start.
+    for (ir::ValueId id : graph.constants()) {
+      if (readers_left[static_cast<size_t>(id)] == 0 &&
+          !std::count(graph.outputs().begin(), graph.outputs().end(), id)) {
+        release_from->release_constant_data(id);
+      }
+    }
+  }
+
   for (const ir::Node& n : graph.nodes()) {
     runtime::Step step;
     step.op = n.op;
@@ -220,7 +255,19 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
                                       ? plan.constants[static_cast<size_t>(pt.index)]->data()
                                       : nullptr);
       }
+      const int64_t before = heap_bytes();
       step.prepared = k.prepare(step, constant_inputs.data());
+      if (step.prepared) step.prepared_bytes = std::max<int64_t>(0, heap_bytes() - before);
+    }
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const ir::ValueId id = n.inputs[i];
+      if (graph.value(id).kind != ir::ValueKind::constant) continue;
+      const size_t v = static_cast<size_t>(id);
+      if (!runtime::replaces_input(step, i)) replaced[v] = 0;
+      if (--readers_left[v] > 0 || !replaced[v] || !release) continue;
+      const PlanTensor& pt = plan.tensors[static_cast<size_t>(step.inputs[i])];
+      plan.constants[static_cast<size_t>(pt.index)].reset();
+      if (release_from != nullptr) release_from->release_constant_data(id);
     }
     plan.steps.push_back(std::move(step));
   }
@@ -245,6 +292,16 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
                                : operand(id, ir::Node{OpKind::reshape, {}, id, {}, {}, "output"}));
   }
   return plan;
+}
+
+}  // namespace
+
+runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
+  return lower_impl(graph, nullptr, options);
+}
+
+runtime::Plan lower_releasing(ir::Graph& graph, const LowerOptions& options) {
+  return lower_impl(graph, &graph, options);
 }
 
 }  // namespace cuvil::passes

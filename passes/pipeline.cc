@@ -99,7 +99,8 @@ Compiled compile(ir::Graph graph, const PipelineConfig& config, int threads, con
   LowerOptions options;
   options.threads = threads;
   options.target = config.target;
-  runtime::Plan plan = lower(graph, options);
+  // The compiled graph lets go of the weights the plan replaced by prepared forms.
+  runtime::Plan plan = lower_releasing(graph, options);
   return Compiled{std::move(graph), std::move(plan)};
 }
 

@@ -16,7 +16,9 @@ namespace cuvil::passes {
 void run_pipeline(ir::Graph& graph, const PipelineConfig& config);
 
 struct Compiled {
-  ir::Graph graph;  // after the passes
+  // After the passes. Constants the plan replaced by prepared forms are released from it
+  // (passes::lower_releasing): those made from an initialiser are made again if read.
+  ir::Graph graph;
   runtime::Plan plan;
 };
 

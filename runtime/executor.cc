@@ -9,6 +9,7 @@
 #include <string>
 
 #include "passes/ir/error.h"
+#include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime {
@@ -60,9 +61,14 @@ Executor::Executor(Plan plan)
         s.tensor_ptrs[i] = s.arena->data + t.offset / 4;
         break;
       case PlanTensor::Storage::constant:
-        CUVIL_CHECK(t.index >= 0 && t.index < static_cast<int32_t>(plan_.constants.size()) &&
-                        plan_.constants[t.index] &&
-                        static_cast<int64_t>(plan_.constants[t.index]->size()) * 4 == bytes,
+        CUVIL_CHECK(t.index >= 0 && t.index < static_cast<int32_t>(plan_.constants.size()),
+                    "constant '" + t.name + "' has a bad index");
+        if (!plan_.constants[t.index]) {
+          // Released: only steps that replaced it by their prepared form read it (checked below).
+          s.tensor_ptrs[i] = nullptr;
+          break;
+        }
+        CUVIL_CHECK(static_cast<int64_t>(plan_.constants[t.index]->size()) * 4 == bytes,
                     "constant '" + t.name + "' has no data of the right size");
         // Kernels never write their inputs; the const_cast only unifies the pointer table.
         s.tensor_ptrs[i] = const_cast<float*>(plan_.constants[t.index]->data());
@@ -85,6 +91,11 @@ Executor::Executor(Plan plan)
     for (int32_t in : step.inputs) {
       CUVIL_CHECK(in >= 0 && in < static_cast<int32_t>(plan_.tensors.size()),
                   "step '" + step.node_name + "' reads a missing tensor");
+      CUVIL_CHECK(s.tensor_ptrs[in] != nullptr ||
+                      plan_.tensors[in].storage != PlanTensor::Storage::constant ||
+                      replaces_input(step, ptrs.size()),
+                  "step '" + step.node_name + "' (" + step.kernel + ") reads constant '" +
+                      plan_.tensors[in].name + "', which the plan released");
       if (plan_.tensors[in].storage == PlanTensor::Storage::input) {
         s.input_uses[static_cast<size_t>(plan_.tensors[in].index)].push_back(
             {s.step_inputs.size(), ptrs.size()});
@@ -92,6 +103,12 @@ Executor::Executor(Plan plan)
       ptrs.push_back(s.tensor_ptrs[in]);
     }
     s.step_inputs.push_back(std::move(ptrs));
+  }
+  for (int32_t t : plan_.outputs) {
+    CUVIL_CHECK(t >= 0 && t < static_cast<int32_t>(plan_.tensors.size()), "bad plan output");
+    CUVIL_CHECK(plan_.tensors[t].storage != PlanTensor::Storage::constant ||
+                    s.tensor_ptrs[static_cast<size_t>(t)] != nullptr,
+                "output '" + plan_.tensors[t].name + "' is a constant the plan released");
   }
 }
 

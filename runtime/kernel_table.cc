@@ -38,11 +38,13 @@ std::vector<KernelInfo> build_table() {
       "direct, NHWC only: MR pixels x NV*16 channels register tile, packed weights",
       cpu::conv2d_direct_supports);
   t.back().prepare = cpu::conv2d_direct_prepare;
+  t.back().replaced_inputs = 1u << 1;
   t.back().pin = cpu::conv2d_direct_pin;
   add(OpKind::conv2d, "winograd_nhwc", cpu::conv2d_winograd_nhwc,
       "3x3 stride-1, NHWC groups=1: Winograd F(2x2 or 4x4, 3x3), weights transformed once",
       cpu::conv2d_winograd_supports);
   t.back().prepare = cpu::conv2d_winograd_prepare;
+  t.back().replaced_inputs = 1u << 1;
   t.back().bf16_variant = "conv2d.winograd_bf16";
   t.back().pin = cpu::conv2d_winograd_pin;
   add(OpKind::conv2d, "winograd_bf16", cpu::conv2d_winograd_bf16,
@@ -50,16 +52,19 @@ std::vector<KernelInfo> build_table() {
       "(avx512_bf16)",
       cpu::conv2d_winograd_bf16_supports);
   t.back().prepare = cpu::conv2d_winograd_bf16_prepare;
+  t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "direct_nchw16c", cpu::conv2d_direct_nchw16c,
       "direct, nchw16c groups=1 only: MR pixels x NV 16-channel blocks register tile, packed "
       "weights",
       cpu::conv2d_direct_nchw16c_supports);
   t.back().prepare = cpu::conv2d_direct_nchw16c_prepare;
+  t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "depthwise_nhwc", cpu::conv2d_depthwise_nhwc,
       "depthwise (groups = C), NHWC only: MR pixels x NV*16 channels register tile over "
       "channel-innermost packed weights, borders unpadded",
       cpu::conv2d_depthwise_supports);
   t.back().prepare = cpu::conv2d_depthwise_prepare;
+  t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "onednn", onednn::conv2d, "oneDNN convolution primitive (library)",
       cpu::conv2d_unblocked);
   t.back().prepare = onednn::conv2d_prepare;
@@ -68,22 +73,27 @@ std::vector<KernelInfo> build_table() {
       "NHWC groups=1: bf16 weights, 1x1 as GEMM or im2col (avx512_bf16)",
       cpu::conv2d_bf16_supported);
   t.back().prepare = cpu::prepare_conv2d_bf16;
+  t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "int8", cpu::conv2d_int8,
       "NHWC groups=1: int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
       cpu::conv2d_int8_supported);
   t.back().prepare = cpu::prepare_conv2d_int8;
+  t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "gemm", cpu::linear_gemm, "packed GEMM with B transposed");
   t.back().prepare = cpu::linear_gemm_prepare;  // packs a constant weight (gemm.prepack)
+  t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "onednn", onednn::linear, "oneDNN matmul primitive (library)");
   t.back().prepare = onednn::linear_prepare;
   add(OpKind::matmul, "gemm", cpu::matmul_gemm, "batched packed GEMM");
   add(OpKind::linear, "bf16", cpu::linear_bf16,
       "bf16 weights packed in K pairs, fp32 accumulation (avx512_bf16)", cpu::bf16_supported);
   t.back().prepare = cpu::prepare_linear_bf16;
+  t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "int8", cpu::linear_int8,
       "int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
       cpu::linear_int8_supported);
   t.back().prepare = cpu::prepare_linear_int8;
+  t.back().replaced_inputs = 1u << 1;
   add(OpKind::matmul, "bf16", cpu::matmul_bf16,
       "both operands converted to bf16 per call (avx512_bf16)", cpu::bf16_supported);
   add(OpKind::matmul, "onednn", onednn::matmul, "oneDNN matmul primitive (library)");
@@ -163,6 +173,12 @@ const KernelInfo* find_kernel(ir::OpKind op, const std::string& name) {
     if (k.op == op && k.name == name) return &k;
   }
   return nullptr;
+}
+
+bool replaces_input(const Step& step, size_t input) {
+  if (!step.prepared || input >= 32) return false;
+  const KernelInfo* k = find_kernel(step.op, step.kernel);
+  return k != nullptr && ((k->replaced_inputs >> input) & 1u) != 0;
 }
 
 std::string lowering_of(const std::string& kernel_name) {

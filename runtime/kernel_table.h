@@ -23,6 +23,10 @@ struct KernelInfo {
   // weights (packing, precision conversion) out of the measured loop.
   std::shared_ptr<const void> (*prepare)(const Step& step,
                                          const float* const* constant_inputs) = nullptr;
+  // Bit i set: once prepare returned data, the kernel never reads input i again (the prepared
+  // form replaces it). Lowering then releases a constant that no other step reads, and the
+  // executor binds that operand to nothing.
+  uint32_t replaced_inputs = 0;
   // When set, the kernel reduced-precision picks for a bf16 node lowered to this one (instead of
   // the op's generic "<op>.bf16"): the same algorithm in bf16.
   std::string bf16_variant;
@@ -40,6 +44,8 @@ std::vector<const KernelInfo*> kernels_for(ir::OpKind op);
 const KernelInfo& default_kernel(ir::OpKind op);
 // The kernel with this name for this op, or nullptr.
 const KernelInfo* find_kernel(ir::OpKind op, const std::string& name);
+// Whether the step's kernel, having prepared, never reads operand `input` (replaced_inputs).
+bool replaces_input(const Step& step, size_t input);
 // How a kernel was lowered, from its registered name: "onednn" (the library) or "generated"
 // (cuvil's own kernels), as the pipeline's lowering choice names them.
 std::string lowering_of(const std::string& kernel_name);

@@ -1,5 +1,7 @@
 #include "runtime/plan.h"
 
+#include <set>
+
 namespace cuvil::runtime {
 
 double Plan::total_flops() const {
@@ -11,6 +13,18 @@ double Plan::total_flops() const {
 double Plan::total_bytes() const {
   double b = 0;
   for (const Step& s : steps) b += s.bytes;
+  return b;
+}
+
+int64_t Plan::weight_bytes() const {
+  int64_t b = 0;
+  std::set<const void*> seen;
+  for (const auto& c : constants) {
+    if (c && seen.insert(c.get()).second) b += static_cast<int64_t>(c->size() * sizeof(float));
+  }
+  for (const Step& s : steps) {
+    if (s.prepared && seen.insert(s.prepared.get()).second) b += s.prepared_bytes;
+  }
   return b;
 }
 

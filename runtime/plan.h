@@ -53,11 +53,15 @@ struct Step {
   // weight panels, bf16 or int8 copies with scales, ...); null when the kernel prepares nothing.
   // The kernel that made it is the only one that reads it.
   std::shared_ptr<const void> prepared;
+  // Heap bytes `prepared` holds (the net growth of the heap across the prepare call).
+  int64_t prepared_bytes = 0;
 };
 
 struct Plan {
   std::vector<PlanTensor> tensors;
   std::vector<Step> steps;
+  // A null entry is a released constant: every step reading it replaced it by its prepared
+  // form (KernelInfo::replaced_inputs), so no step reads it and the plan does not hold it.
   std::vector<std::shared_ptr<const std::vector<float>>> constants;
   std::vector<int32_t> inputs;   // graph inputs, in graph order (tensor indices)
   std::vector<int32_t> outputs;  // graph outputs, in graph order (tensor indices)
@@ -70,6 +74,9 @@ struct Plan {
   int gil_check_steps = 0;
 
   double total_flops() const;
+  // Weight bytes the plan holds: its unreleased constants (each buffer once) and the steps'
+  // prepared forms.
+  int64_t weight_bytes() const;
   double total_bytes() const;
 };
 

@@ -71,8 +71,6 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// `weights` keeps this rung's constants alive after it ends, so the next rung of the suite
-// shares them instead of generating them again (ir::materialize).
 std::string make_scratch_dir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "cuvil-baseline-XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) {
@@ -119,6 +117,10 @@ passes::Compiled compile_with_stages(ir::Graph graph, const passes::PipelineConf
   return passes::compile(std::move(graph), lowering_only, threads);
 }
 
+// `weights` keeps the constants this rung's plan still holds alive after it ends, so the next
+// rung of the suite shares them instead of generating them again (ir::materialize). Weights the
+// plan replaced by prepared forms (packed, Winograd-transformed) were released at lowering and
+// are generated again for the next rung, which prepares its own forms anyway.
 // `baseline_rows` (with --baseline) receives one row per PyTorch variant measured beside cuvil,
 // and `baseline_info` what the worker reported of itself.
 RungResult run_rung(const Suite& suite, const Rung& rung, const passes::PipelineConfig& config,
@@ -150,6 +152,7 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   result.declared_flops = compiled.plan.total_flops();
   result.declared_bytes = compiled.plan.total_bytes();
   result.arena_bytes = compiled.plan.arena_bytes;
+  result.plan_weight_bytes = compiled.plan.weight_bytes();
   *weights = compiled.plan.constants;
   if (config.target == "cuda") {
     // The GPU: same harness, CUDA-event samples, % of the device's measured peaks.
@@ -198,6 +201,7 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
       row.baseline = torch.variants()[k];
       row.measurement = std::move(m[k + 1]);
       row.arena_bytes = 0;
+      row.plan_weight_bytes = -1;
       row.compile_s = 0;
       const std::vector<ir::Tensor> theirs = torch.outputs(row.baseline);
       row.max_rel_error_vs_cuvil = max_error(theirs, ours, row.baseline);
@@ -233,9 +237,9 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
 }
 
 void print_header() {
-  std::printf("%-22s %5s %10s %7s %10s %10s %6s %9s %6s %8s %6s %9s %9s %7s\n", "rung", "n",
+  std::printf("%-22s %5s %10s %7s %10s %10s %6s %9s %6s %8s %6s %9s %11s %9s %7s\n", "rung", "n",
               "median ms", "+-noise", "min ms", "p99 ms", "cv %", "GFLOP/s", "%peak", "GB/s", "%bw",
-              "arena MiB", "RSS MiB", "setup s");
+              "arena MiB", "weights MiB", "RSS MiB", "setup s");
 }
 
 void print_row(const RungResult& r) {
@@ -249,11 +253,14 @@ void print_row(const RungResult& r) {
   }
   const double rss_mib =
       r.peak_rss_bytes >= 0 ? static_cast<double>(r.peak_rss_bytes) / (1 << 20) : -1;
+  const double weight_mib =
+      r.plan_weight_bytes >= 0 ? static_cast<double>(r.plan_weight_bytes) / (1 << 20) : -1;
   std::printf(
-      "%-22s %5lld %10.3f %7s %10.3f %10.3f %6.2f %9.1f %6.1f %8.2f %6.1f %9.1f %9.0f %7.2f%s\n",
+      "%-22s %5lld %10.3f %7s %10.3f %10.3f %6.2f %9.1f %6.1f %8.2f %6.1f %9.1f %11.1f %9.0f "
+      "%7.2f%s\n",
       (r.suite + "/" + r.rung).c_str(), static_cast<long long>(s.count), s.median * 1e-6, noise,
       s.min * 1e-6, s.p99 * 1e-6, s.cv * 100.0, a.gflops, a.pct_peak_flops, a.gbps, a.pct_peak_bw,
-      static_cast<double>(r.arena_bytes) / (1 << 20), rss_mib, r.compile_s,
+      static_cast<double>(r.arena_bytes) / (1 << 20), weight_mib, rss_mib, r.compile_s,
       r.measurement.noisy ? "  NOISY" : "");
   std::fflush(stdout);
 }

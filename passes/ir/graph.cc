@@ -153,10 +153,24 @@ const std::vector<float>& Graph::constant_data(ValueId id) const {
   const Value& v = value(id);
   CUVIL_CHECK(v.kind == ValueKind::constant, "value '" + v.name + "' is not a constant");
   if (!v.data) {
+    CUVIL_CHECK(!v.released, "constant '" + v.name +
+                                 "' was released after lowering (only a plan's prepared form of "
+                                 "it exists) and cannot be read");
     // Lazily materialised; the cache lives in the (logically const) value.
-    const_cast<Value&>(v).data = materialize(v.init, num_elements(v.shape));
+    Value& cache = const_cast<Value&>(v);
+    cache.data = materialize(v.init, num_elements(v.shape));
+    cache.data_from_init = true;
   }
   return *v.data;
+}
+
+void Graph::release_constant_data(ValueId id) {
+  Value& v = mutable_value(id);
+  CUVIL_CHECK(v.kind == ValueKind::constant, "value '" + v.name + "' is not a constant");
+  if (!v.data) return;
+  if (!v.data_from_init) v.released = true;
+  v.data.reset();
+  v.data_from_init = false;
 }
 
 void Graph::set_constant_data(ValueId id, std::vector<float> values) {
@@ -165,6 +179,8 @@ void Graph::set_constant_data(ValueId id, std::vector<float> values) {
   CUVIL_CHECK(static_cast<int64_t>(values.size()) == num_elements(v.shape),
               "constant data size mismatch for '" + v.name + "'");
   v.data = std::make_shared<const std::vector<float>>(std::move(values));
+  v.data_from_init = false;
+  v.released = false;
 }
 
 void Graph::replace_all_uses(ValueId from, ValueId to) {

@@ -57,6 +57,11 @@ struct Value {
   // Constants: values come from `data` when set (e.g. folded weights), else from `init`.
   ConstantInit init;
   std::shared_ptr<const std::vector<float>> data;
+  // `data` was made from `init` (Graph::constant_data), so dropping it loses nothing.
+  bool data_from_init = false;
+  // Graph::release_constant_data dropped values that `init` cannot make again: reading them is
+  // an internal error (their only copy is a plan's prepared form).
+  bool released = false;
   bool trainable = false;  // counts as a model parameter (BatchNorm running stats do not)
 
   // Inputs of integer type: ids are drawn from [0, index_bound) when inputs are made up.
@@ -105,6 +110,10 @@ class Graph {
   // The constant's values, materialised on first use and shared between copies of the graph.
   const std::vector<float>& constant_data(ValueId id) const;
   void set_constant_data(ValueId id, std::vector<float> values);
+  // Drops this graph's reference to the constant's values (a plan holds them in another form):
+  // values made from `init` are made again on the next constant_data(); any others can no longer
+  // be read from this graph (constant_data() is then an internal error, never garbage).
+  void release_constant_data(ValueId id);
 
   // Rewiring for passes. After editing nodes, call recompute() to restore topological order,
   // producers and inferred shapes, and to drop nodes whose results nobody uses.

@@ -417,6 +417,10 @@ void gemm(const GemmProblem& g, ThreadPool& pool) {
   if (g.m <= 0 || g.n <= 0) return;
   const int threads = pool.threads();
   const Resolved r = resolve(g);
+  // B released after prepacking (KernelInfo::replaced_inputs): only the packed panels may be read.
+  CUVIL_CHECK(g.b != nullptr || (r.use_packed && !is_few_rows(g)),
+              "gemm: B's unpacked values were released, but this problem cannot read the packed "
+              "panels");
   GemmTrace trace = make_trace(g, r);
   if (is_few_rows(g)) {
     // Bound by reading B: contiguous column ranges per thread, 64 columns at a time.

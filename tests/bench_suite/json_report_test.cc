@@ -88,6 +88,8 @@ RungResult sample_result() {
   r.peak_fp32_gflops = 8000;
   r.peak_mem_gbps = 20;
   r.peak_rss_bytes = 123 << 20;
+  r.weight_bytes = 40 << 20;
+  r.plan_weight_bytes = 45 << 20;
   return r;
 }
 
@@ -211,6 +213,8 @@ TEST(JsonReport, RawSamplesAndVerdictUnderTheMedianCuvilKey) {
   EXPECT_GE(cuvil["real"]["median_ci_high_ns"].get<double>(), 2e6);
   EXPECT_EQ(cuvil["peak_rss_bytes"], 123 << 20);
   EXPECT_EQ(cuvil["peak_rss_scope"], "process");
+  EXPECT_EQ(cuvil["weight_bytes"], 40 << 20);
+  EXPECT_EQ(cuvil["plan_weight_bytes"], 45 << 20);
   EXPECT_DOUBLE_EQ(cuvil["declared_flops"].get<double>(), 8e9);
 }
 
