@@ -3,10 +3,12 @@
 #include "passes/lower.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <variant>
 
 #include "passes/ir/error.h"
+#include "passes/memory_plan.h"
 #include "passes/python_binding.h"
 #include "passes/threading.h"
 #include "runtime/kernel_table.h"
@@ -124,15 +126,25 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
   runtime::Plan plan;
   plan.threads = std::max(1, options.threads);
   // The threading pass may fix the thread count (0 or absent: the caller's choice).
+  std::set<std::string> plan_reach;
+  auto consumed = [&](const char* key) {
+    if (auto it = graph.annotation_origins.find(key); it != graph.annotation_origins.end()) {
+      plan_reach.insert(it->second.begin(), it->second.end());
+    }
+  };
   if (auto it = graph.annotations.find(kThreadsAnnotation);
       it != graph.annotations.end() && it->second > 0) {
     plan.threads = static_cast<int>(it->second);
   }
+  // 0 or absent threads is a choice too: the caller's count stands.
+  consumed(kThreadsAnnotation);
   if (auto it = graph.annotations.find(kSpinAnnotation); it != graph.annotations.end()) {
     plan.spin_us = static_cast<int>(it->second);
+    consumed(kSpinAnnotation);
   }
   if (auto it = graph.annotations.find(kGilCheckAnnotation); it != graph.annotations.end()) {
     plan.gil_check_steps = static_cast<int>(it->second);
+    consumed(kGilCheckAnnotation);
   }
   std::vector<int32_t> tensor_of(static_cast<size_t>(graph.value_count()), -1);
 
@@ -159,6 +171,7 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
     const ir::Value& v = graph.value(n.output);
     if (v.arena_offset >= 0) {
       arena_end = std::max(arena_end, align_up(v.arena_offset + storage_bytes(v)));
+      consumed(kArenaAnnotation);
     }
   }
 
@@ -209,6 +222,8 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
       plan.steps.push_back(std::move(step));
       continue;
     }
+    // Knob reach: what the kernel's selection and prepare read (the first run adds the rest).
+    ir::AttrReadRecorder reads;
     const runtime::KernelInfo& k = choose_kernel(n, step);
     step.kernel = k.name;
     step.fn = k.fn;
@@ -222,6 +237,8 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
       }
       step.prepared = k.prepare(step, constant_inputs.data());
     }
+    step.add_reach(reads.origins());
+    step.add_reach(n.shaped_by);
     plan.steps.push_back(std::move(step));
   }
   plan.arena_bytes = arena_end;
@@ -233,6 +250,8 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
   for (const runtime::Step& s : plan.steps) {
     library_steps = library_steps || runtime::lowering_of(s.kernel) == "onednn";
   }
+  if (runtime_it != graph.annotations.end()) consumed(kRuntimeAnnotation);
+  plan.reach.assign(plan_reach.begin(), plan_reach.end());
   plan.thread_runtime =
       runtime_choice == kRuntimeOpenmp || (runtime_choice == kRuntimeAuto && library_steps)
           ? runtime::ThreadRuntime::openmp
@@ -240,9 +259,10 @@ runtime::Plan lower(const ir::Graph& graph, const LowerOptions& options) {
 
   // Outputs read their storage directly, whether arena, input or constant, repeated or not.
   for (ir::ValueId id : graph.outputs()) {
-    plan.outputs.push_back(tensor_of[static_cast<size_t>(id)] >= 0
-                               ? tensor_of[static_cast<size_t>(id)]
-                               : operand(id, ir::Node{OpKind::reshape, {}, id, {}, {}, "output"}));
+    plan.outputs.push_back(
+        tensor_of[static_cast<size_t>(id)] >= 0
+            ? tensor_of[static_cast<size_t>(id)]
+            : operand(id, ir::Node{OpKind::reshape, {}, id, {}, {}, "output", {}}));
   }
   return plan;
 }
