@@ -1,0 +1,82 @@
+#include "bench_suite/reach.h"
+
+#include "passes/ir/error.h"
+#include "passes/pipeline.h"
+#include "passes/registry.h"
+#include "runtime/executor.h"
+
+namespace cuvil::bench {
+
+std::vector<std::string> registered_knobs(const std::string& target) {
+  std::vector<std::string> knobs;
+  for (const auto& pass : passes::pass_registry()) {
+    if (!pass->applies_to(target)) continue;
+    for (const passes::ParamSpec& p : pass->params()) {
+      knobs.push_back(std::string(pass->name()) + "." + p.name);
+    }
+  }
+  return knobs;
+}
+
+namespace {
+
+// `base` with one choice or boolean parameter changed, for every other value it can take.
+std::vector<passes::PipelineConfig> variants(const passes::PipelineConfig& base) {
+  std::vector<passes::PipelineConfig> out = {base};
+  for (size_t i = 0; i < base.passes.size(); ++i) {
+    const passes::Pass* pass = passes::find_pass(base.passes[i].name);
+    if (pass == nullptr) continue;
+    for (const passes::ParamSpec& spec : pass->params()) {
+      auto given = base.passes[i].params.find(spec.name);
+      const passes::ParamValue current =
+          given == base.passes[i].params.end() ? spec.default_value : given->second;
+      std::vector<passes::ParamValue> others;
+      if (spec.type == passes::ParamSpec::Type::boolean) {
+        others.push_back(!std::get<bool>(current));
+      } else if (spec.type == passes::ParamSpec::Type::choice) {
+        for (const std::string& c : spec.choices) {
+          if (c != std::get<std::string>(current)) others.push_back(c);
+        }
+      }
+      for (const passes::ParamValue& v : others) {
+        passes::PipelineConfig c = base;
+        c.passes[i].params[spec.name] = v;
+        out.push_back(std::move(c));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RungReach knob_reach(const Suite& suite, const Rung& rung, const passes::PipelineConfig& base,
+                     int threads) {
+  if (base.target != "cpu") throw UserError("knob reach is recorded for the cpu target only");
+  RungReach reach;
+  reach.rung = rung.name;
+  const ir::Graph measured = suite.build(rung, /*tiny=*/false);
+  const ir::Graph tiny = suite.build(rung, /*tiny=*/true);
+  const std::vector<ir::Tensor> inputs = ir::random_inputs(tiny, 1);
+  for (const passes::PipelineConfig& config : variants(base)) {
+    passes::Compiled compiled;
+    try {
+      const passes::Pins pins = passes::resolve_pins(measured, config, threads);
+      compiled = passes::compile(tiny, config, threads, &pins);
+    } catch (const UserError&) {
+      continue;  // a combination this graph cannot run (the tuner's trial would fail too)
+    }
+    runtime::Executor executor(std::move(compiled.plan));
+    executor.run(inputs);  // completes Step::reach with what kernels read as they run
+    ++reach.configs;
+    std::map<std::string, std::map<std::string, int>> found;
+    for (const runtime::Step& s : executor.plan().steps) {
+      for (const std::string& knob : s.reach) ++found[knob][s.kernel];
+    }
+    for (auto& [knob, kernels] : found) reach.steps.emplace(knob, std::move(kernels));
+    reach.plan_wide.insert(executor.plan().reach.begin(), executor.plan().reach.end());
+  }
+  return reach;
+}
+
+}  // namespace cuvil::bench
