@@ -21,8 +21,9 @@ std::vector<std::string> registered_knobs(const std::string& target) {
 namespace {
 
 // `base` with one choice or boolean parameter changed, for every other value it can take.
-std::vector<passes::PipelineConfig> variants(const passes::PipelineConfig& base) {
-  std::vector<passes::PipelineConfig> out = {base};
+std::vector<std::pair<std::string, passes::PipelineConfig>> variants(
+    const passes::PipelineConfig& base) {
+  std::vector<std::pair<std::string, passes::PipelineConfig>> out = {{"", base}};
   for (size_t i = 0; i < base.passes.size(); ++i) {
     const passes::Pass* pass = passes::find_pass(base.passes[i].name);
     if (pass == nullptr) continue;
@@ -41,7 +42,8 @@ std::vector<passes::PipelineConfig> variants(const passes::PipelineConfig& base)
       for (const passes::ParamValue& v : others) {
         passes::PipelineConfig c = base;
         c.passes[i].params[spec.name] = v;
-        out.push_back(std::move(c));
+        out.emplace_back(base.passes[i].name + "." + spec.name + "=" + passes::format_value(v),
+                         std::move(c));
       }
     }
   }
@@ -58,7 +60,7 @@ RungReach knob_reach(const Suite& suite, const Rung& rung, const passes::Pipelin
   const ir::Graph measured = suite.build(rung, /*tiny=*/false);
   const ir::Graph tiny = suite.build(rung, /*tiny=*/true);
   const std::vector<ir::Tensor> inputs = ir::random_inputs(tiny, 1);
-  for (const passes::PipelineConfig& config : variants(base)) {
+  for (const auto& [variant, config] : variants(base)) {
     passes::Compiled compiled;
     try {
       const passes::Pins pins = passes::resolve_pins(measured, config, threads);
@@ -73,8 +75,16 @@ RungReach knob_reach(const Suite& suite, const Rung& rung, const passes::Pipelin
     for (const runtime::Step& s : executor.plan().steps) {
       for (const std::string& knob : s.reach) ++found[knob][s.kernel];
     }
-    for (auto& [knob, kernels] : found) reach.steps.emplace(knob, std::move(kernels));
-    reach.plan_wide.insert(executor.plan().reach.begin(), executor.plan().reach.end());
+    for (const std::string& knob : executor.plan().reach) found[knob];  // no kernels: plan-wide
+    for (auto& [knob, kernels] : found) {
+      if (reach.reaches(knob)) continue;
+      if (!variant.empty()) reach.only_under[knob] = variant;
+      if (kernels.empty()) {
+        reach.plan_wide.insert(knob);
+      } else {
+        reach.steps.emplace(knob, std::move(kernels));
+      }
+    }
   }
   return reach;
 }

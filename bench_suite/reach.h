@@ -24,7 +24,10 @@ struct RungReach {
   // config whose plan the knob reached).
   std::map<std::string, std::map<std::string, int>> steps;
   std::set<std::string> plan_wide;  // knobs that shaped the plan as a whole (Plan::reach)
-  int configs = 0;                  // pipeline configs whose plans were unioned
+  // Knobs the default config's plan does not reach, with the first variant whose plan does
+  // ("select-lowering.conv_1x1=im2col").
+  std::map<std::string, std::string> only_under;
+  int configs = 0;  // pipeline configs whose plans were unioned
   bool reaches(const std::string& knob) const {
     return steps.count(knob) != 0 || plan_wide.count(knob) != 0;
   }

@@ -116,7 +116,9 @@ void print_reach(const WorkloadSpec& spec, const std::string& rung_selection) {
     std::string nothing;
     for (const std::string& knob : registered_knobs("cpu")) {
       if (r.plan_wide.count(knob)) {
-        std::printf("  %-38s plan-wide\n", knob.c_str());
+        auto under = r.only_under.find(knob);
+        std::printf("  %-38s plan-wide%s\n", knob.c_str(),
+                    under == r.only_under.end() ? "" : (" (with " + under->second + ")").c_str());
       } else if (auto it = r.steps.find(knob); it != r.steps.end()) {
         int total = 0;
         std::string kernels;
@@ -124,7 +126,9 @@ void print_reach(const WorkloadSpec& spec, const std::string& rung_selection) {
           total += n;
           kernels += (kernels.empty() ? "" : ", ") + kernel + " x" + std::to_string(n);
         }
-        std::printf("  %-38s %d step(s): %s\n", knob.c_str(), total, kernels.c_str());
+        auto under = r.only_under.find(knob);
+        std::printf("  %-38s %d step(s): %s%s\n", knob.c_str(), total, kernels.c_str(),
+                    under == r.only_under.end() ? "" : (" (with " + under->second + ")").c_str());
       } else {
         nothing += (nothing.empty() ? "" : " ") + knob;
         continue;
