@@ -1,5 +1,7 @@
 #include "bench_suite/reach.h"
 
+#include <mutex>
+
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
@@ -55,6 +57,17 @@ std::vector<std::pair<std::string, passes::PipelineConfig>> variants(
 RungReach knob_reach(const Suite& suite, const Rung& rung, const passes::PipelineConfig& base,
                      int threads) {
   if (base.target != "cpu") throw UserError("knob reach is recorded for the cpu target only");
+  // Deterministic for its inputs: kept for the process (tune-gen and tests ask again).
+  std::string params;
+  for (const auto& [k, v] : rung.params) params += "," + k + "=" + std::to_string(v);
+  const std::string key = suite.name + "|" + suite.model_sha256 + "|" + rung.name + params + "|" +
+                          passes::config_hash(base) + "|" + std::to_string(threads);
+  static std::mutex cache_mutex;
+  static std::map<std::string, RungReach> cache;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
   RungReach reach;
   reach.rung = rung.name;
   const ir::Graph measured = suite.build(rung, /*tiny=*/false);
@@ -86,6 +99,8 @@ RungReach knob_reach(const Suite& suite, const Rung& rung, const passes::Pipelin
       }
     }
   }
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  cache[key] = reach;
   return reach;
 }
 
