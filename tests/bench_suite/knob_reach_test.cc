@@ -79,12 +79,12 @@ TEST(KnobReachSuites, EveryRegisteredKnobReachesAStepSomewhere) {
 TEST(KnobReachSuites, GemmTilingAtResNet50B1) {
   // Issue 16: under the default pipeline no GEMM of ResNet-50 at b1 takes gemm-tiling (its one
   // linear layer has m = 1 and reads the weight in place; its convolutions run direct or
-  // Winograd kernels). Its convolutions lowered to im2col or 1x1-as-GEMM do take it.
+  // Winograd kernels). Convolutions lowered to im2col or 1x1-as-GEMM (another conv choice, or
+  // NCHW, where the direct kernels fall back) do take it.
   const RungReach& r = lightest_rungs().at("resnet50");
   EXPECT_EQ(r.rung, "b1");
   ASSERT_TRUE(r.reaches("gemm-tiling.mc"));
-  EXPECT_EQ(r.only_under.at("gemm-tiling.mc").rfind("select-lowering.conv_", 0), 0u)
-      << r.only_under.at("gemm-tiling.mc");
+  EXPECT_NE(r.only_under.count("gemm-tiling.mc"), 0u) << "reached under the default pipeline";
   for (const auto& [kernel, n] : r.steps.at("gemm-tiling.mc")) {
     EXPECT_TRUE(kernel == "conv2d.im2col" || kernel == "conv2d.gemm_1x1") << kernel;
   }
