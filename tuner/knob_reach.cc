@@ -4,6 +4,7 @@
 #include <set>
 
 #include "bench_suite/reach.h"
+#include "tuner/isolation.h"
 
 namespace cuvil::tuner {
 
@@ -14,12 +15,27 @@ std::map<std::string, std::string> unreached_knobs(const SearchSpace& space,
   std::map<std::string, std::string> out;
   if (space.target != "cpu" || rungs.empty()) return out;
   const passes::PipelineConfig base = config_from_values(space, default_values(space), suite.name);
-  std::set<std::string> reached;
+  // In a child process: reach runs kernels (oneDNN, OpenMP), and a tuner that forks trials must
+  // not have started OpenMP's threads itself (libgomp does not survive fork).
+  const ChildOutcome outcome = run_isolated(
+      [&](ChildChannel& channel) {
+        std::set<std::string> reached;
+        for (const bench::Rung& rung : rungs) {
+          const bench::RungReach r = bench::knob_reach(suite, rung, base, threads);
+          for (const auto& [knob, kernels] : r.steps) reached.insert(knob);
+          reached.insert(r.plan_wide.begin(), r.plan_wide.end());
+        }
+        channel.result({{"reached", reached}});
+      },
+      [](const nlohmann::json&) { return true; }, ChildLimits{});
+  if (!outcome.ok) {
+    std::printf("warning: knob reach not computed (%s); every knob stays searched\n",
+                outcome.reason.c_str());
+    return out;
+  }
+  const std::set<std::string> reached = outcome.result.at("reached").get<std::set<std::string>>();
   std::string where;
   for (const bench::Rung& rung : rungs) {
-    const bench::RungReach r = bench::knob_reach(suite, rung, base, threads);
-    for (const auto& [knob, kernels] : r.steps) reached.insert(knob);
-    reached.insert(r.plan_wide.begin(), r.plan_wide.end());
     where += (where.empty() ? "" : ", ") + suite.name + "/" + rung.name;
   }
   for (const Dimension* d : space.searched()) {
