@@ -24,9 +24,9 @@ void AttentionTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
   const std::string impl = "sdpa." + param_choice(params, "impl");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.op != ir::OpKind::sdpa) continue;
-    if (!n.attrs.has("impl")) n.attrs.set("impl", impl);
-    n.attrs.set("attention.block_q", param_int(params, "block_q"));
-    n.attrs.set("attention.block_kv", param_int(params, "block_kv"));
+    if (!n.attrs.has("impl")) n.attrs.set("impl", impl, "attention-tiling.impl");
+    n.attrs.set("attention.block_q", param_int(params, "block_q"), "attention-tiling.block_q");
+    n.attrs.set("attention.block_kv", param_int(params, "block_kv"), "attention-tiling.block_kv");
   }
 }
 

@@ -114,6 +114,8 @@ class Fuser {
       step.input = static_cast<int>(p.inputs.size() - 1);
     }
     p.epilogue.push_back(step);
+    p.shaped_by.insert("fuse-elementwise.max_fusion_depth");
+    if (ir::is_binary_elementwise(e.op)) p.shaped_by.insert("fuse-elementwise.fuse_binary");
     // The producer now computes e's result; e's value keeps its id, users and output status.
     p.output = e.output;
     producer_[static_cast<size_t>(e.output)] = p_id;

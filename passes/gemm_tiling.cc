@@ -43,12 +43,12 @@ void GemmTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
   const bool prefetch_b = param_bool(params, "prefetch_b");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (!runs_on_gemm(n.op)) continue;
-    n.attrs.set("gemm.mr_nr", tile);
-    n.attrs.set("gemm.mc", mc);
-    n.attrs.set("gemm.kc", kc);
-    n.attrs.set("gemm.nc", nc);
-    n.attrs.set("gemm.prepack", int64_t{prepack ? 1 : 0});
-    n.attrs.set("gemm.prefetch_b", int64_t{prefetch_b ? 1 : 0});
+    n.attrs.set("gemm.mr_nr", tile, "gemm-tiling.mr_nr");
+    n.attrs.set("gemm.mc", mc, "gemm-tiling.mc");
+    n.attrs.set("gemm.kc", kc, "gemm-tiling.kc");
+    n.attrs.set("gemm.nc", nc, "gemm-tiling.nc");
+    n.attrs.set("gemm.prepack", int64_t{prepack ? 1 : 0}, "gemm-tiling.prepack_weights");
+    n.attrs.set("gemm.prefetch_b", int64_t{prefetch_b ? 1 : 0}, "gemm-tiling.prefetch_b");
   }
 }
 

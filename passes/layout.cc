@@ -240,7 +240,8 @@ class Rewriter {
           node.inputs[k] = to_original(node.inputs[k]);
         }
       }
-      node.attrs.set("layout", std::string(ir::to_string(layout)));
+      node.attrs.set("layout", std::string(ir::to_string(layout)),
+                     "layout.memory_layout,layout.blocked_convs");
       out_phys = layout;
     } else if (ir::is_elementwise(node.op) && out4) {
       // Follow the full-size operand's layout so chains stay in the layout they arrive in.

@@ -5,10 +5,12 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <variant>
 
 #include "passes/ir/error.h"
+#include "passes/memory_plan.h"
 #include "passes/python_binding.h"
 #include "passes/threading.h"
 #include "runtime/kernel_table.h"
@@ -137,15 +139,25 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
   runtime::Plan plan;
   plan.threads = std::max(1, options.threads);
   // The threading pass may fix the thread count (0 or absent: the caller's choice).
+  std::set<std::string> plan_reach;
+  auto consumed = [&](const char* key) {
+    if (auto it = graph.annotation_origins.find(key); it != graph.annotation_origins.end()) {
+      plan_reach.insert(it->second.begin(), it->second.end());
+    }
+  };
   if (auto it = graph.annotations.find(kThreadsAnnotation);
       it != graph.annotations.end() && it->second > 0) {
     plan.threads = static_cast<int>(it->second);
   }
+  // 0 or absent threads is a choice too: the caller's count stands.
+  consumed(kThreadsAnnotation);
   if (auto it = graph.annotations.find(kSpinAnnotation); it != graph.annotations.end()) {
     plan.spin_us = static_cast<int>(it->second);
+    consumed(kSpinAnnotation);
   }
   if (auto it = graph.annotations.find(kGilCheckAnnotation); it != graph.annotations.end()) {
     plan.gil_check_steps = static_cast<int>(it->second);
+    consumed(kGilCheckAnnotation);
   }
   std::vector<int32_t> tensor_of(static_cast<size_t>(graph.value_count()), -1);
 
@@ -172,6 +184,7 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
     const ir::Value& v = graph.value(n.output);
     if (v.arena_offset >= 0) {
       arena_end = std::max(arena_end, align_up(v.arena_offset + storage_bytes(v)));
+      consumed(kArenaAnnotation);
     }
   }
 
@@ -244,6 +257,8 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
       plan.steps.push_back(std::move(step));
       continue;
     }
+    // Knob reach: what the kernel's selection and prepare read (the first run adds the rest).
+    ir::AttrReadRecorder reads;
     const runtime::KernelInfo& k = choose_kernel(n, step);
     step.kernel = k.name;
     step.fn = k.fn;
@@ -269,6 +284,8 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
       plan.constants[static_cast<size_t>(pt.index)].reset();
       if (release_from != nullptr) release_from->release_constant_data(id);
     }
+    step.add_reach(reads.origins());
+    step.add_reach(n.shaped_by);
     plan.steps.push_back(std::move(step));
   }
   plan.arena_bytes = arena_end;
@@ -280,6 +297,8 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
   for (const runtime::Step& s : plan.steps) {
     library_steps = library_steps || runtime::lowering_of(s.kernel) == "onednn";
   }
+  if (runtime_it != graph.annotations.end()) consumed(kRuntimeAnnotation);
+  plan.reach.assign(plan_reach.begin(), plan_reach.end());
   plan.thread_runtime =
       runtime_choice == kRuntimeOpenmp || (runtime_choice == kRuntimeAuto && library_steps)
           ? runtime::ThreadRuntime::openmp
@@ -287,9 +306,10 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
 
   // Outputs read their storage directly, whether arena, input or constant, repeated or not.
   for (ir::ValueId id : graph.outputs()) {
-    plan.outputs.push_back(tensor_of[static_cast<size_t>(id)] >= 0
-                               ? tensor_of[static_cast<size_t>(id)]
-                               : operand(id, ir::Node{OpKind::reshape, {}, id, {}, {}, "output"}));
+    plan.outputs.push_back(
+        tensor_of[static_cast<size_t>(id)] >= 0
+            ? tensor_of[static_cast<size_t>(id)]
+            : operand(id, ir::Node{OpKind::reshape, {}, id, {}, {}, "output", {}}));
   }
   return plan;
 }

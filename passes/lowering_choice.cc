@@ -136,7 +136,11 @@ void LoweringChoicePass::run(ir::Graph& graph, const ParamMap& params) const {
       name = n.op == OpKind::conv2d && is_blocked(n) ? kBlockedConvKernel : spec->fallback;
       ++fallbacks;
     }
-    n.attrs.set("impl", name);
+    // The class's choice picked the kernel; winograd_min_tiles had its say where it was asked.
+    std::string origin = "select-lowering." + std::string(spec->param);
+    if (param_choice(params, spec->param) == "winograd")
+      origin += ",select-lowering.winograd_min_tiles";
+    n.attrs.set("impl", name, origin);
     ++chosen;
   }
   graph.annotations["select-lowering.nodes"] += chosen;

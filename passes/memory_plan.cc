@@ -119,6 +119,8 @@ void MemoryPlanPass::run(Graph& graph, const ParamMap& params) const {
     naive += it.size;
   }
   graph.annotations["memory.peak_bytes"] = peak;
+  // Lowering places intermediates at these offsets (passes/lower.cc reads the origins).
+  graph.annotation_origins[kArenaAnnotation] = {"memory-plan.strategy", "memory-plan.alignment"};
   graph.annotations["memory.naive_bytes"] = naive;
 }
 

@@ -6,6 +6,9 @@
 
 namespace cuvil::passes {
 
+// Graph::annotation_origins key: the parameters that placed the intermediates in the arena.
+inline constexpr const char* kArenaAnnotation = "memory-plan.arena";
+
 class MemoryPlanPass final : public Pass {
  public:
   std::string_view name() const override { return "memory-plan"; }

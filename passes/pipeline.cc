@@ -59,11 +59,14 @@ Pins resolve_pins(const ir::Graph& measured, const PipelineConfig& config, int t
   for (const ir::Node& n : g.nodes()) ++seen[n.name];
   for (const ir::Node& n : g.nodes()) {
     if (seen[n.name] != 1 || !n.attrs.has("impl")) continue;  // names must identify nodes
-    ir::Attrs attrs = {{"impl", n.attrs.get_string("impl", "")}};
+    // Pins keep the origins of the attributes they resolve (knob reach, runtime/plan.h).
+    ir::Attrs attrs;
+    attrs.set("impl", n.attrs.get_string("impl", ""), n.attrs.origin("impl"));
     const runtime::KernelInfo* k = runtime::find_kernel(n.op, attrs.get_string("impl", ""));
     if (k && k->pin) {
       const ir::Attrs resolved = k->pin(probe_step(g, n), threads);
-      for (const auto& [key, value] : resolved.entries()) attrs.set(key, value);
+      for (const auto& [key, value] : resolved.entries())
+        attrs.set(key, value, n.attrs.origin(key));
     }
     pins.by_node[n.name] = std::move(attrs);
   }
@@ -78,7 +81,10 @@ void apply_pins(ir::Graph& graph, const Pins& pins) {
     auto it = pins.by_node.find(n.name);
     if (it == pins.by_node.end()) continue;
     ir::Node pinned = n;
-    for (const auto& [key, value] : it->second.entries()) pinned.attrs.set(key, value);
+    for (const auto& [key, value] : it->second.entries()) {
+      const std::string origin = it->second.origin(key);
+      pinned.attrs.set(key, value, origin.empty() ? n.attrs.origin(key) : origin);
+    }
     const runtime::KernelInfo* k = runtime::find_kernel(n.op, pinned.attrs.get_string("impl", ""));
     if (!k || (k->supports && !k->supports(probe_step(graph, pinned)))) {
       ++refused;

@@ -128,8 +128,12 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
     // kernel on ResNet-50's 3x3 layers, cuvil-micro-conv).
     const runtime::KernelInfo* lowered = runtime::find_kernel(n.op, n.attrs.get_string("impl", ""));
     const bool variant = dtype == "bf16" && lowered && !lowered->bf16_variant.empty();
+    const char* dtype_param = n.op == OpKind::linear   ? "linear_dtype"
+                              : n.op == OpKind::conv2d ? "conv_dtype"
+                                                       : "matmul_dtype";
     n.attrs.set("impl",
-                variant ? lowered->bf16_variant : std::string(ir::to_string(n.op)) + "." + dtype);
+                variant ? lowered->bf16_variant : std::string(ir::to_string(n.op)) + "." + dtype,
+                "reduced-precision." + std::string(dtype_param) + ",reduced-precision.min_k");
     n.attrs.set("precision", dtype);
     graph.annotations["reduced-precision." + dtype] += 1;
     if (dtype == "bf16" && n.op != OpKind::matmul) {

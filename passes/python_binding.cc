@@ -10,6 +10,7 @@ std::vector<ParamSpec> PythonBindingPass::params() const {
 
 void PythonBindingPass::run(ir::Graph& graph, const ParamMap& params) const {
   graph.annotations[kGilCheckAnnotation] = param_int(params, "gil_check");
+  graph.annotation_origins[kGilCheckAnnotation] = {"python-binding.gil_check"};
 }
 
 }  // namespace cuvil::passes

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include "passes/ir/error.h"
 
@@ -377,19 +378,31 @@ bool RecognizePatternsPass::applies_to(std::string_view target) const {
 
 void RecognizePatternsPass::run(Graph& graph, const ParamMap& params) const {
   int64_t rewrites = 0;
-  auto step = [&](bool on, auto fn) {
+  // The nodes a rewrite adds (names not in the graph before it) are shaped by its parameters.
+  auto step = [&](bool on, std::set<std::string> origins, auto fn) {
     if (!on) return;
+    std::set<std::string> before;
+    for (const Node& node : graph.nodes()) before.insert(node.name);
     Matcher m(graph);
     const int64_t n = fn(m);
     if (n > 0) graph.recompute();
     rewrites += n;
+    if (n == 0) return;
+    for (Node& node : graph.mutable_nodes()) {
+      if (before.count(node.name) == 0) node.shaped_by.insert(origins.begin(), origins.end());
+    }
   };
-  step(param_bool(params, "layer_norm"), [](Matcher& m) { return layer_norm(m); });
-  step(param_bool(params, "gelu"), [](Matcher& m) { return gelu(m); });
-  step(param_bool(params, "silu") || param_bool(params, "hard_swish"), [&](Matcher& m) {
+  step(param_bool(params, "layer_norm"), {"recognize-patterns.layer_norm"},
+       [](Matcher& m) { return layer_norm(m); });
+  step(param_bool(params, "gelu"), {"recognize-patterns.gelu"}, [](Matcher& m) { return gelu(m); });
+  std::set<std::string> activations;
+  if (param_bool(params, "silu")) activations.insert("recognize-patterns.silu");
+  if (param_bool(params, "hard_swish")) activations.insert("recognize-patterns.hard_swish");
+  step(!activations.empty(), activations, [&](Matcher& m) {
     return silu_and_hardswish(m, param_bool(params, "silu"), param_bool(params, "hard_swish"));
   });
-  step(param_bool(params, "attention"), [](Matcher& m) { return attention(m); });
+  step(param_bool(params, "attention"), {"recognize-patterns.attention"},
+       [](Matcher& m) { return attention(m); });
   graph.annotations["recognize-patterns.rewrites"] += rewrites;
 }
 

@@ -37,10 +37,13 @@ void ThreadingPass::run(ir::Graph& graph, const ParamMap& params) const {
   graph.annotations[kRuntimeAnnotation] = runtime == "pool"     ? kRuntimePool
                                           : runtime == "openmp" ? kRuntimeOpenmp
                                                                 : kRuntimeAuto;
+  graph.annotation_origins[kThreadsAnnotation] = {"threading.threads"};
+  graph.annotation_origins[kSpinAnnotation] = {"threading.spin_us"};
+  graph.annotation_origins[kRuntimeAnnotation] = {"threading.runtime"};
   const std::string& partition = param_choice(params, "partition");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.op == ir::OpKind::linear || n.op == ir::OpKind::matmul || n.op == ir::OpKind::conv2d) {
-      n.attrs.set("gemm.partition", partition);
+      n.attrs.set("gemm.partition", partition, "threading.partition");
     }
   }
 }

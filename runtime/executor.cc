@@ -166,8 +166,17 @@ void Executor::execute(const std::vector<const float*>& inputs) {
     s.tensor_ptrs[static_cast<size_t>(plan_.inputs[i])] = const_cast<float*>(inputs[i]);
     for (const auto& [step, operand] : s.input_uses[i]) s.step_inputs[step][operand] = inputs[i];
   }
+  // The first run also records what each kernel reads while it runs (Step::reach).
+  const bool record_reach = !reach_recorded_;
+  reach_recorded_ = true;
   const auto run_step = [&](size_t i) {
-    const Step& step = plan_.steps[i];
+    Step& step = plan_.steps[i];
+    if (record_reach) {
+      ir::AttrReadRecorder reads;
+      step.fn(KernelArgs{step, s.step_inputs[i].data(), s.tensor_ptrs[step.output], s.pool});
+      step.add_reach(reads.origins());
+      return;
+    }
     step.fn(KernelArgs{step, s.step_inputs[i].data(), s.tensor_ptrs[step.output], s.pool});
   };
   // Probes off (the usual case): one branch per run, the step loop untouched.

@@ -39,6 +39,7 @@ class Executor {
   struct State;
   std::unique_ptr<State> state_;
   StepObserver* observer_ = nullptr;
+  bool reach_recorded_ = false;  // the first run completes Step::reach
 };
 
 }  // namespace cuvil::runtime

@@ -4,6 +4,12 @@
 
 namespace cuvil::runtime {
 
+void Step::add_reach(const std::set<std::string>& origins) {
+  std::set<std::string> all(reach.begin(), reach.end());
+  all.insert(origins.begin(), origins.end());
+  reach.assign(all.begin(), all.end());
+}
+
 double Plan::total_flops() const {
   double f = 0;
   for (const Step& s : steps) f += s.flops;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,14 @@ struct Step {
   std::shared_ptr<const void> prepared;
   // Heap bytes `prepared` holds (the net growth of the heap across the prepare call).
   int64_t prepared_bytes = 0;
+
+  // Knob reach: the pass parameters ("pass.param", sorted) that shaped this step as its kernel
+  // consumed them. Lowering records the attributes with an origin (ir::Attrs::origin) that the
+  // kernel's selection and prepare read, and the node's structural origins (ir::Node::shaped_by);
+  // the executor adds what the kernel reads on the step's first run (ir::AttrReadRecorder). A
+  // parameter that only sets attributes no kernel reads reaches nothing. CPU target only.
+  std::vector<std::string> reach;
+  void add_reach(const std::set<std::string>& origins);
 };
 
 struct Plan {
@@ -72,6 +81,9 @@ struct Plan {
   // Runs called from Python take the GIL back every this many steps (0: never); see
   // passes/python_binding.h. The runtime itself never touches Python.
   int gil_check_steps = 0;
+  // Pass parameters that shaped the plan as a whole (threads, the thread runtime, spinning, the
+  // GIL check, arena placement), as lowering consumed them; sorted.
+  std::vector<std::string> reach;
 
   double total_flops() const;
   // Weight bytes the plan holds: its unreleased constants (each buffer once) and the steps'

@@ -76,6 +76,30 @@ void set_params(BoosterHandle b, const GbtOptions& o) {
 
 }  // namespace
 
+Dataset drop_params(const Dataset& data, const std::set<std::string>& names) {
+  Dataset out;
+  out.y = data.y;
+  std::vector<int> new_index(data.params.size(), -1);
+  for (size_t p = 0; p < data.params.size(); ++p) {
+    if (names.count(data.params[p])) continue;
+    new_index[p] = static_cast<int>(out.params.size());
+    out.params.push_back(data.params[p]);
+  }
+  std::vector<size_t> kept;
+  for (size_t c = 0; c < data.columns.size(); ++c) {
+    const int p = new_index[static_cast<size_t>(data.column_param[c])];
+    if (p < 0) continue;
+    kept.push_back(c);
+    out.columns.push_back(data.columns[c]);
+    out.column_param.push_back(p);
+  }
+  const size_t cols = data.columns.size();
+  for (size_t r = 0; r < data.rows(); ++r) {
+    for (size_t c : kept) out.x.push_back(data.x[r * cols + c]);
+  }
+  return out;
+}
+
 Dataset encode_trials(const std::vector<TrialRecord>& trials) {
   std::vector<const TrialRecord*> rows;
   for (const TrialRecord& t : trials) {

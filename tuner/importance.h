@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,8 @@ struct Dataset {
 
 // Complete trials only; y = log(objective). Parameters constant over every trial are left out.
 Dataset encode_trials(const std::vector<TrialRecord>& trials);
+// The dataset without these parameters (and their columns), e.g. knobs that reach no step.
+Dataset drop_params(const Dataset& data, const std::set<std::string>& names);
 
 struct ShapFit {
   std::vector<double> predictions;        // per row

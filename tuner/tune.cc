@@ -6,6 +6,7 @@
 #include "bench_suite/suites.h"
 #include "passes/ir/error.h"
 #include "tuner/isolation.h"
+#include "tuner/knob_reach.h"
 #include "tuner/optuna_bridge.h"
 #include "tuner/search_space.h"
 #include "tuner/space_file.h"
@@ -78,6 +79,9 @@ int tune(const TuneOptions& o) {
   const std::string commit = source_commit();
   std::string rung_names;
   for (const auto& r : rungs) rung_names += (rung_names.empty() ? "" : ",") + r.name;
+
+  // Knobs that shape no step of the tuned rungs only blur the study: left out, each named.
+  leave_out_unreached(space, unreached_knobs(space, suite, rungs, o.threads));
 
   // Checked before the study: the baseline must itself be a valid configuration.
   const nlohmann::json baseline_values = default_values(space);

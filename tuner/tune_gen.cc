@@ -22,6 +22,7 @@
 #include "passes/ir/error.h"
 #include "probes/machine_peak.h"
 #include "tuner/confirm.h"
+#include "tuner/knob_reach.h"
 #include "tuner/optuna_bridge.h"
 #include "tuner/search_space.h"
 #include "tuner/sensitivity.h"
@@ -592,7 +593,13 @@ int tune_gen(const TuneGenOptions& o) {
     if (!path.empty()) require_writable(path);
   }
 
-  const Dataset data = encode_trials(trials);
+  // Knobs that reach no step of these rungs are not ranked: any share SHAP gave them is noise.
+  std::set<std::string> unreached;
+  for (const auto& [name, reason] : unreached_knobs(space, suite, rungs, o.threads)) {
+    std::printf("%s: not ranked, %s\n", name.c_str(), reason.c_str());
+    unreached.insert(name);
+  }
+  const Dataset data = drop_params(encode_trials(trials), unreached);
   const ImportanceReport importance = rank_importance(data, o.refits);
 
   nlohmann::json fanova = nullptr;

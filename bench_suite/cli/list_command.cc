@@ -2,10 +2,12 @@
 // --model, what an ONNX model holds (inputs, outputs, operators, parameters, declared FLOPs).
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/models/onnx/host_tensor.h"
 #include "bench_suite/models/onnx/importer.h"
+#include "bench_suite/reach.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/workload_options.h"
 #include "passes/ir/error.h"
@@ -131,6 +133,54 @@ void print_model(const WorkloadSpec& spec) {
   }
 }
 
+// --reach: per rung, each registered CPU knob with the steps it reaches (bench_suite/reach.h).
+void print_reach(const WorkloadSpec& spec, const std::string& rung_selection) {
+  const Workload w = resolve_workload(spec);
+  const passes::PipelineConfig base = passes::default_pipeline("cpu");
+  std::set<std::string> reached_somewhere;
+  std::vector<std::string> names;
+  for (const Rung& rung : select_rungs(w.ladder, rung_selection)) {
+    const RungReach r = knob_reach(w.suite, rung, base);
+    const std::string where = w.suite.name + "/" + rung.name;
+    names.push_back(where);
+    std::printf(
+        "Knob reach at %s (default pipeline and %d one-choice variants, scaled-down graph "
+        "with the full size's kernels)\n",
+        where.c_str(), r.configs - 1);
+    std::string nothing;
+    for (const std::string& knob : registered_knobs("cpu")) {
+      if (r.plan_wide.count(knob)) {
+        auto under = r.only_under.find(knob);
+        std::printf("  %-38s plan-wide%s\n", knob.c_str(),
+                    under == r.only_under.end() ? "" : (" (with " + under->second + ")").c_str());
+      } else if (auto it = r.steps.find(knob); it != r.steps.end()) {
+        int total = 0;
+        std::string kernels;
+        for (const auto& [kernel, n] : it->second) {
+          total += n;
+          kernels += (kernels.empty() ? "" : ", ") + kernel + " x" + std::to_string(n);
+        }
+        auto under = r.only_under.find(knob);
+        std::printf("  %-38s %d step(s): %s%s\n", knob.c_str(), total, kernels.c_str(),
+                    under == r.only_under.end() ? "" : (" (with " + under->second + ")").c_str());
+      } else {
+        nothing += (nothing.empty() ? "" : " ") + knob;
+        continue;
+      }
+      reached_somewhere.insert(knob);
+    }
+    std::printf("  reaches nothing: %s\n", nothing.empty() ? "(none)" : nothing.c_str());
+  }
+  if (names.size() > 1) {
+    std::string nothing;
+    for (const std::string& knob : registered_knobs("cpu")) {
+      if (!reached_somewhere.count(knob)) nothing += (nothing.empty() ? "" : " ") + knob;
+    }
+    std::printf("Reaches no step at any of these rungs: %s\n",
+                nothing.empty() ? "(none)" : nothing.c_str());
+  }
+}
+
 }  // namespace
 
 Action add_list_command(CLI::App& app) {
@@ -152,7 +202,23 @@ Action add_list_command(CLI::App& app) {
   cmd->add_flag("--json", *json,
                 "print JSON instead of the tables: suites with their rungs, passes with their "
                 "parameters (not with --model)");
-  return [what, spec, json] {
+  auto reach = std::make_shared<bool>(false);
+  auto rungs = std::make_shared<std::string>();
+  cmd->add_flag("--reach", *reach,
+                "with --suite or --model: each registered CPU knob (pass.param) with the plan "
+                "steps it reaches per rung, and the knobs that reach nothing");
+  cmd->add_option("--rungs", *rungs,
+                  "with --reach: rung names, comma-separated, or all "
+                  "(default: the default rungs)");
+  return [what, spec, json, reach, rungs] {
+    if (*reach) {
+      if (spec->suite.empty() && spec->model.empty()) {
+        throw UserError("list --reach needs --suite or --model");
+      }
+      print_reach(*spec, *rungs);
+      return 0;
+    }
+    if (!rungs->empty()) throw UserError("list --rungs goes with --reach");
     if (*json) {
       if (!spec->model.empty()) throw UserError("list --json: not with --model (yet)");
       nlohmann::json out = nlohmann::json::object();

@@ -8,7 +8,52 @@
 
 namespace cuvil::ir {
 
+namespace {
+thread_local AttrReadRecorder* current_recorder = nullptr;
+}  // namespace
+
+AttrReadRecorder::AttrReadRecorder() : outer_(current_recorder) {
+  current_recorder = this;
+}
+AttrReadRecorder::~AttrReadRecorder() {
+  current_recorder = outer_;
+}
+void AttrReadRecorder::add(const std::string& origin) {
+  size_t start = 0;
+  while (start <= origin.size()) {
+    const size_t comma = std::min(origin.find(',', start), origin.size());
+    if (comma > start) origins_.insert(origin.substr(start, comma - start));
+    start = comma + 1;
+  }
+}
+
+AttrReadRecorder* AttrReadRecorder::current() {
+  return current_recorder;
+}
+
+void Attrs::set(const std::string& key, AttrValue value, std::string origin) {
+  map_[key] = std::move(value);
+  if (origin.empty()) {
+    origins_.erase(key);
+  } else {
+    origins_[key] = std::move(origin);
+  }
+}
+
+std::string Attrs::origin(const std::string& key) const {
+  auto it = origins_.find(key);
+  return it == origins_.end() ? std::string() : it->second;
+}
+
+void Attrs::note_read(const std::string& key) const {
+  AttrReadRecorder* r = current_recorder;
+  if (r == nullptr) return;
+  auto it = origins_.find(key);
+  if (it != origins_.end()) r->add(it->second);
+}
+
 int64_t Attrs::get_int(const std::string& key, int64_t fallback) const {
+  note_read(key);
   auto it = map_.find(key);
   if (it == map_.end()) return fallback;
   if (auto* v = std::get_if<int64_t>(&it->second)) return *v;
@@ -16,6 +61,7 @@ int64_t Attrs::get_int(const std::string& key, int64_t fallback) const {
 }
 
 double Attrs::get_float(const std::string& key, double fallback) const {
+  note_read(key);
   auto it = map_.find(key);
   if (it == map_.end()) return fallback;
   if (auto* v = std::get_if<double>(&it->second)) return *v;
@@ -24,6 +70,7 @@ double Attrs::get_float(const std::string& key, double fallback) const {
 }
 
 std::string Attrs::get_string(const std::string& key, const std::string& fallback) const {
+  note_read(key);
   auto it = map_.find(key);
   if (it == map_.end()) return fallback;
   if (auto* v = std::get_if<std::string>(&it->second)) return *v;
@@ -31,6 +78,7 @@ std::string Attrs::get_string(const std::string& key, const std::string& fallbac
 }
 
 std::vector<int64_t> Attrs::get_ints(const std::string& key, std::vector<int64_t> fallback) const {
+  note_read(key);
   auto it = map_.find(key);
   if (it == map_.end()) return fallback;
   if (auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;

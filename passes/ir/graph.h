@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -27,18 +28,55 @@ class Attrs {
   Attrs() = default;
   Attrs(std::initializer_list<std::pair<const std::string, AttrValue>> init) : map_(init) {}
 
-  void set(const std::string& key, AttrValue value) { map_[key] = std::move(value); }
-  bool has(const std::string& key) const { return map_.count(key) != 0; }
-  void erase(const std::string& key) { map_.erase(key); }
+  // A plain set clears the key's origin; with `origin` ("pass.param"), the pass parameter that
+  // chose the value is recorded with it (see origin() and AttrReadRecorder).
+  void set(const std::string& key, AttrValue value) {
+    map_[key] = std::move(value);
+    origins_.erase(key);
+  }
+  void set(const std::string& key, AttrValue value, std::string origin);
+  bool has(const std::string& key) const {
+    note_read(key);
+    return map_.count(key) != 0;
+  }
+  void erase(const std::string& key) {
+    map_.erase(key);
+    origins_.erase(key);
+  }
   int64_t get_int(const std::string& key, int64_t fallback) const;
   double get_float(const std::string& key, double fallback) const;  // accepts an int too
   std::string get_string(const std::string& key, const std::string& fallback) const;
   std::vector<int64_t> get_ints(const std::string& key, std::vector<int64_t> fallback) const;
   const std::map<std::string, AttrValue>& entries() const { return map_; }
-  bool operator==(const Attrs&) const = default;
+  // The "pass.param" that set `key`, or "" (set without an origin, or absent).
+  std::string origin(const std::string& key) const;
+  // Provenance is not part of the value: attributes compare by their entries.
+  bool operator==(const Attrs& other) const { return map_ == other.map_; }
 
  private:
+  void note_read(const std::string& key) const;
   std::map<std::string, AttrValue> map_;
+  std::map<std::string, std::string> origins_;
+};
+
+// Knob reach: while a recorder is alive on a thread, every attribute with an origin that the
+// thread reads (has, get_*) adds its origin here. Lowering and the executor hold one around a
+// kernel's selection, prepare and first run, so a step records the pass parameters its kernel
+// consumed, at the point of consumption. Recorders nest (the innermost one records).
+class AttrReadRecorder {
+ public:
+  AttrReadRecorder();
+  ~AttrReadRecorder();
+  AttrReadRecorder(const AttrReadRecorder&) = delete;
+  AttrReadRecorder& operator=(const AttrReadRecorder&) = delete;
+  const std::set<std::string>& origins() const { return origins_; }
+  // An origin may name several parameters, comma-separated ("layout.memory_layout,...").
+  void add(const std::string& origin);
+  static AttrReadRecorder* current();
+
+ private:
+  std::set<std::string> origins_;
+  AttrReadRecorder* outer_;
 };
 
 // A unary node's constants (see UnaryParams) from its attributes, with the op's defaults.
@@ -78,6 +116,9 @@ struct Node {
   Attrs attrs;
   std::vector<EpilogueStep> epilogue;  // fused elementwise steps applied to the result
   std::string name;
+  // Pass parameters ("pass.param") that rewrote this node's structure (a recognised pattern, a
+  // fused epilogue): its step's kernel consumes them by running the node at all.
+  std::set<std::string> shaped_by;
 
   // Inputs of the op itself; epilogue operands follow them (see EpilogueStep).
   size_t op_input_count() const;
@@ -128,6 +169,9 @@ class Graph {
 
   // Free-form facts a pass leaves for later stages and reports (e.g. "memory.peak_bytes").
   std::map<std::string, int64_t> annotations;
+  // For annotations that lowering consumes for the whole plan (threads, arena offsets, ...):
+  // the pass parameters that set them, by annotation key.
+  std::map<std::string, std::set<std::string>> annotation_origins;
 
  private:
   void infer(Node& node);

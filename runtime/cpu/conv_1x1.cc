@@ -25,6 +25,7 @@ void conv_1x1(const KernelArgs& a, const ConvGeometry& g) {
       p.b = w + grp * g.og * g.cg, p.ldb = g.cg, p.b_transposed = true;
       p.c = a.out + grp * g.og, p.ldc = g.o;
       p.bias = bias ? bias + grp * g.og : nullptr;
+      if (!gemm_reads_in_place(p.m)) p.blocking = gemm_blocking(a.step.attrs);  // gemm-tiling
       gemm(p, a.pool);
     } else {
       for (int64_t img = 0; img < g.n; ++img) {
@@ -34,6 +35,7 @@ void conv_1x1(const KernelArgs& a, const ConvGeometry& g) {
         p.c = a.out + (img * g.o + grp * g.og) * hw, p.ldc = hw;
         p.bias = bias ? bias + grp * g.og : nullptr;
         p.bias_per_row = true;
+        if (!gemm_reads_in_place(p.m)) p.blocking = gemm_blocking(a.step.attrs);
         gemm(p, a.pool);
       }
     }

@@ -100,6 +100,7 @@ void conv_im2col(const KernelArgs& a, const Conv& g) {
           p.c = a.out + (img * g.o + grp * g.og) * ohw + p0, p.ldc = ohw;
           p.bias_per_row = true;
         }
+        if (!gemm_reads_in_place(p.m)) p.blocking = gemm_blocking(a.step.attrs);  // gemm-tiling
         gemm(p, a.pool);
       }
     }

@@ -182,7 +182,7 @@ void few_rows(const GemmProblem& g, GemvFn gemv, int64_t j0, int64_t j1) {
 }
 
 bool is_few_rows(const GemmProblem& g) {
-  return g.m > 0 && g.m <= kGemvMaxRows;
+  return gemm_reads_in_place(g.m);
 }
 
 // ---- the blocked loops ------------------------------------------------------------------------

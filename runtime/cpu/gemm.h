@@ -14,6 +14,7 @@
 #include "passes/ir/graph.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/gemm_ukernel.h"
+#include "runtime/cpu/gemv.h"
 
 namespace cuvil::runtime {
 class ThreadPool;
@@ -76,6 +77,12 @@ struct GemmProblem {
   const PackedB* packed_b = nullptr;
   int64_t packed_col0 = 0;
 };
+
+// Whether a product with m rows takes the few-row path that reads B in place (gemv.h): its
+// blocking is never used, so callers leave the step's blocking attributes unread (knob reach).
+inline bool gemm_reads_in_place(int64_t m) {
+  return m > 0 && m <= kGemvMaxRows;
+}
 
 // Splits C between the pool's threads; each thread packs its own panels.
 void gemm(const GemmProblem& p, ThreadPool& pool);

@@ -26,8 +26,9 @@ int64_t linear_rows(const Step& step) {
 
 std::shared_ptr<const void> linear_gemm_prepare(const Step& step,
                                                 const float* const* constant_inputs) {
-  if (step.attrs.get_int("gemm.prepack", 0) == 0 || constant_inputs[1] == nullptr) return nullptr;
-  if (linear_rows(step) <= kGemvMaxRows) return nullptr;
+  // Few-row products read the weight in place: no packing, and no knob of it is consumed.
+  if (gemm_reads_in_place(linear_rows(step)) || constant_inputs[1] == nullptr) return nullptr;
+  if (step.attrs.get_int("gemm.prepack", 0) == 0) return nullptr;
   const GemmBlocking blocking = gemm_blocking(step.attrs);
   const ir::Shape& w = step.input_shapes[1];
   const MicroKernel& micro = pick_micro_kernel(blocking.portable ? GemmIsa::ref : active_gemm_isa(),
@@ -50,7 +51,7 @@ void linear_gemm(const KernelArgs& a) {
   p.c = a.out, p.ldc = p.n;
   p.bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   p.epilogue = epi.empty() ? nullptr : &epi;
-  p.blocking = gemm_blocking(a.step.attrs);
+  if (!gemm_reads_in_place(p.m)) p.blocking = gemm_blocking(a.step.attrs);
   if (a.step.prepared) {
     p.packed_b = &static_cast<const LinearPrepared*>(a.step.prepared.get())->weight;
   }
@@ -67,7 +68,8 @@ void matmul_gemm(const KernelArgs& a) {
   const int64_t batches = ir::num_elements(o_batch);
   const Broadcast abc(a_batch, o_batch), bbc(b_batch, o_batch);
   const Epilogue epi(a.step, a.in, a.out);
-  const GemmBlocking blocking = gemm_blocking(a.step.attrs);
+  const GemmBlocking blocking =
+      gemm_reads_in_place(m) ? GemmBlocking{} : gemm_blocking(a.step.attrs);
 
   auto problem = [&](int64_t bi) {
     int64_t ao = 0, bo = 0;
