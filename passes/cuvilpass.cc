@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "passes/ir/edit_distance.h"
 #include "passes/ir/error.h"
 #include "passes/registry.h"
 #include "passes/yaml_document.h"
@@ -54,21 +55,6 @@ std::string describe(const YAML::Node& node) {
   if (node.IsMap()) return "a mapping";
   if (node.Tag() == "!") return "the string \"" + node.Scalar() + "\"";
   return "'" + node.Scalar() + "'";
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string closest_pass(const std::string& name) {
