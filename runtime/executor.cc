@@ -166,19 +166,28 @@ void Executor::execute(const std::vector<const float*>& inputs) {
     s.tensor_ptrs[static_cast<size_t>(plan_.inputs[i])] = const_cast<float*>(inputs[i]);
     for (const auto& [step, operand] : s.input_uses[i]) s.step_inputs[step][operand] = inputs[i];
   }
-  // The first run also records what each kernel reads while it runs (Step::reach).
-  const bool record_reach = !reach_recorded_;
-  reach_recorded_ = true;
   const auto run_step = [&](size_t i) {
-    Step& step = plan_.steps[i];
-    if (record_reach) {
-      ir::AttrReadRecorder reads;
-      step.fn(KernelArgs{step, s.step_inputs[i].data(), s.tensor_ptrs[step.output], s.pool});
-      step.add_reach(reads.origins());
-      return;
-    }
+    const Step& step = plan_.steps[i];
     step.fn(KernelArgs{step, s.step_inputs[i].data(), s.tensor_ptrs[step.output], s.pool});
   };
+  if (!reach_recorded_) {
+    // The first run records what each kernel reads while it runs (Step::reach), in a loop of
+    // its own: later runs take the loops below untouched.
+    reach_recorded_ = true;
+    StepObserver* const observer = observer_;
+    if (observer) observer->on_run_begin();
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      if (observer) observer->on_step_begin(i);
+      {
+        ir::AttrReadRecorder reads;
+        run_step(i);
+        plan_.steps[i].add_reach(reads.origins());
+      }
+      if (observer) observer->on_step_end(i);
+    }
+    if (observer) observer->on_run_end();
+    return;
+  }
   // Probes off (the usual case): one branch per run, the step loop untouched.
   if (StepObserver* const observer = observer_) {
     observer->on_run_begin();
