@@ -24,18 +24,20 @@ struct ConfirmCommandOptions {
 // The rounds of one side: each benchmark's samples, one vector per run file.
 std::map<std::string, std::vector<std::vector<double>>> load_rounds(const std::string& list,
                                                                     const std::string& flag) {
-  std::map<std::string, std::vector<std::vector<double>>> rounds;
+  std::vector<std::string> paths;
   std::stringstream in(list);
   std::string path;
-  size_t files = 0;
   while (std::getline(in, path, ',')) {
     if (path.empty()) throw UserError(flag + ": an empty file name in '" + list + "'");
-    ++files;
-    for (reports::BenchmarkSamples& b :
-         reports::benchmarks_of(reports::read_run_json(path), path)) {
+    paths.push_back(path);
+  }
+  std::map<std::string, std::vector<std::vector<double>>> rounds;
+  for (const std::string& p : paths) {
+    for (reports::BenchmarkSamples& b : reports::benchmarks_of(reports::read_run_json(p), p)) {
       rounds[b.name].push_back(std::move(b.real_ns));
     }
   }
+  const size_t files = paths.size();
   if (files == 0) throw UserError(flag + ": no run files given");
   return rounds;
 }

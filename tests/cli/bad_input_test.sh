@@ -107,6 +107,11 @@ expect_output_error "--out naming a directory" "is a directory; name the file" -
 expect_output_error "--db under a plain file" "checked before measuring" -- run --suite resnet50 --rungs b1 --db "$TMP/plain_file/results.db"
 expect_output_error "--probe-dir under a plain file" "--probe-dir $TMP/plain_file/p: cannot make" -- run --suite resnet50 --rungs b1 --no-db --probe-dir "$TMP/plain_file/p"
 
+# confirm: a run file that is missing, an empty name in the list, and a NaN effect.
+expect_output_error "confirm: missing run file" "$TMP/nope.json: cannot read file" -- confirm --old "$TMP/nope.json" --new "$TMP/nope.json"
+expect_output_error "confirm: empty file name" "--old: an empty file name" -- confirm --old "a.json,,b.json" --new b.json
+expect_output_error "confirm: NaN minimum effect" "--min-effect" -- confirm --old a.json --new b.json --min-effect nan
+
 # verify writes no file: check its bad input without --out.
 "$BENCH" verify --suite resnet50 --random-configs 1 --random-exclude int9 >"$TMP/stdout" 2>"$TMP/stderr"
 status=$?
