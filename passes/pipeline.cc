@@ -31,7 +31,7 @@ ParamMap resolve_params(const Pass& pass, const ParamMap& given) {
 
 }  // namespace
 
-void run_pipeline(ir::Graph& graph, const PipelineConfig& config) {
+void run_pipeline(ir::Graph& graph, const PipelineConfig& config, const StageFn& on_stage) {
   // A broken input is the caller's mistake, not a pass's: report it before any pass runs.
   ir::verify(graph);
   for (const PassInvocation& invocation : config.passes) {
@@ -41,6 +41,7 @@ void run_pipeline(ir::Graph& graph, const PipelineConfig& config) {
       throw UserError("pass '" + invocation.name + "' does not apply to target " + config.target +
                       " (it applies to: " + applicable_targets(*pass) + ")");
     }
+    if (on_stage) on_stage("pass " + invocation.name);
     pass->run(graph, resolve_params(*pass, invocation.params));
     try {
       ir::verify(graph);
@@ -99,8 +100,10 @@ void apply_pins(ir::Graph& graph, const Pins& pins) {
 
 }  // namespace
 
-Compiled compile(ir::Graph graph, const PipelineConfig& config, int threads, const Pins* pins) {
-  run_pipeline(graph, config);
+Compiled compile(ir::Graph graph, const PipelineConfig& config, int threads, const Pins* pins,
+                 const StageFn& on_stage) {
+  run_pipeline(graph, config, on_stage);
+  if (on_stage) on_stage("lowering");
   if (pins != nullptr) apply_pins(graph, *pins);
   LowerOptions options;
   options.threads = threads;

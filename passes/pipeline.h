@@ -2,6 +2,7 @@
 // verify, run and tune all use.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -11,9 +12,12 @@
 
 namespace cuvil::passes {
 
+// Told each stage's name as it starts ("pass NAME", then "lowering"), for progress lines.
+using StageFn = std::function<void(const std::string& stage)>;
+
 // Runs the config's passes in order, verifying the graph after each (a pass that breaks the
 // graph is an internal error naming the pass).
-void run_pipeline(ir::Graph& graph, const PipelineConfig& config);
+void run_pipeline(ir::Graph& graph, const PipelineConfig& config, const StageFn& on_stage = {});
 
 struct Compiled {
   // After the passes. Constants the plan replaced by prepared forms are released from it
@@ -36,6 +40,6 @@ Pins resolve_pins(const ir::Graph& measured, const PipelineConfig& config, int t
 // pinned kernel can run them (a pin a node cannot take is left out and counted in the graph's
 // annotation "pins.refused"; "pins.applied" counts the nodes pinned).
 Compiled compile(ir::Graph graph, const PipelineConfig& config, int threads,
-                 const Pins* pins = nullptr);
+                 const Pins* pins = nullptr, const StageFn& on_stage = {});
 
 }  // namespace cuvil::passes

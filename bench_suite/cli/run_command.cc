@@ -101,22 +101,6 @@ double max_error(const std::vector<ir::Tensor>& theirs, const std::vector<ir::Te
   return worst;
 }
 
-// passes::compile with each stage on the progress line: the passes one at a time (each
-// verified, as run_pipeline does), then the lowering of the result (compile with no passes).
-passes::Compiled compile_with_stages(ir::Graph graph, const passes::PipelineConfig& config,
-                                     int threads, CompileProgress& progress) {
-  for (const passes::PassInvocation& invocation : config.passes) {
-    progress.stage("pass " + invocation.name);
-    passes::PipelineConfig one = config;
-    one.passes = {invocation};
-    passes::run_pipeline(graph, one);
-  }
-  progress.stage("lowering");
-  passes::PipelineConfig lowering_only = config;
-  lowering_only.passes.clear();
-  return passes::compile(std::move(graph), lowering_only, threads);
-}
-
 // `weights` keeps the constants this rung's plan still holds alive after it ends, so the next
 // rung of the suite shares them instead of generating them again (ir::materialize). Weights the
 // plan replaced by prepared forms (packed, Winograd-transformed) were released at lowering and
@@ -147,7 +131,9 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   // fold and repack them). The copy shares their storage.
   std::optional<ir::Graph> as_built;
   if (baseline_rows != nullptr && !o.torch.builtin.empty()) as_built = graph;
-  passes::Compiled compiled = compile_with_stages(std::move(graph), config, threads, *compiling);
+  passes::Compiled compiled =
+      passes::compile(std::move(graph), config, threads, nullptr,
+                      [&](const std::string& stage) { compiling->stage(stage); });
   compiling.reset();
   result.declared_flops = compiled.plan.total_flops();
   result.declared_bytes = compiled.plan.total_bytes();
