@@ -1,6 +1,9 @@
 #include "bench_suite/torch_baseline.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "bench_suite/npy.h"
@@ -14,8 +17,50 @@ std::string torch_worker_path() {
          "/torch_worker.py";
 }
 
+std::string make_baseline_scratch_dir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "cuvil-baseline-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    throw UserError("cannot create a scratch directory for the baseline's arrays: " +
+                    std::string(std::strerror(errno)));
+  }
+  return tmpl;
+}
+
+std::vector<double> relative_errors_vs_cuvil(const std::vector<ir::Tensor>& theirs,
+                                             const std::vector<ir::Tensor>& ours,
+                                             const std::string& variant) {
+  if (theirs.size() != ours.size()) {
+    throw UserError(variant + " returned " + std::to_string(theirs.size()) + " output(s), cuvil " +
+                    std::to_string(ours.size()));
+  }
+  std::vector<double> errors;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    if (theirs[i].numel() != ours[i].numel()) {
+      throw UserError(variant + " output " + std::to_string(i) + " has " +
+                      std::to_string(theirs[i].numel()) + " elements, cuvil's " +
+                      std::to_string(ours[i].numel()) + " (is it the same model?)");
+    }
+    ir::Tensor t = theirs[i];
+    t.shape = ours[i].shape;
+    errors.push_back(ir::max_relative_error(t, ours[i]));
+  }
+  return errors;
+}
+
+double max_relative_error_vs_cuvil(const std::vector<ir::Tensor>& theirs,
+                                   const std::vector<ir::Tensor>& ours,
+                                   const std::string& variant) {
+  double worst = 0;
+  for (double e : relative_errors_vs_cuvil(theirs, ours, variant)) worst = std::max(worst, e);
+  return worst;
+}
+
 bool has_torch_reference(const std::string& suite) {
-  return suite == "resnet50" || suite == "llama3-8b";
+  return suite == "resnet50" || suite == "llama3-8b" || suite == "sdxl";
+}
+
+bool has_scaled_down_torch_reference(const std::string& suite) {
+  return suite == "llama3-8b" || suite == "sdxl";
 }
 
 TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir::Tensor>& inputs,
@@ -49,6 +94,7 @@ TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir
     request["builtin"] = spec.builtin;
     request["weights_dir"] = dir;
     request["rung"] = rung;
+    request["scaled_down"] = spec.scaled_down;
   }
   const nlohmann::json reply = child_->call_ok(request);
   variants_ = reply.value("variants", std::vector<std::string>{});

@@ -21,14 +21,31 @@ struct TorchBaselineSpec {
   // Or a built-in suite's reference module (bench_suite/python/torch_reference.py), loaded with
   // the graph's own weights, which the baseline writes to its scratch directory by name.
   std::string builtin;
+  bool scaled_down = false;  // the built-in suite's toy-size topology (verify --against torch)
   int threads = 1;
 };
 
 // Suites with a PyTorch reference module.
 bool has_torch_reference(const std::string& suite);
+// Those whose reference module also builds the suite's scaled-down topology (resnet50's is
+// torchvision's, at its fixed widths only).
+bool has_scaled_down_torch_reference(const std::string& suite);
 
 // The worker script: $CUVIL_BENCH_PYTHON_DIR/torch_worker.py, else the source tree's.
 std::string torch_worker_path();
+
+// A fresh directory under the system's temporary directory for the arrays the worker reads and
+// writes; UserError when it cannot be made.
+std::string make_baseline_scratch_dir();
+
+// Each output's max relative error (ir::max_relative_error) of `theirs` against cuvil's `ours`,
+// in order. UserError when the counts or element counts differ (not the same model).
+std::vector<double> relative_errors_vs_cuvil(const std::vector<ir::Tensor>& theirs,
+                                             const std::vector<ir::Tensor>& ours,
+                                             const std::string& variant);
+// The worst of them.
+double max_relative_error_vs_cuvil(const std::vector<ir::Tensor>& theirs,
+                                   const std::vector<ir::Tensor>& ours, const std::string& variant);
 
 class TorchBaseline {
  public:

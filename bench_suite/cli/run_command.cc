@@ -71,36 +71,6 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-std::string make_scratch_dir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "cuvil-baseline-XXXXXX").string();
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    throw UserError("cannot create a scratch directory for the baseline's arrays: " +
-                    std::string(std::strerror(errno)));
-  }
-  return tmpl;
-}
-
-// The worst relative error of a baseline's outputs against cuvil's, over every output.
-double max_error(const std::vector<ir::Tensor>& theirs, const std::vector<ir::Tensor>& ours,
-                 const std::string& variant) {
-  if (theirs.size() != ours.size()) {
-    throw UserError(variant + " returned " + std::to_string(theirs.size()) + " output(s), cuvil " +
-                    std::to_string(ours.size()));
-  }
-  double worst = 0;
-  for (size_t i = 0; i < ours.size(); ++i) {
-    if (theirs[i].numel() != ours[i].numel()) {
-      throw UserError(variant + " output " + std::to_string(i) + " has " +
-                      std::to_string(theirs[i].numel()) + " elements, cuvil's " +
-                      std::to_string(ours[i].numel()) + " (is it the same model?)");
-    }
-    ir::Tensor t = theirs[i];
-    t.shape = ours[i].shape;
-    worst = std::max(worst, ir::max_relative_error(t, ours[i]));
-  }
-  return worst;
-}
-
 // `weights` keeps the constants this rung's plan still holds alive after it ends, so the next
 // rung of the suite shares them instead of generating them again (ir::materialize). Weights the
 // plan replaced by prepared forms (packed, Winograd-transformed) were released at lowering and
@@ -169,7 +139,7 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   };
   if (baseline_rows != nullptr) {
     // cuvil and each PyTorch variant take turns sample by sample (measure_interleaved).
-    const std::string scratch = make_scratch_dir();
+    const std::string scratch = make_baseline_scratch_dir();
     TorchBaseline torch(o.torch, inputs, scratch, as_built ? &*as_built : nullptr, rung.params);
     std::vector<Sampler> samplers = {timed_sampler([&] { executor.run(inputs); })};
     for (const std::string& v : torch.variants()) samplers.push_back(torch.sampler(v));
@@ -190,7 +160,7 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
       row.plan_weight_bytes = -1;
       row.compile_s = 0;
       const std::vector<ir::Tensor> theirs = torch.outputs(row.baseline);
-      row.max_rel_error_vs_cuvil = max_error(theirs, ours, row.baseline);
+      row.max_rel_error_vs_cuvil = max_relative_error_vs_cuvil(theirs, ours, row.baseline);
       baseline_rows->push_back(std::move(row));
     }
     *baseline_info = {{"framework", "torch"},
@@ -307,7 +277,7 @@ void resolve_baseline(RunOptions& o, const Suite& suite) {
     if (!has_torch_reference(suite.name)) {
       throw UserError(
           "--baseline torch: no PyTorch reference module for suite '" + suite.name +
-          "' yet (there are for resnet50 and llama3-8b); --torch-module FILE gives one");
+          "' (there are for resnet50, llama3-8b and sdxl); --torch-module FILE gives one");
     }
     o.torch.builtin = suite.name;
     return;

@@ -1,17 +1,20 @@
 // cuvil-bench verify: the compiled pipeline against the reference interpreter.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
 
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/suites.h"
+#include "bench_suite/torch_baseline.h"
 #include "bench_suite/verify.h"
 #include "passes/cuvilpass.h"
 #include "passes/ir/error.h"
 #include "passes/precision.h"
 #include "passes/random_config.h"
 #include "passes/registry.h"
+#include "runtime/executor.h"
 
 namespace cuvil::bench::cli {
 
@@ -26,7 +29,72 @@ struct VerifyOptions {
   std::vector<std::string> random_exclude;
   bool random_exclude_given = false;  // else the suite's random_config_exclusions
   uint64_t seed = 1;
+  std::string against;  // "torch": also the suite's PyTorch reference module
+  std::string python = "/usr/bin/python3";
 };
+
+// --against torch, checked before anything runs.
+void check_against(const VerifyOptions& o, const Suite& suite) {
+  if (o.against.empty()) return;
+  if (o.against != "torch")
+    throw UserError("--against: unknown framework '" + o.against + "' (known: torch)");
+  if (o.pipeline.target != "cpu") throw UserError("--against torch: checks the cpu target only");
+  if (!suite.model_path.empty()) {
+    throw UserError(
+        "--against torch: compares the built-in suites with their reference modules; for a model "
+        "file, run --model M.onnx --baseline torch --torch-module M.pt reports the error");
+  }
+  if (!has_torch_reference(suite.name)) {
+    throw UserError("--against torch: no PyTorch reference module for suite '" + suite.name + "'");
+  }
+  if (!o.full_size && !has_scaled_down_torch_reference(suite.name)) {
+    throw UserError("--against torch: " + suite.name +
+                    "'s PyTorch reference exists at the real dimensions only: add --full-size");
+  }
+}
+
+// The suite's PyTorch reference module (eager and TorchScript), loaded with the graph's own
+// weights, on the inputs cuvil's compiled plan gets: each output within the config's bound of
+// cuvil's. Returns the number of failing variants.
+int compare_with_torch(const Suite& suite, const Rung& rung, const ir::Graph& graph,
+                       const passes::PipelineConfig& config, const passes::Pins* pins, int threads,
+                       const VerifyOptions& o, double tolerance) {
+  const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, o.seed);
+  runtime::Executor executor(passes::compile(graph, config, threads, pins).plan);
+  const std::vector<ir::Tensor> ours = executor.run(inputs);
+  TorchBaselineSpec spec;
+  spec.python = o.python;
+  spec.builtin = suite.name;
+  spec.scaled_down = !o.full_size;
+  spec.threads = threads;
+  struct ScratchDir {
+    std::string path = make_baseline_scratch_dir();
+    ~ScratchDir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } scratch;
+  TorchBaseline torch(spec, inputs, scratch.path, &graph, rung.params);
+  int failures = 0;
+  for (const std::string& variant : torch.variants()) {
+    const std::vector<double> errors =
+        relative_errors_vs_cuvil(torch.outputs(variant), ours, variant);
+    bool ok = true;
+    for (size_t i = 0; i < errors.size(); ++i) {
+      const bool within = errors[i] <= tolerance;
+      ok = ok && within;
+      std::printf("%-16s %-26s %-26s %12.3e  %s\n", rung.name.c_str(),
+                  (variant + " " + torch.torch_version()).c_str(),
+                  graph.value(graph.outputs()[i]).name.c_str(), errors[i],
+                  within ? "ok" : ("FAIL (bound " + std::to_string(tolerance) + ")").c_str());
+    }
+    if (!ok) ++failures;
+  }
+  for (const auto& [variant, why] : torch.unavailable()) {
+    std::printf("%-16s %-26s not compared: %s\n", rung.name.c_str(), variant.c_str(), why.c_str());
+  }
+  return failures;
+}
 
 bool is_registered_choice(const std::string& value) {
   for (const auto& pass : passes::pass_registry()) {
@@ -40,9 +108,10 @@ bool is_registered_choice(const std::string& value) {
 }
 
 int run_verify(const VerifyOptions& o) {
-  require_runnable_target(o.pipeline.target);
   const Workload workload = resolve_workload(o.pipeline.workload);
   const Suite& suite = workload.suite;
+  check_against(o, suite);
+  require_runnable_target(o.pipeline.target);
   const std::string config_path = config_path_for(o.pipeline, suite);
   const passes::PipelineConfig config = load_config_for(o.pipeline, suite, config_path);
   const std::vector<Rung> rungs = select_rungs(workload.ladder, o.rungs);
@@ -111,6 +180,11 @@ int run_verify(const VerifyOptions& o) {
       }
       if (!result.ok()) ++failures;
     }
+    if (!o.against.empty()) {
+      const passes::Pins pins =
+          o.full_size ? passes::Pins{} : passes::resolve_pins(full, config, threads);
+      failures += compare_with_torch(suite, rung, graph, config, &pins, threads, o, tolerance);
+    }
   }
   if (failures) {
     std::printf("verify: %d pipeline variant(s) FAILED\n", failures);
@@ -129,7 +203,8 @@ Action add_verify_command(CLI::App& app) {
   cmd->footer(
       "Examples:\n"
       "  cuvil-bench verify --suite resnet50 --rungs b1\n"
-      "  cuvil-bench verify --suite sdxl --config my.cuvilpass");
+      "  cuvil-bench verify --suite sdxl --config my.cuvilpass\n"
+      "  cuvil-bench verify --suite llama3-8b --against torch   # and PyTorch's reference module");
   auto o = std::make_shared<VerifyOptions>();
   add_pipeline_options(*cmd, o->pipeline);
   cmd->add_option("--rungs", o->rungs,
@@ -151,6 +226,10 @@ Action add_verify_command(CLI::App& app) {
                       "and sdxl, nothing for resnet50); '' draws every choice")
           ->delimiter(',');
   cmd->add_option("--seed", o->seed, "seed for the random inputs and random configurations");
+  cmd->add_option("--against", o->against,
+                  "torch: also compare cuvil's outputs with the suite's PyTorch reference module "
+                  "(eager and TorchScript) on the same weights and inputs, within the same bound");
+  cmd->add_option("--python", o->python, "Python with PyTorch (for --against)");
   return [o, exclude] {
     o->random_exclude_given = exclude->count() > 0;
     return run_verify(*o);

@@ -6,9 +6,15 @@ with cuvil's own weights by name (the builders name every tensor as these module
              RMSNorm, rotate-half RoPE, grouped-query causal attention over an optional KV
              cache, SwiGLU), inputs "hidden" [B, S, D] or "tokens" [B, S], then per layer
              "layerN.past_k" / "layerN.past_v" [B, KVH, P, HD] when the rung has a past
+  sdxl       the SDXL base UNet in diffusers' UNet2DConditionModel layout (down_blocks.N.resnets.M,
+             attentions.M.transformer_blocks.K.attn1.to_q, ...), inputs "latent", "timestep_features",
+             "text_context", "text_embeds", "time_ids_features" (the sinusoidal projections are
+             inputs, as in cuvil's graph)
 
-build(suite, weights_dir, rung) returns the module; its forward takes the cuvil graph's inputs
-in the graph's order. The SDXL UNet has no reference module yet.
+build(suite, weights_dir, rung, scaled_down) returns the module; its forward takes the cuvil
+graph's inputs in the graph's order. scaled_down: the suite's toy-size topology (what
+`cuvil-bench verify` checks without --full-size); the dimensions below mirror the C++ builders
+(bench_suite/models/*.h), and a mismatch shows as a shape error naming the weight.
 """
 import math
 import os
@@ -20,6 +26,16 @@ import torch.nn.functional as F
 
 # The published Llama-3-8B dimensions, as bench_suite/models/llama3_8b.h.
 LLAMA3 = dict(dim=4096, heads=32, kv_heads=8, ffn=14336, vocab=128256, eps=1e-5, theta=500000.0)
+LLAMA3_TINY = dict(LLAMA3, dim=64, heads=4, kv_heads=2, ffn=160, vocab=97)  # llama3_tiny()
+LLAMA3_TINY_LAYERS = 2
+
+# bench_suite/models/sdxl_unet.h: SdxlOptions{} and sdxl_tiny().
+SDXL = dict(channels=(320, 640, 1280), depth=(0, 2, 10), mid_depth=10, head_dim=64,
+            layers_per_block=2, groups=32, time_embed_dim=1280, add_in=2816, context_dim=2048)
+SDXL_TINY = dict(channels=(32, 64, 128), depth=(0, 1, 2), mid_depth=1, head_dim=16,
+                 layers_per_block=2, groups=8, time_embed_dim=128, add_in=64 + 6 * 8,
+                 context_dim=32)
+SDXL_RESNET_EPS, SDXL_TRANSFORMER_GROUP_NORM_EPS, SDXL_LAYER_NORM_EPS = 1e-5, 1e-6, 1e-5
 
 
 def _load(module, weights_dir):
@@ -143,14 +159,216 @@ class Llama(nn.Module):
         return self.output(self.norm(h)) if self.head else h
 
 
-def build(suite, weights_dir, rung):
+# The SDXL UNet, named as diffusers names it (so cuvil's weights load by name).
+
+
+class ResnetBlock2D(nn.Module):
+    def __init__(self, c, cin, cout):
+        super().__init__()
+        self.norm1 = nn.GroupNorm(c["groups"], cin, eps=SDXL_RESNET_EPS)
+        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1)
+        self.time_emb_proj = nn.Linear(c["time_embed_dim"], cout)
+        self.norm2 = nn.GroupNorm(c["groups"], cout, eps=SDXL_RESNET_EPS)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
+        self.conv_shortcut = nn.Conv2d(cin, cout, 1) if cin != cout else None
+
+    def forward(self, x, emb_act):
+        h = self.conv1(F.silu(self.norm1(x)))
+        h = h + self.time_emb_proj(emb_act)[:, :, None, None]
+        h = self.conv2(F.silu(self.norm2(h)))
+        return (x if self.conv_shortcut is None else self.conv_shortcut(x)) + h
+
+
+class CrossAttention(nn.Module):
+    def __init__(self, channels, kv_dim, head_dim):
+        super().__init__()
+        self.heads = channels // head_dim
+        self.to_q = nn.Linear(channels, channels, bias=False)
+        self.to_k = nn.Linear(kv_dim, channels, bias=False)
+        self.to_v = nn.Linear(kv_dim, channels, bias=False)
+        self.to_out = nn.ModuleList([nn.Linear(channels, channels), nn.Identity()])
+
+    def forward(self, x, kv):
+        b = x.shape[0]
+
+        def heads(t):
+            return t.view(b, t.shape[1], self.heads, -1).transpose(1, 2)
+
+        q, k, v = heads(self.to_q(x)), heads(self.to_k(kv)), heads(self.to_v(kv))
+        # Written out: Debian's PyTorch (1.13) has no F.scaled_dot_product_attention.
+        a = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+        return self.to_out[0](a.transpose(1, 2).reshape(b, x.shape[1], -1))
+
+
+class GEGLU(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.proj = nn.Linear(channels, 2 * 4 * channels)
+
+    def forward(self, x):
+        value, gate = self.proj(x).chunk(2, dim=-1)
+        return value * F.gelu(gate)
+
+
+class FeedForwardGEGLU(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.net = nn.ModuleList([GEGLU(channels), nn.Identity(), nn.Linear(4 * channels, channels)])
+
+    def forward(self, x):
+        return self.net[2](self.net[0](x))
+
+
+class BasicTransformerBlock(nn.Module):
+    def __init__(self, c, channels):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(channels, eps=SDXL_LAYER_NORM_EPS)
+        self.attn1 = CrossAttention(channels, channels, c["head_dim"])
+        self.norm2 = nn.LayerNorm(channels, eps=SDXL_LAYER_NORM_EPS)
+        self.attn2 = CrossAttention(channels, c["context_dim"], c["head_dim"])
+        self.norm3 = nn.LayerNorm(channels, eps=SDXL_LAYER_NORM_EPS)
+        self.ff = FeedForwardGEGLU(channels)
+
+    def forward(self, h, context):
+        n = self.norm1(h)
+        h = h + self.attn1(n, n)
+        h = h + self.attn2(self.norm2(h), context)
+        return h + self.ff(self.norm3(h))
+
+
+class Transformer2DModel(nn.Module):
+    """use_linear_projection=True, as SDXL."""
+
+    def __init__(self, c, channels, depth):
+        super().__init__()
+        self.norm = nn.GroupNorm(c["groups"], channels, eps=SDXL_TRANSFORMER_GROUP_NORM_EPS)
+        self.proj_in = nn.Linear(channels, channels)
+        self.transformer_blocks = nn.ModuleList(BasicTransformerBlock(c, channels) for _ in range(depth))
+        self.proj_out = nn.Linear(channels, channels)
+
+    def forward(self, x, context):
+        b, ch, height, width = x.shape
+        h = self.norm(x).permute(0, 2, 3, 1).reshape(b, height * width, ch)
+        h = self.proj_in(h)
+        for block in self.transformer_blocks:
+            h = block(h, context)
+        h = self.proj_out(h).reshape(b, height, width, ch).permute(0, 3, 1, 2)
+        return h + x
+
+
+class TimestepEmbedding(nn.Module):
+    def __init__(self, cin, dim):
+        super().__init__()
+        self.linear_1 = nn.Linear(cin, dim)
+        self.linear_2 = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.linear_2(F.silu(self.linear_1(x)))
+
+
+class Conv(nn.Module):
+    """A holder named `conv` (diffusers' Downsample2D / Upsample2D)."""
+
+    def __init__(self, channels, stride):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, stride=stride, padding=1)
+
+
+class UNetBlock(nn.Module):
+    """A down, mid or up block: resnets, optional attentions, optional resampler."""
+
+    def __init__(self):
+        super().__init__()
+        self.resnets = nn.ModuleList()
+        self.attentions = nn.ModuleList()
+
+
+class SdxlUNet(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        ch, depth, n = c["channels"], c["depth"], len(c["channels"])
+        self.time_embedding = TimestepEmbedding(ch[0], c["time_embed_dim"])
+        self.add_embedding = TimestepEmbedding(c["add_in"], c["time_embed_dim"])
+        self.conv_in = nn.Conv2d(4, ch[0], 3, padding=1)
+        self.down_blocks = nn.ModuleList()
+        skips, h = [ch[0]], ch[0]
+        for i in range(n):
+            block = UNetBlock()
+            for _ in range(c["layers_per_block"]):
+                block.resnets.append(ResnetBlock2D(c, h, ch[i]))
+                h = ch[i]
+                if depth[i]:
+                    block.attentions.append(Transformer2DModel(c, h, depth[i]))
+                skips.append(h)
+            if i + 1 < n:
+                block.downsamplers = nn.ModuleList([Conv(h, 2)])
+                skips.append(h)
+            self.down_blocks.append(block)
+        self.mid_block = UNetBlock()
+        self.mid_block.resnets.extend([ResnetBlock2D(c, h, h), ResnetBlock2D(c, h, h)])
+        if c["mid_depth"]:
+            self.mid_block.attentions.append(Transformer2DModel(c, h, c["mid_depth"]))
+        self.up_blocks = nn.ModuleList()
+        for i in range(n):
+            level = n - 1 - i
+            block = UNetBlock()
+            for _ in range(c["layers_per_block"] + 1):
+                block.resnets.append(ResnetBlock2D(c, h + skips.pop(), ch[level]))
+                h = ch[level]
+                if depth[level]:
+                    block.attentions.append(Transformer2DModel(c, h, depth[level]))
+            if i + 1 < n:
+                block.upsamplers = nn.ModuleList([Conv(h, 1)])
+            self.up_blocks.append(block)
+        self.conv_norm_out = nn.GroupNorm(c["groups"], h, eps=SDXL_RESNET_EPS)
+        self.conv_out = nn.Conv2d(h, 4, 3, padding=1)
+
+    @staticmethod
+    def _stage(block, j, h, emb_act, context):
+        h = block.resnets[j](h, emb_act)
+        return block.attentions[j](h, context) if len(block.attentions) else h
+
+    def forward(self, latent, timestep_features, text_context, text_embeds, time_ids_features):
+        emb = self.time_embedding(timestep_features) + self.add_embedding(
+            torch.cat([text_embeds, time_ids_features], dim=1))
+        emb_act = F.silu(emb)
+        h = self.conv_in(latent)
+        skips = [h]
+        for block in self.down_blocks:
+            for j in range(len(block.resnets)):
+                h = self._stage(block, j, h, emb_act, text_context)
+                skips.append(h)
+            if hasattr(block, "downsamplers"):
+                h = block.downsamplers[0].conv(h)
+                skips.append(h)
+        mid = self.mid_block
+        h = mid.resnets[0](h, emb_act)
+        if len(mid.attentions):
+            h = mid.attentions[0](h, text_context)
+        h = mid.resnets[1](h, emb_act)
+        for block in self.up_blocks:
+            for j in range(len(block.resnets)):
+                h = self._stage(block, j, torch.cat([h, skips.pop()], dim=1), emb_act, text_context)
+            if hasattr(block, "upsamplers"):
+                h = block.upsamplers[0].conv(F.interpolate(h, scale_factor=2.0, mode="nearest"))
+        return self.conv_out(F.silu(self.conv_norm_out(h)))
+
+
+def build(suite, weights_dir, rung, scaled_down=False):
     if suite == "resnet50":
+        if scaled_down:
+            raise ValueError("resnet50's reference is torchvision's ResNet-50, whose widths are fixed: "
+                             "compare it at the real dimensions (--full-size)")
         import torchvision
 
         return _load(torchvision.models.resnet50(), weights_dir)
     if suite == "llama3-8b":
-        # As the builder: a rung without "layers" runs all 32.
-        m = Llama(LLAMA3, int(rung.get("layers", 32)), bool(rung.get("head", 0)), int(rung.get("past", 0)))
+        # As the builder: a rung without "layers" runs all 32; the toy size always has 2.
+        layers = LLAMA3_TINY_LAYERS if scaled_down else int(rung.get("layers", 32))
+        m = Llama(LLAMA3_TINY if scaled_down else LLAMA3, layers, bool(rung.get("head", 0)),
+                  int(rung.get("past", 0)))
         return _load(m, weights_dir)
+    if suite == "sdxl":
+        return _load(SdxlUNet(SDXL_TINY if scaled_down else SDXL), weights_dir)
     raise ValueError(f"no PyTorch reference module for suite '{suite}' "
-                     "(reference modules: resnet50, llama3-8b)")
+                     "(reference modules: resnet50, llama3-8b, sdxl)")

@@ -5,6 +5,7 @@ how many samples to take and interleaves them with cuvil's.
 
 Protocol: one JSON object per line on stdin, one reply per line on stdout.
   {"op": "load", "module": PATH | "builtin": SUITE, "weights_dir": D, "rung": {params},
+   "scaled_down": bool (the suite's toy-size topology),
    "inputs": [{"path": .npy, "integer": bool}], "threads": N}
       -> {"ok", "torch", "threads", "blas", "variants": [...], "unavailable": {variant: why}}
   {"op": "run", "variant": V, "count": K}   -> {"ok", "real_ns": [...], "cpu_ns": [...]}
@@ -112,7 +113,8 @@ class Baseline:
         if req.get("builtin"):
             import torch_reference  # beside this script: the built-in suites' modules
 
-            module = torch_reference.build(req["builtin"], req["weights_dir"], req.get("rung", {}))
+            module = torch_reference.build(req["builtin"], req["weights_dir"], req.get("rung", {}),
+                                           bool(req.get("scaled_down", False)))
         else:
             module = self._load_module(req["module"])
         with torch.no_grad():

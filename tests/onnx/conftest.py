@@ -8,6 +8,7 @@ import pytest
 import torch
 
 CUVIL_BENCH = os.environ.get("CUVIL_BENCH", "cuvil-bench")
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # fp32 bound of the issue: outputs of the compiled pipeline within 1e-4 of PyTorch's.
 FP32_BOUND = 1e-4
 

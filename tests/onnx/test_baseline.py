@@ -1,11 +1,16 @@
 """`cuvil-bench run --model M --baseline torch`: PyTorch eager and TorchScript measured beside
 cuvil on the same inputs, their rows in the run JSON with their output error against cuvil, and
-the baseline's bad inputs (exit 2, one line)."""
+the baseline's bad inputs (exit 2, one line); `verify --against torch`: the built-in suites'
+reference modules against cuvil."""
 import json
+import os
+import shutil
+import subprocess
 
+import pytest
 import torch
 
-from conftest import cuvil, export
+from conftest import CUVIL_BENCH, SOURCE_DIR, cuvil, export
 from small_models import Small
 from test_bad_input import expect_user_error
 
@@ -75,5 +80,56 @@ def test_builtin_suite_reference_module_with_cuvils_weights(tmp_path):
     medians = {b["name"]: b for b in doc["benchmarks"] if b.get("aggregate_name") == "median"}
     assert medians["resnet50/b1/torch-script_median"]["cuvil"]["max_rel_error_vs_cuvil"] <= 1e-4
     assert medians["resnet50/b1/torch-eager_median"]["cuvil"]["max_rel_error_vs_cuvil"] <= 1e-4
-    expect_user_error(["run", "--suite", "sdxl", "--rungs", "256px", "--baseline", "torch", *QUICK],
-                      "no PyTorch reference module for suite 'sdxl'")
+    expect_user_error(["run", "--suite", "sdxl", "--rungs", "256px", "--baseline", "torch",
+                       "--target", "cuda", *QUICK], "--target cuda")
+
+
+def verify_against_torch(*args, env=None):
+    return subprocess.run([CUVIL_BENCH, "verify", "--against", "torch", *args], capture_output=True,
+                          text=True, env=env)
+
+
+def torch_rows(stdout):
+    """The verify table's PyTorch rows: (rung, variant, output, error, result)."""
+    rows = []
+    for line in stdout.splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[1] in ("torch-eager", "torch-script"):
+            rows.append((f[0], f[1], f[3], float(f[4]), f[5]))
+    return rows
+
+
+@pytest.mark.parametrize("suite,rung", [("sdxl", "256px"), ("llama3-8b", "decode-ctx512"),
+                                        ("llama3-8b", "prefill-128")])
+def test_verify_against_reference_module_at_scaled_down_size(suite, rung):
+    # The reference module built at the suite's toy size, loaded with cuvil's weights by name:
+    # agreement checks names, topology and every op's semantics together.
+    r = verify_against_torch("--suite", suite, "--rungs", rung)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = torch_rows(r.stdout)
+    assert {v for _, v, _, _, _ in rows} == {"torch-eager", "torch-script"}, r.stdout
+    assert all(err <= 1e-4 and result == "ok" for _, _, _, err, result in rows), r.stdout
+
+
+def test_verify_against_torch_fails_on_a_wrong_reference(tmp_path):
+    # Must-fail: the classic GEGLU mistake (value and gate swapped) in a copy of the reference
+    # module: the comparison reports FAIL and exits 1.
+    work = tmp_path / "python"
+    shutil.copytree(os.path.join(SOURCE_DIR, "bench_suite", "python"), work)
+    ref = work / "torch_reference.py"
+    text = ref.read_text()
+    assert "value, gate = self.proj(x).chunk(2, dim=-1)" in text
+    ref.write_text(text.replace("value, gate = self.proj(x).chunk(2, dim=-1)",
+                                "gate, value = self.proj(x).chunk(2, dim=-1)"))
+    env = dict(os.environ, CUVIL_BENCH_PYTHON_DIR=str(work))
+    r = verify_against_torch("--suite", "sdxl", "--rungs", "256px", env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    rows = torch_rows(r.stdout)
+    assert rows and all(result == "FAIL" for _, _, _, _, result in rows), r.stdout
+
+
+def test_verify_against_torch_bad_input():
+    expect_user_error(["verify", "--suite", "resnet50", "--against", "torch"], "--full-size")
+    expect_user_error(["verify", "--suite", "sdxl", "--against", "jax"], "unknown framework 'jax'")
+    expect_user_error(["verify", "--suite", "sdxl", "--against", "torch", "--target", "cuda"],
+                      "cpu target only")
