@@ -2,7 +2,9 @@
 
 #include <omp.h>
 
+#include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "passes/ir/error.h"
 #include "runtime/cpu/epilogue.h"
@@ -115,6 +117,12 @@ const Prepared& PreparedCache::get(int threads, const float* const* inputs) cons
   return *(by_threads_[threads] = std::move(made));
 }
 
+dnnl::primitive_attr primitive_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 void execute(const Prepared& p, const KernelArgs& a, int weights_input, int bias_input) {
   use_threads(a.pool.threads());
   auto mem = [](const dnnl::memory::desc& d, const float* data) {
@@ -130,6 +138,16 @@ void execute(const Prepared& p, const KernelArgs& a, int weights_input, int bias
     for (const BinaryOperand& b : p.operands) {
       args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(b.post_op) | DNNL_ARG_SRC_1] = mem(b.desc, a.in[b.input]);
     }
+  }
+  const size_t scratch_bytes = p.scratchpad.get_size();
+  if (scratch_bytes > 0) {
+    // Grown, never shrunk: the largest scratchpad this thread's steps have needed.
+    constexpr size_t kAlign = 64;  // a cache line, as oneDNN's own scratchpad
+    thread_local std::vector<uint8_t> scratch;
+    if (scratch.size() < scratch_bytes + kAlign) scratch.resize(scratch_bytes + kAlign);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(scratch.data());
+    void* aligned = reinterpret_cast<void*>((base + kAlign - 1) & ~uintptr_t{kAlign - 1});
+    args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(p.scratchpad, cpu_engine(), aligned);
   }
   thread_local dnnl::stream stream(cpu_engine());
   p.primitive.execute(stream, args);

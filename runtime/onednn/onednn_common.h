@@ -46,6 +46,7 @@ bool epilogue_post_ops(const Step& step,
 // they have run with (the OpenMP decomposition is fixed at primitive creation).
 struct Prepared {
   dnnl::primitive primitive;
+  dnnl::memory::desc scratchpad;  // what the primitive needs per execution (user-managed)
   dnnl::memory::desc src, weights, bias, dst;
   dnnl::memory weights_memory;  // reordered constant weights; empty: use the step's input
   bool fused_epilogue = false;
@@ -66,6 +67,12 @@ class PreparedCache {
   mutable std::mutex mutex_;
   mutable std::map<int, std::unique_ptr<Prepared>> by_threads_;
 };
+
+// Attributes every primitive is made with: a user-managed scratchpad, which execute() gives from
+// a buffer of the calling thread. With oneDNN's library scratchpad (one shared buffer, Debian's
+// build) a primitive must run on the thread that made it, and two Python threads calling one
+// model at once corrupt each other's scratch (a crash in NCHW convolutions).
+dnnl::primitive_attr primitive_attr();
 
 // Runs `p` on the step's buffers, then the epilogue when it was not fused.
 void execute(const Prepared& p, const KernelArgs& a, int weights_input, int bias_input);

@@ -53,7 +53,7 @@ Prepared make_conv(const Step& s, int threads, const float* const* constants) {
   bool made = false;
   if (!s.epilogue.empty() && epilogue_post_ops(s, operand_desc, &ops, &p.operands)) {
     try {
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = primitive_attr();
       attr.set_post_ops(ops);
       pd = dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine());
       made = p.fused_epilogue = true;
@@ -62,12 +62,13 @@ Prepared make_conv(const Step& s, int threads, const float* const* constants) {
     }
   }
   try {
-    if (!made) pd = dnnl::convolution_forward::primitive_desc(desc, cpu_engine());
+    if (!made) pd = dnnl::convolution_forward::primitive_desc(desc, primitive_attr(), cpu_engine());
   } catch (const dnnl::error& e) {
     throw UserError("node '" + s.node_name + "': oneDNN cannot run this convolution (" + e.what() +
                     ")");
   }
   p.primitive = dnnl::convolution_forward(pd);
+  p.scratchpad = pd.scratchpad_desc();
   p.weights = constant_weights ? pd.weights_desc() : user_weights;
   if (constant_weights) {
     memory user(user_weights, cpu_engine(), const_cast<float*>(constants[1]));

@@ -34,7 +34,7 @@ void finish(const Step& s, const dnnl::matmul::desc& desc,
   dnnl::post_ops ops;
   if (!s.epilogue.empty() && epilogue_post_ops(s, operand_desc, &ops, &p->operands)) {
     try {
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = primitive_attr();
       attr.set_post_ops(ops);
       pd = dnnl::matmul::primitive_desc(desc, attr, cpu_engine());
       made = p->fused_epilogue = true;
@@ -43,12 +43,13 @@ void finish(const Step& s, const dnnl::matmul::desc& desc,
     }
   }
   try {
-    if (!made) pd = dnnl::matmul::primitive_desc(desc, cpu_engine());
+    if (!made) pd = dnnl::matmul::primitive_desc(desc, primitive_attr(), cpu_engine());
   } catch (const dnnl::error& e) {
     throw UserError("node '" + s.node_name + "': oneDNN cannot run this product (" + e.what() +
                     ")");
   }
   p->primitive = dnnl::matmul(pd);
+  p->scratchpad = pd.scratchpad_desc();
   p->weights = constant_weights ? pd.weights_desc() : user_weights;
   if (constant_weights) {
     memory user(user_weights, cpu_engine(), const_cast<float*>(constant_weights));
