@@ -86,10 +86,14 @@ TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir
     CUVIL_CHECK(graph != nullptr, "a built-in reference needs the graph's weights");
     const std::string dir = (std::filesystem::path(scratch_) / "weights").string();
     std::filesystem::create_directories(dir);
-    for (ir::ValueId id : graph->constants()) {
-      const ir::Value& v = graph->value(id);
+    // One weight in memory at a time: a lazily made constant is made in a copy of the graph,
+    // written and dropped, so the caller's graph holds no more than it did.
+    ir::Graph weights = *graph;
+    for (ir::ValueId id : weights.constants()) {
+      const ir::Value& v = weights.value(id);
       write_npy((std::filesystem::path(dir) / (v.name + ".npy")).string(), v.shape,
-                graph->constant_data(id));
+                weights.constant_data(id));
+      weights.release_constant_data(id);
     }
     request["builtin"] = spec.builtin;
     request["weights_dir"] = dir;

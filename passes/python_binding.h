@@ -12,11 +12,12 @@
 
 namespace cuvil::passes {
 
+inline constexpr const char* kPythonBindingPass = "python-binding";
 inline constexpr const char* kGilCheckAnnotation = "python-binding.gil_check";
 
 class PythonBindingPass final : public Pass {
  public:
-  std::string_view name() const override { return "python-binding"; }
+  std::string_view name() const override { return kPythonBindingPass; }
   std::string_view summary() const override {
     return "how often a run called from Python takes the GIL back (signals, step hooks)";
   }

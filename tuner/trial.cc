@@ -116,23 +116,35 @@ void run_trial(const TrialSpec& spec, ChildChannel& channel) {
   std::vector<std::shared_ptr<const std::vector<float>>> weights;  // shared by later rungs
   for (size_t step = 0; step < spec.rungs.size(); ++step) {
     const bench::Rung& rung = spec.rungs[step];
-    ir::Graph graph = suite.build(rung, /*tiny=*/false);
-    const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, spec.seed);
-    passes::Compiled compiled = passes::compile(std::move(graph), spec.config, spec.threads);
-    weights = compiled.plan.constants;
-    runtime::Executor executor(std::move(compiled.plan));
-    const bench::Measurement m = bench::measure(executor, inputs, spec.measure);
+    bench::Measurement m;
+    double gil_free = -1;
+    if (spec.through_python) {
+      PythonRungMeasurement p =
+          measure_through_python(suite.name, rung, spec.config, spec.python, spec.measure);
+      m = std::move(p.measurement);
+      gil_free = p.gil_free;
+    } else {
+      ir::Graph graph = suite.build(rung, /*tiny=*/false);
+      const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, spec.seed);
+      passes::Compiled compiled = passes::compile(std::move(graph), spec.config, spec.threads);
+      weights = compiled.plan.constants;
+      runtime::Executor executor(std::move(compiled.plan));
+      m = bench::measure(executor, inputs, spec.measure);
+    }
     RungSamples r;
+    r.gil_free = gil_free;
     r.name = rung.name;
     r.samples_ns = m.real_ns;
     r.median_ms = median_ms(m.real_ns);
     done.push_back(r);
     const double intermediate = objective_of(done);
-    const bool go = channel.progress({{"rung", r.name},
-                                      {"step", step},
-                                      {"samples_ns", r.samples_ns},
-                                      {"median_ms", r.median_ms},
-                                      {"intermediate", intermediate}});
+    nlohmann::json progress = {{"rung", r.name},
+                               {"step", step},
+                               {"samples_ns", r.samples_ns},
+                               {"median_ms", r.median_ms},
+                               {"intermediate", intermediate}};
+    if (r.gil_free >= 0) progress["gil_free"] = r.gil_free;
+    const bool go = channel.progress(progress);
     if (!go) return;  // pruned: the parent already knows everything
   }
   channel.result({{"value", objective_of(done)}});

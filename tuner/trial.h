@@ -16,6 +16,7 @@
 #include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
 #include "tuner/isolation.h"
+#include "tuner/python_scenario.h"
 #include "tuner/trial_log.h"
 
 namespace cuvil::tuner {
@@ -31,6 +32,8 @@ struct TrialSpec {
   bench::MeasureOptions measure;
   uint64_t seed = 1;
   bool verify = true;
+  bool through_python = false;  // --scenario python
+  PythonScenarioOptions python;
   // TEST-ONLY fault injection (from CUVIL_TEST_TRIAL_FAULT, see test_fault_for): "crash" raises
   // SIGSEGV, "hang" sleeps forever, "oom" allocates until the memory limit, "wrong" makes the
   // verification gate see a wrong output. Empty in real use.
@@ -38,7 +41,8 @@ struct TrialSpec {
 };
 
 // The child's body: sends one progress message per rung ({rung, step, samples_ns, median_ms,
-// intermediate}) and a final result ({value}); throws (a failed trial) when verification fails.
+// intermediate}, and gil_free through Python) and a final result ({value}); throws (a failed trial)
+// when verification fails.
 void run_trial(const TrialSpec& spec, ChildChannel& channel);
 
 // Geometric mean of the medians (ms).

@@ -22,7 +22,10 @@ namespace cuvil::tuner {
 nlohmann::json to_json(const TrialRecord& r) {
   nlohmann::json rungs = nlohmann::json::array();
   for (const RungSamples& s : r.rungs) {
-    rungs.push_back({{"name", s.name}, {"samples_ns", s.samples_ns}, {"median_ms", s.median_ms}});
+    nlohmann::json rung = {
+        {"name", s.name}, {"samples_ns", s.samples_ns}, {"median_ms", s.median_ms}};
+    if (s.gil_free >= 0) rung["gil_free"] = s.gil_free;
+    rungs.push_back(std::move(rung));
   }
   nlohmann::json j = {{"number", r.number},
                       {"state", r.state},
@@ -94,6 +97,8 @@ TrialRecord record_from_json(const nlohmann::json& j) {
       }
     }
     rs.median_ms = s.value("median_ms", 0.0);
+    if (s.contains("gil_free") && s["gil_free"].is_number())
+      rs.gil_free = s["gil_free"].get<double>();
     r.rungs.push_back(std::move(rs));
   }
   r.baseline = j.value("baseline", false);

@@ -15,6 +15,9 @@ struct RungSamples {
   std::string name;
   std::vector<double> samples_ns;
   double median_ms = 0;
+  // --scenario python: the application thread's rate beside the model over its rate alone
+  // (1: the GIL was left to it entirely); -1 when measured in-process.
+  double gil_free = -1;
 };
 
 struct TrialRecord {

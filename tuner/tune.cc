@@ -66,8 +66,26 @@ int tune(const TuneOptions& o) {
   std::vector<bench::Rung> rungs = bench::select_rungs(workload.ladder, o.rungs);
   if (o.rungs.empty()) rungs.resize(1);  // default: the cheapest default rung
   o.measure.validate();
+  const bool through_python = o.scenario == kPythonScenario;
+  if (!through_python && o.scenario != kNativeScenario) {
+    throw UserError("--scenario: unknown scenario '" + o.scenario + "' (known: native, python)");
+  }
+  PythonScenarioOptions python{o.python, o.python_callers, o.threads};
+  std::string objective = kObjectiveName;
+  if (through_python) {
+    if (!suite.model_path.empty()) {
+      throw UserError(
+          "--scenario python: tunes the built-in suites (--suite) for now, not --model");
+    }
+    if (o.target != "cpu") throw UserError("--scenario python: the cpu target only");
+    check_python_scenario(python);
+    objective += ", through Python: " + std::to_string(o.python_callers) +
+                 " caller thread(s) beside a pure-Python application thread";
+  }
 
   SearchSpace space = space_from_registry(o.target);
+  // Only calls from Python read the GIL's knobs: searched in that scenario alone.
+  if (through_python) search_python_boundary(space);
   const std::string space_file =
       o.space_file.empty() ? default_space_file(bench::config_dir(), bench::config_name_of(suite))
                            : o.space_file;
@@ -101,7 +119,8 @@ int tune(const TuneOptions& o) {
                {"space_hash", space_hash(space)},
                {"rungs", rung_names},
                {"target", o.target},
-               {"objective", kObjectiveName}};
+               {"objective", objective}};
+  if (through_python) req.attrs["scenario"] = o.scenario;
   req.allow_mismatch = o.allow_mismatch;
   req.enqueue = {baseline_values};
   const nlohmann::json opened = bridge.open(req);
@@ -112,7 +131,7 @@ int tune(const TuneOptions& o) {
     r.study = study_name;
     r.suite = suite.name;
     r.sampler = o.sampler;
-    r.objective = kObjectiveName;
+    r.objective = objective;
     r.machine = machine;
     r.commit = commit;
     return r;
@@ -150,7 +169,7 @@ int tune(const TuneOptions& o) {
       suite.name.c_str(), rung_names.c_str(), study_name.c_str(), req.storage.c_str(),
       o.sampler.c_str(), o.pruner.c_str(), bridge.optuna_version().c_str(), space.searched().size(),
       finished, o.trials, log_path.c_str());
-  std::printf("objective: %s\n", kObjectiveName);
+  std::printf("objective: %s\n", objective.c_str());
   std::fflush(stdout);
 
   int completed = 0;
@@ -172,6 +191,8 @@ int tune(const TuneOptions& o) {
     spec.threads = o.threads;
     spec.measure = o.measure;
     spec.verify = o.verify;
+    spec.through_python = through_python;
+    spec.python = python;
     spec.fault = test_fault_for(asked.number);
     std::string failure;
     try {
@@ -194,6 +215,7 @@ int tune(const TuneOptions& o) {
         r.name = p.at("rung").get<std::string>();
         r.samples_ns = p.at("samples_ns").get<std::vector<double>>();
         r.median_ms = p.at("median_ms").get<double>();
+        r.gil_free = p.value("gil_free", -1.0);
         record.rungs.push_back(r);
         const int step = p.at("step").get<int>();
         const double intermediate = p.at("intermediate").get<double>();
@@ -242,11 +264,20 @@ int tune(const TuneOptions& o) {
     append_trial(log_path, record);
     test_kill_point("logged", asked.number);
     if (!o.quiet) {
+      // Through Python, how much of the GIL the calls left to the application thread.
+      std::string gil;
+      for (const RungSamples& r : record.rungs) {
+        if (r.gil_free < 0) continue;
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%sGIL free %.0f%%", gil.empty() ? "  " : ", ",
+                      r.gil_free * 100);
+        gil += buf;
+      }
       std::printf(
-          "trial %3d %-8s %10s  %s%s%s\n", asked.number, record.state.c_str(),
+          "trial %3d %-8s %10s  %s%s%s%s\n", asked.number, record.state.c_str(),
           record.has_value ? (std::to_string(record.value).substr(0, 9) + " ms").c_str() : "-",
           asked.baseline ? "[baseline] " : "", short_values(space, asked.values).c_str(),
-          record.reason.empty() ? "" : ("  (" + record.reason + ")").c_str());
+          gil.c_str(), record.reason.empty() ? "" : ("  (" + record.reason + ")").c_str());
       std::fflush(stdout);
     }
   }

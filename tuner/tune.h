@@ -7,6 +7,7 @@
 
 #include "bench_suite/measure.h"
 #include "bench_suite/workload.h"
+#include "tuner/python_scenario.h"
 
 namespace cuvil::tuner {
 
@@ -30,6 +31,10 @@ struct TuneOptions {
   bool allow_mismatch = false;
   bool verify = true;
   bool quiet = false;
+  // native: each trial measured in-process (Executor); python: through the cuvil module with
+  // Python threads calling it (python_scenario.h), which also searches python-binding.*.
+  std::string scenario = kNativeScenario;
+  int python_callers = 2;
 };
 
 // The trial log path the options imply.

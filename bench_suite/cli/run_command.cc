@@ -97,10 +97,23 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   ir::Graph graph = suite.build(rung, /*tiny=*/false);
   result.weight_bytes = graph.constant_bytes();
   const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, o.seed);
-  // A built-in suite's PyTorch reference is loaded with the graph's weights as built (the passes
-  // fold and repack them). The copy shares their storage.
-  std::optional<ir::Graph> as_built;
-  if (baseline_rows != nullptr && !o.torch.builtin.empty()) as_built = graph;
+  // PyTorch loads its module before cuvil compiles: a built-in suite's reference takes the
+  // graph's weights as built (the passes fold and repack them), and holding no second copy of
+  // them while the plan prepares its own forms keeps both models in memory at once (SDXL).
+  struct ScratchDir {
+    std::string path;
+    ~ScratchDir() {
+      std::error_code ignored;
+      if (!path.empty()) std::filesystem::remove_all(path, ignored);
+    }
+  } scratch;
+  std::optional<TorchBaseline> torch;
+  if (baseline_rows != nullptr) {
+    compiling->stage("loading the PyTorch baseline");
+    scratch.path = make_baseline_scratch_dir();
+    torch.emplace(o.torch, inputs, scratch.path, o.torch.builtin.empty() ? nullptr : &graph,
+                  rung.params);
+  }
   passes::Compiled compiled =
       passes::compile(std::move(graph), config, threads, nullptr,
                       [&](const std::string& stage) { compiling->stage(stage); });
@@ -139,10 +152,8 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   };
   if (baseline_rows != nullptr) {
     // cuvil and each PyTorch variant take turns sample by sample (measure_interleaved).
-    const std::string scratch = make_baseline_scratch_dir();
-    TorchBaseline torch(o.torch, inputs, scratch, as_built ? &*as_built : nullptr, rung.params);
     std::vector<Sampler> samplers = {timed_sampler([&] { executor.run(inputs); })};
-    for (const std::string& v : torch.variants()) samplers.push_back(torch.sampler(v));
+    for (const std::string& v : torch->variants()) samplers.push_back(torch->sampler(v));
     progress_line.update(
         label + "  measuring beside PyTorch (" + std::to_string(samplers.size()) + " interleaved)",
         /*force=*/true);
@@ -152,25 +163,24 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
         });
     result.measurement = std::move(m[0]);
     const std::vector<ir::Tensor> ours = executor.run(inputs);
-    for (size_t k = 0; k < torch.variants().size(); ++k) {
+    for (size_t k = 0; k < torch->variants().size(); ++k) {
       RungResult row = result;
-      row.baseline = torch.variants()[k];
+      row.baseline = torch->variants()[k];
       row.measurement = std::move(m[k + 1]);
       row.arena_bytes = 0;
       row.plan_weight_bytes = -1;
       row.compile_s = 0;
-      const std::vector<ir::Tensor> theirs = torch.outputs(row.baseline);
+      const std::vector<ir::Tensor> theirs = torch->outputs(row.baseline);
       row.max_rel_error_vs_cuvil = max_relative_error_vs_cuvil(theirs, ours, row.baseline);
       baseline_rows->push_back(std::move(row));
     }
     *baseline_info = {{"framework", "torch"},
-                      {"version", torch.torch_version()},
-                      {"threads", torch.threads()},
-                      {"blas", torch.blas()},
+                      {"version", torch->torch_version()},
+                      {"threads", torch->threads()},
+                      {"blas", torch->blas()},
                       {"module", o.torch.module_path},
-                      {"variants", torch.variants()},
-                      {"unavailable", torch.unavailable()}};
-    std::filesystem::remove_all(scratch);
+                      {"variants", torch->variants()},
+                      {"unavailable", torch->unavailable()}};
   } else {
     result.measurement = measure(executor, inputs, o.measure, on_progress);
   }

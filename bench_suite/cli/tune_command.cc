@@ -16,6 +16,7 @@ Action add_tune_command(CLI::App& app) {
   cmd->footer(
       "Examples:\n"
       "  cuvil-bench tune --suite resnet50 --trials 20 --study tune.db\n"
+      "  cuvil-bench tune --suite resnet50 --scenario python --python-callers 2 --study py.db\n"
       "  cuvil-tune-gen --study tune.db --suite resnet50 -o tuned.cuvilpass");
   auto o = std::make_shared<tuner::TuneOptions>();
   // Tuning compares many configurations: looser defaults than `run`, so a trial stays short.
@@ -63,6 +64,17 @@ Action add_tune_command(CLI::App& app) {
                 "use a study made for another suite, space or rungs");
   cmd->add_flag("--no-verify", *no_verify, "skip the verification gate (not recommended)");
   cmd->add_flag("-q,--quiet", o->quiet, "no line per trial");
+  cmd->add_option("--scenario", o->scenario,
+                  "native: trials measured in-process; python: through the cuvil Python module, "
+                  "--python-callers threads calling one model beside a pure-Python thread (also "
+                  "searches python-binding.gil_check)")
+      ->check(CLI::IsMember({"native", "python"}))
+      ->capture_default_str();
+  cmd->add_option("--python-callers", o->python_callers,
+                  "--scenario python: Python threads calling the model at once (intra-op threads "
+                  "split between them)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   bench::MeasureOptions& m = o->measure;
   cmd->add_option("--warmup", m.warmup_iterations, "warm-up runs per rung")
       ->check(CLI::Range(0, 100000))

@@ -39,24 +39,26 @@ SDXL_RESNET_EPS, SDXL_TRANSFORMER_GROUP_NORM_EPS, SDXL_LAYER_NORM_EPS = 1e-5, 1e
 
 
 def _load(module, weights_dir):
-    """Every parameter and buffer of `module` from weights_dir/<name>.npy; all must be there."""
-    state = {}
+    """Every parameter and buffer of `module` from weights_dir/<name>.npy; all must be there.
+    Copied in one at a time from memory-mapped files, so loading holds no second copy of the
+    weights (the SDXL UNet's are 10 GB)."""
     missing = []
-    for name, t in list(module.named_parameters()) + list(module.named_buffers()):
-        if name.endswith("num_batches_tracked"):
-            continue
-        path = os.path.join(weights_dir, name + ".npy")
-        if not os.path.exists(path):
-            missing.append(name)
-            continue
-        a = np.load(path)
-        if tuple(a.shape) != tuple(t.shape):
-            raise ValueError(f"weight {name}: cuvil's has shape {a.shape}, the reference module's {tuple(t.shape)}")
-        state[name] = torch.from_numpy(a)
+    with torch.no_grad():
+        for name, t in list(module.named_parameters()) + list(module.named_buffers()):
+            if name.endswith("num_batches_tracked"):
+                continue
+            path = os.path.join(weights_dir, name + ".npy")
+            if not os.path.exists(path):
+                missing.append(name)
+                continue
+            a = np.load(path, mmap_mode="r")
+            if tuple(a.shape) != tuple(t.shape):
+                raise ValueError(f"weight {name}: cuvil's has shape {a.shape}, the reference module's {tuple(t.shape)}")
+            t.copy_(torch.from_numpy(np.ascontiguousarray(a)))
+            del a
     if missing:
         raise ValueError(f"cuvil's graph has no weight for {len(missing)} reference parameter(s): "
                          f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
-    module.load_state_dict(state, strict=False)
     return module.eval()
 
 
