@@ -116,28 +116,48 @@ std::string PythonChild::read_line() {
     const ssize_t n = read(from_child_, chunk, sizeof(chunk));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      int status = 0;
-      std::string why = "it exited";
-      if (waitpid(pid_, &status, 0) == pid_) {
-        pid_ = -1;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-          why = "the interpreter could not be executed";
-        } else if (WIFEXITED(status)) {
-          why = "it exited with status " + std::to_string(WEXITSTATUS(status));
-        } else if (WIFSIGNALED(status)) {
-          why = "it was killed by signal " + std::to_string(WTERMSIG(status));
-        }
-      }
-      throw UserError(options_.what + " stopped answering (" + why + "; see its stderr above)");
+      throw UserError(options_.what + " stopped answering (" + exit_reason() +
+                      "; see its stderr above)");
     }
     buffer_.append(chunk, static_cast<size_t>(n));
   }
 }
 
+std::string PythonChild::exit_reason() {
+  int status = 0;
+  std::string why = "it exited";
+  if (pid_ <= 0) return why;
+  // It closed its pipes: it is ending, or (a misbehaving script) went on without them.
+  pid_t reaped = 0;
+  for (int i = 0; i < 200 && reaped == 0; ++i) {
+    reaped = waitpid(pid_, &status, WNOHANG);
+    if (reaped == 0) usleep(10000);
+  }
+  if (reaped == 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return "it closed its pipes but kept running, and was killed";
+  }
+  if (reaped == pid_) {
+    pid_ = -1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+      why = "the interpreter could not be executed";
+    } else if (WIFEXITED(status)) {
+      why = "it exited with status " + std::to_string(WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+      why = "it was killed by signal " + std::to_string(WTERMSIG(status));
+      // The kernel's out-of-memory killer sends SIGKILL; nothing else here does.
+      if (WTERMSIG(status) == SIGKILL) why += " (out of memory? see dmesg)";
+    }
+  }
+  return why;
+}
+
 nlohmann::json PythonChild::call(const nlohmann::json& request) {
   if (pid_ <= 0) throw UserError(options_.what + " is not running");
   if (!write_all(to_child_, request.dump() + "\n")) {
-    throw UserError(options_.what + " stopped reading requests");
+    throw UserError(options_.what + " stopped reading requests (" + exit_reason() + ")");
   }
   const std::string reply = read_line();
   try {

@@ -41,6 +41,8 @@ class PythonChild {
 
  private:
   std::string read_line();
+  // Reaps the child that closed its pipes and says how it ended.
+  std::string exit_reason();
 
   PythonChildOptions options_;
   pid_t pid_ = -1;

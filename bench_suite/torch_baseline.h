@@ -22,6 +22,9 @@ struct TorchBaselineSpec {
   // the graph's own weights, which the baseline writes to its scratch directory by name.
   std::string builtin;
   bool scaled_down = false;  // the built-in suite's toy-size topology (verify --against torch)
+  // Memory cuvil will still take after the worker has loaded (its plan is made after): the
+  // worker freezes a TorchScript copy of the weights only if that fits beside it.
+  int64_t reserve_bytes = 0;
   int threads = 1;
 };
 

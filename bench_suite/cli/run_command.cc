@@ -71,6 +71,10 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+// What a compiled CPU plan holds per byte of the graph's weights, with margin: prepared forms
+// replace the originals (SDXL 256px peaks at 1.09x its weights, docs/performance.md § Memory).
+constexpr double kPlanBytesPerWeightByte = 1.2;
+
 // `weights` keeps the constants this rung's plan still holds alive after it ends, so the next
 // rung of the suite shares them instead of generating them again (ir::materialize). Weights the
 // plan replaced by prepared forms (packed, Winograd-transformed) were released at lowering and
@@ -111,7 +115,10 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   if (baseline_rows != nullptr) {
     compiling->stage("loading the PyTorch baseline");
     scratch.path = make_baseline_scratch_dir();
-    torch.emplace(o.torch, inputs, scratch.path, o.torch.builtin.empty() ? nullptr : &graph,
+    TorchBaselineSpec spec = o.torch;
+    spec.reserve_bytes =
+        static_cast<int64_t>(static_cast<double>(result.weight_bytes) * kPlanBytesPerWeightByte);
+    torch.emplace(spec, inputs, scratch.path, o.torch.builtin.empty() ? nullptr : &graph,
                   rung.params);
   }
   passes::Compiled compiled =
@@ -217,16 +224,23 @@ void print_row(const RungResult& r) {
   } else {
     std::snprintf(noise, sizeof noise, "?");
   }
-  const double rss_mib =
-      r.peak_rss_bytes >= 0 ? static_cast<double>(r.peak_rss_bytes) / (1 << 20) : -1;
-  const double weight_mib =
-      r.plan_weight_bytes >= 0 ? static_cast<double>(r.plan_weight_bytes) / (1 << 20) : -1;
+  // Baseline rows (another framework beside cuvil) have no arena, plan or setup of cuvil's.
+  const bool baseline = !r.baseline.empty();
+  auto mib = [](int64_t bytes, int decimals) {
+    char buf[24];
+    if (bytes < 0) return std::string("-");
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, static_cast<double>(bytes) / (1 << 20));
+    return std::string(buf);
+  };
+  char setup[24] = "-";
+  if (!baseline) std::snprintf(setup, sizeof setup, "%.2f", r.compile_s);
   std::printf(
-      "%-22s %5lld %10.3f %7s %10.3f %10.3f %6.2f %9.1f %6.1f %8.2f %6.1f %9.1f %11.1f %9.0f "
-      "%7.2f%s\n",
-      (r.suite + "/" + r.rung).c_str(), static_cast<long long>(s.count), s.median * 1e-6, noise,
-      s.min * 1e-6, s.p99 * 1e-6, s.cv * 100.0, a.gflops, a.pct_peak_flops, a.gbps, a.pct_peak_bw,
-      static_cast<double>(r.arena_bytes) / (1 << 20), weight_mib, rss_mib, r.compile_s,
+      "%-22s %5lld %10.3f %7s %10.3f %10.3f %6.2f %9.1f %6.1f %8.2f %6.1f %9s %11s %9s %7s%s\n",
+      (r.suite + "/" + r.rung + (baseline ? "/" + r.baseline : "")).c_str(),
+      static_cast<long long>(s.count), s.median * 1e-6, noise, s.min * 1e-6, s.p99 * 1e-6,
+      s.cv * 100.0, a.gflops, a.pct_peak_flops, a.gbps, a.pct_peak_bw,
+      baseline ? "-" : mib(r.arena_bytes, 1).c_str(), mib(r.plan_weight_bytes, 1).c_str(),
+      baseline ? "-" : mib(r.peak_rss_bytes, 0).c_str(), setup,
       r.measurement.noisy ? "  NOISY" : "");
   std::fflush(stdout);
 }

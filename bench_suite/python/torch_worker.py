@@ -6,7 +6,8 @@ how many samples to take and interleaves them with cuvil's.
 Protocol: one JSON object per line on stdin, one reply per line on stdout.
   {"op": "load", "module": PATH | "builtin": SUITE, "weights_dir": D, "rung": {params},
    "scaled_down": bool (the suite's toy-size topology),
-   "inputs": [{"path": .npy, "integer": bool}], "threads": N}
+   "inputs": [{"path": .npy, "integer": bool}], "threads": N,
+   "reserve_bytes": B (memory cuvil takes after the load; freezing must leave it)}
       -> {"ok", "torch", "threads", "blas", "variants": [...], "unavailable": {variant: why}}
   {"op": "run", "variant": V, "count": K}   -> {"ok", "real_ns": [...], "cpu_ns": [...]}
   {"op": "outputs", "variant": V, "dir": D} -> {"ok", "files": [...]}
@@ -72,6 +73,22 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 
+def available_bytes():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+# Freezing inlines the weights as constants, a copy of them all (and optimize_for_inference
+# converts the convolutions' again): made only with room for it and this much to spare.
+FREEZE_HEADROOM = 1.25
+
+
 def blas_description():
     """Which BLAS this process loaded, as PyTorch will use it."""
     libs = set()
@@ -126,11 +143,22 @@ class Baseline:
                 module.eval()
                 self.variants["torch-eager"] = module
                 scripted = torch.jit.trace(module, tuple(self.inputs), check_trace=False)
-            try:
-                frozen = torch.jit.optimize_for_inference(torch.jit.freeze(scripted.eval()))
-            except Exception as e:  # noqa: BLE001  (freezing is an optimisation: say why not)
-                self.unavailable["torch-script-frozen"] = f"freeze failed: {e}"
+            weight_bytes = sum(t.numel() * t.element_size() for t in scripted.state_dict().values())
+            room = available_bytes()
+            if room is not None:
+                room -= int(req.get("reserve_bytes", 0))  # what cuvil's plan takes after this
+            if room is not None and weight_bytes * FREEZE_HEADROOM > room:
+                self.unavailable["torch-script-frozen"] = (
+                    f"not frozen: freezing copies the {weight_bytes / 1e9:.1f} GB of weights and "
+                    f"{max(room, 0) / 1e9:.1f} GB of memory are left beside cuvil's plan; "
+                    "torch-script is the traced module, sharing eager's weights")
                 frozen = scripted
+            else:
+                try:
+                    frozen = torch.jit.optimize_for_inference(torch.jit.freeze(scripted.eval()))
+                except Exception as e:  # noqa: BLE001  (freezing is an optimisation: say why not)
+                    self.unavailable["torch-script-frozen"] = f"freeze failed: {e}"
+                    frozen = scripted
             self.variants["torch-script"] = frozen
             for f in self.variants.values():  # compile and warm the first call
                 f(*self.inputs)
