@@ -46,7 +46,6 @@ OptunaBridge::OptunaBridge(const BridgeOptions& options) : options_(options) {
   }
   if (!hello.value("ok", false)) throw UserError(hello.value("error", std::string("?")));
   optuna_version_ = hello.value("optuna", std::string());
-  has_sklearn_ = hello.value("sklearn", false);
 }
 
 OptunaBridge::~OptunaBridge() = default;

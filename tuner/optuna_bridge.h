@@ -55,7 +55,6 @@ class OptunaBridge {
   OptunaBridge& operator=(const OptunaBridge&) = delete;
 
   const std::string& optuna_version() const { return optuna_version_; }
-  bool has_sklearn() const { return has_sklearn_; }
 
   nlohmann::json open(const StudyRequest& request);  // the "open" reply
   AskedTrial ask();
@@ -81,7 +80,6 @@ class OptunaBridge {
   BridgeOptions options_;
   std::unique_ptr<bench::PythonChild> child_;
   std::string optuna_version_;
-  bool has_sklearn_ = false;
 };
 
 // tuner/python/cuvil_optuna.py: $CUVIL_TUNER_PYTHON_DIR, else the source tree's copy.

@@ -3,7 +3,7 @@
 
 One request per line, one reply per line. Every reply has "ok"; a failed request answers
 {"ok": false, "error": "..."} and the process keeps serving. Operations:
-  hello                         -> optuna version, whether sklearn (fANOVA) is importable
+  hello                         -> optuna version
   open {storage, study_name, sampler, pruner, seed, space, attrs, allow_mismatch, enqueue,
         readonly}              readonly: load an existing study, change nothing
                                 -> created, requeued (trials left RUNNING by a killed process,
@@ -451,12 +451,7 @@ def main():
                     reply = fail("optuna is not importable by %s: %s (install python3-optuna)"
                                  % (sys.executable, e))
                 else:
-                    try:
-                        import sklearn  # noqa: F401
-                        have_sklearn = True
-                    except ImportError:
-                        have_sklearn = False
-                    reply = {"ok": True, "optuna": optuna.__version__, "sklearn": have_sklearn}
+                    reply = {"ok": True, "optuna": optuna.__version__}
             elif op == "close":
                 print(json.dumps({"ok": True}), flush=True)
                 return
