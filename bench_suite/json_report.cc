@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "passes/ir/error.h"
+#include "stats/bootstrap.h"
 
 namespace cuvil::bench {
 
@@ -39,7 +40,7 @@ void add_counters(nlohmann::json& j, const Achieved& a) {
 // an aggregate: each statistic of the per-iteration values (the stddev entry holds the stddev
 // of the rate, cv its cv, min the lowest rate), not the rate at that statistic of the time.
 struct CounterSummaries {
-  Summary gflops, gbps, pct_peak_flops, pct_peak_bw;
+  stats::Summary gflops, gbps, pct_peak_flops, pct_peak_bw;
 };
 
 CounterSummaries counter_summaries(const RungResult& r) {
@@ -51,7 +52,8 @@ CounterSummaries counter_summaries(const RungResult& r) {
     pct_flops.push_back(a.pct_peak_flops);
     pct_bw.push_back(a.pct_peak_bw);
   }
-  return {summarize(gflops), summarize(gbps), summarize(pct_flops), summarize(pct_bw)};
+  return {stats::summarize(gflops), stats::summarize(gbps), stats::summarize(pct_flops),
+          stats::summarize(pct_bw)};
 }
 
 // Google Benchmark's fields, in its order.
@@ -71,7 +73,7 @@ nlohmann::json entry(const RungResult& r, int family_index, const std::string& r
   return j;
 }
 
-nlohmann::json summary_json(const Summary& s) {
+nlohmann::json summary_json(const stats::Summary& s) {
   return {{"count", s.count},
           {"median_ns", s.median},
           {"mean_ns", s.mean},
@@ -166,7 +168,7 @@ nlohmann::json ops_json(const RungResult& r) {
   return {{"iterations", ops.iterations},
           {"clock", ops.clock},
           {"total_ns_per_iteration", ops.total_ns_per_iteration()},
-          {"measured_ns_per_iteration", summarize(r.measurement.real_ns).median},
+          {"measured_ns_per_iteration", stats::summarize(r.measurement.real_ns).median},
           {"records", std::move(records)}};
 }
 
@@ -242,8 +244,8 @@ nlohmann::json context_json(const RunContext& c) {
         {"max_noise", s.max_noise},
         {"timeout_s", s.timeout_s},
         {"noise", "half-width of the distribution-free 95% CI of the median / median"}}},
-      {"median_ci_method",
-       "bootstrap percentile, " + std::to_string(kBootstrapResamples) + " resamples, fixed seed"},
+      {"median_ci_method", "bootstrap percentile, " + std::to_string(stats::kBootstrapResamples) +
+                               " resamples, fixed seed"},
       {"warnings", c.warnings}};
   if (!c.clocks.clocks.empty()) j["cuvil"]["clock"] = clock_json(c.clocks);
   if (!c.baseline.is_null()) j["cuvil"]["baseline"] = c.baseline;
@@ -268,18 +270,20 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
     add_counters(j, achieved(r, real[i]));
     list.push_back(j);
   }
-  const Summary rs = summarize(real);
-  const Summary cs = summarize(cpu);
+  const stats::Summary rs = stats::summarize(real);
+  const stats::Summary cs = stats::summarize(cpu);
   const CounterSummaries counters = counter_summaries(r);
   struct Aggregate {
     const char* name;
-    double Summary::*statistic;
+    double stats::Summary::*statistic;
   };
   const Aggregate aggregates[] = {
-      {"mean", &Summary::mean}, {"median", &Summary::median}, {"stddev", &Summary::stddev},
-      {"cv", &Summary::cv},     {"min", &Summary::min},       {"max", &Summary::max},
-      {"p50", &Summary::p50},   {"p90", &Summary::p90},       {"p95", &Summary::p95},
-      {"p99", &Summary::p99},   {"p99.9", &Summary::p999}};
+      {"mean", &stats::Summary::mean},     {"median", &stats::Summary::median},
+      {"stddev", &stats::Summary::stddev}, {"cv", &stats::Summary::cv},
+      {"min", &stats::Summary::min},       {"max", &stats::Summary::max},
+      {"p50", &stats::Summary::p50},       {"p90", &stats::Summary::p90},
+      {"p95", &stats::Summary::p95},       {"p99", &stats::Summary::p99},
+      {"p99.9", &stats::Summary::p999}};
   size_t median_index = 0;
   for (const Aggregate& a : aggregates) {
     const std::string name = a.name;

@@ -17,11 +17,11 @@
 
 #include "bench_suite/environment.h"
 #include "bench_suite/measure.h"
-#include "bench_suite/stats.h"
 #include "passes/ir/types.h"
 #include "probes/clock.h"
 #include "probes/machine_peak.h"
 #include "probes/perf_counters.h"
+#include "stats/summary.h"
 
 namespace cuvil::bench {
 

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <numeric>
 
-#include "bench_suite/stats.h"
 #include "passes/ir/error.h"
 #include "probes/clock.h"
 #include "runtime/kernel_table.h"
+#include "stats/summary.h"
 
 namespace cuvil::bench {
 
@@ -126,7 +126,7 @@ OpsProfile ops_profile(const runtime::Plan& plan, const OpProfiler& profiler,
       r.ns_per_iteration =
           std::accumulate(ns.begin(), ns.end(), 0.0) / static_cast<double>(ns.size());
       r.ns_min = *std::min_element(ns.begin(), ns.end());
-      r.ns_median = median_of(ns);
+      r.ns_median = stats::median_of(ns);
     }
     for (size_t c = 0; c < counters.size(); ++c) {
       r.counters.push_back(
@@ -170,7 +170,7 @@ std::string format_ops_table(const RungResult& r, size_t limit) {
                   total > 0 ? 100.0 * rest / total : 0.0, rest * 1e-6);
     out += buf;
   }
-  const double measured = summarize(r.measurement.real_ns).median;
+  const double measured = stats::summarize(r.measurement.real_ns).median;
   std::snprintf(buf, sizeof buf, "ops sum %.3f ms vs measured %.3f ms (%.1f%%)", total * 1e-6,
                 measured * 1e-6, measured > 0 ? 100.0 * total / measured : 0.0);
   out += buf;

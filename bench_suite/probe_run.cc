@@ -7,11 +7,11 @@
 #include <optional>
 
 #include "bench_suite/op_profile.h"
-#include "bench_suite/stats.h"
 #include "passes/ir/error.h"
 #include "probes/clock.h"
 #include "probes/perf_counters.h"
 #include "probes/stack_sampler.h"
+#include "stats/summary.h"
 
 namespace cuvil::bench {
 
@@ -76,7 +76,7 @@ ProbeSpec parse_probes(const std::string& text, const std::string& flag) {
 
 int64_t default_probe_iterations(const Measurement& m, double min_time_s) {
   const int64_t measured = static_cast<int64_t>(m.real_ns.size());
-  const double median = median_of(m.real_ns);
+  const double median = stats::median_of(m.real_ns);
   const double budget_ns = std::max(1.0, min_time_s) * 1e9;
   const int64_t fit = median > 0 ? static_cast<int64_t>(std::ceil(budget_ns / median)) : measured;
   return std::max<int64_t>(3, std::min(measured, fit));

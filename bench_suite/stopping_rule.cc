@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "bench_suite/stats.h"
 #include "passes/ir/error.h"
+#include "stats/summary.h"
 
 namespace cuvil::bench {
 
@@ -42,9 +42,9 @@ const char* to_string(StopReason reason) {
 
 double relative_median_noise(const std::vector<double>& samples) {
   if (samples.size() < 2) return kInfinity;
-  const double median = median_of(samples);
+  const double median = stats::median_of(samples);
   if (!(median > 0)) return kInfinity;
-  const Interval ci = order_statistic_median_ci(samples, kNoiseConfidence);
+  const stats::Interval ci = stats::order_statistic_median_ci(samples, kNoiseConfidence);
   return 0.5 * (ci.high - ci.low) / median;
 }
 

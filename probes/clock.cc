@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "stats/order_statistics.h"
+
 namespace cuvil::probes {
 
 namespace {
@@ -74,8 +76,7 @@ void measure_reads(ReadFn read_clock, ToNs to_ns, ClockProperties* p) {
     const int64_t t1 = now_ns();
     per_read.push_back(static_cast<double>(t1 - t0) / kReadsPerBatch);
   }
-  std::nth_element(per_read.begin(), per_read.begin() + kBatches / 2, per_read.end());
-  p->read_overhead_ns = per_read[kBatches / 2];
+  p->read_overhead_ns = stats::median_of(std::move(per_read));
   p->observed_step_ns = smallest;
 }
 

@@ -13,9 +13,9 @@
 
 #include "bench_suite/measure.h"
 #include "bench_suite/model_session.h"
-#include "bench_suite/stats.h"
 #include "gil_checker.h"
 #include "passes/ir/error.h"
+#include "stats/summary.h"
 
 namespace py = pybind11;
 
@@ -76,7 +76,7 @@ bench::MeasureOptions measure_options(const py::dict& o) {
 }
 
 py::dict measurement_dict(const bench::Measurement& m) {
-  const bench::Summary s = bench::summarize(m.real_ns);
+  const stats::Summary s = stats::summarize(m.real_ns);
   py::dict d;
   d["count"] = s.count;
   d["median_ms"] = s.median * 1e-6;

@@ -6,6 +6,7 @@
 
 #include "passes/ir/error.h"
 #include "passes/ir/splitmix64.h"
+#include "stats/order_statistics.h"
 
 namespace cuvil::reports {
 
@@ -102,12 +103,9 @@ void segment(const std::vector<double>& series, size_t begin, size_t end,
   segment(series, begin + split.at, end, o, found);
 }
 
-double median_of(const std::vector<double>& series, size_t begin, size_t end) {
-  std::vector<double> v(series.begin() + static_cast<std::ptrdiff_t>(begin),
-                        series.begin() + static_cast<std::ptrdiff_t>(end));
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+double segment_median(const std::vector<double>& series, size_t begin, size_t end) {
+  return stats::median_of({series.begin() + static_cast<std::ptrdiff_t>(begin),
+                           series.begin() + static_cast<std::ptrdiff_t>(end)});
 }
 
 // Change points with the medians of the segments between them.
@@ -120,8 +118,8 @@ std::vector<ChangePoint> describe(const std::vector<double>& series,
     ChangePoint c;
     c.index = found[k].index;
     c.p_value = found[k].p_value;
-    c.before = median_of(series, begin, c.index);
-    c.after = median_of(series, c.index, end);
+    c.before = segment_median(series, begin, c.index);
+    c.after = segment_median(series, c.index, end);
     c.change_pct = c.before != 0 ? (c.after / c.before - 1) * 100 : 0;
     c.direction = c.change_pct > 0 ? ChangeDirection::kRegression : ChangeDirection::kImprovement;
     out.push_back(c);

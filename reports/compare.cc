@@ -7,7 +7,7 @@
 #include <map>
 
 #include "reports/printable.h"
-#include "reports/sample_summary.h"
+#include "stats/order_statistics.h"
 
 namespace cuvil::reports {
 
@@ -55,8 +55,8 @@ Comparison compare_runs(const std::vector<BenchmarkSamples>& old_run,
     row.name = old_b.name;
     row.n_old = old_b.real_ns.size();
     row.n_new = new_b.real_ns.size();
-    row.old_median_ns = summarize_samples(old_b.real_ns).median;
-    row.new_median_ns = summarize_samples(new_b.real_ns).median;
+    row.old_median_ns = stats::median_of(old_b.real_ns);
+    row.new_median_ns = stats::median_of(new_b.real_ns);
     const bool valid = valid_median(row.old_median_ns) && valid_median(row.new_median_ns);
     if (valid) {
       row.change_pct = (row.new_median_ns / row.old_median_ns - 1) * 100;
@@ -66,10 +66,10 @@ Comparison compare_runs(const std::vector<BenchmarkSamples>& old_run,
       row.change_pct = std::numeric_limits<double>::quiet_NaN();
     }
     row.noisy = old_b.noisy || new_b.noisy;
-    row.test = mann_whitney_u(old_b.real_ns, new_b.real_ns);
+    row.test = stats::mann_whitney_u(old_b.real_ns, new_b.real_ns);
     row.significant = row.test.p_value < options.alpha;
     row.low_power = std::min(row.n_old, row.n_new) < kFewSamples ||
-                    mann_whitney_min_p(row.n_old, row.n_new) >= options.alpha;
+                    stats::mann_whitney_min_p(row.n_old, row.n_new) >= options.alpha;
     if (!valid) {
       row.verdict = Verdict::kInvalid;
     } else if (row.significant && std::abs(row.change_pct) >= options.min_change_pct) {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "reports/mann_whitney.h"
 #include "reports/run_document.h"
+#include "stats/mann_whitney.h"
 
 namespace cuvil::reports {
 
@@ -30,7 +30,7 @@ struct BenchmarkComparison {
   size_t n_old = 0, n_new = 0;
   double old_median_ns = 0, new_median_ns = 0;
   double change_pct = 0;  // (new / old - 1) * 100: positive is slower; NaN when kInvalid
-  MannWhitneyResult test;
+  stats::MannWhitneyResult test;
   bool significant = false;  // p < alpha
   bool low_power = false;    // too few samples to trust, or too few to ever reach alpha
   bool noisy = false;        // either run flagged this benchmark's measurement as noisy

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "reports/mann_whitney.h"
-#include "reports/sample_summary.h"
+#include "stats/mann_whitney.h"
+#include "stats/order_statistics.h"
 
 namespace cuvil::reports {
 
@@ -56,20 +56,20 @@ Confirmation confirm_regression(const std::vector<std::vector<double>>& old_roun
   std::vector<double> old_pool, new_pool, old_medians, new_medians;
   for (const auto& r : old_rounds) {
     old_pool.insert(old_pool.end(), r.begin(), r.end());
-    old_medians.push_back(summarize_samples(r).median);
+    old_medians.push_back(stats::median_of(r));
   }
   for (const auto& r : new_rounds) {
     new_pool.insert(new_pool.end(), r.begin(), r.end());
-    new_medians.push_back(summarize_samples(r).median);
+    new_medians.push_back(stats::median_of(r));
   }
-  const double old_median = summarize_samples(old_pool).median;
-  const double new_median = summarize_samples(new_pool).median;
+  const double old_median = stats::median_of(old_pool);
+  const double new_median = stats::median_of(new_pool);
   if (!(old_median > 0) || !std::isfinite(new_median)) {
     c.reason = "the old side measured no time";
     return c;
   }
   c.change_pct = (new_median / old_median - 1) * 100;
-  c.p_value = mann_whitney_u(old_pool, new_pool).p_value;
+  c.p_value = stats::mann_whitney_u(old_pool, new_pool).p_value;
   c.old_spread_pct = spread_pct(old_medians);
   c.new_spread_pct = spread_pct(new_medians);
   for (size_t i = 0; i < c.pairs; ++i) c.pairs_slower += new_medians[i] > old_medians[i];
@@ -82,15 +82,15 @@ Confirmation confirm_regression(const std::vector<std::vector<double>>& old_roun
                          *std::max_element(old_medians.begin(), old_medians.end());
   if (significant && c.change_pct >= effect && c.pairs_slower == c.pairs && separated) {
     c.verdict = ConfirmationVerdict::kConfirmed;
-    c.reason = format("%+.2f%% (p = %.3g), every new round slower than every old one",
-                      c.change_pct, c.p_value);
+    c.reason = format("%+.2f%% (p = %.3g), every new round slower than every old one", c.change_pct,
+                      c.p_value);
     return c;
   }
   if (c.change_pct >= effect && (c.old_spread_pct >= effect || c.new_spread_pct >= effect)) {
     c.verdict = ConfirmationVerdict::kNoisy;
-    c.reason = format(
-        "%+.2f%%, but the rounds of a side differ by as much (old %.1f%%, new %.1f%% apart)",
-        c.change_pct, c.old_spread_pct, c.new_spread_pct);
+    c.reason =
+        format("%+.2f%%, but the rounds of a side differ by as much (old %.1f%%, new %.1f%% apart)",
+               c.change_pct, c.old_spread_pct, c.new_spread_pct);
     return c;
   }
   c.verdict = ConfirmationVerdict::kNotConfirmed;

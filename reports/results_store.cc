@@ -12,7 +12,7 @@
 #include "passes/ir/error.h"
 #include "reports/json_input.h"
 #include "reports/run_document.h"
-#include "reports/sample_summary.h"
+#include "stats/summary.h"
 
 namespace cuvil::reports {
 
@@ -324,7 +324,7 @@ int64_t ResultsStore::store_run(const json& document, const StoreRunOptions& opt
       "INSERT INTO samples(benchmark_id, idx, real_ns, cpu_ns) VALUES (?1, ?2, ?3, ?4)");
   int64_t written = 0;
   for (const BenchmarkSamples& b : benchmarks) {
-    const SampleSummary s = summarize_samples(b.real_ns);
+    const stats::Summary s = stats::summarize(b.real_ns, stats::MedianInterval::none);
     insert_benchmark.bind(1, run_id)
         .bind(2, b.name)
         .bind(3, b.suite)

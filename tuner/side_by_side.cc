@@ -10,8 +10,9 @@
 #include "bench_suite/verify.h"
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
-#include "reports/mann_whitney.h"
 #include "runtime/executor.h"
+#include "stats/mann_whitney.h"
+#include "stats/order_statistics.h"
 #include "tuner/isolation.h"
 #include "tuner/trial.h"
 
@@ -19,11 +20,8 @@ namespace cuvil::tuner {
 
 namespace {
 
-double median_ms(std::vector<double> samples_ns) {
-  if (samples_ns.empty()) return 0;
-  std::sort(samples_ns.begin(), samples_ns.end());
-  const size_t n = samples_ns.size();
-  return (n % 2 ? samples_ns[n / 2] : 0.5 * (samples_ns[n / 2 - 1] + samples_ns[n / 2])) * 1e-6;
+double median_ms(const std::vector<double>& samples_ns) {
+  return stats::median_of(samples_ns) * 1e-6;
 }
 
 // Exactly `samples` timed runs, no warm-up: one turn of a configuration.
@@ -167,9 +165,8 @@ TimeRatio time_ratio(const std::vector<RungSamples>& reference,
   r.high = s.high;
   r.p_value = 0;
   for (size_t i = 0; i < reference.size(); ++i) {
-    r.p_value =
-        std::max(r.p_value,
-                 reports::mann_whitney_u(reference[i].samples_ns, candidate[i].samples_ns).p_value);
+    r.p_value = std::max(
+        r.p_value, stats::mann_whitney_u(reference[i].samples_ns, candidate[i].samples_ns).p_value);
   }
   return r;
 }

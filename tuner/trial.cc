@@ -12,23 +12,19 @@
 #include <string>
 #include <vector>
 
-#include "bench_suite/stats.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "runtime/executor.h"
+#include "stats/order_statistics.h"
 
 namespace cuvil::tuner {
 
 namespace {
 
-double median_ms(std::vector<double> samples_ns) {
-  if (samples_ns.empty()) return 0;
-  std::sort(samples_ns.begin(), samples_ns.end());
-  const size_t n = samples_ns.size();
-  const double m = n % 2 ? samples_ns[n / 2] : 0.5 * (samples_ns[n / 2 - 1] + samples_ns[n / 2]);
-  return m * 1e-6;
+double median_ms(const std::vector<double>& samples_ns) {
+  return stats::median_of(samples_ns) * 1e-6;
 }
 
 [[noreturn]] void inject(const std::string& fault) {

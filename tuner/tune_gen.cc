@@ -21,6 +21,7 @@
 #include "bench_suite/verify.h"
 #include "passes/ir/error.h"
 #include "probes/machine_peak.h"
+#include "stats/order_statistics.h"
 #include "tuner/confirm.h"
 #include "tuner/knob_reach.h"
 #include "tuner/optuna_bridge.h"
@@ -34,12 +35,6 @@
 namespace cuvil::tuner {
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Four significant digits: provenance reads well and does not churn on float noise.
 double round4(double v) {
@@ -68,7 +63,7 @@ Speedup speedup_interval(const TrialRecord& baseline, const TrialRecord& best, i
   auto resample_median = [&](const std::vector<double>& x) {
     std::vector<double> r(x.size());
     for (double& v : r) v = x[rng() % x.size()];
-    return median(r);
+    return stats::median_of(r);
   };
   for (int b = 0; b < resamples; ++b) {
     double log_ratio = 0;

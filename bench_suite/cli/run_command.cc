@@ -18,7 +18,6 @@
 #include "bench_suite/op_profile.h"
 #include "bench_suite/probe_run.h"
 #include "bench_suite/progress.h"
-#include "bench_suite/stats.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/torch_baseline.h"
 #include "passes/cuvilpass.h"
@@ -27,6 +26,7 @@
 #include "probes/clock.h"
 #include "probes/machine_peak.h"
 #include "runtime/executor.h"
+#include "stats/summary.h"
 
 namespace cuvil::bench::cli {
 
@@ -216,7 +216,7 @@ void print_header() {
 }
 
 void print_row(const RungResult& r) {
-  const Summary s = summarize(r.measurement.real_ns);
+  const stats::Summary s = stats::summarize(r.measurement.real_ns);
   const Achieved a = achieved(r, s.median);
   char noise[16];
   if (std::isfinite(r.measurement.noise)) {
@@ -327,12 +327,12 @@ void print_baseline_table(const std::vector<std::pair<RungResult, std::vector<Ru
   std::printf("%-22s %-14s %10s %21s %9s %17s %12s\n", "rung", "variant", "median ms", "95% CI ms",
               "speed-up", "95% CI", "max rel err");
   for (const auto& [cuvil_row, baselines] : rows) {
-    const Summary c = summarize(cuvil_row.measurement.real_ns);
+    const stats::Summary c = stats::summarize(cuvil_row.measurement.real_ns);
     std::printf("%-22s %-14s %10.3f %10.3f..%-10.3f %9s %17s %12s\n",
                 (cuvil_row.suite + "/" + cuvil_row.rung).c_str(), "cuvil", c.median * 1e-6,
                 c.median_ci.low * 1e-6, c.median_ci.high * 1e-6, "", "", "");
     for (const RungResult& b : baselines) {
-      const Summary t = summarize(b.measurement.real_ns);
+      const stats::Summary t = stats::summarize(b.measurement.real_ns);
       char ci[40];
       std::snprintf(ci, sizeof ci, "%.2fx..%.2fx", t.median_ci.low / c.median_ci.high,
                     t.median_ci.high / c.median_ci.low);

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "bench_suite/stats.h"
 #include "passes/ir/error.h"
+#include "stats/summary.h"
 
 namespace cuvil::bench::serve {
 
@@ -13,7 +13,7 @@ double nearest_rank_percentile(std::vector<double> samples, double p) {
   CUVIL_CHECK(!samples.empty(), "percentile of no samples");
   CUVIL_CHECK(p > 0 && p <= 100, "percentile " + std::to_string(p));
   std::sort(samples.begin(), samples.end());
-  return bench::nearest_rank_percentile(samples, p);  // the harness's definition, shared
+  return stats::nearest_rank_percentile(samples, p);  // the harness's definition, shared
 }
 
 LatencyStats latency_stats(const std::vector<int64_t>& latencies_ns) {

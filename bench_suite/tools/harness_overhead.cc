@@ -6,7 +6,8 @@
 //     divided by the runs; it is spent between samples, not inside them.
 //   - noise evaluation: the stopping rule fed a stream that never gets quiet (its worst case:
 //     the noise re-evaluated at every 5% growth up to max_samples), per sample.
-//   - summary cost: summarize() once at the end (percentiles and the bootstrap interval).
+//   - summary cost: cuvil::stats::summarize() once at the end (percentiles and the bootstrap
+//   interval).
 // Usage: cuvil-harness-overhead [samples per round, default 10000] [rounds, default 5]
 #include <algorithm>
 #include <cstdio>
@@ -14,16 +15,10 @@
 #include <vector>
 
 #include "bench_suite/measure.h"
-#include "bench_suite/stats.h"
 #include "probes/clock.h"
+#include "stats/summary.h"
 
-namespace {
-
-double median(std::vector<double> v) {
-  return cuvil::bench::median_of(std::move(v));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int main(int argc, char** argv) {
   using namespace cuvil::bench;
@@ -42,7 +37,7 @@ int main(int argc, char** argv) {
     const int64_t t0 = cuvil::probes::now_ns();
     const Measurement m = measure(empty, o);
     const int64_t t1 = cuvil::probes::now_ns();
-    const Summary s = summarize(m.real_ns);
+    const cuvil::stats::Summary s = cuvil::stats::summarize(m.real_ns);
     const int64_t t2 = cuvil::probes::now_ns();
     const double runs = static_cast<double>(m.real_ns.size() + m.warmup_real_ns.size());
     bias_ns.push_back(s.median);
@@ -64,9 +59,13 @@ int main(int argc, char** argv) {
   }
   std::printf("harness overhead over %d round(s) of %d samples (medians across rounds):\n", rounds,
               samples);
-  std::printf("  bias per sample (empty workload reads as): %8.1f ns\n", median(bias_ns));
-  std::printf("  cost per sample (whole loop, wall / run):  %8.1f ns\n", median(cost_ns));
-  std::printf("  stopping rule, never-quiet stream:         %8.1f ns\n", median(noise_ns));
-  std::printf("  summarize() of %d samples:               %8.2f ms\n", samples, median(summary_ms));
+  std::printf("  bias per sample (empty workload reads as): %8.1f ns\n",
+              cuvil::stats::median_of(bias_ns));
+  std::printf("  cost per sample (whole loop, wall / run):  %8.1f ns\n",
+              cuvil::stats::median_of(cost_ns));
+  std::printf("  stopping rule, never-quiet stream:         %8.1f ns\n",
+              cuvil::stats::median_of(noise_ns));
+  std::printf("  summarize() of %d samples:               %8.2f ms\n", samples,
+              cuvil::stats::median_of(summary_ms));
   return 0;
 }

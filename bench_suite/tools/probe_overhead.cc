@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "bench_suite/op_profile.h"
-#include "bench_suite/stats.h"
 #include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
 #include "passes/ir/error.h"
@@ -27,6 +26,8 @@
 #include "probes/perf_counters.h"
 #include "probes/stack_sampler.h"
 #include "runtime/executor.h"
+#include "stats/bootstrap.h"
+#include "stats/summary.h"
 
 namespace {
 
@@ -116,7 +117,7 @@ int run(const Options& o) {
     executor.set_observer(nullptr);
     if (mode == Mode::counters || mode == Mode::ops_counters) counters.stop();
     if (sampler) sampler->stop();
-    return bench::median_of(ns);
+    return stats::median_of(ns);
   };
 
   std::printf(
@@ -143,10 +144,10 @@ int run(const Options& o) {
   std::fprintf(stderr, "\n");
   std::printf("%-24s %12s %10s %22s\n", "mode", "median ms", "ratio", "95% CI of the ratio");
   for (size_t m = 0; m < kModeCount; ++m) {
-    const bench::Interval ci = bench::bootstrap_median_ci(
-        ratios[m], bench::kConfidenceLevel, bench::kBootstrapResamples, bench::kBootstrapSeed);
+    const stats::Interval ci = stats::bootstrap_median_ci(
+        ratios[m], stats::kConfidenceLevel, stats::kBootstrapResamples, stats::kBootstrapSeed);
     std::printf("%-24s %12.3f %10.4f       [%.4f, %.4f]\n", name_of(kModes[m]),
-                bench::median_of(medians[m]) * 1e-6, bench::median_of(ratios[m]), ci.low, ci.high);
+                stats::median_of(medians[m]) * 1e-6, stats::median_of(ratios[m]), ci.low, ci.high);
   }
   std::printf(
       "ratio: the mode's median over the same round's probes-off median; median of %d "
@@ -155,7 +156,7 @@ int run(const Options& o) {
 
   // The observer's own cost, without kernels: a figure that load hardly moves (the median of
   // many passes), where the ratios above need a quiet machine to resolve 1%.
-  const double off_ns = bench::median_of(medians[0]);
+  const double off_ns = stats::median_of(medians[0]);
   const auto per_step_ns = [&](bench::OpProfiler& profiler) {
     std::vector<double> passes;
     for (int b = 0; b < 51; ++b) {
@@ -168,7 +169,7 @@ int run(const Options& o) {
       profiler.on_run_end();
       passes.push_back(static_cast<double>(probes::now_ns() - t0) / static_cast<double>(steps));
     }
-    return bench::median_of(passes);
+    return stats::median_of(passes);
   };
   bench::OpProfiler bare_ops(steps);
   bench::OpProfiler bare_counted(steps, ops_counted_reader);

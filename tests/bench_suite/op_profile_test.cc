@@ -6,13 +6,13 @@
 
 #include "bench_suite/json_report.h"
 #include "bench_suite/probe_run.h"
-#include "bench_suite/stats.h"
 #include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "probes/clock.h"
 #include "runtime/executor.h"
+#include "stats/summary.h"
 
 namespace cuvil::bench {
 namespace {
@@ -158,7 +158,7 @@ TEST(OpsProfile, OpsSumIsCloseToTheWallTimeOfTheSameRuns) {
     fraction.push_back(sum / wall[static_cast<size_t>(i)]);
   }
   // A sanity bound, not a speed assertion: the steps are most of a run.
-  EXPECT_GT(median_of(fraction), 0.5);
+  EXPECT_GT(stats::median_of(fraction), 0.5);
 }
 
 TEST(ProbeRung, CountersPerRunAndPerOp) {

@@ -1,10 +1,10 @@
 // Mann-Whitney U against values computed by hand and by brute-force enumeration of every
 // split of the pooled sample (an independent method from the recurrence in the code).
-#include "reports/mann_whitney.h"
+#include "stats/mann_whitney.h"
 
 #include <gtest/gtest.h>
 
-namespace cuvil::reports {
+namespace cuvil::stats {
 namespace {
 
 TEST(MannWhitney, CompletelySeparatedSamplesOfThree) {
@@ -101,4 +101,4 @@ TEST(MannWhitney, ExactAndApproximateAgreeNearTheSwitch) {
 }
 
 }  // namespace
-}  // namespace cuvil::reports
+}  // namespace cuvil::stats

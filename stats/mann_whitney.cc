@@ -1,10 +1,10 @@
-#include "reports/mann_whitney.h"
+#include "stats/mann_whitney.h"
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
-namespace cuvil::reports {
+namespace cuvil::stats {
 
 namespace {
 
@@ -99,4 +99,4 @@ double mann_whitney_min_p(size_t n1, size_t n2) {
   return std::min(1.0, 2.0 * std::exp(-log_choose));
 }
 
-}  // namespace cuvil::reports
+}  // namespace cuvil::stats

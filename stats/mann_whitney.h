@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace cuvil::reports {
+namespace cuvil::stats {
 
 struct MannWhitneyResult {
   double u = 0;        // U of the first sample: pairs (a, b) with a > b, ties counting 1/2
@@ -24,4 +24,4 @@ MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector
 // all of the other): when it is not below alpha, the test cannot call a difference at all.
 double mann_whitney_min_p(size_t n1, size_t n2);
 
-}  // namespace cuvil::reports
+}  // namespace cuvil::stats
