@@ -13,10 +13,10 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "bench_suite/cli/commands.h"
 #include "bench_suite/json_report.h"
 #include "passes/ir/error.h"
 #include "reports/results_store.h"
+#include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
 

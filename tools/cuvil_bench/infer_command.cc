@@ -6,12 +6,12 @@
 #include <memory>
 #include <set>
 
-#include "bench_suite/cli/commands.h"
 #include "bench_suite/npy.h"
 #include "passes/cuvilpass.h"
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "runtime/executor.h"
+#include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
 

@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "bench_suite/cli/commands.h"
 #include "bench_suite/models/onnx/host_tensor.h"
 #include "bench_suite/models/onnx/importer.h"
 #include "bench_suite/reach.h"
@@ -13,6 +12,7 @@
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
+#include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
 

@@ -3,9 +3,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "bench_suite/cli/commands.h"
 #include "passes/ir/error.h"
 #include "reports/results_store.h"
+#include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
 

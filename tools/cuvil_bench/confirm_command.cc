@@ -6,11 +6,11 @@
 #include <memory>
 #include <sstream>
 
-#include "bench_suite/cli/commands.h"
 #include "passes/ir/error.h"
 #include "reports/confirmation.h"
 #include "reports/printable.h"
 #include "reports/run_document.h"
+#include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
 

@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 
-#include "bench_suite/cli/commands.h"
 #include "passes/ir/error.h"
 #include "reports/flame/chrome_trace.h"
 #include "reports/flame/flame_svg.h"
@@ -17,6 +16,7 @@
 #include "reports/flame/op_records.h"
 #include "reports/flame/speedscope.h"
 #include "reports/run_document.h"
+#include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
 

@@ -7,12 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "bench_suite/cli/commands.h"
 #include "passes/ir/error.h"
 #include "reports/compare.h"
 #include "reports/printable.h"
 #include "reports/results_store.h"
 #include "reports/run_document.h"
+#include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
 

@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <memory>
 
-#include "bench_suite/cli/commands.h"
 #include "passes/ir/error.h"
 #include "reports/dashboard/site.h"
 #include "reports/results_store.h"
+#include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
 

@@ -5,7 +5,6 @@
 #include <set>
 #include <string>
 
-#include "bench_suite/cli/commands.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/torch_baseline.h"
 #include "bench_suite/verify.h"
@@ -15,6 +14,7 @@
 #include "passes/random_config.h"
 #include "passes/registry.h"
 #include "runtime/executor.h"
+#include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
 

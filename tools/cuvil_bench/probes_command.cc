@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "bench_suite/cli/commands.h"
 #include "passes/ir/error.h"
 #include "probes/clock.h"
 #include "probes/perf_counters.h"
 #include "probes/stack_sampler.h"
+#include "tools/cuvil_bench/commands.h"
 #if CUVIL_HAVE_CUPTI
 #include "probes/cupti/cupti_library.h"
 #endif

@@ -1,6 +1,6 @@
 // `cuvil-bench report`: views made from stored results and probe records (flame graphs, the
 // regression dashboard). Each view is a subcommand in its own file.
-#include "bench_suite/cli/commands.h"
+#include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
 

@@ -7,7 +7,6 @@
 #include <optional>
 #include <sstream>
 
-#include "bench_suite/cli/commands.h"
 #include "bench_suite/environment.h"
 #include "bench_suite/json_report.h"
 #include "bench_suite/progress.h"
@@ -17,14 +16,14 @@
 #include "bench_suite/serve/workload.h"
 #include "bench_suite/suites.h"
 #include "passes/ir/error.h"
+#include "tools/cuvil_bench/commands.h"
+#include "tools/cuvil_bench/run_context.h"
 
 namespace cuvil::bench::cli {
 
 namespace {
 
 constexpr int kCalibrationBatches = 3;
-constexpr double kBusyOtherCpusWarning = 0.5;
-constexpr double kBusyProbeWindowS = 0.25;
 
 struct ServeOptions {
   PipelineOptions pipeline;
@@ -85,38 +84,6 @@ std::string step_text(const serve::ScenarioResult& r) {
   return buf;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The run's context, as `run` writes it; the machine's warnings are printed now, before the
-// measurements they concern.
-RunContext serve_context(const std::string& config_path, const passes::PipelineConfig& config,
-                         const std::string& target, int threads) {
-  RunContext context;
-  context.executable = "cuvil-bench";
-  context.config_source = config_path;
-  context.config_hash = passes::config_hash(config);
-  context.target = target;
-  context.config_yaml = read_text(config_path);
-  context.environment = capture_environment();
-  context.threads = threads;
-  context.warnings = environment_warnings(context.environment, threads);
-  const double busy_others = other_processes_busy_cpus(kBusyProbeWindowS);
-  if (busy_others > kBusyOtherCpusWarning) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf,
-                  "other processes are using %.1f CPUs right now: latencies will be noisy",
-                  busy_others);
-    context.warnings.push_back(buf);
-  }
-  for (const std::string& w : context.warnings) print_warning(w);
-  return context;
-}
-
 int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
   validate(o);
   require_runnable_target(o.pipeline.target);
@@ -128,7 +95,8 @@ int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
   const Rung rung = pick_rung(loaded, o.rung);
   const serve::QueryWorkload workload = serve::query_workload(suite, rung, o.workload);
   const int threads = resolved_threads(o.pipeline);
-  const RunContext context = serve_context(config_path, config, o.pipeline.target, threads);
+  const RunContext context = measurement_context("cuvil-bench", config_path, config,
+                                                 o.pipeline.target, threads, "latencies");
 
   ProgressLine progress(stderr, o.quiet);
   std::optional<CompileProgress> compiling(std::in_place, progress,

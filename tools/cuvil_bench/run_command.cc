@@ -10,7 +10,6 @@
 #include <optional>
 #include <sstream>
 
-#include "bench_suite/cli/commands.h"
 #include "bench_suite/cuda_target.h"
 #include "bench_suite/environment.h"
 #include "bench_suite/json_report.h"
@@ -27,14 +26,13 @@
 #include "probes/machine_peak.h"
 #include "runtime/executor.h"
 #include "stats/summary.h"
+#include "tools/cuvil_bench/commands.h"
+#include "tools/cuvil_bench/run_context.h"
 
 namespace cuvil::bench::cli {
 
 namespace {
 
-// Another process using this much CPU at start gets a warning.
-constexpr double kBusyOtherCpusWarning = 0.5;
-constexpr double kBusyProbeWindowS = 0.25;
 constexpr size_t kTopOps = 15;
 
 struct RunOptions {
@@ -62,13 +60,6 @@ std::string samples_path(const RunOptions& o, const Suite& suite, const Rung& ru
   if (!o.probe_dir.empty()) return o.probe_dir + "/" + suite.name + "." + rung.name + ".folded";
   if (o.rung_count == 1) return o.out + ".folded";
   return o.out + "." + rung.name + ".folded";
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // What a compiled CPU plan holds per byte of the graph's weights, with margin: prepared forms
@@ -380,28 +371,13 @@ int run_suite(RunOptions o, const std::string& executable) {
   const int threads = resolved_threads(o.pipeline);
   o.torch.threads = threads;  // PyTorch gets the same thread budget
 
-  RunContext context;
-  context.executable = executable;
-  context.config_source = config_path;
-  context.config_hash = passes::config_hash(config);
-  context.target = o.pipeline.target;
-  context.config_yaml = read_text(config_path);
+  double busy_others = 0;
+  RunContext context = measurement_context(executable, config_path, config, o.pipeline.target,
+                                           threads, "timings", &busy_others);
   context.model_path = suite.model_path;
   context.model_sha256 = suite.model_sha256;
-  context.environment = capture_environment();
-  context.threads = threads;
   context.pinned_cpus = pinned;
   context.stopping = o.measure;
-  context.warnings = environment_warnings(context.environment, threads);
-  const double busy_others = other_processes_busy_cpus(kBusyProbeWindowS);
-  if (busy_others > kBusyOtherCpusWarning) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf,
-                  "other processes are using %.1f CPUs right now: timings will be noisy",
-                  busy_others);
-    context.warnings.push_back(buf);
-  }
-  for (const std::string& w : context.warnings) print_warning(w);
   context.clocks = probes::cached_clock_report();
 
   ProgressLine progress_line(stderr, o.quiet);
