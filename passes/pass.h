@@ -63,7 +63,6 @@ class Pass {
 
 // Typed access to a validated ParamMap.
 int64_t param_int(const ParamMap& params, const std::string& name);
-double param_real(const ParamMap& params, const std::string& name);
 bool param_bool(const ParamMap& params, const std::string& name);
 const std::string& param_choice(const ParamMap& params, const std::string& name);
 

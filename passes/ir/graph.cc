@@ -221,16 +221,6 @@ void Graph::release_constant_data(ValueId id) {
   v.data_from_init = false;
 }
 
-void Graph::set_constant_data(ValueId id, std::vector<float> values) {
-  Value& v = mutable_value(id);
-  CUVIL_CHECK(v.kind == ValueKind::constant, "value '" + v.name + "' is not a constant");
-  CUVIL_CHECK(static_cast<int64_t>(values.size()) == num_elements(v.shape),
-              "constant data size mismatch for '" + v.name + "'");
-  v.data = std::make_shared<const std::vector<float>>(std::move(values));
-  v.data_from_init = false;
-  v.released = false;
-}
-
 void Graph::replace_all_uses(ValueId from, ValueId to) {
   for (Node& n : nodes_) {
     for (ValueId& in : n.inputs) {

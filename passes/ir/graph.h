@@ -150,7 +150,6 @@ class Graph {
 
   // The constant's values, materialised on first use and shared between copies of the graph.
   const std::vector<float>& constant_data(ValueId id) const;
-  void set_constant_data(ValueId id, std::vector<float> values);
   // Drops this graph's reference to the constant's values (a plan holds them in another form):
   // values made from `init` are made again on the next constant_data(); any others can no longer
   // be read from this graph (constant_data() is then an internal error, never garbage).
