@@ -10,11 +10,11 @@
 #include "passes/fuse_elementwise.h"
 #include "passes/gemm_tiling.h"
 #include "passes/layout.h"
-#include "passes/lowering_choice.h"
 #include "passes/memory_plan.h"
 #include "passes/precision.h"
 #include "passes/python_binding.h"
 #include "passes/recognize_patterns.h"
+#include "passes/select_lowering.h"
 #include "passes/threading.h"
 
 namespace cuvil::passes {
@@ -30,7 +30,7 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   passes.push_back(std::make_unique<FoldBatchNormPass>());
   passes.push_back(std::make_unique<LayoutPass>());
   passes.push_back(std::make_unique<FuseElementwisePass>());
-  passes.push_back(std::make_unique<LoweringChoicePass>());
+  passes.push_back(std::make_unique<SelectLoweringPass>());
   // After every pass that picks kernels (select-lowering): a non-f32 precision wins.
   passes.push_back(std::make_unique<ReducedPrecisionPass>());
   passes.push_back(std::make_unique<AttentionTilingPass>());

@@ -6,9 +6,9 @@
 
 #include "passes/ir/error.h"
 #include "passes/lower.h"
-#include "passes/lowering_choice.h"
 #include "passes/pipeline.h"
 #include "passes/precision.h"
+#include "passes/select_lowering.h"
 #include "runtime/cpu/quantize.h"
 #include "runtime/executor.h"
 #include "runtime/reference/interpreter.h"

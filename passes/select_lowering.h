@@ -15,7 +15,7 @@
 
 namespace cuvil::passes {
 
-class LoweringChoicePass final : public Pass {
+class SelectLoweringPass final : public Pass {
  public:
   std::string_view name() const override { return "select-lowering"; }
   std::string_view summary() const override {

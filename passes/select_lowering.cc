@@ -1,4 +1,4 @@
-#include "passes/lowering_choice.h"
+#include "passes/select_lowering.h"
 
 #include <map>
 
@@ -100,7 +100,7 @@ int64_t winograd_tiles(const ir::Graph& graph, const ir::Node& n) {
   return y[0] * ((h + 1) / 2) * ((w + 1) / 2);
 }
 
-std::vector<ParamSpec> LoweringChoicePass::params() const {
+std::vector<ParamSpec> SelectLoweringPass::params() const {
   std::vector<ParamSpec> out;
   for (const ClassSpec& c : classes()) {
     out.push_back(
@@ -116,7 +116,7 @@ std::vector<ParamSpec> LoweringChoicePass::params() const {
   return out;
 }
 
-void LoweringChoicePass::run(ir::Graph& graph, const ParamMap& params) const {
+void SelectLoweringPass::run(ir::Graph& graph, const ParamMap& params) const {
   int64_t fallbacks = 0, chosen = 0;
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.attrs.has("impl")) continue;
