@@ -11,9 +11,9 @@
 #include "passes/gemm_tiling.h"
 #include "passes/layout.h"
 #include "passes/memory_plan.h"
-#include "passes/precision.h"
 #include "passes/python_binding.h"
 #include "passes/recognize_patterns.h"
+#include "passes/reduced_precision.h"
 #include "passes/select_lowering.h"
 #include "passes/threading.h"
 

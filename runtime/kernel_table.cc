@@ -68,7 +68,7 @@ std::vector<KernelInfo> build_table() {
   add(OpKind::conv2d, "onednn", onednn::conv2d, "oneDNN convolution primitive (library)",
       cpu::conv2d_unblocked);
   t.back().prepare = onednn::conv2d_prepare;
-  // Reduced precision (passes/precision.cc picks them): weights converted once in prepare.
+  // Reduced precision (passes/reduced_precision.cc picks them): weights converted once in prepare.
   add(OpKind::conv2d, "bf16", cpu::conv2d_bf16,
       "NHWC groups=1: bf16 weights, 1x1 as GEMM or im2col (avx512_bf16)",
       cpu::conv2d_bf16_supported);

@@ -11,8 +11,8 @@
 #include "bench_suite/verify.h"
 #include "passes/cuvilpass.h"
 #include "passes/ir/error.h"
-#include "passes/precision.h"
 #include "passes/random_config.h"
+#include "passes/reduced_precision.h"
 #include "passes/registry.h"
 #include "runtime/executor.h"
 

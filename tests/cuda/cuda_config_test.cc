@@ -6,7 +6,7 @@
 #include "passes/cuvilpass.h"
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
-#include "passes/precision.h"
+#include "passes/reduced_precision.h"
 #include "passes/registry.h"
 #include "tests/cuda/cuda_test_util.h"
 

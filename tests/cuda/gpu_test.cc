@@ -4,7 +4,7 @@
 
 #include "passes/ir/error.h"
 #include "passes/pipeline.h"
-#include "passes/precision.h"
+#include "passes/reduced_precision.h"
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/reference/interpreter.h"
 #include "tests/cuda/cuda_test_util.h"

@@ -1,4 +1,4 @@
-#include "passes/precision.h"
+#include "passes/reduced_precision.h"
 
 #include <cstdio>
 #include <set>

@@ -7,7 +7,7 @@
 #include "passes/ir/error.h"
 #include "passes/lower.h"
 #include "passes/pipeline.h"
-#include "passes/precision.h"
+#include "passes/reduced_precision.h"
 #include "passes/select_lowering.h"
 #include "runtime/cpu/quantize.h"
 #include "runtime/executor.h"
