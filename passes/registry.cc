@@ -2,10 +2,11 @@
 
 #include "passes/attention_tiling.h"
 #include "passes/conv_tiling.h"
+#include "passes/cuda_attention_tiling.h"
+#include "passes/cuda_gemm_tiling.h"
 #include "passes/cuda_graph.h"
 #include "passes/cuda_lowering.h"
 #include "passes/cuda_precision.h"
-#include "passes/cuda_tiling.h"
 #include "passes/fold_batchnorm.h"
 #include "passes/fuse_elementwise.h"
 #include "passes/gemm_tiling.h"
