@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "passes/ir/error.h"
+#include "passes/ir/shape_inference.h"
 #include "passes/select_lowering.h"
 
 namespace cuvil::passes {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "passes/ir/error.h"
+#include "passes/ir/verifier.h"
 
 namespace cuvil::bench::models {
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "passes/ir/error.h"
+#include "passes/ir/shape_inference.h"
 
 namespace cuvil::ir {
 

@@ -180,14 +180,6 @@ class Graph {
   std::vector<ValueId> outputs_;
 };
 
-// Infers node.output's shape, dtype and layout from its inputs and attributes; throws UserError
-// naming the node on bad operands.
-void infer_node(const Graph& graph, const Node& node, Value* out);
-
-// Checks structure: ids in range, single assignment, topological order, shapes consistent with
-// inference, outputs present. Throws UserError with the first problem found.
-void verify(const Graph& graph);
-
 // Made-up inputs for a graph, deterministic in seed: floats ~ N(0, 1), ids in [0, index_bound).
 std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed);
 

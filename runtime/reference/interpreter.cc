@@ -5,6 +5,7 @@
 #include <string>
 
 #include "passes/ir/error.h"
+#include "passes/ir/verifier.h"
 #include "runtime/reference/ops.h"
 
 namespace cuvil::runtime::reference {

@@ -6,6 +6,7 @@
 
 #include "passes/ir/error.h"
 #include "passes/ir/graph.h"
+#include "passes/ir/verifier.h"
 
 namespace cuvil::ir {
 namespace {
