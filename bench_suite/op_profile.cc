@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <numeric>
 
+#include "base/error.h"
 #include "bench_suite/stats.h"
-#include "passes/ir/error.h"
 #include "probes/clock.h"
 #include "runtime/kernel_table.h"
 

@@ -6,9 +6,9 @@
 #include <memory>
 #include <optional>
 
+#include "base/error.h"
 #include "bench_suite/op_profile.h"
 #include "bench_suite/stats.h"
-#include "passes/ir/error.h"
 #include "probes/clock.h"
 #include "probes/perf_counters.h"
 #include "probes/stack_sampler.h"

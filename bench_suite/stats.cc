@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "passes/ir/splitmix64.h"
+#include "base/splitmix64.h"
 
 namespace cuvil::bench {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/error.h"
 #include "bench_suite/stats.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/ir/shape_inference.h"
 #include "passes/select_lowering.h"
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <set>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/quantize.h"
 #include "runtime/kernel_table.h"
 

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/lower.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/kernel_table.h"

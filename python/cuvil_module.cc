@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "bench_suite/measure.h"
 #include "bench_suite/model_session.h"
 #include "bench_suite/stats.h"
 #include "gil_checker.h"
-#include "passes/ir/error.h"
 
 namespace py = pybind11;
 

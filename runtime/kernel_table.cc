@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/gemm_bf16_kernels.h"

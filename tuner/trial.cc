@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "bench_suite/stats.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "runtime/executor.h"
 

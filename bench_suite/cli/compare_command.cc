@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
-#include "passes/ir/error.h"
 #include "reports/compare.h"
 #include "reports/printable.h"
 #include "reports/results_store.h"

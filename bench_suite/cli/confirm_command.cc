@@ -6,8 +6,8 @@
 #include <memory>
 #include <sstream>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
-#include "passes/ir/error.h"
 #include "reports/confirmation.h"
 #include "reports/printable.h"
 #include "reports/run_document.h"

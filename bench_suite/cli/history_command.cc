@@ -3,8 +3,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
-#include "passes/ir/error.h"
 #include "reports/results_store.h"
 
 namespace cuvil::bench::cli {

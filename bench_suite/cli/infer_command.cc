@@ -6,10 +6,10 @@
 #include <memory>
 #include <set>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/npy.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "runtime/executor.h"
 

@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/cli_conventions.h"
 #include "bench_suite/workload_options.h"
-#include "passes/ir/error.h"
 #include "reports/printable.h"
 #include "runtime/cuda/device.h"
 

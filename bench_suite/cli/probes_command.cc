@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
-#include "passes/ir/error.h"
 #include "probes/clock.h"
 #include "probes/perf_counters.h"
 #include "probes/stack_sampler.h"

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
-#include "passes/ir/error.h"
 #include "reports/dashboard/site.h"
 #include "reports/results_store.h"
 

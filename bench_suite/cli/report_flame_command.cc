@@ -9,8 +9,8 @@
 #include <memory>
 #include <optional>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
-#include "passes/ir/error.h"
 #include "reports/flame/chrome_trace.h"
 #include "reports/flame/flame_svg.h"
 #include "reports/flame/folded.h"

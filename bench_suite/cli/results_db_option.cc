@@ -13,9 +13,9 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/json_report.h"
-#include "passes/ir/error.h"
 #include "reports/results_store.h"
 
 namespace cuvil::bench::cli {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/environment.h"
 #include "bench_suite/json_report.h"
@@ -16,7 +17,6 @@
 #include "bench_suite/serve/server_search.h"
 #include "bench_suite/serve/workload.h"
 #include "bench_suite/suites.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench::cli {
 

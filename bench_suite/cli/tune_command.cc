@@ -1,9 +1,9 @@
 // cuvil-bench tune: search the pipeline's pass parameters for a suite with Optuna (tuner/).
 #include <memory>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/workload_options.h"
-#include "passes/ir/error.h"
 #include "tuner/tune.h"
 
 namespace cuvil::bench::cli {

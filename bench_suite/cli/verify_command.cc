@@ -5,12 +5,12 @@
 #include <set>
 #include <string>
 
+#include "base/error.h"
 #include "bench_suite/cli/commands.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/torch_baseline.h"
 #include "bench_suite/verify.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/random_config.h"
 #include "passes/reduced_precision.h"
 #include "passes/registry.h"

@@ -4,7 +4,7 @@
 #include <functional>
 #include <limits>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/ir/shape_inference.h"
 
 namespace cuvil::ir {

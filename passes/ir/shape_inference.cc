@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::ir {
 

@@ -1,6 +1,6 @@
 #include "passes/ir/verifier.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/ir/shape_inference.h"
 
 namespace cuvil::ir {

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
 #include "bench_suite/environment.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <thread>
 
+#include "base/error.h"
 #include "bench_suite/measure.h"
-#include "passes/ir/error.h"
 #include "probes/clock.h"
 
 namespace cuvil::bench {

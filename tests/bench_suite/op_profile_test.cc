@@ -8,12 +8,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
 #include "bench_suite/json_report.h"
 #include "bench_suite/probe_run.h"
 #include "bench_suite/stats.h"
 #include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "probes/clock.h"
 #include "runtime/executor.h"

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/ir/graph.h"
 #include "passes/ir/verifier.h"
 

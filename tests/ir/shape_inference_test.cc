@@ -1,7 +1,7 @@
 // Shape inference, one op (and one must-fail case) per test.
 #include <gtest/gtest.h>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/ir/graph.h"
 #include "passes/ir/shape_inference.h"
 

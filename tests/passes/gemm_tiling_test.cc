@@ -4,8 +4,8 @@
 
 #include <random>
 
+#include "base/error.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "passes/random_config.h"
 #include "passes/registry.h"

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "lower_support.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/select_lowering.h"
 #include "test_support.h"
 

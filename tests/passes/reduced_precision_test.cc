@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/lower.h"
 #include "passes/pipeline.h"
 #include "passes/reduced_precision.h"

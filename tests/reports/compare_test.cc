@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "passes/ir/splitmix64.h"
+#include "base/splitmix64.h"
 
 namespace cuvil::reports {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <functional>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/flame/flame_svg.h"
 #include "reports/flame/folded.h"
 #include "reports/flame/op_records.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::reports {
 namespace {

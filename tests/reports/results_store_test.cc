@@ -12,7 +12,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/run_document.h"
 #include "tests/reports/run_json_fixture.h"
 

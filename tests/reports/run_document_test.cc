@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "tests/reports/run_json_fixture.h"
 
 namespace cuvil::reports {
