@@ -49,18 +49,7 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   passes.push_back(std::make_unique<CudaGraphPass>());
   return passes;
 }
-
-// Passes written before targets existed say here where they apply: graph rewrites and memory
-// planning everywhere; kernel choice, tiling and threading of the CPU backend on the CPU only.
-bool shared_graph_pass(std::string_view name) {
-  return name == "fold-batchnorm" || name == "layout" || name == "fuse-elementwise" ||
-         name == "memory-plan";
-}
 }  // namespace
-
-bool Pass::applies_to(std::string_view target) const {
-  return target == "cpu" || (target == "cuda" && shared_graph_pass(name()));
-}
 
 std::string applicable_targets(const Pass& pass) {
   std::string out;

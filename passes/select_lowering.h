@@ -21,6 +21,7 @@ class SelectLoweringPass final : public Pass {
   std::string_view summary() const override {
     return "choose per op class between generated kernels and the oneDNN library";
   }
+  bool applies_to(std::string_view target) const override { return target == "cpu"; }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };
