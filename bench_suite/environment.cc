@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 #ifndef CUVIL_CXX_COMPILER
 #define CUVIL_CXX_COMPILER "unknown"

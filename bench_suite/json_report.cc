@@ -6,7 +6,7 @@
 #include <ctime>
 #include <fstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "stats/bootstrap.h"
 
 namespace cuvil::bench {

@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/yaml_document.h"
 
 namespace cuvil::bench {

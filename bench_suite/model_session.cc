@@ -5,7 +5,7 @@
 #include <sstream>
 #include <thread>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/pipeline.h"
 
 namespace cuvil::bench {

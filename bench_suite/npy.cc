@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::bench {
 

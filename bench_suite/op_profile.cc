@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <numeric>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "probes/clock.h"
 #include "runtime/kernel_table.h"
 #include "stats/summary.h"

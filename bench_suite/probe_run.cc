@@ -6,8 +6,8 @@
 #include <memory>
 #include <optional>
 
+#include "base/error.h"
 #include "bench_suite/op_profile.h"
-#include "passes/ir/error.h"
 #include "probes/clock.h"
 #include "probes/perf_counters.h"
 #include "probes/stack_sampler.h"

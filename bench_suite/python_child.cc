@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::bench {
 

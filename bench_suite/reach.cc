@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
 #include "runtime/executor.h"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::bench {
 

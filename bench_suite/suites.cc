@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
+#include "base/error.h"
 #include "bench_suite/models/llama3_8b.h"
 #include "bench_suite/models/resnet50.h"
 #include "bench_suite/models/sdxl_unet.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench {
 

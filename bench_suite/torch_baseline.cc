@@ -6,8 +6,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/error.h"
 #include "bench_suite/npy.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench {
 

@@ -2,7 +2,7 @@
 
 #include "bench_suite/cuda_target.h"
 #include "passes/pipeline.h"
-#include "passes/precision.h"
+#include "passes/reduced_precision.h"
 #include "passes/registry.h"
 #include "runtime/executor.h"
 #include "runtime/reference/interpreter.h"

@@ -10,7 +10,7 @@
 #include "passes/cuvilpass.h"
 #include "passes/ir/graph.h"
 #include "passes/pipeline.h"
-#include "passes/precision.h"
+#include "passes/reduced_precision.h"
 
 namespace cuvil::bench {
 

@@ -4,9 +4,9 @@
 #include <map>
 #include <set>
 
+#include "base/error.h"
 #include "bench_suite/models/onnx/importer.h"
 #include "bench_suite/sha256.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench {
 

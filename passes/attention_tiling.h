@@ -13,6 +13,7 @@ class AttentionTilingPass final : public Pass {
   std::string_view summary() const override {
     return "choose the attention kernel (flash / blocked) and its query and key tile sizes";
   }
+  bool applies_to(std::string_view target) const override { return target == "cpu"; }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

@@ -17,6 +17,7 @@ class ConvTilingPass final : public Pass {
   std::string_view summary() const override {
     return "NHWC convolutions: register tile, thread split, input-channel passes, Winograd tile";
   }
+  bool applies_to(std::string_view target) const override { return target == "cpu"; }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

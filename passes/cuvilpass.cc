@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/error.h"
 #include "passes/ir/edit_distance.h"
-#include "passes/ir/error.h"
 #include "passes/registry.h"
 #include "passes/yaml_document.h"
 

@@ -12,6 +12,9 @@ class FoldBatchNormPass final : public Pass {
   std::string_view summary() const override {
     return "fold batch_norm after a single-use conv2d into the conv's weight and bias";
   }
+  bool applies_to(std::string_view target) const override {
+    return target == "cpu" || target == "cuda";
+  }
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };
 

@@ -12,6 +12,9 @@ class FuseElementwisePass final : public Pass {
   std::string_view summary() const override {
     return "fuse chains of elementwise ops into the producer's epilogue";
   }
+  bool applies_to(std::string_view target) const override {
+    return target == "cpu" || target == "cuda";
+  }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

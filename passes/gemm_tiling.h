@@ -14,6 +14,7 @@ class GemmTilingPass final : public Pass {
   std::string_view summary() const override {
     return "GEMM register tile, MC/KC/NC cache blocks and constant-weight prepacking";
   }
+  bool applies_to(std::string_view target) const override { return target == "cpu"; }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

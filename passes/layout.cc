@@ -5,8 +5,9 @@
 #include <string>
 #include <utility>
 
-#include "passes/ir/error.h"
-#include "passes/lowering_choice.h"
+#include "base/error.h"
+#include "passes/ir/shape_inference.h"
+#include "passes/select_lowering.h"
 
 namespace cuvil::passes {
 
@@ -34,7 +35,7 @@ int64_t channels_of(const Shape& shape, Layout l) {
   return l == Layout::nhwc ? shape[3] : shape[1];
 }
 
-// Which conv classes (lowering_choice.h) the blocked_convs choice puts in nchw16c. Never the
+// Which conv classes (select_lowering.h) the blocked_convs choice puts in nchw16c. Never the
 // depthwise ones: the blocked kernel takes groups 1 only, and depthwise convs have their own
 // NHWC kernel (the 1 -> 1 channel conv is both groups 1 and depthwise).
 bool blocks_conv_class(const std::string& choice, const std::string& cls) {

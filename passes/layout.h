@@ -16,6 +16,9 @@ class LayoutPass final : public Pass {
     return "assign nchw, nhwc or (chosen convs) nchw16c to layout-aware ops, converting only at "
            "layout boundaries";
   }
+  bool applies_to(std::string_view target) const override {
+    return target == "cpu" || target == "cuda";
+  }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

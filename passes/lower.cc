@@ -9,7 +9,7 @@
 #include <string>
 #include <variant>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/memory_plan.h"
 #include "passes/python_binding.h"
 #include "passes/threading.h"

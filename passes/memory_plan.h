@@ -15,6 +15,9 @@ class MemoryPlanPass final : public Pass {
   std::string_view summary() const override {
     return "place intermediates in one arena, sharing memory between values never live together";
   }
+  bool applies_to(std::string_view target) const override {
+    return target == "cpu" || target == "cuda";
+  }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

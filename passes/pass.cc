@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::passes {
 
@@ -96,9 +96,6 @@ const T& get(const ParamMap& params, const std::string& name) {
 
 int64_t param_int(const ParamMap& params, const std::string& name) {
   return get<int64_t>(params, name);
-}
-double param_real(const ParamMap& params, const std::string& name) {
-  return get<double>(params, name);
 }
 bool param_bool(const ParamMap& params, const std::string& name) {
   return get<bool>(params, name);

@@ -50,9 +50,9 @@ class Pass {
   virtual std::string_view name() const = 0;
   virtual std::string_view summary() const = 0;
   virtual std::vector<ParamSpec> params() const { return {}; }
-  // The targets ("cpu", "cuda") whose pipelines may run this pass. Default: the table in
-  // registry.cc (graph passes apply everywhere, passes written for the CPU backend to "cpu").
-  virtual bool applies_to(std::string_view target) const;
+  // The targets ("cpu", "cuda") whose pipelines may run this pass: graph rewrites and memory
+  // planning both, kernel choice, tiling and threading only their backend's. Each pass says.
+  virtual bool applies_to(std::string_view target) const = 0;
   // Whether the tuner searches this pass by default. Rewrites that are always worth running
   // (canonicalisations such as recognize-patterns) say no: the space keeps them on at their
   // defaults, and a search-space file can still open them (enabled: tune).
@@ -63,7 +63,6 @@ class Pass {
 
 // Typed access to a validated ParamMap.
 int64_t param_int(const ParamMap& params, const std::string& name);
-double param_real(const ParamMap& params, const std::string& name);
 bool param_bool(const ParamMap& params, const std::string& name);
 const std::string& param_choice(const ParamMap& params, const std::string& name);
 

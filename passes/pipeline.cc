@@ -1,6 +1,7 @@
 #include "passes/pipeline.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
+#include "passes/ir/verifier.h"
 #include "passes/lower.h"
 #include "passes/registry.h"
 #include "runtime/kernel_table.h"

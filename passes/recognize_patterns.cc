@@ -4,7 +4,7 @@
 #include <optional>
 #include <set>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::passes {
 

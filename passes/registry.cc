@@ -2,19 +2,20 @@
 
 #include "passes/attention_tiling.h"
 #include "passes/conv_tiling.h"
+#include "passes/cuda_attention_tiling.h"
+#include "passes/cuda_gemm_tiling.h"
 #include "passes/cuda_graph.h"
 #include "passes/cuda_lowering.h"
 #include "passes/cuda_precision.h"
-#include "passes/cuda_tiling.h"
 #include "passes/fold_batchnorm.h"
 #include "passes/fuse_elementwise.h"
 #include "passes/gemm_tiling.h"
 #include "passes/layout.h"
-#include "passes/lowering_choice.h"
 #include "passes/memory_plan.h"
-#include "passes/precision.h"
 #include "passes/python_binding.h"
 #include "passes/recognize_patterns.h"
+#include "passes/reduced_precision.h"
+#include "passes/select_lowering.h"
 #include "passes/threading.h"
 
 namespace cuvil::passes {
@@ -30,7 +31,7 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   passes.push_back(std::make_unique<FoldBatchNormPass>());
   passes.push_back(std::make_unique<LayoutPass>());
   passes.push_back(std::make_unique<FuseElementwisePass>());
-  passes.push_back(std::make_unique<LoweringChoicePass>());
+  passes.push_back(std::make_unique<SelectLoweringPass>());
   // After every pass that picks kernels (select-lowering): a non-f32 precision wins.
   passes.push_back(std::make_unique<ReducedPrecisionPass>());
   passes.push_back(std::make_unique<AttentionTilingPass>());
@@ -48,18 +49,7 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
   passes.push_back(std::make_unique<CudaGraphPass>());
   return passes;
 }
-
-// Passes written before targets existed say here where they apply: graph rewrites and memory
-// planning everywhere; kernel choice, tiling and threading of the CPU backend on the CPU only.
-bool shared_graph_pass(std::string_view name) {
-  return name == "fold-batchnorm" || name == "layout" || name == "fuse-elementwise" ||
-         name == "memory-plan";
-}
 }  // namespace
-
-bool Pass::applies_to(std::string_view target) const {
-  return target == "cpu" || (target == "cuda" && shared_graph_pass(name()));
-}
 
 std::string applicable_targets(const Pass& pass) {
   std::string out;

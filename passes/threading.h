@@ -21,6 +21,7 @@ class ThreadingPass final : public Pass {
   std::string_view summary() const override {
     return "thread count of the plan and the GEMM's work partition between threads";
   }
+  bool applies_to(std::string_view target) const override { return target == "cpu"; }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::passes {
 

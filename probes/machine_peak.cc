@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "probes/clock.h"
 
 namespace cuvil::probes {

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <map>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "probes/perf_counters_internal.h"
 
 namespace cuvil::probes {

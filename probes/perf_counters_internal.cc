@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "probes/perf_counters.h"
 
 namespace cuvil::probes::detail {

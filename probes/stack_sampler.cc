@@ -21,7 +21,7 @@
 #include <mutex>
 #include <thread>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "probes/perf_counters.h"
 #include "probes/perf_counters_internal.h"
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "bench_suite/measure.h"
 #include "bench_suite/model_session.h"
 #include "gil_checker.h"
-#include "passes/ir/error.h"
 #include "stats/summary.h"
 
 namespace py = pybind11;

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <utility>
 
-#include "passes/ir/error.h"
-#include "passes/ir/splitmix64.h"
+#include "base/error.h"
+#include "base/splitmix64.h"
 #include "stats/order_statistics.h"
 
 namespace cuvil::reports {

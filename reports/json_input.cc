@@ -4,7 +4,7 @@
 #include <limits>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/printable.h"
 
 namespace cuvil::reports {

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/json_input.h"
 #include "reports/run_document.h"
 #include "stats/summary.h"

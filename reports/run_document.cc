@@ -8,7 +8,7 @@
 #include <optional>
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/json_input.h"
 #include "reports/printable.h"
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::reports {
 

@@ -8,7 +8,7 @@
 #include <new>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/gemm_bf16_kernels.h"
@@ -32,17 +32,21 @@ std::vector<KernelInfo> build_table() {
       "1x1 stride-1 as GEMM, otherwise im2col + GEMM; nchw16c: direct_nchw16c");
   add(OpKind::conv2d, "im2col", cpu::conv2d_im2col, "im2col (blocked) + packed GEMM",
       cpu::conv2d_unblocked);
+  t.back().choice = "im2col";
   add(OpKind::conv2d, "gemm_1x1", cpu::conv2d_gemm_1x1, "1x1 stride-1 unpadded as one GEMM",
       cpu::conv2d_is_1x1);
+  t.back().choice = "gemm";
   add(OpKind::conv2d, "direct_nhwc", cpu::conv2d_direct_nhwc,
       "direct, NHWC only: MR pixels x NV*16 channels register tile, packed weights",
       cpu::conv2d_direct_supports);
+  t.back().choice = "direct";
   t.back().prepare = cpu::conv2d_direct_prepare;
   t.back().replaced_inputs = 1u << 1;
   t.back().pin = cpu::conv2d_direct_pin;
   add(OpKind::conv2d, "winograd_nhwc", cpu::conv2d_winograd_nhwc,
       "3x3 stride-1, NHWC groups=1: Winograd F(2x2 or 4x4, 3x3), weights transformed once",
       cpu::conv2d_winograd_supports);
+  t.back().choice = "winograd";
   t.back().prepare = cpu::conv2d_winograd_prepare;
   t.back().replaced_inputs = 1u << 1;
   t.back().bf16_variant = "conv2d.winograd_bf16";
@@ -57,46 +61,59 @@ std::vector<KernelInfo> build_table() {
       "direct, nchw16c groups=1 only: MR pixels x NV 16-channel blocks register tile, packed "
       "weights",
       cpu::conv2d_direct_nchw16c_supports);
+  t.back().choice = "direct";
+  t.back().blocked = true;
   t.back().prepare = cpu::conv2d_direct_nchw16c_prepare;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "depthwise_nhwc", cpu::conv2d_depthwise_nhwc,
       "depthwise (groups = C), NHWC only: MR pixels x NV*16 channels register tile over "
       "channel-innermost packed weights, borders unpadded",
       cpu::conv2d_depthwise_supports);
+  t.back().choice = "depthwise";
   t.back().prepare = cpu::conv2d_depthwise_prepare;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "onednn", onednn::conv2d, "oneDNN convolution primitive (library)",
       cpu::conv2d_unblocked);
+  t.back().choice = "onednn";
   t.back().prepare = onednn::conv2d_prepare;
-  // Reduced precision (passes/precision.cc picks them): weights converted once in prepare.
+  // Reduced precision (passes/reduced_precision.cc picks them): weights converted once in prepare.
   add(OpKind::conv2d, "bf16", cpu::conv2d_bf16,
       "NHWC groups=1: bf16 weights, 1x1 as GEMM or im2col (avx512_bf16)",
       cpu::conv2d_bf16_supported);
+  t.back().precision = "bf16";
   t.back().prepare = cpu::prepare_conv2d_bf16;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "int8", cpu::conv2d_int8,
       "NHWC groups=1: int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
       cpu::conv2d_int8_supported);
+  t.back().precision = "int8";
   t.back().prepare = cpu::prepare_conv2d_int8;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "gemm", cpu::linear_gemm, "packed GEMM with B transposed");
+  t.back().choice = "gemm";
   t.back().prepare = cpu::linear_gemm_prepare;  // packs a constant weight (gemm.prepack)
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "onednn", onednn::linear, "oneDNN matmul primitive (library)");
+  t.back().choice = "onednn";
   t.back().prepare = onednn::linear_prepare;
   add(OpKind::matmul, "gemm", cpu::matmul_gemm, "batched packed GEMM");
+  t.back().choice = "gemm";
   add(OpKind::linear, "bf16", cpu::linear_bf16,
       "bf16 weights packed in K pairs, fp32 accumulation (avx512_bf16)", cpu::bf16_supported);
+  t.back().precision = "bf16";
   t.back().prepare = cpu::prepare_linear_bf16;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "int8", cpu::linear_int8,
       "int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
       cpu::linear_int8_supported);
+  t.back().precision = "int8";
   t.back().prepare = cpu::prepare_linear_int8;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::matmul, "bf16", cpu::matmul_bf16,
       "both operands converted to bf16 per call (avx512_bf16)", cpu::bf16_supported);
+  t.back().precision = "bf16";
   add(OpKind::matmul, "onednn", onednn::matmul, "oneDNN matmul primitive (library)");
+  t.back().choice = "onednn";
   t.back().prepare = onednn::matmul_prepare;
   add(OpKind::batch_norm, "cpu", cpu::batch_norm, "per-channel affine");
   add(OpKind::group_norm, "cpu", cpu::group_norm, "two-pass, fp64 statistics");
@@ -171,6 +188,20 @@ const KernelInfo& default_kernel(ir::OpKind op) {
 const KernelInfo* find_kernel(ir::OpKind op, const std::string& name) {
   for (const KernelInfo& k : kernel_table()) {
     if (k.op == op && k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+const KernelInfo* find_choice_kernel(ir::OpKind op, const std::string& choice, bool blocked) {
+  for (const KernelInfo& k : kernel_table()) {
+    if (k.op == op && k.choice == choice && k.blocked == blocked) return &k;
+  }
+  return nullptr;
+}
+
+const KernelInfo* find_precision_kernel(ir::OpKind op, const std::string& precision) {
+  for (const KernelInfo& k : kernel_table()) {
+    if (k.op == op && !k.precision.empty() && k.precision == precision) return &k;
   }
   return nullptr;
 }

@@ -34,6 +34,14 @@ struct KernelInfo {
   // resolve for `step` (Winograd's tile, a thread split): pinned onto a scaled-down copy of the
   // node, they make it run the code the full-size node runs (passes::resolve_pins).
   ir::Attrs (*pin)(const Step& step, int threads) = nullptr;
+  // The select-lowering choice that names this kernel ("gemm", "im2col", "direct", "winograd",
+  // "depthwise", "onednn"); empty when no choice names it.
+  std::string choice;
+  // Runs blocked (nchw16c) steps only: its choice names it for blocked nodes, and only it.
+  bool blocked = false;
+  // "bf16" or "int8": the op's reduced-precision kernel of that precision, the one
+  // reduced-precision picks (unless the node's kernel has a bf16_variant); empty for the others.
+  std::string precision;
 };
 
 // Every registered kernel, ops in OpKind order, the default kernel of each op first.
@@ -44,6 +52,10 @@ std::vector<const KernelInfo*> kernels_for(ir::OpKind op);
 const KernelInfo& default_kernel(ir::OpKind op);
 // The kernel with this name for this op, or nullptr.
 const KernelInfo* find_kernel(ir::OpKind op, const std::string& name);
+// The kernel `choice` names for this op's blocked (nchw16c) or other nodes, or nullptr.
+const KernelInfo* find_choice_kernel(ir::OpKind op, const std::string& choice, bool blocked);
+// The op's kernel of reduced precision `precision` ("bf16", "int8"), or nullptr.
+const KernelInfo* find_precision_kernel(ir::OpKind op, const std::string& precision);
 // Whether the step's kernel, having prepared, never reads operand `input` (replaced_inputs).
 bool replaces_input(const Step& step, size_t input);
 // How a kernel was lowered, from its registered name: "onednn" (the library) or "generated"

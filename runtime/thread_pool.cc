@@ -12,7 +12,7 @@
 #include <string>
 #include <system_error>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::runtime {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "passes/ir/splitmix64.h"
+#include "base/splitmix64.h"
 
 namespace cuvil::stats {
 

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::tuner {
 

@@ -10,7 +10,7 @@
 #include <random>
 #include <set>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::tuner {
 

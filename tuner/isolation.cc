@@ -15,7 +15,7 @@
 #include <cstring>
 #include <new>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::tuner {
 

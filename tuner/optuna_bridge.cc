@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 #ifndef CUVIL_TUNER_PYTHON_DIR
 #define CUVIL_TUNER_PYTHON_DIR "tuner/python"

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/error.h"
 #include "bench_suite/python_child.h"
-#include "passes/ir/error.h"
 #include "passes/python_binding.h"
 
 namespace cuvil::tuner {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/registry.h"
 
 namespace cuvil::tuner {

@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/error.h"
 #include "bench_suite/measure.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "runtime/executor.h"
 #include "stats/mann_whitney.h"

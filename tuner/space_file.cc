@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/yaml_document.h"
 
 namespace cuvil::tuner {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "runtime/executor.h"
 #include "stats/order_statistics.h"

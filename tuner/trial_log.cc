@@ -11,7 +11,7 @@
 #include <fstream>
 #include <thread>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 #ifndef CUVIL_SOURCE_DIR
 #define CUVIL_SOURCE_DIR "."

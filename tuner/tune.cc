@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/error.h"
 #include "bench_suite/suites.h"
-#include "passes/ir/error.h"
 #include "tuner/isolation.h"
 #include "tuner/knob_reach.h"
 #include "tuner/optuna_bridge.h"

@@ -17,9 +17,9 @@
 #include <random>
 #include <set>
 
+#include "base/error.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
-#include "passes/ir/error.h"
 #include "probes/machine_peak.h"
 #include "stats/order_statistics.h"
 #include "tuner/confirm.h"

@@ -2,7 +2,8 @@
 
 #include <cmath>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
+#include "passes/ir/verifier.h"
 
 namespace cuvil::bench::models {
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "base/error.h"
 #include "bench_suite/models/builder.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench::models {
 

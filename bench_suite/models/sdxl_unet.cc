@@ -2,8 +2,8 @@
 
 #include <string>
 
+#include "base/error.h"
 #include "bench_suite/models/builder.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench::models {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::bench::serve {
 

@@ -1,6 +1,6 @@
 #include "bench_suite/serve/compiled_sut.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/pipeline.h"
 #include "probes/clock.h"
 

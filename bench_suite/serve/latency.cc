@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "stats/summary.h"
 
 namespace cuvil::bench::serve {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/error.h"
 #include "bench_suite/serve/arrivals.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench::serve {
 

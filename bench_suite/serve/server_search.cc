@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::bench::serve {
 

@@ -1,6 +1,6 @@
 #include "bench_suite/serve/sut.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::bench::serve {
 

@@ -1,6 +1,6 @@
 #include "bench_suite/serve/workload.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::bench::serve {
 

@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
 #include "bench_suite/op_profile.h"
 #include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "probes/clock.h"
 #include "probes/perf_counters.h"

@@ -4,7 +4,8 @@
 #include <functional>
 #include <limits>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
+#include "passes/ir/shape_inference.h"
 
 namespace cuvil::ir {
 
@@ -219,16 +220,6 @@ void Graph::release_constant_data(ValueId id) {
   if (!v.data_from_init) v.released = true;
   v.data.reset();
   v.data_from_init = false;
-}
-
-void Graph::set_constant_data(ValueId id, std::vector<float> values) {
-  Value& v = mutable_value(id);
-  CUVIL_CHECK(v.kind == ValueKind::constant, "value '" + v.name + "' is not a constant");
-  CUVIL_CHECK(static_cast<int64_t>(values.size()) == num_elements(v.shape),
-              "constant data size mismatch for '" + v.name + "'");
-  v.data = std::make_shared<const std::vector<float>>(std::move(values));
-  v.data_from_init = false;
-  v.released = false;
 }
 
 void Graph::replace_all_uses(ValueId from, ValueId to) {

@@ -150,7 +150,6 @@ class Graph {
 
   // The constant's values, materialised on first use and shared between copies of the graph.
   const std::vector<float>& constant_data(ValueId id) const;
-  void set_constant_data(ValueId id, std::vector<float> values);
   // Drops this graph's reference to the constant's values (a plan holds them in another form):
   // values made from `init` are made again on the next constant_data(); any others can no longer
   // be read from this graph (constant_data() is then an internal error, never garbage).
@@ -180,14 +179,6 @@ class Graph {
   std::vector<ValueId> inputs_;
   std::vector<ValueId> outputs_;
 };
-
-// Infers node.output's shape, dtype and layout from its inputs and attributes; throws UserError
-// naming the node on bad operands.
-void infer_node(const Graph& graph, const Node& node, Value* out);
-
-// Checks structure: ids in range, single assignment, topological order, shapes consistent with
-// inference, outputs present. Throws UserError with the first problem found.
-void verify(const Graph& graph);
 
 // Made-up inputs for a graph, deterministic in seed: floats ~ N(0, 1), ids in [0, index_bound).
 std::vector<Tensor> random_inputs(const Graph& graph, uint64_t seed);

@@ -57,13 +57,6 @@ std::string_view to_string(OpKind op) {
   return kOpNames[static_cast<int>(op)];
 }
 
-std::optional<OpKind> parse_op(std::string_view name) {
-  for (int i = 0; i < kOpKindCount; ++i) {
-    if (kOpNames[i] == name) return static_cast<OpKind>(i);
-  }
-  return std::nullopt;
-}
-
 bool is_unary_elementwise(OpKind op) {
   switch (op) {
     case OpKind::relu:

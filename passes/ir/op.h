@@ -103,7 +103,6 @@ enum class OpKind : uint8_t {
 inline constexpr int kOpKindCount = static_cast<int>(OpKind::expand) + 1;
 
 std::string_view to_string(OpKind op);
-std::optional<OpKind> parse_op(std::string_view name);
 
 bool is_unary_elementwise(OpKind op);
 bool is_binary_elementwise(OpKind op);

@@ -1,9 +1,10 @@
 // Shape, dtype and layout inference, one rule per op (see op.h for each op's contract).
+#include "passes/ir/shape_inference.h"
+
 #include <algorithm>
 #include <cmath>
 
-#include "passes/ir/error.h"
-#include "passes/ir/graph.h"
+#include "base/error.h"
 
 namespace cuvil::ir {
 

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::ir {
 

@@ -1,6 +1,6 @@
 #include "passes/ir/types.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::ir {
 

@@ -1,5 +1,7 @@
-#include "passes/ir/error.h"
-#include "passes/ir/graph.h"
+#include "passes/ir/verifier.h"
+
+#include "base/error.h"
+#include "passes/ir/shape_inference.h"
 
 namespace cuvil::ir {
 

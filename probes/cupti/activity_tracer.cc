@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "probes/cupti/cupti_library.h"
 #include "probes/cupti/op_regions.h"
 

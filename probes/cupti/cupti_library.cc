@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 #ifndef CUVIL_CUPTI_LIBRARY_PATH
 #define CUVIL_CUPTI_LIBRARY_PATH "libcupti.so"

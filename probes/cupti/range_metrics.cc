@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "probes/cupti/cupti_library.h"
 
 namespace cuvil::probes::cupti {

@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/dashboard/flame_links.h"
 #include "reports/dashboard/format.h"
 #include "reports/dashboard/svg_chart.h"

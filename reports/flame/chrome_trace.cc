@@ -4,7 +4,7 @@
 #include <cmath>
 #include <utility>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::reports::flame {
 

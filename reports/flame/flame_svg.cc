@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/flame/flame_svg_script.h"
 #include "reports/markup.h"
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/printable.h"
 
 namespace cuvil::reports::flame {

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::reports::flame {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/json_input.h"
 #include "reports/printable.h"
 

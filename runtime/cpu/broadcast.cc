@@ -1,6 +1,6 @@
 #include "runtime/cpu/broadcast.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::runtime::cpu {
 

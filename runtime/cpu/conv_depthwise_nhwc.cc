@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/epilogue.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/register_tile.h"
 #include "runtime/plan.h"
 

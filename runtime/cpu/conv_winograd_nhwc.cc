@@ -27,7 +27,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/conv_schedule_attrs.h"

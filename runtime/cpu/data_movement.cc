@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"

@@ -1,6 +1,6 @@
 #include "runtime/cpu/epilogue.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/elementwise_math.h"
 #include "runtime/thread_pool.h"
 

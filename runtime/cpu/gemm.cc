@@ -7,7 +7,7 @@
 #include <mutex>
 #include <new>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/gemv.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/thread_pool.h"

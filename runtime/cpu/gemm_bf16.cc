@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/thread_pool.h"
 
 // GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it

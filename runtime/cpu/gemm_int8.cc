@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/thread_pool.h"
 
 // GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it

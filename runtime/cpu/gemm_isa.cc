@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/gemm_ukernel.h"
 
 namespace cuvil::runtime::cpu {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"

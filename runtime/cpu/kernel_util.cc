@@ -23,12 +23,4 @@ double sum_f64(const float* x, int64_t n) {
   return lane_sum(x, n, [](double v) { return v; });
 }
 
-double sum_sq_dev_f64(const float* x, int64_t n, double mean) {
-  return lane_sum(x, n, [mean](double v) { return (v - mean) * (v - mean); });
-}
-
-double sum_sq_f64(const float* x, int64_t n) {
-  return lane_sum(x, n, [](double v) { return v * v; });
-}
-
 }  // namespace cuvil::runtime::cpu

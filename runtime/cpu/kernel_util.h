@@ -54,9 +54,5 @@ inline std::vector<int64_t> attr_pair(const Step& s, const char* key, int64_t fa
 
 // Sums in fp64 with independent lanes so the compiler can vectorise them.
 double sum_f64(const float* x, int64_t n);
-// Sum of (x - mean)^2 in fp64.
-double sum_sq_dev_f64(const float* x, int64_t n, double mean);
-// Sum of x^2 in fp64.
-double sum_sq_f64(const float* x, int64_t n);
 
 }  // namespace cuvil::runtime::cpu

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cuda/attrs.h"
 
 namespace cuvil::runtime::cuda {

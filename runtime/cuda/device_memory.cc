@@ -4,7 +4,7 @@
 #include <map>
 #include <tuple>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::runtime::cuda {
 

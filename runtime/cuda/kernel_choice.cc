@@ -1,6 +1,6 @@
 #include "runtime/cuda/kernel_choice.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cuda/attrs.h"
 
 namespace cuvil::runtime::cuda {

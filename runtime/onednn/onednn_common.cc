@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/thread_pool.h"
 

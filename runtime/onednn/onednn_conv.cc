@@ -3,7 +3,7 @@
 // blocked format, bias and the epilogue fused as post-ops where oneDNN supports them.
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/onednn/onednn_common.h"

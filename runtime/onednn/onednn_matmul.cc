@@ -4,7 +4,7 @@
 // and the epilogue become post-ops where oneDNN supports them, else run after.
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/onednn/onednn_common.h"
 #include "runtime/onednn/onednn_kernels.h"

@@ -1,7 +1,7 @@
 // Direct 2-D convolution (stride, symmetric padding, groups, optional bias) in any layout.
 #include <algorithm>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/reference/ops.h"
 
 namespace cuvil::runtime::reference {

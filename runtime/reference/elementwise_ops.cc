@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/reference/ops.h"
 
 namespace cuvil::runtime::reference {

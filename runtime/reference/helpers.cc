@@ -1,5 +1,5 @@
 // Index helpers shared by the reference kernels: layouts, strides and broadcasting.
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/reference/ops.h"
 
 namespace cuvil::runtime::reference {

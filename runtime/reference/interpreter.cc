@@ -4,7 +4,8 @@
 
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
+#include "passes/ir/verifier.h"
 #include "runtime/reference/ops.h"
 
 namespace cuvil::runtime::reference {

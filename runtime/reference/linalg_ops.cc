@@ -1,7 +1,7 @@
 // linear (x @ w^T + bias, PyTorch weight layout) and batched matmul with broadcasting.
 #include <algorithm>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/reference/ops.h"
 
 namespace cuvil::runtime::reference {

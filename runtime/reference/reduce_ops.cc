@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/reference/ops.h"
 
 namespace cuvil::runtime::reference {

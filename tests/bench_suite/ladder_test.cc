@@ -6,9 +6,9 @@
 #include <fstream>
 #include <string>
 
+#include "base/error.h"
 #include "bench_suite/ladder.h"
 #include "bench_suite/suites.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench {
 namespace {

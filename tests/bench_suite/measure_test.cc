@@ -1,13 +1,20 @@
 // The measure loop through an injected sampler: warm-up, sampling, verdict, progress.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "base/error.h"
 #include "bench_suite/measure.h"
-#include "passes/ir/error.h"
+#include "probes/clock.h"
 
 namespace cuvil::bench {
 namespace {
 
 constexpr double kMs = 1e6;
+constexpr int64_t kSleepNs = 20'000'000;
+constexpr int64_t kSpinNs = 20'000'000;
 
 MeasureOptions quick() {
   MeasureOptions o;
@@ -91,10 +98,25 @@ TEST(Measure, InvalidOptionsAreUserErrorsBeforeAnyRun) {
 TEST(Measure, TimedSamplerRunsTheWorkOncePerSample) {
   int runs = 0;
   const Sampler sampler = timed_sampler([&] { ++runs; });
-  const Sample sample = sampler();
+  sampler();
   EXPECT_EQ(runs, 1);
-  EXPECT_GE(sample.real_ns, 0);
-  EXPECT_GE(sample.cpu_ns, 0);
+}
+
+// A sleep takes at least its length of real time (1% slack: the sleep's clock is NTP-slewed, the
+// harness's is CLOCK_MONOTONIC_RAW) and next to no CPU time; a spin takes its length of CPU
+// time, and about as much real time or more (one thread).
+TEST(Measure, TimedSamplerMeasuresRealAndCpuTimeOfTheWork) {
+  const Sample slept =
+      timed_sampler([] { std::this_thread::sleep_for(std::chrono::nanoseconds(kSleepNs)); })();
+  EXPECT_GE(slept.real_ns, 0.99 * kSleepNs);
+  EXPECT_LT(slept.cpu_ns, slept.real_ns / 2);
+  const Sample spun = timed_sampler([] {
+    const int64_t start = probes::process_cpu_ns();
+    while (probes::process_cpu_ns() - start < kSpinNs) {
+    }
+  })();
+  EXPECT_GE(spun.cpu_ns, kSpinNs);
+  EXPECT_GE(spun.real_ns, 0.9 * spun.cpu_ns);
 }
 
 // Turns of one sample (turn_s 0), no idle time: the schedule is visible call by call.

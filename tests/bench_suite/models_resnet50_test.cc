@@ -1,8 +1,9 @@
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "bench_suite/models/resnet50.h"
 #include "models_test_util.h"
-#include "passes/ir/error.h"
+#include "passes/ir/verifier.h"
 
 namespace cuvil::bench::models {
 namespace {

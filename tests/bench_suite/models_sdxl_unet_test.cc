@@ -2,9 +2,10 @@
 
 #include <cmath>
 
+#include "base/error.h"
 #include "bench_suite/models/sdxl_unet.h"
 #include "models_test_util.h"
-#include "passes/ir/error.h"
+#include "passes/ir/verifier.h"
 
 namespace cuvil::bench::models {
 namespace {

@@ -2,10 +2,10 @@
 // configs/opt/; every level compiles a suite and matches the reference within its bound.
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench {
 namespace {

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <numeric>
 
+#include "base/error.h"
 #include "bench_suite/serve/arrivals.h"
 #include "bench_suite/serve/latency.h"
 #include "bench_suite/serve/scenarios.h"
 #include "bench_suite/serve/serve_report.h"
 #include "bench_suite/serve/sut.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench::serve {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
+#include "base/error.h"
 #include "bench_suite/serve/server_search.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench::serve {
 namespace {

@@ -2,12 +2,12 @@
 // SUT (scaled-down graphs, real clock; no timing is asserted).
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "bench_suite/serve/compiled_sut.h"
 #include "bench_suite/serve/scenarios.h"
 #include "bench_suite/serve/workload.h"
 #include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench::serve {
 namespace {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <functional>
 
+#include "base/error.h"
 #include "bench_suite/stopping_rule.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench {
 namespace {

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/pipeline.h"
 #include "runtime/cuda/attrs.h"
 #include "tests/cuda/cuda_test_util.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cuda/codegen/gemm.h"
 #include "tests/cuda/codegen_test_util.h"
 

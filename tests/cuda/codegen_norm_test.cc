@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cuda/codegen/norm.h"
 #include "tests/cuda/codegen_test_util.h"
 

@@ -3,10 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
-#include "passes/precision.h"
+#include "passes/reduced_precision.h"
 #include "passes/registry.h"
 #include "tests/cuda/cuda_test_util.h"
 

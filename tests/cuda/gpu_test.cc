@@ -2,9 +2,9 @@
 // Each test skips with the reason when no device is usable (never on this build machine).
 #include <gtest/gtest.h>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/pipeline.h"
-#include "passes/precision.h"
+#include "passes/reduced_precision.h"
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/reference/interpreter.h"
 #include "tests/cuda/cuda_test_util.h"

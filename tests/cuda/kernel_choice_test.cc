@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/pipeline.h"
 #include "runtime/cuda/attrs.h"
 #include "tests/cuda/cuda_test_util.h"

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::fuzz {
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/ir/graph.h"
 
 namespace cuvil::ir {

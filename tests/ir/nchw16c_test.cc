@@ -4,8 +4,9 @@
 
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/ir/graph.h"
+#include "passes/ir/verifier.h"
 
 namespace cuvil::ir {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/registry.h"
 
 namespace cuvil::passes {

@@ -4,8 +4,8 @@
 
 #include <random>
 
+#include "base/error.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "passes/random_config.h"
 #include "passes/registry.h"
@@ -58,22 +58,50 @@ PipelineConfig with_params(const std::string& pass, const ParamMap& params) {
   return config;
 }
 
-TEST(GemmTiling, SetsEveryKnobOnGemmNodesOnly) {
-  Graph g = testing::tiny_decoder(1, 5, 24);
-  testing::run_pass(g, "gemm-tiling", {{"mc", int64_t{48}}, {"mr_nr", std::string("8x32")}});
-  int gemm_nodes = 0;
-  for (const ir::Node& n : g.nodes()) {
-    const bool gemm = n.op == ir::OpKind::linear || n.op == ir::OpKind::matmul;
-    EXPECT_EQ(n.attrs.has("gemm.mc"), gemm) << n.name;
-    if (!gemm) continue;
-    ++gemm_nodes;
-    EXPECT_EQ(n.attrs.get_int("gemm.mc", 0), 48);
-    EXPECT_EQ(n.attrs.get_string("gemm.mr_nr", ""), "8x32");
-    EXPECT_TRUE(n.attrs.has("gemm.kc"));
-    EXPECT_TRUE(n.attrs.has("gemm.nc"));
-    EXPECT_EQ(n.attrs.get_int("gemm.prepack", -1), 1);
+// The pass tags the nodes whose kernels run a GEMM: linear and matmul, and conv2d (1x1-as-GEMM
+// and im2col take its blocking); nothing else.
+TEST(GemmTiling, SetsEveryKnobOnGemmAndConvNodesOnly) {
+  for (Graph g : {testing::tiny_decoder(1, 5, 24), testing::tiny_resnet(1, 8, 8)}) {
+    testing::run_pass(g, "gemm-tiling", {{"mc", int64_t{48}}, {"mr_nr", std::string("8x32")}});
+    int gemm_nodes = 0;
+    for (const ir::Node& n : g.nodes()) {
+      const bool gemm =
+          n.op == ir::OpKind::linear || n.op == ir::OpKind::matmul || n.op == ir::OpKind::conv2d;
+      EXPECT_EQ(n.attrs.has("gemm.mc"), gemm) << n.name;
+      if (!gemm) continue;
+      ++gemm_nodes;
+      EXPECT_EQ(n.attrs.get_int("gemm.mc", 0), 48);
+      EXPECT_EQ(n.attrs.get_string("gemm.mr_nr", ""), "8x32");
+      EXPECT_TRUE(n.attrs.has("gemm.kc"));
+      EXPECT_TRUE(n.attrs.has("gemm.nc"));
+      EXPECT_EQ(n.attrs.get_int("gemm.prepack", -1), 1);
+    }
+    EXPECT_GT(gemm_nodes, 0);
   }
-  EXPECT_GT(gemm_nodes, 0);
+  EXPECT_GT(testing::count_ops(testing::tiny_resnet(1, 8, 8), ir::OpKind::conv2d), 0);
+}
+
+// A 1x1 convolution lowered as one GEMM runs that GEMM with gemm-tiling's blocking.
+TEST(GemmTiling, AOneByOneConvolutionsGemmTakesTheBlocking) {
+  Graph g;
+  const ir::ValueId x = g.add_input("x", {1, 48, 12, 12});  // K = 48 input channels > kc
+  g.mark_output(testing::add_conv(g, x, 48, 40, 1, 1, /*bias=*/true, 5));
+  PipelineConfig config = with_params("gemm-tiling", {{"kc", int64_t{17}}});
+  for (PassInvocation& p : config.passes) {
+    if (p.name == "select-lowering") p.params["conv_1x1"] = std::string("gemm");
+  }
+  const Compiled compiled = compile(g, config, 1);
+  int convs = 0;
+  for (const runtime::Step& s : compiled.plan.steps) {
+    if (s.kernel.rfind("conv2d.", 0) != 0) continue;
+    ++convs;
+    EXPECT_EQ(s.kernel, "conv2d.gemm_1x1");
+  }
+  EXPECT_EQ(convs, 1);
+  GemmTrace t;
+  ASSERT_LT(run_traced(g, config, 1, &t), 1e-4);
+  EXPECT_GE(t.calls, 1);
+  EXPECT_EQ(t.kc, 17);
 }
 
 TEST(GemmTiling, EveryKnobReachesTheKernel) {

@@ -3,8 +3,8 @@
 
 #include <string>
 
+#include "base/error.h"
 #include "lower_support.h"
-#include "passes/ir/error.h"
 #include "runtime/kernel_table.h"
 #include "test_support.h"
 

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/registry.h"
 #include "runtime/executor.h"
 #include "runtime/reference/interpreter.h"

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "passes/ir/tensor.h"
+#include "passes/ir/verifier.h"
 #include "passes/registry.h"
 #include "runtime/executor.h"
 #include "runtime/reference/interpreter.h"

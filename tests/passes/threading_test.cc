@@ -2,8 +2,8 @@
 // partition keeps results equal to the reference interpreter.
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/executor.h"

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "probes/cupti/activity_tracer.h"
 #include "probes/cupti/cupti_library.h"
 #include "probes/cupti/gpu_activity.h"

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::probes {
 namespace {

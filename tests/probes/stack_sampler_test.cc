@@ -8,7 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::probes {
 namespace {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "passes/ir/error.h"
-#include "passes/ir/splitmix64.h"
+#include "base/error.h"
+#include "base/splitmix64.h"
 
 namespace cuvil::reports {
 namespace {

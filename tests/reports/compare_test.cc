@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "passes/ir/splitmix64.h"
+#include "base/splitmix64.h"
 
 namespace cuvil::reports {
 namespace {
@@ -207,7 +207,7 @@ TEST(Compare, AZeroMedianIsInvalidNeverSame) {
     EXPECT_EQ(row.verdict, Verdict::kInvalid) << row.name;
     EXPECT_TRUE(std::isnan(row.change_pct)) << row.name;
   }
-  EXPECT_EQ(c.geomean_ratio, 1);  // no valid ratio
+  EXPECT_EQ(c.geomean_ratio, 1);              // no valid ratio
   EXPECT_EQ(regressions(c, 1e6).size(), 2u);  // the gate never passes a broken measurement
   const std::string table = format_comparison(c, "a", "b");
   EXPECT_NE(table.find("invalid"), std::string::npos) << table;

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/dashboard/flame_links.h"
 #include "reports/dashboard/format.h"
 #include "reports/dashboard/history.h"

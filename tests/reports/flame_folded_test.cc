@@ -4,7 +4,7 @@
 #include <regex>
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/flame/folded.h"
 #include "reports/flame/op_records.h"
 #include "tests/reports/flame_fixture.h"

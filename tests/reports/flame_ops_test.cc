@@ -1,7 +1,7 @@
 // Per-op records of a run.json: parsing, rung selection, the frame hierarchy, and bad input.
 #include <gtest/gtest.h>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/flame/op_records.h"
 #include "tests/reports/flame_fixture.h"
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <functional>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/flame/flame_svg.h"
 #include "reports/flame/folded.h"
 #include "reports/flame/op_records.h"
@@ -42,19 +42,24 @@ std::string ops_error(const std::function<void(nlohmann::json&)>& edit) {
 }
 
 TEST(FlameRobust, FieldsOfTheWrongTypeAreUserErrorsNamingTheirPointer) {
-  EXPECT_EQ(ops_error([](auto& d) { d["benchmarks"][1]["cuvil"]["ops"]["records"][2]["lowering"] = 3; }),
-            "r.json: /benchmarks/1/cuvil/ops/records/2/lowering: expected a string, got a number");
+  EXPECT_EQ(
+      ops_error([](auto& d) { d["benchmarks"][1]["cuvil"]["ops"]["records"][2]["lowering"] = 3; }),
+      "r.json: /benchmarks/1/cuvil/ops/records/2/lowering: expected a string, got a number");
   EXPECT_EQ(ops_error([](auto& d) { d["benchmarks"][0]["run_type"] = 7; }),
             "r.json: /benchmarks/0/run_type: expected a string, got a number");
   EXPECT_EQ(ops_error([](auto& d) { d["benchmarks"][1]["aggregate_name"] = false; }),
             "r.json: /benchmarks/1/aggregate_name: expected a string, got a boolean");
-  EXPECT_EQ(ops_error([](auto& d) { d["benchmarks"][1]["cuvil"]["ops"]["records"][0]["kernel"] = 1; }),
-            "r.json: /benchmarks/1/cuvil/ops/records/0/kernel: expected a string, got a number");
-  EXPECT_EQ(ops_error([](auto& d) { d["benchmarks"][1]["cuvil"]["ops"]["records"][0]["node"] = nullptr; }),
+  EXPECT_EQ(
+      ops_error([](auto& d) { d["benchmarks"][1]["cuvil"]["ops"]["records"][0]["kernel"] = 1; }),
+      "r.json: /benchmarks/1/cuvil/ops/records/0/kernel: expected a string, got a number");
+  EXPECT_EQ(ops_error([](auto& d) {
+              d["benchmarks"][1]["cuvil"]["ops"]["records"][0]["node"] = nullptr;
+            }),
             "r.json: /benchmarks/1/cuvil/ops/records/0/node: expected a string, got null");
-  EXPECT_EQ(ops_error([](auto& d) { d["benchmarks"][1]["cuvil"]["ops"]["records"][0]["step"] = 1e300; }),
-            "r.json: /benchmarks/1/cuvil/ops/records/0/step: the integer 1e+300 is out of range [0, "
-            "9223372036854775807]");
+  EXPECT_EQ(
+      ops_error([](auto& d) { d["benchmarks"][1]["cuvil"]["ops"]["records"][0]["step"] = 1e300; }),
+      "r.json: /benchmarks/1/cuvil/ops/records/0/step: the integer 1e+300 is out of range [0, "
+      "9223372036854775807]");
   EXPECT_EQ(ops_error([](auto& d) { d["benchmarks"][1]["cuvil"]["ops"]["iterations"] = "17"; }),
             "r.json: /benchmarks/1/cuvil/ops/iterations: expected a number, got a string");
   EXPECT_EQ(ops_error([](auto& d) { d["benchmarks"][1]["cuvil"] = "ops"; }),
@@ -70,11 +75,13 @@ TEST(FlameRobust, FieldsOfTheWrongTypeAreUserErrorsNamingTheirPointer) {
 
 TEST(FlameRobust, TimesThatAddUpBeyondADoubleAreUserErrors) {
   EXPECT_EQ(ops_error([](auto& d) {
-              for (auto& r : d["benchmarks"][1]["cuvil"]["ops"]["records"]) r["ns_per_iteration"] = 1e308;
+              for (auto& r : d["benchmarks"][1]["cuvil"]["ops"]["records"])
+                r["ns_per_iteration"] = 1e308;
             }),
             "r.json: /benchmarks/1/cuvil/ops/records/1: the times add up beyond a double's range");
-  EXPECT_NE(user_error_of([] { parse_folded("a 1e308\nb 1e308\n", "s.folded"); })
-                .find("s.folded:2: the counts add up"),
+  EXPECT_NE(user_error_of([] {
+              parse_folded("a 1e308\nb 1e308\n", "s.folded");
+            }).find("s.folded:2: the counts add up"),
             std::string::npos);
 }
 

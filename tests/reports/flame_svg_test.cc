@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/flame/flame_svg.h"
 #include "reports/flame/op_records.h"
 #include "tests/reports/flame_fixture.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <map>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/flame/chrome_trace.h"
 #include "tests/reports/flame_fixture.h"
 

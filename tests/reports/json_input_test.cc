@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::reports {
 namespace {
@@ -90,9 +90,14 @@ TEST(JsonInput, TypeMismatchesNameThePointerAndTheType) {
 }
 
 TEST(JsonInput, NumbersMustBeFiniteAndInRange) {
-  json doc = {{"nan", std::nan("")},    {"neg", -1.5},        {"big", 1e300},
-              {"frac", 2.5},            {"int", 7},           {"u", 18446744073709551615ull},
-              {"two63", 9223372036854775808.0}, {"intf", 3.0}};
+  json doc = {{"nan", std::nan("")},
+              {"neg", -1.5},
+              {"big", 1e300},
+              {"frac", 2.5},
+              {"int", 7},
+              {"u", 18446744073709551615ull},
+              {"two63", 9223372036854775808.0},
+              {"intf", 3.0}};
   const JsonInput root(doc, "n");
   EXPECT_NE(user_error_of([&] { root.at("nan").number(); }).find("n: /nan: the number"),
             std::string::npos);
@@ -108,9 +113,9 @@ TEST(JsonInput, NumbersMustBeFiniteAndInRange) {
             std::string::npos);
   EXPECT_NE(user_error_of([&] { root.at("u").integer(0, INT64_MAX); }).find("out of range"),
             std::string::npos);
-  EXPECT_NE(user_error_of([&] { root.at("two63").integer(INT64_MIN, INT64_MAX); })
-                .find("out of range"),
-            std::string::npos);
+  EXPECT_NE(
+      user_error_of([&] { root.at("two63").integer(INT64_MIN, INT64_MAX); }).find("out of range"),
+      std::string::npos);
 }
 
 TEST(JsonInput, PointerTokensEscapeTildeAndSlash) {

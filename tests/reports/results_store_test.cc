@@ -12,7 +12,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/run_document.h"
 #include "tests/reports/run_json_fixture.h"
 
@@ -131,7 +131,8 @@ TEST(ResultsStore, ReadOnlyOpeningWritesNothing) {
   {
     ResultsStore store = ResultsStore::open_read_only(path);
     EXPECT_EQ(store.list_runs().size(), 2u);
-    EXPECT_EQ(store.load_document(2)["benchmarks"].size(), synthetic_run(2, 5)["benchmarks"].size());
+    EXPECT_EQ(store.load_document(2)["benchmarks"].size(),
+              synthetic_run(2, 5)["benchmarks"].size());
     EXPECT_EQ(store.database().query_text("PRAGMA journal_mode"), "delete");
   }
   EXPECT_EQ(bytes_of(path), before);
@@ -189,7 +190,8 @@ TEST(ResultsStore, AStoredDocumentIsCheckedLikeAFile) {
     store.store_run(synthetic_run(1, 3));
     // Hand-edited or damaged: a wrong-typed field, an overflowing number, not JSON at all.
     store.database().exec(
-        "UPDATE runs SET document = json_set(document, '$.benchmarks[0].run_type', 7) WHERE id = 1");
+        "UPDATE runs SET document = json_set(document, '$.benchmarks[0].run_type', 7) WHERE id = "
+        "1");
     store.database().exec(
         "UPDATE runs SET document = replace(document, '\"real_time\":', '\"real_time\":1e999,"
         "\"x\":') WHERE id = 2");
@@ -206,8 +208,9 @@ TEST(ResultsStore, AStoredDocumentIsCheckedLikeAFile) {
   };
   EXPECT_EQ(error_of(1), path + ": run 1: /benchmarks/0/run_type: expected a string, got a number");
   EXPECT_EQ(error_of(2),
-            path + ": run 2: /benchmarks/0/real_time: the number 1e999 is out of range (beyond a "
-                   "double)");
+            path +
+                ": run 2: /benchmarks/0/real_time: the number 1e999 is out of range (beyond a "
+                "double)");
   EXPECT_NE(error_of(3).find(path + ": run 3: malformed JSON"), std::string::npos) << error_of(3);
 }
 

@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "tests/reports/run_json_fixture.h"
 
 namespace cuvil::reports {
@@ -146,8 +146,9 @@ TEST(RunDocument, AnOverflowingTimeInAFileIsAUserErrorNamingItsPointer) {
 TEST(RunDocument, FieldsOfTheWrongTypeAreUserErrorsNamingTheirPointer) {
   EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"run_type":7}]})"),
             "doc.json: /benchmarks/0/run_type: expected a string, got a number");
-  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"error_occurred":"yes"}]})"),
-            "doc.json: /benchmarks/0/error_occurred: expected true or false, got a string \"yes\"");
+  EXPECT_EQ(
+      error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"error_occurred":"yes"}]})"),
+      "doc.json: /benchmarks/0/error_occurred: expected true or false, got a string \"yes\"");
   EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"time_unit":3}]})"),
             "doc.json: /benchmarks/0/time_unit: expected a string, got a number");
   EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","run_name":[],"real_time":1}]})"),
@@ -157,8 +158,9 @@ TEST(RunDocument, FieldsOfTheWrongTypeAreUserErrorsNamingTheirPointer) {
             "doc.json: /benchmarks/0/aggregate_name: expected a string, got an object");
   EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"GFLOP/s":"many"}]})"),
             "doc.json: /benchmarks/0/GFLOP~1s: expected a number, got a string");
-  EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"cuvil":{"noisy":"x"}}]})"),
-            "doc.json: /benchmarks/0/cuvil/noisy: expected true or false, got a string \"x\"");
+  EXPECT_EQ(
+      error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"cuvil":{"noisy":"x"}}]})"),
+      "doc.json: /benchmarks/0/cuvil/noisy: expected true or false, got a string \"x\"");
   EXPECT_EQ(error_of_document(R"({"benchmarks":[{"name":"a","real_time":1,"cuvil":5}]})"),
             "doc.json: /benchmarks/0/cuvil: expected an object, got a number");
   EXPECT_EQ(error_of_document(R"({"benchmarks":{"name":"a"}})"),

@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/error.h"
 #include "conv_kernel_support.h"
 #include "conv_test_graphs.h"
-#include "passes/ir/error.h"
 #include "runtime/cpu/conv_kernels.h"
 
 namespace cuvil::runtime {

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_table.h"
 

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/ir/tensor.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/gemm_ukernel.h"

@@ -3,9 +3,9 @@
 // constants (reordered once) or run-time inputs, and a thread count other than the default.
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "conv_kernel_support.h"
 #include "conv_test_graphs.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::runtime {
 namespace {

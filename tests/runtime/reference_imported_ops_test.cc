@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/ir/graph.h"
 #include "tests/runtime/reference_test_util.h"
 

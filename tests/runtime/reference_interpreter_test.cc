@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/ir/graph.h"
 #include "tests/runtime/reference_test_util.h"
 

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_table.h"
 #include "runtime/step_observer.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime {

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <memory>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "tuner/optuna_bridge.h"
 #include "tuner/search_space.h"
 #include "tuner/space_file.h"

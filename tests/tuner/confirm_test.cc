@@ -2,8 +2,8 @@
 // one-step neighbours of a made-up space, and side-by-side measurement on a scaled-down graph.
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "bench_suite/suites.h"
-#include "passes/ir/error.h"
 #include "passes/pass.h"
 #include "tuner/confirm.h"
 #include "tuner/search_space.h"

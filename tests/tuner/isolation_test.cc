@@ -9,7 +9,7 @@
 #include <new>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "tuner/isolation.h"
 #include "tuner/trial.h"
 

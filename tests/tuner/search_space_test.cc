@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "tuner/search_space.h"
 #include "tuner/space_file.h"
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "tuner/search_space.h"
 #include "tuner/space_file.h"
 #include "tuner/trial_log.h"

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/compare.h"
 #include "reports/printable.h"
 #include "reports/results_store.h"

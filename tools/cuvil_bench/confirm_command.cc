@@ -6,7 +6,7 @@
 #include <memory>
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/confirmation.h"
 #include "reports/printable.h"
 #include "reports/run_document.h"

@@ -3,7 +3,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/results_store.h"
 #include "tools/cuvil_bench/commands.h"
 

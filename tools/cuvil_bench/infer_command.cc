@@ -6,9 +6,9 @@
 #include <memory>
 #include <set>
 
+#include "base/error.h"
 #include "bench_suite/npy.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "runtime/executor.h"
 #include "tools/cuvil_bench/commands.h"

@@ -4,12 +4,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/error.h"
 #include "bench_suite/models/onnx/host_tensor.h"
 #include "bench_suite/models/onnx/importer.h"
 #include "bench_suite/reach.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/workload_options.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
 #include "tools/cuvil_bench/commands.h"

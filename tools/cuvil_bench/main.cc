@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/error.h"
 #include "bench_suite/cli_conventions.h"
 #include "bench_suite/workload_options.h"
-#include "passes/ir/error.h"
 #include "reports/printable.h"
 #include "runtime/cuda/device.h"
 #include "tools/cuvil_bench/commands.h"

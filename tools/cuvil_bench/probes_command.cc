@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "probes/clock.h"
 #include "probes/perf_counters.h"
 #include "probes/stack_sampler.h"

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/dashboard/site.h"
 #include "reports/results_store.h"
 #include "tools/cuvil_bench/commands.h"

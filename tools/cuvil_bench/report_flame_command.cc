@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "reports/flame/chrome_trace.h"
 #include "reports/flame/flame_svg.h"
 #include "reports/flame/folded.h"

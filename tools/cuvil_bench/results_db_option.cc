@@ -13,8 +13,8 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "bench_suite/json_report.h"
-#include "passes/ir/error.h"
 #include "reports/results_store.h"
 #include "tools/cuvil_bench/commands.h"
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "base/error.h"
 #include "bench_suite/cuda_target.h"
 #include "bench_suite/environment.h"
 #include "bench_suite/json_report.h"
@@ -20,7 +21,6 @@
 #include "bench_suite/suites.h"
 #include "bench_suite/torch_baseline.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
 #include "passes/pipeline.h"
 #include "probes/clock.h"
 #include "probes/machine_peak.h"

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "base/error.h"
 #include "bench_suite/environment.h"
 #include "bench_suite/json_report.h"
 #include "bench_suite/progress.h"
@@ -15,7 +16,6 @@
 #include "bench_suite/serve/server_search.h"
 #include "bench_suite/serve/workload.h"
 #include "bench_suite/suites.h"
-#include "passes/ir/error.h"
 #include "tools/cuvil_bench/commands.h"
 #include "tools/cuvil_bench/run_context.h"
 

@@ -1,8 +1,8 @@
 // cuvil-bench tune: search the pipeline's pass parameters for a suite with Optuna (tuner/).
 #include <memory>
 
+#include "base/error.h"
 #include "bench_suite/workload_options.h"
-#include "passes/ir/error.h"
 #include "tools/cuvil_bench/commands.h"
 #include "tuner/tune.h"
 

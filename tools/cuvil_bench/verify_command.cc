@@ -5,13 +5,13 @@
 #include <set>
 #include <string>
 
+#include "base/error.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/torch_baseline.h"
 #include "bench_suite/verify.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
-#include "passes/precision.h"
 #include "passes/random_config.h"
+#include "passes/reduced_precision.h"
 #include "passes/registry.h"
 #include "runtime/executor.h"
 #include "tools/cuvil_bench/commands.h"

@@ -4,9 +4,9 @@
 #include <new>
 #include <thread>
 
+#include "base/error.h"
 #include "bench_suite/cli_conventions.h"
 #include "bench_suite/workload_options.h"
-#include "passes/ir/error.h"
 #include "tuner/tune_gen.h"
 
 int main(int argc, char** argv) {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::bench::onnx_import {
 

@@ -10,9 +10,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/error.h"
 #include "bench_suite/models/onnx/node_context.h"
 #include "bench_suite/models/onnx/shape_util.h"
-#include "passes/ir/error.h"
+#include "passes/ir/verifier.h"
 
 namespace cuvil::bench::onnx_import {
 

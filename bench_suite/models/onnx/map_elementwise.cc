@@ -9,9 +9,9 @@
 #include <limits>
 #include <map>
 
+#include "base/error.h"
 #include "bench_suite/models/onnx/node_context.h"
 #include "bench_suite/models/onnx/shape_util.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench::onnx_import {
 

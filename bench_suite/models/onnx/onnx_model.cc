@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/error.h"
 #include "bench_suite/models/onnx/host_tensor.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench::onnx_import {
 

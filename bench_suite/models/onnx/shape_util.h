@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/error.h"
 #include "bench_suite/models/onnx/host_tensor.h"
 #include "bench_suite/models/onnx/node_context.h"
-#include "passes/ir/error.h"
 
 namespace cuvil::bench::onnx_import {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cuda/codegen/attention_tc.h"
 
 namespace cuvil::runtime::cuda::codegen {

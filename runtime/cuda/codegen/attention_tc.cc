@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::runtime::cuda::codegen::detail {
 

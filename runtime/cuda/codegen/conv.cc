@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cuda/codegen/gemm_body.h"
 
 namespace cuvil::runtime::cuda::codegen {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::runtime::cuda::codegen {
 

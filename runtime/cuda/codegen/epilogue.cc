@@ -1,6 +1,6 @@
 #include "runtime/cuda/codegen/epilogue.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::runtime::cuda::codegen {
 

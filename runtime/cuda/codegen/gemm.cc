@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cuda/codegen/gemm_body.h"
 
 namespace cuvil::runtime::cuda::codegen {

@@ -14,7 +14,7 @@
 #include <set>
 #include <sstream>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::runtime::cuda::codegen {
 

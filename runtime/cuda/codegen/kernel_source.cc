@@ -1,6 +1,6 @@
 #include "runtime/cuda/codegen/kernel_source.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::runtime::cuda::codegen {
 

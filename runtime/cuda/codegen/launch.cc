@@ -53,13 +53,4 @@ LoadedKernel& loaded_kernel(KernelCache& cache, const KernelSource& source, int 
   return *slot;
 }
 
-void launch_gemm(KernelCache& cache, int sm_arch, const GemmProblem& problem,
-                 const GemmTiles& tiles, const void* a, const void* b, void* c, const void* bias,
-                 cudaStream_t stream) {
-  const GemmKernelParams params = gemm_dense_params(problem, a, b, c, bias);
-  check_gemm_params(problem, tiles, params);
-  loaded_kernel(cache, gemm_source(problem, tiles), sm_arch)
-      .launch(gemm_geometry(problem, tiles), &params, stream);
-}
-
 }  // namespace cuvil::runtime::cuda::codegen

@@ -39,11 +39,4 @@ void launch(const CompiledKernel& compiled, const LaunchGeometry& geometry, void
 // process and kept (thread-safe), so repeated calls only look up.
 LoadedKernel& loaded_kernel(KernelCache& cache, const KernelSource& source, int sm_arch);
 
-// A generated dense GEMM on device pointers (row-major, gemm_dense_params), e.g. for gpu_check's
-// cuBLAS-vs-generated comparison. Epilogue operands, if the problem has any, are not set: build
-// GemmKernelParams yourself and call loaded_kernel(...).launch for those.
-void launch_gemm(KernelCache& cache, int sm_arch, const GemmProblem& problem,
-                 const GemmTiles& tiles, const void* a, const void* b, void* c, const void* bias,
-                 cudaStream_t stream);
-
 }  // namespace cuvil::runtime::cuda::codegen

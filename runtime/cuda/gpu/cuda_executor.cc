@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "probes/cupti/activity_tracer.h"
 #include "probes/cupti/op_regions.h"
 #include "runtime/cuda/codegen/conv.h"

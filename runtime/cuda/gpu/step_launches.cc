@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cuda/attrs.h"
 #include "runtime/cuda/codegen/attention.h"
 #include "runtime/cuda/codegen/conv.h"

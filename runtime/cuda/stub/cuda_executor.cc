@@ -1,7 +1,7 @@
 // A build without the CUDA toolkit: the executor only says why it cannot run.
 #include "runtime/cuda/cuda_executor.h"
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::runtime::cuda {
 

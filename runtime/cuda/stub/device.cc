@@ -1,6 +1,6 @@
 // A build without the CUDA toolkit: the backend exists only to say why it cannot run.
 #include "runtime/cuda/device.h"
-#include "passes/ir/error.h"
+#include "base/error.h"
 
 namespace cuvil::runtime::cuda {
 

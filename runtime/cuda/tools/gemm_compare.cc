@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cuda/codegen/gemm.h"
 #include "runtime/cuda/codegen/kernel_cache.h"
 #include "runtime/cuda/codegen/launch.h"

@@ -1,9 +1,9 @@
-#include "passes/precision.h"
+#include "passes/reduced_precision.h"
 
 #include <cstdio>
 #include <set>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "runtime/cpu/quantize.h"
 #include "runtime/kernel_table.h"
 
@@ -131,8 +131,13 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
     const char* dtype_param = n.op == OpKind::linear   ? "linear_dtype"
                               : n.op == OpKind::conv2d ? "conv_dtype"
                                                        : "matmul_dtype";
-    n.attrs.set("impl",
-                variant ? lowered->bf16_variant : std::string(ir::to_string(n.op)) + "." + dtype,
+    // The kernel table names the kernel: the lowered one's bf16 twin, or the op's kernel of
+    // that precision.
+    const runtime::KernelInfo* reduced = variant ? runtime::find_kernel(n.op, lowered->bf16_variant)
+                                                 : runtime::find_precision_kernel(n.op, dtype);
+    CUVIL_CHECK(reduced, "reduced-precision: no " + std::string(ir::to_string(n.op)) +
+                             " kernel in " + dtype + " is registered");
+    n.attrs.set("impl", reduced->name,
                 "reduced-precision." + std::string(dtype_param) + ",reduced-precision.min_k");
     n.attrs.set("precision", dtype);
     graph.annotations["reduced-precision." + dtype] += 1;

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "lower_support.h"
 #include "passes/cuvilpass.h"
-#include "passes/ir/error.h"
-#include "passes/lowering_choice.h"
+#include "passes/select_lowering.h"
 #include "test_support.h"
 
 namespace cuvil::passes {

@@ -1,8 +1,6 @@
-#include "passes/lowering_choice.h"
+#include "passes/select_lowering.h"
 
-#include <map>
-
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/lower.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/kernel_table.h"
@@ -18,7 +16,7 @@ struct ClassSpec {
   OpKind op;
   std::vector<std::string> choices;
   const char* default_choice;
-  const char* fallback;  // a kernel that runs every node of the class
+  const char* fallback;  // the choice whose kernel runs every node of the class
   const char* help;
 };
 
@@ -34,49 +32,38 @@ const std::vector<ClassSpec>& classes() {
        OpKind::conv2d,
        {"gemm", "im2col", "direct", "onednn"},
        "direct",
-       "conv2d.im2col",
+       "im2col",
        "1x1 stride-1 unpadded convolutions"},
       {"conv_3x3",
        OpKind::conv2d,
        {"im2col", "direct", "winograd", "onednn"},
        "winograd",
-       "conv2d.im2col",
+       "im2col",
        "3x3 stride-1 convolutions"},
       {"conv_other",
        OpKind::conv2d,
        {"im2col", "direct", "onednn"},
        "direct",
-       "conv2d.im2col",
+       "im2col",
        "every other convolution: strided, 7x7 stems, ..."},
       {"conv_depthwise",
        OpKind::conv2d,
        {"depthwise", "im2col", "onednn"},
        "depthwise",
-       "conv2d.im2col",
+       "im2col",
        "depthwise convolutions (groups = input channels), any kernel size and stride"},
-      {"linear", OpKind::linear, {"gemm", "onednn"}, "gemm", "linear.gemm", "linear layers"},
-      {"matmul", OpKind::matmul, {"gemm", "onednn"}, "gemm", "matmul.gemm", "batched matmuls"},
+      {"linear", OpKind::linear, {"gemm", "onednn"}, "gemm", "gemm", "linear layers"},
+      {"matmul", OpKind::matmul, {"gemm", "onednn"}, "gemm", "gemm", "batched matmuls"},
   };
   return specs;
 }
 
-// Blocked (nchw16c) convolutions have one kernel: "direct" names it there.
-constexpr const char* kBlockedConvKernel = "conv2d.direct_nchw16c";
+// Blocked (nchw16c) convolutions have one kernel: "direct" names it there (the kernel table's
+// blocked kernel), and every other choice falls back to it.
+constexpr const char* kBlockedConvChoice = "direct";
 
 bool is_blocked(const ir::Node& n) {
-  return n.attrs.get_string("layout", "nchw") == "nchw16c";
-}
-
-std::string kernel_name(const ir::Node& n, const std::string& choice) {
-  static const std::map<std::string, std::string> conv = {{"gemm", "gemm_1x1"},
-                                                          {"im2col", "im2col"},
-                                                          {"direct", "direct_nhwc"},
-                                                          {"winograd", "winograd_nhwc"},
-                                                          {"depthwise", "depthwise_nhwc"},
-                                                          {"onednn", "onednn"}};
-  if (n.op == OpKind::conv2d && choice == "direct" && is_blocked(n)) return kBlockedConvKernel;
-  const std::string variant = n.op == OpKind::conv2d ? conv.at(choice) : choice;
-  return std::string(ir::to_string(n.op)) + "." + variant;
+  return n.op == OpKind::conv2d && n.attrs.get_string("layout", "nchw") == "nchw16c";
 }
 
 }  // namespace
@@ -100,7 +87,7 @@ int64_t winograd_tiles(const ir::Graph& graph, const ir::Node& n) {
   return y[0] * ((h + 1) / 2) * ((w + 1) / 2);
 }
 
-std::vector<ParamSpec> LoweringChoicePass::params() const {
+std::vector<ParamSpec> SelectLoweringPass::params() const {
   std::vector<ParamSpec> out;
   for (const ClassSpec& c : classes()) {
     out.push_back(
@@ -116,7 +103,7 @@ std::vector<ParamSpec> LoweringChoicePass::params() const {
   return out;
 }
 
-void LoweringChoicePass::run(ir::Graph& graph, const ParamMap& params) const {
+void SelectLoweringPass::run(ir::Graph& graph, const ParamMap& params) const {
   int64_t fallbacks = 0, chosen = 0;
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.attrs.has("impl")) continue;
@@ -129,18 +116,22 @@ void LoweringChoicePass::run(ir::Graph& graph, const ParamMap& params) const {
     std::string choice = param_choice(params, spec->param);
     if (choice == "winograd" && winograd_tiles(graph, n) < param_int(params, "winograd_min_tiles"))
       choice = "direct";
-    std::string name = kernel_name(n, choice);
-    const runtime::KernelInfo* k = runtime::find_kernel(n.op, name);
-    CUVIL_CHECK(k, "select-lowering: kernel " + name + " is not registered");
-    if (k->supports && !k->supports(probe_step(graph, n))) {
-      name = n.op == OpKind::conv2d && is_blocked(n) ? kBlockedConvKernel : spec->fallback;
+    // The kernel table says which kernel each choice names (runtime::KernelInfo::choice).
+    const std::string op(ir::to_string(n.op));
+    const bool blocked = is_blocked(n);
+    const runtime::KernelInfo* k = runtime::find_choice_kernel(n.op, choice, blocked);
+    CUVIL_CHECK(k || blocked, "select-lowering: no " + op + " kernel is named '" + choice + "'");
+    if (!k || (k->supports && !k->supports(probe_step(graph, n)))) {
+      const std::string fallback = blocked ? kBlockedConvChoice : spec->fallback;
+      k = runtime::find_choice_kernel(n.op, fallback, blocked);
+      CUVIL_CHECK(k, "select-lowering: no " + op + " kernel is named '" + fallback + "'");
       ++fallbacks;
     }
     // The class's choice picked the kernel; winograd_min_tiles had its say where it was asked.
     std::string origin = "select-lowering." + std::string(spec->param);
     if (param_choice(params, spec->param) == "winograd")
       origin += ",select-lowering.winograd_min_tiles";
-    n.attrs.set("impl", name, origin);
+    n.attrs.set("impl", k->name, origin);
     ++chosen;
   }
   graph.annotations["select-lowering.nodes"] += chosen;

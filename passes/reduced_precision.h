@@ -28,6 +28,7 @@ class ReducedPrecisionPass final : public Pass {
   std::string_view summary() const override {
     return "run linear/conv2d/matmul in bf16 (avx512_bf16) or int8 (avx512_vnni); f32 by default";
   }
+  bool applies_to(std::string_view target) const override { return target == "cpu"; }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

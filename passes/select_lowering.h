@@ -15,12 +15,13 @@
 
 namespace cuvil::passes {
 
-class LoweringChoicePass final : public Pass {
+class SelectLoweringPass final : public Pass {
  public:
   std::string_view name() const override { return "select-lowering"; }
   std::string_view summary() const override {
     return "choose per op class between generated kernels and the oneDNN library";
   }
+  bool applies_to(std::string_view target) const override { return target == "cpu"; }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

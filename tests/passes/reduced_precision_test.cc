@@ -4,11 +4,11 @@
 
 #include <cstdlib>
 
-#include "passes/ir/error.h"
+#include "base/error.h"
 #include "passes/lower.h"
-#include "passes/lowering_choice.h"
 #include "passes/pipeline.h"
-#include "passes/precision.h"
+#include "passes/reduced_precision.h"
+#include "passes/select_lowering.h"
 #include "runtime/cpu/quantize.h"
 #include "runtime/executor.h"
 #include "runtime/reference/interpreter.h"
