@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 
 #include "base/error.h"
@@ -22,6 +23,13 @@ std::string iso_date() {
   char buf[64];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
   return buf;
+}
+
+// Where the run was made: relative paths on its command line (--out) are relative to it.
+std::string working_directory() {
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  return ec ? std::string() : cwd.string();
 }
 
 // JSON has no infinity: an unknown figure is null.
@@ -222,6 +230,7 @@ nlohmann::json context_json(const RunContext& c) {
       {"byte_convention", kByteConvention},
       {"timed_region", kTimedRegion},
       {"git_commit", env.git_commit},
+      {"working_directory", working_directory()},
       {"compiler", env.compiler},
       {"compiler_flags", env.compiler_flags},
       {"cpu_model", env.cpu_model},

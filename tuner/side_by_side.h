@@ -50,7 +50,7 @@ SideBySideResult measure_side_by_side_isolated(const std::vector<passes::Pipelin
 
 // The time ratio candidate / reference (below 1: the candidate is faster): the geometric mean
 // over rungs of the ratio of medians, a 95% bootstrap interval, and the largest two-sided
-// Mann-Whitney p-value over the rungs (reports/mann_whitney.h).
+// Mann-Whitney p-value over the rungs (stats/mann_whitney.h).
 struct TimeRatio {
   double ratio = 1;
   double low = 1, high = 1;

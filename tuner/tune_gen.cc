@@ -31,6 +31,7 @@
 #include "tuner/space_file.h"
 #include "tuner/trial.h"
 #include "tuner/tune.h"
+#include "tuner/tune_report.h"
 
 namespace cuvil::tuner {
 
@@ -808,6 +809,25 @@ int tune_gen(const TuneGenOptions& o) {
   passes::save_cuvilpass(config, o.output);
   std::printf("wrote %s (%s configuration)\n", o.output.c_str(),
               write_pruned ? "pruned" : "full best");
+  TuneReport pictures;
+  pictures.output = o.output;
+  pictures.suite = suite.name;
+  pictures.study = study_name;
+  pictures.rungs = rung_names;
+  pictures.objective = best->objective.empty() ? kObjectiveName : best->objective;
+  pictures.trials = &trials;
+  pictures.best_trial = best->number;
+  pictures.baseline_trial = base ? base->number : -1;
+  pictures.importance = &importance;
+  pictures.fanova = fanova;
+  pictures.fanova_note = fanova_note;
+  pictures.enough_trials = reliability.enough_trials;
+  pictures.reliability = reliability.message;
+  pictures.sensitivity = o.sensitivity ? &sensitivity : nullptr;
+  pictures.written = write_pruned ? "pruned" : "full best";
+  for (const std::string& path : write_tune_report(pictures)) {
+    std::printf("wrote %s\n", path.c_str());
+  }
 
   if (!o.space_output.empty()) {
     // The rest fixed at the BEST trial's values, not the pruned ones: a reset parameter may

@@ -9,23 +9,27 @@ namespace cuvil::reports::dashboard {
 
 namespace {
 
-// Each run's machine peak, read once per run from its stored document (SQLite's JSON1).
-struct RunPeak {
+// What the history needs of each run's stored document, read once per run (SQLite's JSON1): the
+// machine peak and the working directory.
+struct RunExtras {
   double fp32_gflops = 0, mem_read_gbps = 0;
+  std::string working_directory;
 };
 
-std::map<int64_t, RunPeak> run_peaks(Database& db) {
+std::map<int64_t, RunExtras> run_extras(Database& db) {
   Statement select = db.prepare(
       "SELECT id, json_extract(document, '$.context.cuvil.machine_peak.fp32_gflops'), "
-      "json_extract(document, '$.context.cuvil.machine_peak.mem_read_gbps') FROM runs");
-  std::map<int64_t, RunPeak> peaks;
+      "json_extract(document, '$.context.cuvil.machine_peak.mem_read_gbps'), "
+      "json_extract(document, '$.context.cuvil.working_directory') FROM runs");
+  std::map<int64_t, RunExtras> extras;
   while (select.step()) {
-    RunPeak p;
+    RunExtras p;
     if (!select.is_null(1)) p.fp32_gflops = select.column_double(1);
     if (!select.is_null(2)) p.mem_read_gbps = select.column_double(2);
-    peaks[select.column_int(0)] = p;
+    if (!select.is_null(3)) p.working_directory = select.column_text(3);
+    extras[select.column_int(0)] = p;
   }
-  return peaks;
+  return extras;
 }
 
 double percent_of(double value, double peak) {
@@ -63,7 +67,7 @@ std::vector<double> stored_samples(ResultsStore& store, int64_t benchmark_id) {
 
 std::vector<BenchmarkHistory> load_histories(ResultsStore& store) {
   Database& db = store.database();
-  const std::map<int64_t, RunPeak> peaks = run_peaks(db);
+  const std::map<int64_t, RunExtras> extras = run_extras(db);
   Statement select = db.prepare(
       "SELECT b.id, b.run_id, b.name, b.suite, b.rung, r.target, r.threads, m.fingerprint, "
       "       m.host, m.cpu_model, r.started_at, r.git_commit, r.command_line, b.repetitions, "
@@ -107,10 +111,11 @@ std::vector<BenchmarkHistory> load_histories(ResultsStore& store) {
     p.gflops = select.column_double(15);
     p.gbps = select.column_double(16);
     p.noisy = select.column_int(17) != 0;
-    const auto peak = peaks.find(p.run_id);
-    if (peak != peaks.end()) {
-      p.pct_peak_flops = percent_of(p.gflops, peak->second.fp32_gflops);
-      p.pct_peak_bw = percent_of(p.gbps, peak->second.mem_read_gbps);
+    const auto extra = extras.find(p.run_id);
+    if (extra != extras.end()) {
+      p.pct_peak_flops = percent_of(p.gflops, extra->second.fp32_gflops);
+      p.pct_peak_bw = percent_of(p.gbps, extra->second.mem_read_gbps);
+      p.working_directory = extra->second.working_directory;
     }
     std::vector<double> sorted = stored_samples(store, p.benchmark_id);
     std::sort(sorted.begin(), sorted.end());

@@ -20,7 +20,8 @@ struct HistoryPoint {
   std::string date;          // the run.json context's date
   std::string commit;
   std::string host, cpu_model;
-  std::string command_line;  // of the run that stored it
+  std::string command_line;       // of the run that stored it
+  std::string working_directory;  // where it ran (its run.json context); empty: not recorded
   int64_t samples = 0;
   double median_ns = 0;
   double low_ns = 0, high_ns = 0;  // kSpreadLowPercent..kSpreadHighPercent of the samples

@@ -5,12 +5,15 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "base/error.h"
 #include "reports/dashboard/flame_links.h"
 #include "reports/dashboard/format.h"
+#include "reports/dashboard/style.h"
 #include "reports/dashboard/svg_chart.h"
 
 namespace cuvil::reports::dashboard {
@@ -20,24 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kDateChars = 10;  // "2024-05-01" of an ISO date
-
-const char* const kStyle = R"css(
-body { font-family: sans-serif; margin: 1.5em auto; max-width: 1240px; padding: 0 1em; color: #222; }
-.wide { overflow-x: auto; }
-h1 { margin-bottom: 0.2em; }
-.meta { color: #666; margin-top: 0; }
-table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 13px; }
-th, td { border-bottom: 1px solid #ddd; padding: 3px 6px; text-align: right; white-space: nowrap; }
-th:first-child, td:first-child, td.text { text-align: left; }
-th { background: #f4f4f4; }
-tr.regression td.direction, .verdict-slower { color: #c62828; font-weight: bold; }
-tr.improvement td.direction, .verdict-faster { color: #2e7d32; font-weight: bold; }
-.note { color: #8a6d00; font-size: 12px; }
-.none { color: #666; font-style: italic; }
-article.series { border-top: 1px solid #ccc; padding-top: 0.4em; margin-bottom: 1.2em; }
-article.series h3 small { color: #666; font-weight: normal; }
-.legend { color: #666; font-size: 12px; }
-)css";
 
 std::string date_part(const std::string& date) {
   return date.substr(0, kDateChars);
@@ -97,6 +82,28 @@ std::string change_tooltip(const BenchmarkHistory& h, const ChangePoint& c) {
          date_part(good.date) + " .. " + date_part(bad.date) + "), p " + format_p_value(c.p_value);
 }
 
+// The x labels of a history's points (under each: the commit): the date when that tells every
+// run apart, else the day and time, to the second if need be, else the run id.
+std::vector<std::string> x_labels(const BenchmarkHistory& h) {
+  const std::vector<std::function<std::string(const HistoryPoint&)>> ways = {
+      [](const HistoryPoint& p) { return date_part(p.date); },
+      [](const HistoryPoint& p) { return p.date.substr(5, 5) + " " + p.date.substr(11, 5); },
+      [](const HistoryPoint& p) { return p.date.substr(5, 5) + " " + p.date.substr(11, 8); },
+  };
+  for (const auto& way : ways) {
+    std::vector<std::string> labels;
+    std::set<std::string> seen;
+    for (const HistoryPoint& p : h.points) {
+      labels.push_back(p.date.size() >= 19 ? way(p) : date_part(p.date));
+      seen.insert(labels.back() + "\n" + p.commit);
+    }
+    if (seen.size() == h.points.size()) return labels;
+  }
+  std::vector<std::string> labels;
+  for (const HistoryPoint& p : h.points) labels.push_back("run " + std::to_string(p.run_id));
+  return labels;
+}
+
 LatencyChart chart_of(const SeriesReport& s) {
   const BenchmarkHistory& h = s.history;
   double typical = 0;
@@ -106,13 +113,14 @@ LatencyChart chart_of(const SeriesReport& s) {
   chart.id = "chart-" + h.key();
   chart.title = h.name + " latency per run (" + unit.name + ")";
   chart.unit = unit.name;
+  const std::vector<std::string> labels = x_labels(h);
   for (size_t i = 0; i < h.points.size(); ++i) {
     const HistoryPoint& p = h.points[i];
     ChartPoint c;
     c.value = p.median_ns / unit.ns_per_unit;
     c.low = p.low_ns / unit.ns_per_unit;
     c.high = p.high_ns / unit.ns_per_unit;
-    c.x_label = date_part(p.date);
+    c.x_label = labels[i];
     c.x_sublabel = p.commit.empty() ? "-" : p.commit.substr(0, 7);
     c.href = i < s.flame_links.size() ? s.flame_links[i] : "";
     c.tooltip = point_tooltip(p, c.href);
@@ -323,10 +331,7 @@ std::string render_index(const std::vector<SeriesReport>& series, const PageInfo
       regressions += c.direction == ChangeDirection::kRegression;
     }
   }
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<link rel=\"icon\" href=\"data:,\"><title>" +
-      escape_markup(info.title) + "</title><style>" + kStyle + "</style></head><body>";
+  std::string out = html_page_start(info.title);
   out += "<h1>" + escape_markup(info.title) + "</h1><p class=\"meta\">" +
          std::to_string(series.size()) + " benchmark histories, " + std::to_string(runs.size()) +
          " runs, " + std::to_string(changes) + " change point(s) (" + std::to_string(regressions) +
@@ -369,8 +374,13 @@ DashboardSummary write_dashboard(ResultsStore& store, const DashboardOptions& op
         if (!source.empty()) {
           const std::string link = "flame/run-" + std::to_string(p.run_id) + ".svg";
           fs::create_directories(out_dir / "flame", ec);
-          fs::copy_file(source, out_dir / link, fs::copy_options::overwrite_existing, ec);
-          if (ec) throw UserError(source + ": cannot copy into the dashboard: " + ec.message());
+          std::ifstream in(source, std::ios::binary);
+          std::stringstream svg;
+          svg << in.rdbuf();
+          if (!in) throw UserError(source + ": cannot read the flame graph");
+          // Back to the dashboard, at the first history the run is part of.
+          write_atomically(out_dir / link,
+                           with_back_link(svg.str(), "../index.html#" + s.history.key()));
           it->second = link;
           ++summary.flame_graphs;
         }

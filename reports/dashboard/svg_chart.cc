@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "reports/dashboard/format.h"
+#include "reports/dashboard/style.h"
 
 namespace cuvil::reports::dashboard {
 
@@ -16,32 +17,6 @@ constexpr size_t kMaxXLabels = 8;
 constexpr int kYTicks = 4;
 // The y range is padded by this share so the band never touches the frame.
 constexpr double kYPad = 0.08;
-
-const char* const kLineColor = "#1f6fb4";
-const char* const kRegressionColor = "#c62828";
-const char* const kImprovementColor = "#2e7d32";
-const char* const kGridColor = "#e3e3e3";
-const char* const kTextColor = "#555";
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
-// 1, 2 or 5 times a power of ten, the smallest at least `raw`.
-double nice_step(double raw) {
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    if (m * magnitude >= raw) return m * magnitude;
-  }
-  return 10 * magnitude;
-}
-
-std::string tick_label(double v, double step) {
-  const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step)));
-  return format_fixed(v, std::min(decimals, 6));
-}
 
 struct Scale {
   double lo = 0, hi = 1;
@@ -76,19 +51,24 @@ Scale scale_for(const std::vector<ChartPoint>& points) {
 void grid_and_axes(std::string& out, const Scale& s, const LatencyChart& chart) {
   const double step = nice_step((s.hi - s.lo) / kYTicks);
   for (double v = std::ceil(s.lo / step) * step; v <= s.hi + step * 1e-9; v += step) {
-    const std::string y = num(s.y(v));
-    out += "<line x1=\"" + num(kLeft) + "\" x2=\"" + num(kChartWidth - kRight) + "\" y1=\"" + y +
-           "\" y2=\"" + y + "\" stroke=\"" + kGridColor + "\"/>";
-    out += "<text class=\"y-tick\" x=\"" + num(kLeft - 6) + "\" y=\"" + num(s.y(v) + 4) +
+    const std::string y = svg_num(s.y(v));
+    out += "<line x1=\"" + svg_num(kLeft) + "\" x2=\"" + svg_num(kChartWidth - kRight) +
+           "\" y1=\"" + y + "\" y2=\"" + y + "\" stroke=\"" + kGridColor + "\"/>";
+    out += "<text class=\"y-tick\" x=\"" + svg_num(kLeft - 6) + "\" y=\"" + svg_num(s.y(v) + 4) +
            "\" text-anchor=\"end\">" + tick_label(v, step) + "</text>";
   }
-  out += "<text class=\"y-unit\" x=\"12\" y=\"" + num(kTop - 8) + "\">" +
+  out += "<text class=\"y-unit\" x=\"12\" y=\"" + svg_num(kTop - 8) + "\">" +
          escape_markup(chart.unit) + "</text>";
+  // At most kMaxXLabels, evenly spaced, and none that repeats the label drawn before it (runs of
+  // one day and one commit would otherwise all read the same).
   const size_t stride = (chart.points.size() + kMaxXLabels - 1) / kMaxXLabels;
+  const ChartPoint* last = nullptr;
   for (size_t i = 0; i < chart.points.size(); i += std::max<size_t>(stride, 1)) {
     const ChartPoint& p = chart.points[i];
-    const std::string x = num(s.x(i));
-    out += "<text class=\"x-label\" x=\"" + x + "\" y=\"" + num(kChartHeight - kBottom + 16) +
+    if (last && last->x_label == p.x_label && last->x_sublabel == p.x_sublabel) continue;
+    last = &p;
+    const std::string x = svg_num(s.x(i));
+    out += "<text class=\"x-label\" x=\"" + x + "\" y=\"" + svg_num(kChartHeight - kBottom + 16) +
            "\" text-anchor=\"middle\">" + escape_markup(p.x_label) + "<tspan x=\"" + x +
            "\" dy=\"13\">" + escape_markup(p.x_sublabel) + "</tspan></text>";
   }
@@ -97,17 +77,18 @@ void grid_and_axes(std::string& out, const Scale& s, const LatencyChart& chart) 
 void spread_band(std::string& out, const Scale& s, const std::vector<ChartPoint>& points) {
   if (points.size() == 1) {
     const double top = s.y(points[0].high), bottom = s.y(points[0].low);
-    out += "<rect class=\"spread\" x=\"" + num(s.x(0) - 4) + "\" y=\"" + num(top) +
-           "\" width=\"8\" height=\"" + num(std::max(bottom - top, 0.5)) + "\" fill=\"" +
+    out += "<rect class=\"spread\" x=\"" + svg_num(s.x(0) - 4) + "\" y=\"" + svg_num(top) +
+           "\" width=\"8\" height=\"" + svg_num(std::max(bottom - top, 0.5)) + "\" fill=\"" +
            kLineColor + "\" fill-opacity=\"0.18\"/>";
     return;
   }
   std::string d;
   for (size_t i = 0; i < points.size(); ++i) {
     d += i ? " L" : "M";
-    d += num(s.x(i)) + " " + num(s.y(points[i].high));
+    d += svg_num(s.x(i)) + " " + svg_num(s.y(points[i].high));
   }
-  for (size_t i = points.size(); i-- > 0;) d += " L" + num(s.x(i)) + " " + num(s.y(points[i].low));
+  for (size_t i = points.size(); i-- > 0;)
+    d += " L" + svg_num(s.x(i)) + " " + svg_num(s.y(points[i].low));
   out += "<path class=\"spread\" d=\"" + d + " Z\" fill=\"" + kLineColor +
          "\" fill-opacity=\"0.18\" stroke=\"none\"/>";
 }
@@ -120,10 +101,10 @@ void markers(std::string& out, const Scale& s, const LatencyChart& chart) {
     out +=
         std::string("<g class=\"change-marker\"><title>") + escape_markup(m.tooltip) + "</title>";
     out += std::string("<line class=\"change ") + (m.regression ? "regression" : "improvement") +
-           "\" x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(kTop) + "\" y2=\"" +
-           num(kChartHeight - kBottom) + "\" stroke=\"" + color +
+           "\" x1=\"" + svg_num(x) + "\" x2=\"" + svg_num(x) + "\" y1=\"" + svg_num(kTop) +
+           "\" y2=\"" + svg_num(kChartHeight - kBottom) + "\" stroke=\"" + color +
            "\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/>";
-    out += "<text class=\"change-label\" x=\"" + num(x + 4) + "\" y=\"" + num(kTop - 6) +
+    out += "<text class=\"change-label\" x=\"" + svg_num(x + 4) + "\" y=\"" + svg_num(kTop - 6) +
            "\" fill=\"" + color + "\">" + escape_markup(m.label) + "</text></g>";
   }
 }
@@ -132,15 +113,15 @@ void median_line_and_points(std::string& out, const Scale& s, const LatencyChart
   std::string line;
   for (size_t i = 0; i < chart.points.size(); ++i) {
     if (i) line += ' ';
-    line += num(s.x(i)) + "," + num(s.y(chart.points[i].value));
+    line += svg_num(s.x(i)) + "," + svg_num(s.y(chart.points[i].value));
   }
   out += "<polyline class=\"median\" points=\"" + line + "\" fill=\"none\" stroke=\"" + kLineColor +
          "\" stroke-width=\"1.8\"/>";
   for (size_t i = 0; i < chart.points.size(); ++i) {
     const ChartPoint& p = chart.points[i];
     std::string circle = "<circle class=\"point" + std::string(p.hollow ? " noisy" : "") +
-                         "\" data-index=\"" + std::to_string(i) + "\" cx=\"" + num(s.x(i)) +
-                         "\" cy=\"" + num(s.y(p.value)) + "\" r=\"" + num(kPointRadius) +
+                         "\" data-index=\"" + std::to_string(i) + "\" cx=\"" + svg_num(s.x(i)) +
+                         "\" cy=\"" + svg_num(s.y(p.value)) + "\" r=\"" + svg_num(kPointRadius) +
                          "\" fill=\"" + (p.hollow ? "#fff" : kLineColor) + "\" stroke=\"" +
                          kLineColor + "\" stroke-width=\"1.5\"><title>" + escape_markup(p.tooltip) +
                          "</title></circle>";
@@ -160,7 +141,7 @@ std::string render_latency_chart(const LatencyChart& chart) {
                     "\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\" fill=\"" +
                     kTextColor + "\"><title>" + escape_markup(chart.title) + "</title>";
   if (chart.points.empty()) {
-    out += "<text x=\"" + num(kChartWidth / 2.0) + "\" y=\"" + num(kChartHeight / 2.0) +
+    out += "<text x=\"" + svg_num(kChartWidth / 2.0) + "\" y=\"" + svg_num(kChartHeight / 2.0) +
            "\" text-anchor=\"middle\">no runs</text></svg>";
     return out;
   }

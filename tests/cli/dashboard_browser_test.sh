@@ -18,18 +18,29 @@ if [ -z "$CHROMIUM" ]; then
   exit 1
 fi
 
-# Two short real runs of one rung; an empty pipeline keeps this independent of the passes.
+# Two short real runs of one rung; an empty pipeline keeps this independent of the passes. The
+# second is profiled and made in its own folder with a relative -o, and its flame graph written
+# beside its run.json there, as the nightly job does.
 printf 'cuvil_pass_version: 1\ntarget: cpu\npasses: []\n' >"$TMP/empty.cuvilpass"
+mkdir -p "$TMP/made"
 for i in 1 2; do
-  if ! "$BENCH" run --suite resnet50 --rungs b1 --warmup 0 --min-repetitions 5 --max-repetitions 5 \
-    --min-time 0 --config "$TMP/empty.cuvilpass" -q --db "$TMP/results.db" >"$TMP/run$i.log" 2>&1; then
+  extra=()
+  [ "$i" -eq 2 ] && extra=(--probes ops --probe-iterations 2 -o run2.json)
+  if ! (cd "$TMP/made" && "$BENCH" run --suite resnet50 --rungs b1 --warmup 0 --min-repetitions 5 \
+    --max-repetitions 5 --min-time 0 --config "$TMP/empty.cuvilpass" -q --db "$TMP/results.db" \
+    "${extra[@]}") >"$TMP/run$i.log" 2>&1; then
     cat "$TMP/run$i.log"; echo "FAIL run $i"; exit 1
   fi
 done
-if ! "$BENCH" report dashboard --db "$TMP/results.db" -o "$TMP/site" >"$TMP/report.log" 2>&1; then
+if ! (cd "$TMP/made" && "$BENCH" report flame run2.json --format svg -o run2) >"$TMP/flame.log" 2>&1; then
+  cat "$TMP/flame.log"; echo "FAIL report flame"; exit 1
+fi
+# Made from another folder: the flame graph is found where the run was made.
+if ! (cd / && "$BENCH" report dashboard --db "$TMP/results.db" -o "$TMP/site") >"$TMP/report.log" 2>&1; then
   cat "$TMP/report.log"; echo "FAIL report dashboard"; exit 1
 fi
 grep -q "1 benchmark histories, 2 runs, 2 points" "$TMP/report.log" || { fail "summary line"; cat "$TMP/report.log"; }
+grep -q ", 1 flame graph(s)" "$TMP/report.log" || { fail "flame graph of run 2 not found"; cat "$TMP/report.log"; }
 
 # Nothing the page loads may come from the network (the SVG namespace is a name, not a load).
 if grep -oE '(src|href)="https?://[^"]*"' "$TMP/site/index.html" | grep -q .; then
@@ -60,6 +71,23 @@ grep -qE '<td>run 1 <code>[^<]*</code></td><td>run 2 <code>' "$TMP/dom.html" ||
 expect_dom "change points" '<section id="change-points">'
 expect_dom "runs table" '<table class="runs">'
 [ -s "$TMP/dom.html" ] || fail "empty DOM"
+# One day, one commit: the two x labels still differ.
+labels=$(grep -oE '<text class="x-label"[^>]*>[^<]*' "$TMP/dom.html" | sed 's/.*>//' | sort -u | wc -l)
+[ "$labels" -eq 2 ] || fail "chart: $labels distinct x label(s) for 2 runs"
+expect_dom "flame link" '<a href="flame/run-2.svg">'
+
+# The linked flame graph renders, without console messages, with a link back to the dashboard.
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
+  --disable-component-update --disable-sync --no-first-run --user-data-dir="$TMP/profile" \
+  --host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0 \
+  --dump-dom "file://$TMP/site/flame/run-2.svg" >"$TMP/flame-dom.html" 2>"$TMP/flame-chromium.log" ||
+  fail "chromium on the flame graph"
+if grep -q ':CONSOLE' "$TMP/flame-chromium.log"; then
+  fail "console messages while loading the flame graph:"; grep ':CONSOLE' "$TMP/flame-chromium.log"
+fi
+grep -qE '<a class="back-to-dashboard" href="../index.html#resnet50_b1-cpu-[^"]*">' "$TMP/flame-dom.html" ||
+  fail "flame graph: no link back to the dashboard"
+grep -q 'parsererror' "$TMP/flame-dom.html" && fail "flame graph: does not parse"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures dashboard browser check(s) failed"

@@ -48,6 +48,11 @@ assert clock["region_clock"] in ("tsc", "CLOCK_MONOTONIC_RAW"), clock
 assert clock["clocks"][0]["read_overhead_ns"] > 0
 print("probes run.json ok: %d records, ops sum %.1f%% of measured" % (len(recs), 100 * total / measured))
 PY
+# The roofline beside run.json, in a real browser: every op a point, the roof drawn.
+grep -qF "wrote $TMP/run.roofline.svg" "$TMP/stdout"
+"$(dirname "$0")/picture_browser_check.sh" "$TMP/run.roofline.svg" 50 \
+  "arithmetic intensity (FLOP/byte, log scale)" "achieved performance (GFLOP/s, log scale)" \
+  'class="roof"' 'class="point op lowering-' "this machine's measured"
 # An unknown probe: one line, exit status 2, naming the flag and the valid names.
 set +e
 "$BENCH" run --suite resnet50 --rungs b1 --probes bogus --no-db >"$TMP/stdout" 2>"$TMP/stderr"

@@ -64,6 +64,12 @@ assert knee is not None and knee["valid"], s["note"]
 assert knee["offered_qps"] == max(c["offered_qps"] for c in curve if c["valid"])
 print("curve.json ok: knee %.3g QPS of %d steps" % (knee["offered_qps"], len(curve)))
 PY
+  # The latency-vs-offered-load picture beside it, in a real browser: a point per step, the SLO
+  # line and the knee.
+  grep -qF "wrote $TMP/curve.load-latency.svg" "$TMP/server.txt" || fail "server: picture not said"
+  "$(dirname "$0")/picture_browser_check.sh" "$TMP/curve.load-latency.svg" 2 \
+    "offered load (queries/s)" "latency (ms)" 'class="ref slo"' 'class="ref knee"' \
+    'SLO: p99 &lt;= 1000 ms' || fail "server: load-latency picture"
 else
   fail "server run exited $?"; cat "$TMP/stderr"
 fi

@@ -8,6 +8,7 @@ set -euo pipefail
 BENCH=$(realpath "$1")
 TUNE_GEN=$(realpath "$2")
 PY=/usr/bin/python3
+CHECK_PICTURE=$(cd "$(dirname "$0")" && pwd)/picture_browser_check.sh
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cd "$TMP"
@@ -85,6 +86,18 @@ assert len(j["sensitivity"]) == len(rows), j["sensitivity"]
 assert j["importance"]["ranking"], j["importance"]
 print("confirm and sensitivity ok:", c["decision"])
 PY
+
+# The pictures beside the .cuvilpass, and the study report that links them, in a real browser.
+for f in tuned.importance.svg tuned.history.svg tuned.sensitivity.svg tuned.report.html; do
+  grep -q "^wrote $f" gen.txt || { echo "tune-gen does not say it wrote $f"; exit 1; }
+done
+"$CHECK_PICTURE" tuned.importance.svg 2 "share of importance (%)" "parameter" "mean |SHAP| share"
+"$CHECK_PICTURE" tuned.history.svg 8 "trial number" "objective (ms)" 'class="best-so-far"'
+"$CHECK_PICTURE" tuned.sensitivity.svg 1 \
+  "time of the neighbour / time of the written configuration (ratio)" \
+  "parameter: best → neighbour" "memory-plan.strategy"
+"$CHECK_PICTURE" tuned.report.html 10 "trial number" "objective (ms)" \
+  'href="tuned.importance.svg"' 'href="tuned.history.svg"' 'href="tuned.sensitivity.svg"'
 
 # The pruned space drives a second, cheaper study.
 grep -q "suite: resnet50" pruned.yaml

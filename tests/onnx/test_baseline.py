@@ -47,6 +47,14 @@ def test_eager_and_script_rows_beside_cuvil(tmp_path):
     assert base["framework"] == "torch" and base["version"] == torch.__version__
     assert base["threads"] >= 1 and base["blas"]
     assert base["module"].endswith("small.pt")  # found beside the model
+    # The bars beside run.json (cuvil, eager, TorchScript with their intervals), in a browser.
+    picture = tmp_path / "run.vs-torch.svg"
+    assert f"wrote {picture}" in r.stdout
+    check = subprocess.run(
+        [os.path.join(SOURCE_DIR, "tests", "cli", "picture_browser_check.sh"), str(picture), "3",
+         "median latency (ms)", "rung", "small/b1", "torch-eager", "torch-script",
+         'class="interval"'], capture_output=True, text=True, timeout=180)
+    assert check.returncode == 0, check.stdout + check.stderr
 
 
 def test_torchscript_file_has_no_eager_row_and_says_why(tmp_path):

@@ -252,10 +252,69 @@ TEST(FlameLinks, FindsTheSvgNextToTheRunJsonNamedOnTheCommandLine) {
   EXPECT_EQ(find_flame_graph(p, ""), "");
 }
 
-TEST(FlameLinks, ReadsTheOutOptionInBothSpellings) {
+TEST(FlameLinks, ReadsTheOutOptionInEverySpelling) {
   EXPECT_EQ(out_path_of("cuvil-bench run --out a/b.json -q"), "a/b.json");
   EXPECT_EQ(out_path_of("cuvil-bench run --out=c.json"), "c.json");
+  EXPECT_EQ(out_path_of("cuvil-bench run -o d.json --no-db"), "d.json");
   EXPECT_EQ(out_path_of("cuvil-bench run --suite x"), "");
+}
+
+TEST(FlameLinks, ARelativeOutIsTakenFromWhereTheRunWasMade) {
+  ScratchDir scratch;
+  std::filesystem::create_directories(scratch.file("made-here"));
+  std::ofstream(scratch.file("made-here/night.svg")) << "<svg/>";
+  HistoryPoint p;
+  p.command_line = "cuvil-bench run --suite resnet50 --out night.json";
+  p.working_directory = scratch.file("made-here");
+  EXPECT_EQ(find_flame_graph(p, ""), scratch.file("made-here/night.svg"));
+  p.working_directory = scratch.file("elsewhere");
+  EXPECT_EQ(find_flame_graph(p, ""), "");
+}
+
+TEST(FlameLinks, TheBackLinkGoesInsideTheSvg) {
+  const std::string svg = with_back_link("<svg><g/></svg>\n", "../index.html#a-b");
+  EXPECT_NE(svg.find("<a class=\"back-to-dashboard\" href=\"../index.html#a-b\">"),
+            std::string::npos);
+  EXPECT_LT(svg.find("back-to-dashboard"), svg.find("</svg>"));
+  EXPECT_EQ(with_back_link("not svg", "x"), "not svg");
+}
+
+TEST_F(Dashboard, TheWorkingDirectoryOfARunFindsItsFlameGraphAndThePageLinksBack) {
+  std::filesystem::create_directories(scratch.file("nightly"));
+  std::ofstream(scratch.file("nightly/run.svg"))
+      << "<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>";
+  {
+    ResultsStore s(db_path());
+    nlohmann::json doc = reports::testing::run_document(
+        {FixtureBenchmark{"resnet50/r0", samples_around(1e6)}}, "c1");
+    doc["context"]["cuvil"]["working_directory"] = scratch.file("nightly");
+    StoreRunOptions o;
+    o.command_line = "cuvil-bench run --suite resnet50 -o run.json";
+    s.store_run(doc, o);
+  }
+  write();
+  EXPECT_EQ(summary.flame_graphs, 1u);
+  const std::string copied = read_text(scratch.file("site/flame/run-1.svg"));
+  EXPECT_NE(copied.find("href=\"../index.html#resnet50_r0-"), std::string::npos) << copied;
+}
+
+TEST_F(Dashboard, RunsOfOneDayAndCommitAreToldApartUnderTheAxis) {
+  {
+    ResultsStore s(db_path());
+    for (int i = 0; i < 6; ++i) {
+      nlohmann::json doc = reports::testing::run_document(
+          {FixtureBenchmark{"resnet50/r0", samples_around(1e6)}}, "same");
+      char date[40];
+      std::snprintf(date, sizeof date, "2024-05-01T03:%02d:00+0000", 10 + i);
+      doc["context"]["date"] = date;
+      s.store_run(doc);
+    }
+  }
+  write();
+  const std::string svg = chart_of("resnet50/r0");
+  EXPECT_EQ(count(svg, "class=\"x-label\""), 6u) << svg;
+  EXPECT_NE(svg.find(">05-01 03:10<"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">05-01 03:15<"), std::string::npos) << svg;
 }
 
 TEST_F(Dashboard, AnEmptyDatabaseGivesAPageSayingSo) {

@@ -1,11 +1,13 @@
 // cuvil-bench run: compile the suite's pipeline and measure each rung of its load ladder through
 // the one harness (bench_suite/measure.h), with the environment recorded and warned about.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -24,6 +26,9 @@
 #include "passes/pipeline.h"
 #include "probes/clock.h"
 #include "probes/machine_peak.h"
+#include "reports/pictures/baseline_bars.h"
+#include "reports/pictures/plot.h"
+#include "reports/pictures/roofline.h"
 #include "runtime/executor.h"
 #include "stats/summary.h"
 #include "tools/cuvil_bench/commands.h"
@@ -342,6 +347,97 @@ void print_baseline_table(const std::vector<std::pair<RungResult, std::vector<Ru
   std::printf("speed-up: PyTorch's median / cuvil's (above 1: cuvil is faster).\n");
 }
 
+namespace pictures = reports::pictures;
+
+// --probes ops: every profiled op of every rung under this machine's roofs.
+pictures::Roofline roofline_of(const std::vector<RungResult>& profiled, const RunContext& context) {
+  pictures::Roofline roof;
+  roof.name = profiled.front().suite + ", " + std::to_string(context.threads) + " thread(s)";
+  // The rung's peaks are the ones its %peak uses (the device's on the cuda target).
+  roof.peak_gflops = profiled.front().peak_fp32_gflops;
+  roof.peak_gbps = profiled.front().peak_mem_gbps;
+  if (context.target == "cpu") {
+    roof.peak_note =
+        "fp32 " + context.peak.isa + ", " + std::to_string(context.peak.threads) + " thread(s)";
+  }
+  for (const RungResult& r : profiled) {
+    for (const OpRecord& op : r.probes.ops.records) {
+      roof.ops.push_back({r.rung, op.node, op.op, op.kernel, op.lowering, op.flops, op.bytes,
+                          op.ns_per_iteration});
+    }
+  }
+  return roof;
+}
+
+// --baseline: per rung, cuvil's median and each PyTorch variant's, with their 95% intervals.
+pictures::BaselineChart baseline_chart_of(
+    const std::vector<std::pair<RungResult, std::vector<RungResult>>>& rows,
+    const nlohmann::json& info) {
+  pictures::BaselineChart chart;
+  chart.details = "torch " + info.value("version", std::string("?")) + ", " +
+                  std::to_string(info.value("threads", 0)) + " thread(s)";
+  chart.variants = {"cuvil"};
+  for (const std::string& v : info.value("variants", std::vector<std::string>{})) {
+    chart.variants.push_back(v);
+  }
+  const auto unavailable = info.value("unavailable", std::map<std::string, std::string>{});
+  for (const auto& [v, why] : unavailable) {
+    if (std::find(chart.variants.begin(), chart.variants.end(), v) == chart.variants.end()) {
+      chart.variants.push_back(v);
+    }
+  }
+  const auto bar_of = [](const std::string& variant, const RungResult& r) {
+    const stats::Summary s = stats::summarize(r.measurement.real_ns);
+    return pictures::BaselineBar{
+        variant, true, s.median * 1e-6, s.median_ci.low * 1e-6, s.median_ci.high * 1e-6, ""};
+  };
+  for (const auto& [ours, theirs] : rows) {
+    pictures::BaselineRung rung;
+    rung.name = ours.suite + "/" + ours.rung;
+    for (const std::string& v : chart.variants) {
+      if (v == "cuvil") {
+        rung.bars.push_back(bar_of(v, ours));
+        continue;
+      }
+      const auto it = std::find_if(theirs.begin(), theirs.end(),
+                                   [&](const RungResult& b) { return b.baseline == v; });
+      if (it != theirs.end()) {
+        rung.bars.push_back(bar_of(v, *it));
+      } else {
+        const auto why = unavailable.find(v);
+        rung.bars.push_back(
+            {v, false, 0, 0, 0, why == unavailable.end() ? std::string() : why->second});
+      }
+    }
+    chart.rungs.push_back(std::move(rung));
+  }
+  return chart;
+}
+
+// The pictures beside --out: the roofline of --probes ops, the bars of --baseline.
+void write_run_pictures(const RunOptions& o, const std::vector<RungResult>& profiled,
+                        const std::vector<std::pair<RungResult, std::vector<RungResult>>>& compared,
+                        const RunContext& context) {
+  if (profiled.empty() && compared.empty()) return;
+  if (o.out.empty()) {
+    std::printf("pictures: give -o/--out to draw the %s beside the run's JSON\n",
+                profiled.empty() ? "baseline bars" : "roofline");
+    return;
+  }
+  if (!profiled.empty()) {
+    const std::string path = pictures::beside(o.out, ".roofline.svg");
+    pictures::write_picture(
+        path, pictures::svg_file(pictures::roofline_svg(roofline_of(profiled, context))));
+    std::printf("wrote %s\n", path.c_str());
+  }
+  if (!compared.empty()) {
+    const std::string path = pictures::beside(o.out, ".vs-torch.svg");
+    pictures::write_picture(path, pictures::svg_file(pictures::baseline_bars_svg(
+                                      baseline_chart_of(compared, context.baseline))));
+    std::printf("wrote %s\n", path.c_str());
+  }
+}
+
 int run_suite(RunOptions o, const std::string& executable) {
   o.measure.max_noise = o.max_noise_pct / 100.0;
   o.measure.validate();
@@ -422,6 +518,7 @@ int run_suite(RunOptions o, const std::string& executable) {
   int noisy = 0;
   std::vector<std::shared_ptr<const std::vector<float>>> weights;
   std::vector<std::pair<RungResult, std::vector<RungResult>>> compared;
+  std::vector<RungResult> profiled;  // --probes ops: for the roofline
   for (const Rung& rung : rungs) {
     std::vector<RungResult> baseline_rows;
     nlohmann::json baseline_info;
@@ -445,6 +542,7 @@ int run_suite(RunOptions o, const std::string& executable) {
     }
     if (!baseline_info.is_null()) context.baseline = baseline_info;
     if (!o.baseline.empty()) compared.emplace_back(r, std::move(baseline_rows));
+    if (r.probes.ops_enabled) profiled.push_back(r);
   }
   std::printf("FLOPs: %s. Bytes: %s. %%peak against this machine's measured peak.\n",
               kFlopConvention, kByteConvention);
@@ -458,6 +556,7 @@ int run_suite(RunOptions o, const std::string& executable) {
   document["context"] = context_json(context);
   document["benchmarks"] = std::move(benchmarks);
   outputs.finish(document);
+  write_run_pictures(o, profiled, compared, context);
   return 0;
 }
 
@@ -469,7 +568,10 @@ Action add_run_command(CLI::App& app) {
   add_pipeline_options(*cmd, o->pipeline);
   cmd->add_option("--rungs", o->rungs,
                   "comma-separated rung names, or all (default: the default CPU rungs)");
-  cmd->add_option("-o,--out", o->out, "write results as Google Benchmark JSON");
+  cmd->add_option("-o,--out", o->out,
+                  "write results as Google Benchmark JSON; beside it (for OUT.json) the pictures "
+                  "OUT.roofline.svg (with --probes ops) and OUT.vs-torch.svg (with --baseline "
+                  "torch)");
   cmd->footer(
       "Examples:\n"
       "  cuvil-bench run --suite resnet50 --rungs b1\n"

@@ -16,6 +16,8 @@
 #include "bench_suite/serve/server_search.h"
 #include "bench_suite/serve/workload.h"
 #include "bench_suite/suites.h"
+#include "reports/pictures/plot.h"
+#include "reports/pictures/serve_curve.h"
 #include "tools/cuvil_bench/commands.h"
 #include "tools/cuvil_bench/run_context.h"
 
@@ -84,6 +86,24 @@ std::string step_text(const serve::ScenarioResult& r) {
   return buf;
 }
 
+// The Server curve as reports/pictures/serve_curve.h draws it: the latency the target bounds
+// (time to first token for a SUT with decode tokens).
+std::string load_latency_picture(const serve::ServeReport& report) {
+  reports::pictures::LoadLatencyCurve curve;
+  curve.name = report.suite + "/" + report.rung;
+  curve.slo_ms = report.target.p99_ms;
+  curve.capacity_qps = report.calibration.capacity_qps();
+  curve.knee = report.knee;
+  curve.note = report.knee ? "" : report.note;
+  for (const serve::ScenarioResult& r : report.results) {
+    if (r.ttft) curve.latency = "time to first token";
+    const serve::LatencyStats& l = r.ttft ? *r.ttft : r.latency;
+    curve.steps.push_back({r.offered_qps, r.achieved_qps, l.p50_ms, l.p90_ms, l.p99_ms, r.queries,
+                           r.valid, r.verdict});
+  }
+  return reports::pictures::load_latency_svg(curve);
+}
+
 int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
   validate(o);
   require_runnable_target(o.pipeline.target);
@@ -149,6 +169,12 @@ int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
     document["serve"] = serve::report_json(report);
     write_json_file(o.out, document);
     std::printf("wrote %s\n", o.out.c_str());
+    if (o.scenario == "server") {
+      const std::string picture = reports::pictures::beside(o.out, ".load-latency.svg");
+      reports::pictures::write_picture(picture,
+                                       reports::pictures::svg_file(load_latency_picture(report)));
+      std::printf("wrote %s\n", picture.c_str());
+    }
   }
   return 0;
 }
@@ -181,7 +207,9 @@ Action add_serve_command(CLI::App& app) {
                   "llama3-8b: output tokens after the first, per query");
   cmd->add_option("--unet-steps", o->workload.unet_steps, "sdxl: UNet denoising steps per query");
   cmd->add_option("--seed", o->search.load.seed, "seed for the arrivals and the random inputs");
-  cmd->add_option("-o,--out", o->out, "write the latency-vs-throughput curve as JSON");
+  cmd->add_option("-o,--out", o->out,
+                  "write the latency-vs-throughput curve as JSON; with --scenario server also "
+                  "the picture OUT.load-latency.svg beside it (for OUT.json)");
   cmd->footer(
       "Examples:\n"
       "  cuvil-bench serve --suite resnet50 --scenario single-stream --duration 2\n"

@@ -27,7 +27,11 @@ int main(int argc, char** argv) {
   app.add_option("--study-name", o.study_name, "study name (default cuvil-<suite>)");
   app.add_option("--trial-log", o.trial_log, "cuvil trial log (default <study>.trials.jsonl)");
   cuvil::bench::add_workload_options(app, o.workload);  // the study's --suite or --model
-  app.add_option("-o,--out,--output", o.output, "the .cuvilpass file to write")->required();
+  app.add_option("-o,--out,--output", o.output,
+                 "the .cuvilpass file to write; beside it (for OUT.cuvilpass) the pictures "
+                 "OUT.importance.svg, OUT.history.svg, OUT.sensitivity.svg (with --sensitivity) "
+                 "and the study report OUT.report.html")
+      ->required();
   app.add_option("--importance-threshold", o.importance_threshold,
                  "reset parameters whose share of the total mean |SHAP| is below this (0..1) to "
                  "their defaults")
