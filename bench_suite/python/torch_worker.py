@@ -14,11 +14,9 @@ Protocol: one JSON object per line on stdin, one reply per line on stdout.
   {"op": "close"}
 """
 import ctypes
-import json
 import os
 import sys
 import time
-import traceback
 
 # OpenBLAS picks its kernels from the CPU's model number; 0.3.21 does not know some recent ones
 # (a Sapphire Rapids VM reads as "Prescott": SSE3 kernels, ~30 GFLOP/s instead of ~160). Before
@@ -71,6 +69,8 @@ import warnings  # noqa: E402
 warnings.filterwarnings("ignore")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
+import json_lines  # noqa: E402  (beside this script)
 
 
 def available_bytes():
@@ -212,32 +212,8 @@ class Baseline:
 
 def main():
     b = Baseline()
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            req = json.loads(line)
-            op = req.get("op")
-            if op == "close":
-                break
-            if op == "hello":
-                reply = {"torch": torch.__version__}
-            elif op == "load":
-                reply = b.load(req)
-            elif op == "run":
-                reply = b.run(req)
-            elif op == "outputs":
-                reply = b.outputs(req)
-            else:
-                raise ValueError(f"unknown op {op!r}")
-            reply["ok"] = True
-        except Exception as e:  # noqa: BLE001  (every failure goes back as a message)
-            last = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
-            where = f" ({os.path.basename(last.filename)}:{last.lineno})" if last else ""
-            reply = {"ok": False, "error": f"{type(e).__name__}: {e}{where}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+    json_lines.serve({"hello": lambda req: {"torch": torch.__version__}, "load": b.load,
+                      "run": b.run, "outputs": b.outputs})
 
 
 if __name__ == "__main__":

@@ -13,16 +13,14 @@ Protocol: one JSON object per line on stdin, one reply per line on stdout.
                                                       ran, over its rate alone
   {"op": "close"}
 """
-import json
 import queue
-import sys
 import threading
 import time
-import traceback
 
 import numpy as np
 
 import cuvil
+import json_lines  # beside this script
 
 SOLO_WINDOW_S = 0.3
 SAMPLE_TIMEOUT_S = 600
@@ -99,31 +97,11 @@ class Scenario:
 
 def main():
     s = Scenario()
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            req = json.loads(line)
-            op = req.get("op")
-            if op == "close":
-                break
-            if op == "load":
-                reply = s.load(req)
-            elif op == "sample":
-                reply = s.sample()
-            elif op == "stop":
-                reply = s.stop()
-            else:
-                raise ValueError(f"unknown op {op!r}")
-            reply["ok"] = True
-        except Exception as e:  # noqa: BLE001  (every failure goes back as a message)
-            last = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
-            where = f" (tune_python_worker.py:{last.lineno})" if last else ""
-            reply = {"ok": False, "error": f"{type(e).__name__}: {e}{where}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
-    s.stop_event.set()
+    try:
+        json_lines.serve({"load": s.load, "sample": lambda req: s.sample(),
+                          "stop": lambda req: s.stop()})
+    finally:
+        s.stop_event.set()
 
 
 if __name__ == "__main__":
