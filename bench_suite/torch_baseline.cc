@@ -17,13 +17,18 @@ std::string torch_worker_path() {
          "/torch_worker.py";
 }
 
-std::string make_baseline_scratch_dir() {
+TorchBaseline::ScratchDir::ScratchDir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "cuvil-baseline-XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) {
     throw UserError("cannot create a scratch directory for the baseline's arrays: " +
                     std::string(std::strerror(errno)));
   }
-  return tmpl;
+  path = tmpl;
+}
+
+TorchBaseline::ScratchDir::~ScratchDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
 }
 
 std::vector<double> relative_errors_vs_cuvil(const std::vector<ir::Tensor>& theirs,
@@ -64,9 +69,7 @@ bool has_scaled_down_torch_reference(const std::string& suite) {
 }
 
 TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir::Tensor>& inputs,
-                             const std::string& scratch_dir, const ir::Graph* graph,
-                             const std::map<std::string, int64_t>& rung)
-    : scratch_(scratch_dir) {
+                             const ir::Graph* graph, const std::map<std::string, int64_t>& rung) {
   PythonChildOptions o;
   o.what = "the PyTorch baseline worker";
   o.python = spec.python;
@@ -76,7 +79,7 @@ TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir
   nlohmann::json files = nlohmann::json::array();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string path =
-        (std::filesystem::path(scratch_) / ("input" + std::to_string(i) + ".npy")).string();
+        (std::filesystem::path(scratch_.path) / ("input" + std::to_string(i) + ".npy")).string();
     write_npy(path, inputs[i].shape, inputs[i].data);
     files.push_back({{"path", path}, {"integer", inputs[i].dtype == ir::DType::i32}});
   }
@@ -87,7 +90,7 @@ TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir
                             {"reserve_bytes", spec.reserve_bytes}};
   if (!spec.builtin.empty()) {
     CUVIL_CHECK(graph != nullptr, "a built-in reference needs the graph's weights");
-    const std::string dir = (std::filesystem::path(scratch_) / "weights").string();
+    const std::string dir = (std::filesystem::path(scratch_.path) / "weights").string();
     std::filesystem::create_directories(dir);
     // One weight in memory at a time: a lazily made constant is made in a copy of the graph,
     // written and dropped, so the caller's graph holds no more than it did.
@@ -122,7 +125,7 @@ Sampler TorchBaseline::sampler(const std::string& variant) {
 
 std::vector<ir::Tensor> TorchBaseline::outputs(const std::string& variant) {
   const nlohmann::json r =
-      child_->call_ok({{"op", "outputs"}, {"variant", variant}, {"dir", scratch_}});
+      child_->call_ok({{"op", "outputs"}, {"variant", variant}, {"dir", scratch_.path}});
   std::vector<ir::Tensor> out;
   for (const auto& f : r.at("files")) {
     const NpyArray a = read_npy(f.get<std::string>());

@@ -37,10 +37,6 @@ bool has_scaled_down_torch_reference(const std::string& suite);
 // The worker script: $CUVIL_BENCH_PYTHON_DIR/torch_worker.py, else the source tree's.
 std::string torch_worker_path();
 
-// A fresh directory under the system's temporary directory for the arrays the worker reads and
-// writes; UserError when it cannot be made.
-std::string make_baseline_scratch_dir();
-
 // Each output's max relative error (ir::max_relative_error) of `theirs` against cuvil's `ours`,
 // in order. UserError when the counts or element counts differ (not the same model).
 std::vector<double> relative_errors_vs_cuvil(const std::vector<ir::Tensor>& theirs,
@@ -52,11 +48,12 @@ double max_relative_error_vs_cuvil(const std::vector<ir::Tensor>& theirs,
 
 class TorchBaseline {
  public:
-  // Starts the worker and loads the module on `inputs` (written to `scratch_dir` as .npy).
-  // For a built-in suite, `graph` supplies the weights and `rung` the module's options.
+  // Starts the worker and loads the module on `inputs`, written as .npy to a scratch directory
+  // of its own under the system's temporary directory (removed with it; UserError when it
+  // cannot be made). For a built-in suite, `graph` supplies the weights and `rung` the
+  // module's options.
   TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir::Tensor>& inputs,
-                const std::string& scratch_dir, const ir::Graph* graph = nullptr,
-                const std::map<std::string, int64_t>& rung = {});
+                const ir::Graph* graph = nullptr, const std::map<std::string, int64_t>& rung = {});
 
   // "torch-eager" (when the file holds an nn.Module) and "torch-script".
   const std::vector<std::string>& variants() const { return variants_; }
@@ -71,8 +68,15 @@ class TorchBaseline {
   std::vector<ir::Tensor> outputs(const std::string& variant);
 
  private:
+  // Declared before the worker, so it outlives it (the worker maps the weights from it).
+  struct ScratchDir {
+    ScratchDir();
+    ~ScratchDir();
+    ScratchDir(const ScratchDir&) = delete;
+    ScratchDir& operator=(const ScratchDir&) = delete;
+    std::string path;
+  } scratch_;
   std::unique_ptr<PythonChild> child_;
-  std::string scratch_;
   std::vector<std::string> variants_;
   std::map<std::string, std::string> unavailable_;
   std::string torch_version_, blas_;

@@ -27,7 +27,7 @@ VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& 
       it != compiled.graph.annotations.end()) {
     result.pinned = it->second;
   }
-  std::vector<ir::Tensor> actual;
+  std::vector<ir::Tensor>& actual = result.actual;
   if (config.target == "cuda") {
     actual = run_on_cuda(std::move(compiled.plan), inputs);
   } else {

@@ -28,6 +28,7 @@ struct VerifyResult {
   // (max relative error, see ir::max_relative_error).
   double tolerance = passes::kFp32Tolerance;
   std::vector<OutputCheck> outputs;
+  std::vector<ir::Tensor> actual;  // the compiled plan's outputs (verify --against compares them)
   bool ok() const;
 };
 

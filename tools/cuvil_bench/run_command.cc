@@ -100,22 +100,13 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   // PyTorch loads its module before cuvil compiles: a built-in suite's reference takes the
   // graph's weights as built (the passes fold and repack them), and holding no second copy of
   // them while the plan prepares its own forms keeps both models in memory at once (SDXL).
-  struct ScratchDir {
-    std::string path;
-    ~ScratchDir() {
-      std::error_code ignored;
-      if (!path.empty()) std::filesystem::remove_all(path, ignored);
-    }
-  } scratch;
   std::optional<TorchBaseline> torch;
   if (baseline_rows != nullptr) {
     compiling->stage("loading the PyTorch baseline");
-    scratch.path = make_baseline_scratch_dir();
     TorchBaselineSpec spec = o.torch;
     spec.reserve_bytes =
         static_cast<int64_t>(static_cast<double>(result.weight_bytes) * kPlanBytesPerWeightByte);
-    torch.emplace(spec, inputs, scratch.path, o.torch.builtin.empty() ? nullptr : &graph,
-                  rung.params);
+    torch.emplace(spec, inputs, o.torch.builtin.empty() ? nullptr : &graph, rung.params);
   }
   passes::Compiled compiled =
       passes::compile(std::move(graph), config, threads, nullptr,

@@ -1,6 +1,5 @@
 // cuvil-bench verify: the compiled pipeline against the reference interpreter.
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -13,7 +12,6 @@
 #include "passes/random_config.h"
 #include "passes/reduced_precision.h"
 #include "passes/registry.h"
-#include "runtime/executor.h"
 #include "tools/cuvil_bench/commands.h"
 
 namespace cuvil::bench::cli {
@@ -54,27 +52,18 @@ void check_against(const VerifyOptions& o, const Suite& suite) {
 }
 
 // The suite's PyTorch reference module (eager and TorchScript), loaded with the graph's own
-// weights, on the inputs cuvil's compiled plan gets: each output within the config's bound of
-// cuvil's. Returns the number of failing variants.
+// weights, on the inputs verify_graph gave the config (`ours`: its outputs): each output within
+// the config's bound of cuvil's. Returns the number of failing variants.
 int compare_with_torch(const Suite& suite, const Rung& rung, const ir::Graph& graph,
-                       const passes::PipelineConfig& config, const passes::Pins* pins, int threads,
-                       const VerifyOptions& o, double tolerance) {
+                       const std::vector<ir::Tensor>& ours, int threads, const VerifyOptions& o,
+                       double tolerance) {
   const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, o.seed);
-  runtime::Executor executor(passes::compile(graph, config, threads, pins).plan);
-  const std::vector<ir::Tensor> ours = executor.run(inputs);
   TorchBaselineSpec spec;
   spec.python = o.python;
   spec.builtin = suite.name;
   spec.scaled_down = !o.full_size;
   spec.threads = threads;
-  struct ScratchDir {
-    std::string path = make_baseline_scratch_dir();
-    ~ScratchDir() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } scratch;
-  TorchBaseline torch(spec, inputs, scratch.path, &graph, rung.params);
+  TorchBaseline torch(spec, inputs, &graph, rung.params);
   int failures = 0;
   for (const std::string& variant : torch.variants()) {
     const std::vector<double> errors =
@@ -159,6 +148,7 @@ int run_verify(const VerifyOptions& o) {
     const ir::Graph graph = suite.build(rung, !o.full_size);
     // Scaled down, each variant is pinned to the kernels its full-size graph runs.
     const ir::Graph full = o.full_size ? ir::Graph() : suite.build(rung, /*tiny=*/false);
+    std::vector<ir::Tensor> config_outputs;  // variants[0] is the config itself
     for (const auto& [label, variant] : variants) {
       const passes::Pins pins =
           o.full_size ? passes::Pins{} : passes::resolve_pins(full, variant, threads);
@@ -179,11 +169,10 @@ int run_verify(const VerifyOptions& o) {
         std::printf("%s", passes::to_yaml(variant).c_str());  // the failing draw, reproducible
       }
       if (!result.ok()) ++failures;
+      if (config_outputs.empty()) config_outputs = result.actual;
     }
     if (!o.against.empty()) {
-      const passes::Pins pins =
-          o.full_size ? passes::Pins{} : passes::resolve_pins(full, config, threads);
-      failures += compare_with_torch(suite, rung, graph, config, &pins, threads, o, tolerance);
+      failures += compare_with_torch(suite, rung, graph, config_outputs, threads, o, tolerance);
     }
   }
   if (failures) {
