@@ -20,10 +20,6 @@ namespace cuvil::tuner {
 
 namespace {
 
-double median_ms(const std::vector<double>& samples_ns) {
-  return stats::median_of(samples_ns) * 1e-6;
-}
-
 // Exactly `samples` timed runs, no warm-up: one turn of a configuration.
 bench::MeasureOptions turn_options(int samples) {
   bench::MeasureOptions m;
@@ -124,7 +120,7 @@ SideBySideResult measure_side_by_side(const std::vector<passes::PipelineConfig>&
     for (size_t c = 0; c < configs.size(); ++c) {
       if (!executors[c]) continue;
       samples[c].name = rung.name;
-      samples[c].median_ms = median_ms(samples[c].samples_ns);
+      samples[c].median_ms = stats::median_of(samples[c].samples_ns) * 1e-6;
       result.rungs[c].push_back(std::move(samples[c]));
     }
   }

@@ -23,10 +23,6 @@ namespace cuvil::tuner {
 
 namespace {
 
-double median_ms(const std::vector<double>& samples_ns) {
-  return stats::median_of(samples_ns) * 1e-6;
-}
-
 [[noreturn]] void inject(const std::string& fault) {
   if (fault == "crash") {
     raise(SIGSEGV);
@@ -131,7 +127,7 @@ void run_trial(const TrialSpec& spec, ChildChannel& channel) {
     r.gil_free = gil_free;
     r.name = rung.name;
     r.samples_ns = m.real_ns;
-    r.median_ms = median_ms(m.real_ns);
+    r.median_ms = stats::median_of(m.real_ns) * 1e-6;
     done.push_back(r);
     const double intermediate = objective_of(done);
     nlohmann::json progress = {{"rung", r.name},
