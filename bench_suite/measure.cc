@@ -50,6 +50,8 @@ Measurement measure(const Sampler& sampler, const MeasureOptions& options,
       p.samples = static_cast<int64_t>(m.real_ns.size());
       p.noise = rule.noise();
       p.eta_s = stop ? 0.0 : rule.eta_s(m.real_ns);
+      p.samples_ns = &m.real_ns;
+      p.last = stop;
       progress(p);
     }
     if (stop) break;
@@ -113,6 +115,8 @@ std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& sampler
           p.samples = static_cast<int64_t>(m[i].real_ns.size());
           p.noise = rules[i].noise();
           p.eta_s = met[i] ? 0.0 : rules[i].eta_s(m[i].real_ns);
+          p.samples_ns = &m[i].real_ns;
+          p.last = met[i] != 0;
           progress(i, p);
         }
       } while (turn_ns < turns.turn_s * 1e9 && m[i].real_ns.size() < cap);
@@ -131,15 +135,16 @@ std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& sampler
   return m;
 }
 
-Measurement measure(runtime::Executor& executor, const std::vector<ir::Tensor>& inputs,
-                    const MeasureOptions& options, const ProgressFn& progress) {
-  // Shapes checked once; then the inputs stay resident (read where the caller holds them) and
-  // each sample times the plan's steps only: nothing copied in or out (json_report.h's
-  // kTimedRegion).
+Sampler executor_sampler(runtime::Executor& executor, const std::vector<ir::Tensor>& inputs) {
   executor.check_inputs(inputs);
   std::vector<const float*> views;
   for (const ir::Tensor& t : inputs) views.push_back(t.data.data());
-  return measure(timed_sampler([&] { executor.execute(views); }), options, progress);
+  return timed_sampler([&executor, views = std::move(views)] { executor.execute(views); });
+}
+
+Measurement measure(runtime::Executor& executor, const std::vector<ir::Tensor>& inputs,
+                    const MeasureOptions& options, const ProgressFn& progress) {
+  return measure(executor_sampler(executor, inputs), options, progress);
 }
 
 }  // namespace cuvil::bench

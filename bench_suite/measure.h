@@ -43,6 +43,10 @@ struct MeasureProgress {
   int64_t samples = 0;
   double noise = 0;  // inf until first evaluated
   double eta_s = 0;
+  // The samples so far (wall ns), valid during the call only; null while warming up. The tuner
+  // prunes within a rung from them (tuner/trial.h).
+  const std::vector<double>* samples_ns = nullptr;
+  bool last = false;  // sampling stops after this sample (the workload's own rule was met)
 };
 using ProgressFn = std::function<void(const MeasureProgress&)>;
 
@@ -68,6 +72,11 @@ std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& sampler
                                              const MeasureOptions& options,
                                              const InterleavedProgressFn& progress = {},
                                              const InterleaveOptions& turns = {});
+
+// One timed run of the plan on `inputs` per call. Shapes are checked once, here; the inputs stay
+// resident (read where the caller holds them, which must outlive the sampler) and each sample
+// times the plan's steps only: nothing copied in or out (json_report.h's kTimedRegion).
+Sampler executor_sampler(runtime::Executor& executor, const std::vector<ir::Tensor>& inputs);
 
 // The plan's executor on `inputs` (the single entry point for real workloads).
 Measurement measure(runtime::Executor& executor, const std::vector<ir::Tensor>& inputs,

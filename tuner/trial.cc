@@ -37,6 +37,22 @@ namespace {
 
 }  // namespace
 
+int checkpoint_index(int64_t samples) {
+  int64_t at = kFirstCheckpointSamples;
+  for (int c = 0; c + 1 < kStepsPerRung; ++c, at *= 2) {
+    if (samples == at) return c;
+  }
+  return -1;
+}
+
+int checkpoint_step(size_t rung, int checkpoint) {
+  return static_cast<int>(rung) * kStepsPerRung + checkpoint;
+}
+
+int rung_end_step(size_t rung) {
+  return checkpoint_step(rung, kStepsPerRung - 1);
+}
+
 double objective_of(const std::vector<RungSamples>& rungs) {
   if (rungs.empty()) return 0;
   double log_sum = 0;
@@ -61,6 +77,9 @@ std::vector<std::string> test_hooks_for(const char* variable, int number) {
   }
   return out;
 }
+// Thrown out of the measurement loop when the parent prunes the trial at a checkpoint.
+struct PrunedWithinRung {};
+
 }  // namespace
 
 std::string test_fault_for(int number) {
@@ -78,7 +97,8 @@ void test_kill_point(const std::string& point, int number) {
 }
 
 void run_trial(const TrialSpec& spec, ChildChannel& channel) {
-  if (!spec.fault.empty() && spec.fault != "wrong") inject(spec.fault);
+  const bool slow = spec.fault == "slow";
+  if (!spec.fault.empty() && spec.fault != "wrong" && !slow) inject(spec.fault);
   const bench::Suite& suite = spec.suite;
   CUVIL_CHECK(!spec.rungs.empty(), "a trial needs at least one rung");
 
@@ -121,7 +141,39 @@ void run_trial(const TrialSpec& spec, ChildChannel& channel) {
       passes::Compiled compiled = passes::compile(std::move(graph), spec.config, spec.threads);
       weights = compiled.plan.constants;
       runtime::Executor executor(std::move(compiled.plan));
-      m = bench::measure(executor, inputs, spec.measure);
+      bench::Sampler sampler = bench::executor_sampler(executor, inputs);
+      if (slow) {
+        sampler = [run = std::move(sampler)] {
+          bench::Sample s = run();
+          usleep(1000 * 1000);  // TEST-ONLY: stands in for a configuration 1 s slower
+          s.real_ns += 1e9;
+          return s;
+        };
+      }
+      // The running objective at each checkpoint: the parent may prune the trial there.
+      const bench::ProgressFn checkpoints = [&](const bench::MeasureProgress& p) {
+        // The rung's end is reported anyway, as its own step.
+        const int c = p.samples_ns == nullptr || p.last ? -1 : checkpoint_index(p.samples);
+        if (c < 0) return;
+        std::vector<RungSamples> so_far = done;
+        RungSamples partial;
+        partial.name = rung.name;
+        partial.samples_ns = *p.samples_ns;
+        partial.median_ms = stats::median_of(partial.samples_ns) * 1e-6;
+        so_far.push_back(partial);
+        const nlohmann::json progress = {{"checkpoint", true},
+                                         {"rung", rung.name},
+                                         {"step", checkpoint_step(step, c)},
+                                         {"samples_ns", partial.samples_ns},
+                                         {"median_ms", partial.median_ms},
+                                         {"intermediate", objective_of(so_far)}};
+        if (!channel.progress(progress)) throw PrunedWithinRung{};
+      };
+      try {
+        m = bench::measure(sampler, spec.measure, checkpoints);
+      } catch (const PrunedWithinRung&) {
+        return;  // the parent has the checkpoint's samples and value
+      }
     }
     RungSamples r;
     r.gil_free = gil_free;
@@ -131,7 +183,7 @@ void run_trial(const TrialSpec& spec, ChildChannel& channel) {
     done.push_back(r);
     const double intermediate = objective_of(done);
     nlohmann::json progress = {{"rung", r.name},
-                               {"step", step},
+                               {"step", rung_end_step(step)},
                                {"samples_ns", r.samples_ns},
                                {"median_ms", r.median_ms},
                                {"intermediate", intermediate}};

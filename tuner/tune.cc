@@ -203,6 +203,7 @@ int tune(const TuneOptions& o) {
     }
     bool pruned = false;
     double value = 0;
+    std::string prune_reason;
     if (failure.empty()) {
       const ProgressHandler on_progress = [&](const nlohmann::json& p) {
         test_kill_point("trial", asked.number);  // the child is running
@@ -216,16 +217,22 @@ int tune(const TuneOptions& o) {
         r.samples_ns = p.at("samples_ns").get<std::vector<double>>();
         r.median_ms = p.at("median_ms").get<double>();
         r.gil_free = p.value("gil_free", -1.0);
-        record.rungs.push_back(r);
+        const bool checkpoint = p.value("checkpoint", false);
+        if (!checkpoint) record.rungs.push_back(r);
         const int step = p.at("step").get<int>();
         const double intermediate = p.at("intermediate").get<double>();
         const bool prune = bridge.report(asked.number, step, intermediate);
-        // The last rung completes the trial: nothing left to save by stopping.
-        if (prune && step + 1 < static_cast<int>(rungs.size())) {
-          value = intermediate;
-          return false;
+        // The last rung's end completes the trial: nothing left to save by stopping.
+        if (!prune || step == rung_end_step(rungs.size() - 1)) return true;
+        value = intermediate;
+        if (checkpoint) {
+          record.rungs.push_back(r);  // what was measured of the rung it stopped in
+          prune_reason =
+              "pruned at " + std::to_string(r.samples_ns.size()) + " samples of rung " + r.name;
+        } else {
+          prune_reason = "pruned after rung " + r.name;
         }
-        return true;
+        return false;
       };
       ChildLimits limits{o.trial_timeout_s, o.trial_memory_mb};
       const ChildOutcome outcome = run_isolated([&](ChildChannel& ch) { run_trial(spec, ch); },
@@ -248,7 +255,7 @@ int tune(const TuneOptions& o) {
       bridge.tell_failed(asked.number, failure, to_json(record));
     } else if (pruned) {
       record.state = "pruned";
-      record.reason = "pruned after rung " + record.rungs.back().name;
+      record.reason = prune_reason;
       record.value = value;
       record.has_value = true;
       bridge.tell_pruned(asked.number, record.reason, to_json(record));

@@ -15,3 +15,7 @@ add_test(NAME cli.tune_kill_record
   COMMAND ${CUVIL_CLI_DIR}/tune_kill_test.sh $<TARGET_FILE:cuvil-bench>
     $<TARGET_FILE:cuvil-tune-gen>)
 set_tests_properties(cli.tune_kill_record PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+# Pruning within a rung (the TEST-ONLY "slow" trial fault); skips (77) without python3-optuna.
+add_test(NAME cli.tune_prune_within_rung
+  COMMAND ${CUVIL_CLI_DIR}/tune_prune_test.sh $<TARGET_FILE:cuvil-bench>)
+set_tests_properties(cli.tune_prune_within_rung PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)

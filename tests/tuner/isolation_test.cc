@@ -154,5 +154,24 @@ TEST(Objective, GeometricMeanOfRungMedians) {
   EXPECT_DOUBLE_EQ(objective_of(r), 4);
 }
 
+TEST(PruneCheckpoints, DoublingFromThreeSamples) {
+  EXPECT_EQ(checkpoint_index(1), -1);
+  EXPECT_EQ(checkpoint_index(2), -1);
+  EXPECT_EQ(checkpoint_index(3), 0);
+  EXPECT_EQ(checkpoint_index(4), -1);
+  EXPECT_EQ(checkpoint_index(6), 1);
+  EXPECT_EQ(checkpoint_index(12), 2);
+  EXPECT_EQ(checkpoint_index(3 << (kStepsPerRung - 2)), kStepsPerRung - 2);
+  EXPECT_EQ(checkpoint_index(3 << (kStepsPerRung - 1)), -1);  // that step is the rung's end
+}
+
+TEST(PruneCheckpoints, EachRungOwnsItsSteps) {
+  EXPECT_EQ(checkpoint_step(0, 0), 0);
+  EXPECT_EQ(rung_end_step(0), kStepsPerRung - 1);
+  EXPECT_EQ(checkpoint_step(1, 0), kStepsPerRung);
+  EXPECT_LT(checkpoint_step(0, kStepsPerRung - 2), rung_end_step(0));
+  EXPECT_LT(rung_end_step(0), checkpoint_step(1, 0));
+}
+
 }  // namespace
 }  // namespace cuvil::tuner
