@@ -112,6 +112,9 @@ int main(int argc, char** argv) {
   } catch (const cuvil::UserError& e) {
     std::fprintf(stderr, "cuvil-bench: error: %s\n", cuvil::reports::printable(e.what()).c_str());
     return 2;
+  } catch (const cuvil::OutOfMemory& e) {
+    std::fprintf(stderr, "cuvil-bench: error: %s\n", cuvil::reports::printable(e.what()).c_str());
+    return 3;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "cuvil-bench: error: out of memory\n");
     return 3;

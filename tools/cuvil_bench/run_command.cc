@@ -1,5 +1,7 @@
 // cuvil-bench run: compile the suite's pipeline and measure each rung of its load ladder through
 // the one harness (bench_suite/measure.h), with the environment recorded and warned about.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -7,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,6 +32,7 @@
 #include "reports/pictures/baseline_bars.h"
 #include "reports/pictures/plot.h"
 #include "reports/pictures/roofline.h"
+#include "reports/printable.h"
 #include "runtime/executor.h"
 #include "stats/summary.h"
 #include "tools/cuvil_bench/commands.h"
@@ -77,11 +81,13 @@ constexpr double kPlanBytesPerWeightByte = 1.2;
 // are generated again for the next rung, which prepares its own forms anyway.
 // `baseline_rows` (with --baseline) receives one row per PyTorch variant measured beside cuvil,
 // and `baseline_info` what the worker reported of itself.
-RungResult run_rung(const Suite& suite, const Rung& rung, const passes::PipelineConfig& config,
-                    const RunOptions& o, int threads, const probes::MachinePeak& peak,
-                    ProgressLine& progress_line,
-                    std::vector<std::shared_ptr<const std::vector<float>>>* weights,
-                    std::vector<RungResult>* baseline_rows, nlohmann::json* baseline_info) {
+// `stage` names what the rung is doing, for the out-of-memory message (run_rung).
+RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::PipelineConfig& config,
+                        const RunOptions& o, int threads, const probes::MachinePeak& peak,
+                        ProgressLine& progress_line,
+                        std::vector<std::shared_ptr<const std::vector<float>>>* weights,
+                        std::vector<RungResult>* baseline_rows, nlohmann::json* baseline_info,
+                        std::string& stage) {
   RungResult result;
   result.suite = suite.name;
   result.rung = rung.name;
@@ -93,7 +99,7 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   const int64_t t0 = probes::now_ns();
   // The stage and the time since compiling began, redrawn each second until the plan is ready.
   std::optional<CompileProgress> compiling(std::in_place, progress_line, label);
-  compiling->stage("building the graph");
+  compiling->stage(stage = "building the graph");
   ir::Graph graph = suite.build(rung, /*tiny=*/false);
   result.weight_bytes = graph.constant_bytes();
   const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, o.seed);
@@ -102,7 +108,7 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   // them while the plan prepares its own forms keeps both models in memory at once (SDXL).
   std::optional<TorchBaseline> torch;
   if (baseline_rows != nullptr) {
-    compiling->stage("loading the PyTorch baseline");
+    compiling->stage(stage = "loading the PyTorch baseline");
     TorchBaselineSpec spec = o.torch;
     spec.reserve_bytes =
         static_cast<int64_t>(static_cast<double>(result.weight_bytes) * kPlanBytesPerWeightByte);
@@ -110,8 +116,9 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   }
   passes::Compiled compiled =
       passes::compile(std::move(graph), config, threads, nullptr,
-                      [&](const std::string& stage) { compiling->stage(stage); });
+                      [&](const std::string& pass) { compiling->stage(stage = pass); });
   compiling.reset();
+  stage = "allocating the plan's memory";
   result.declared_flops = compiled.plan.total_flops();
   result.declared_bytes = compiled.plan.total_bytes();
   result.arena_bytes = compiled.plan.arena_bytes;
@@ -139,6 +146,7 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
   }
   runtime::Executor executor(std::move(compiled.plan));
   result.compile_s = static_cast<double>(probes::now_ns() - t0) * 1e-9;
+  stage = "measuring";
   const ProgressFn on_progress = [&](const MeasureProgress& p) {
     progress_line.update(format_progress(label, p.warming_up,
                                          p.warming_up ? p.warmup_runs : p.samples, p.noise,
@@ -188,12 +196,57 @@ RungResult run_rung(const Suite& suite, const Rung& rung, const passes::Pipeline
                           : default_probe_iterations(result.measurement, o.measure.min_time_s);
     progress_line.update(label + "  probing (" + std::to_string(n) + " iterations)",
                          /*force=*/true);
+    stage = "probing";
     result.probes = probe_rung(executor, inputs, o.probe_spec, n,
                                o.probe_spec.samples ? samples_path(o, suite, rung) : "");
   }
   progress_line.clear();
   result.peak_rss_bytes = peak_rss_bytes();
   return result;
+}
+
+// "resnet50/b64 (batch=64, image=224): out of memory while allocating the plan's memory; peak
+// RSS 3.1 GiB of 23.4 GiB": which rung, how big, and where, so the user knows what to shrink.
+std::string out_of_memory_message(const Suite& suite, const Rung& rung, const std::string& stage,
+                                  bool with_baseline) {
+  std::string size;
+  for (const auto& [key, value] : rung.params)
+    size += (size.empty() ? "" : ", ") + key + "=" + std::to_string(value);
+  char memory[160] = "";
+  const int64_t rss = peak_rss_bytes();
+  std::ifstream meminfo("/proc/meminfo");
+  const int64_t total = meminfo_bytes(
+      std::string(std::istreambuf_iterator<char>(meminfo), std::istreambuf_iterator<char>()),
+      "MemTotal");
+  if (rss > 0 && total > 0) {
+    std::snprintf(memory, sizeof memory, "; peak RSS %.1f GiB of %.1f GiB", rss / 1073741824.0,
+                  total / 1073741824.0);
+  }
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const size_t used = std::strlen(memory);
+    std::snprintf(memory + used, sizeof memory - used, ", address space limited to %.1f GiB",
+                  static_cast<double>(limit.rlim_cur) / 1073741824.0);
+  }
+  return suite.name + "/" + rung.name + " (" + size + "): out of memory while " + stage + memory +
+         (with_baseline ? " (try a smaller rung, or no --baseline: PyTorch holds its own copy)"
+                        : " (try a smaller rung)");
+}
+
+RungResult run_rung(const Suite& suite, const Rung& rung, const passes::PipelineConfig& config,
+                    const RunOptions& o, int threads, const probes::MachinePeak& peak,
+                    ProgressLine& progress_line,
+                    std::vector<std::shared_ptr<const std::vector<float>>>* weights,
+                    std::vector<RungResult>* baseline_rows, nlohmann::json* baseline_info) {
+  std::string stage = "starting";
+  try {
+    return measure_rung(suite, rung, config, o, threads, peak, progress_line, weights,
+                        baseline_rows, baseline_info, stage);
+  } catch (const std::bad_alloc&) {
+    progress_line.clear();
+    weights->clear();  // what the failed rung shared is not worth keeping
+    throw OutOfMemory(out_of_memory_message(suite, rung, stage, baseline_rows != nullptr));
+  }
 }
 
 void print_header() {
@@ -510,12 +563,22 @@ int run_suite(RunOptions o, const std::string& executable) {
   std::vector<std::shared_ptr<const std::vector<float>>> weights;
   std::vector<std::pair<RungResult, std::vector<RungResult>>> compared;
   std::vector<RungResult> profiled;  // --probes ops: for the roofline
+  // A rung that runs out of memory ends the run, but the rungs measured before it are still
+  // written and stored (the run exits 3 after that); the next rungs are larger.
+  std::string out_of_memory;
   for (const Rung& rung : rungs) {
     std::vector<RungResult> baseline_rows;
     nlohmann::json baseline_info;
-    const RungResult r =
-        run_rung(suite, rung, config, o, threads, context.peak, progress_line, &weights,
-                 o.baseline.empty() ? nullptr : &baseline_rows, &baseline_info);
+    std::optional<RungResult> measured;
+    try {
+      measured = run_rung(suite, rung, config, o, threads, context.peak, progress_line, &weights,
+                          o.baseline.empty() ? nullptr : &baseline_rows, &baseline_info);
+    } catch (const OutOfMemory& e) {
+      if (benchmarks.empty()) throw;
+      out_of_memory = e.what();
+      break;
+    }
+    const RungResult& r = *measured;
     print_row(r);
     for (const RungResult& b : baseline_rows) print_row(b);
     print_probes(r);
@@ -543,11 +606,20 @@ int run_suite(RunOptions o, const std::string& executable) {
     print_warning(std::to_string(noisy) + " of " + std::to_string(family) +
                   " measured row(s) are NOISY (marked in the table and in the JSON)");
   }
+  if (!out_of_memory.empty()) {
+    const std::string w = "run incomplete: " + out_of_memory;
+    print_warning(w);
+    context.warnings.push_back(w);
+  }
   nlohmann::json document;
   document["context"] = context_json(context);
   document["benchmarks"] = std::move(benchmarks);
   outputs.finish(document);
   write_run_pictures(o, profiled, compared, context);
+  if (!out_of_memory.empty()) {
+    std::fprintf(stderr, "cuvil-bench: error: %s\n", reports::printable(out_of_memory).c_str());
+    return 3;
+  }
   return 0;
 }
 
