@@ -232,9 +232,11 @@ std::string change_points_section(const std::vector<SeriesReport>& series) {
   if (all.empty()) {
     size_t long_enough = 0;
     for (const SeriesReport& s : series) long_enough += !s.too_short_for_change_points;
-    return out + "<p class=\"none\">No change points in " + std::to_string(long_enough) +
-           " histories" + (too_short.empty() ? "" : " long enough to show them") + ".</p>" +
-           too_short + "</section>";
+    const std::string none =
+        long_enough == 0 ? "No history is long enough for change points yet."
+                         : "No change points in " + std::to_string(long_enough) + " histories" +
+                               (too_short.empty() ? "" : " long enough to show them") + ".";
+    return out + "<p class=\"none\">" + none + "</p>" + too_short + "</section>";
   }
   out +=
       "<table class=\"change-points\"><tr><th>benchmark</th><th>machine</th><th>direction</th>"

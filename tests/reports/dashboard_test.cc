@@ -300,6 +300,7 @@ TEST_F(Dashboard, HistoriesTooShortForChangePointsSaySo) {
               std::string::npos)
         << runs;
     EXPECT_EQ(html.find("No change points in 2 histories"), std::string::npos) << runs;
+    EXPECT_NE(html.find("No history is long enough for change points yet."), std::string::npos);
   }
 }
 
