@@ -80,6 +80,10 @@ double permutation_p_value(std::vector<double> v, double observed_q, size_t min_
   return (at_least_as_strong + 1.0) / (permutations + 1.0);
 }
 
+// change_point_min_runs stops running the detector at lengths where fewer reorderings than this
+// are expected to rebuild a clean step (then none, in all but a rare case).
+constexpr double kNegligibleReorderings = 0.01;
+
 struct Found {
   size_t index;
   double p_value;
@@ -147,6 +151,31 @@ void validate(const std::vector<double>& series, const ChangePointOptions& o) {
 
 const char* direction_name(ChangeDirection direction) {
   return direction == ChangeDirection::kRegression ? "regression" : "improvement";
+}
+
+size_t change_point_min_runs(const ChangePointOptions& options) {
+  validate({}, options);
+  const double permutations = options.permutations;
+  // p = (as-strong reorderings + 1) / (permutations + 1): even none cannot go below this.
+  if (1.0 / (permutations + 1) >= options.significance) return 0;
+  // A clean step: first half at 1, second half higher by more than the minimum change.
+  const double high = 2 + 2 * options.min_change_pct / 100;
+  size_t from = 0;  // the first length of the current unbroken stretch of lengths that find it
+  for (size_t n = 2 * options.min_segment;; ++n) {
+    const size_t half = n / 2;
+    const double log_ways =
+        std::lgamma(n + 1.0) - std::lgamma(half + 1.0) - std::lgamma(n - half + 1.0);
+    // The expected number of reorderings that rebuild the step: once negligible, every longer
+    // history finds it, and the detector need not be run to know.
+    if (permutations * 2 * std::exp(-log_ways) < kNegligibleReorderings) return from ? from : n;
+    std::vector<double> step(n, 1.0);
+    std::fill(step.begin() + static_cast<std::ptrdiff_t>(half), step.end(), high);
+    if (detect_change_points(step, options).empty()) {
+      from = 0;
+    } else if (from == 0) {
+      from = n;
+    }
+  }
 }
 
 std::vector<ChangePoint> detect_change_points(const std::vector<double>& series,

@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "reports/dashboard/config_diff.h"
+
 namespace cuvil::reports::dashboard {
 
 namespace {
@@ -30,6 +32,30 @@ std::map<int64_t, RunExtras> run_extras(Database& db) {
     extras[select.column_int(0)] = p;
   }
   return extras;
+}
+
+// The stored text of every config, by hash.
+std::map<std::string, std::string> config_texts(Database& db) {
+  Statement select = db.prepare("SELECT hash, yaml FROM configs");
+  std::map<std::string, std::string> texts;
+  while (select.step()) texts[select.column_text(0)] = select.column_text(1);
+  return texts;
+}
+
+// Marks each point whose config hash differs from the point before it, with what changed.
+void mark_config_changes(BenchmarkHistory& h, const std::map<std::string, std::string>& texts) {
+  for (size_t i = 1; i < h.points.size(); ++i) {
+    HistoryPoint& p = h.points[i];
+    const std::string& before = h.points[i - 1].config_hash;
+    if (before.empty() || p.config_hash.empty() || before == p.config_hash) continue;
+    p.config_changed = true;
+    p.previous_config_hash = before;
+    const auto text = [&](const std::string& hash) {
+      const auto it = texts.find(hash);
+      return it == texts.end() ? std::string() : it->second;
+    };
+    p.config_changes = config_changes(text(before), text(p.config_hash));
+  }
 }
 
 double percent_of(double value, double peak) {
@@ -71,8 +97,9 @@ std::vector<BenchmarkHistory> load_histories(ResultsStore& store) {
   Statement select = db.prepare(
       "SELECT b.id, b.run_id, b.name, b.suite, b.rung, r.target, r.threads, m.fingerprint, "
       "       m.host, m.cpu_model, r.started_at, r.git_commit, r.command_line, b.repetitions, "
-      "       b.median_ns, b.gflops, b.gbps, b.noisy "
+      "       b.median_ns, b.gflops, b.gbps, b.noisy, COALESCE(c.hash, '') "
       "FROM benchmarks b JOIN runs r ON r.id = b.run_id JOIN machines m ON m.id = r.machine_id "
+      "LEFT JOIN configs c ON c.id = r.config_id "
       "ORDER BY b.run_id, b.id");
   std::vector<BenchmarkHistory> histories;
   std::map<std::tuple<std::string, std::string, int, std::string>, size_t> index_of;
@@ -111,6 +138,7 @@ std::vector<BenchmarkHistory> load_histories(ResultsStore& store) {
     p.gflops = select.column_double(15);
     p.gbps = select.column_double(16);
     p.noisy = select.column_int(17) != 0;
+    p.config_hash = select.column_text(18);
     const auto extra = extras.find(p.run_id);
     if (extra != extras.end()) {
       p.pct_peak_flops = percent_of(p.gflops, extra->second.fp32_gflops);
@@ -123,6 +151,8 @@ std::vector<BenchmarkHistory> load_histories(ResultsStore& store) {
     p.high_ns = sorted.empty() ? p.median_ns : nearest_rank(sorted, kSpreadHighPercent);
     histories[it->second].points.push_back(std::move(p));
   }
+  const std::map<std::string, std::string> texts = config_texts(db);
+  for (BenchmarkHistory& h : histories) mark_config_changes(h, texts);
   std::stable_sort(histories.begin(), histories.end(),
                    [&](const BenchmarkHistory& a, const BenchmarkHistory& b) {
                      return suite_order.at(a.suite) < suite_order.at(b.suite);

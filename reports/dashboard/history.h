@@ -28,6 +28,12 @@ struct HistoryPoint {
   double gflops = 0, gbps = 0;
   double pct_peak_flops = 0, pct_peak_bw = 0;  // 0 when the machine's peak is unknown
   bool noisy = false;
+  std::string config_hash;  // of the run's pipeline config; empty: the run recorded none
+  // The previous point of the history ran another config (both hashes recorded): its hash, and
+  // what changed (config_diff.h; empty when the stored files show no difference).
+  bool config_changed = false;
+  std::string previous_config_hash;
+  std::vector<std::string> config_changes;
 };
 
 // One benchmark measured one way on one machine: points of different machines, targets or
@@ -42,7 +48,8 @@ struct BenchmarkHistory {
 };
 
 // Every history in the store, by suite (first stored first), then rung in measured order, then
-// machine.
+// machine. A history spans config changes (a config-caused step is then visible in it); each
+// point carries its config hash and, where it changed, what changed.
 std::vector<BenchmarkHistory> load_histories(ResultsStore& store);
 
 // The raw samples (ns) of one stored benchmark row.

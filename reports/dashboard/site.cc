@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "reports/dashboard/config_diff.h"
 #include "reports/dashboard/flame_links.h"
 #include "reports/dashboard/format.h"
 #include "reports/dashboard/style.h"
@@ -55,6 +56,46 @@ std::string series_link(const SeriesReport& s) {
   return "<a href=\"#" + s.history.key() + "\">" + escape_markup(s.history.name) + "</a>";
 }
 
+std::string config_label(const std::string& hash) {
+  return hash.empty() ? "not recorded" : hash;
+}
+
+// "config changed (OLD → NEW): gemm-tiling.mc: 192 → 256" for a point whose config differs
+// from the one before it.
+std::string config_change_text(const HistoryPoint& p) {
+  std::string t = "config changed (" + p.previous_config_hash + " \u2192 " + p.config_hash + ")";
+  return p.config_changes.empty() ? t + ": no parameter differs in the stored files"
+                                  : t + ": " + join_changes(p.config_changes);
+}
+
+// What came in with the step into point `index`: the config change, the commits, both, or
+// neither (the machine or the noise). Plain text; commits as a range.
+std::string step_cause(const BenchmarkHistory& h, size_t index) {
+  const HistoryPoint& good = h.points[index - 1];
+  const HistoryPoint& bad = h.points[index];
+  const bool commits = good.commit != bad.commit;
+  const std::string range = short_commit(good.commit) + ".." + short_commit(bad.commit);
+  if (bad.config_changed) return config_change_text(bad) + (commits ? "; commits " + range : "");
+  if (commits) return "commits " + range;
+  return "same commit and config (" + short_commit(bad.commit) + ", " +
+         config_label(bad.config_hash) + ")";
+}
+
+// The same for the change-point table: HTML, the commit range in <code>.
+std::string step_cause_cell(const BenchmarkHistory& h, size_t index) {
+  const HistoryPoint& good = h.points[index - 1];
+  const HistoryPoint& bad = h.points[index];
+  const std::string range =
+      "<code>" + escape_markup(short_commit(good.commit) + ".." + short_commit(bad.commit)) +
+      "</code>";
+  if (bad.config_changed) {
+    return "<span class=\"config-changed\">" + escape_markup(config_change_text(bad)) + "</span>" +
+           (good.commit != bad.commit ? "; commits " + range : "");
+  }
+  if (good.commit != bad.commit) return range;
+  return "same commit and config " + range;
+}
+
 std::string point_tooltip(const HistoryPoint& p, const std::string& flame_link) {
   std::string t = "run " + std::to_string(p.run_id) + ", " + p.date + "\ncommit " +
                   short_commit(p.commit) + "\nmedian " + format_time(p.median_ns) + " (p" +
@@ -67,6 +108,8 @@ std::string point_tooltip(const HistoryPoint& p, const std::string& flame_link) 
   }
   if (p.gbps > 0) t += ", " + format_fixed(p.gbps, 2) + " GB/s";
   t += "\nmachine " + machine_label(p.host, p.cpu_model);
+  t += "\nconfig " + config_label(p.config_hash);
+  if (p.config_changed) t += "\n" + config_change_text(p);
   if (p.noisy) t += "\nNOISY measurement";
   if (!flame_link.empty()) t += "\nclick: flame graph";
   return t;
@@ -76,10 +119,10 @@ std::string change_tooltip(const BenchmarkHistory& h, const ChangePoint& c) {
   const HistoryPoint& good = h.points[c.index - 1];
   const HistoryPoint& bad = h.points[c.index];
   return std::string(direction_name(c.direction)) + " of " + format_fixed(c.change_pct, 1, true) +
-         "%: " + format_time(c.before) + " -> " + format_time(c.after) + "\ncommits " +
-         short_commit(good.commit) + ".." + short_commit(bad.commit) + " (runs " +
-         std::to_string(good.run_id) + ".." + std::to_string(bad.run_id) + ", " +
-         date_part(good.date) + " .. " + date_part(bad.date) + "), p " + format_p_value(c.p_value);
+         "%: " + format_time(c.before) + " -> " + format_time(c.after) + "\n" +
+         step_cause(h, c.index) + "\nruns " + std::to_string(good.run_id) + ".." +
+         std::to_string(bad.run_id) + ", " + date_part(good.date) + " .. " + date_part(bad.date) +
+         ", p " + format_p_value(c.p_value);
 }
 
 // The x labels of a history's points (under each: the commit): the date when that tells every
@@ -129,9 +172,44 @@ LatencyChart chart_of(const SeriesReport& s) {
   }
   for (const ChangePoint& cp : s.change_points) {
     chart.markers.push_back({cp.index, cp.direction == ChangeDirection::kRegression,
-                             format_fixed(cp.change_pct, 1, true) + "%", change_tooltip(h, cp)});
+                             format_fixed(cp.change_pct, 1, true) + "%" +
+                                 (h.points[cp.index].config_changed ? " config" : ""),
+                             change_tooltip(h, cp)});
+  }
+  for (size_t i = 0; i < h.points.size(); ++i) {
+    if (h.points[i].config_changed)
+      chart.config_markers.push_back({i, config_change_text(h.points[i])});
   }
   return chart;
+}
+
+// What the page says for a history too short for change points.
+std::string too_short_text(const SeriesReport& s) {
+  if (s.min_runs_for_change_points == 0) {
+    return "no history is long enough for change points: the permutation test cannot reach this "
+           "significance";
+  }
+  return "history too short for change points (need " +
+         std::to_string(s.min_runs_for_change_points) + ", has " +
+         std::to_string(s.history.points.size()) + " runs)";
+}
+
+// The histories too short for change points, named, so their silence is not read as "no change".
+std::string too_short_paragraph(const std::vector<SeriesReport>& series) {
+  std::string names;
+  size_t n = 0, need = 0;
+  for (const SeriesReport& s : series) {
+    if (!s.too_short_for_change_points) continue;
+    names += std::string(n++ ? ", " : "") + series_link(s) + " (" +
+             std::to_string(s.history.points.size()) + " runs)";
+    need = s.min_runs_for_change_points;
+  }
+  if (n == 0) return {};
+  const std::string why = need == 0 ? "the permutation test cannot reach this significance"
+                                    : "need " + std::to_string(need) + " runs";
+  return "<p class=\"notice too-short\">" + std::to_string(n) + " of " +
+         std::to_string(series.size()) + " histories too short for change points (" + why +
+         "): " + names + ".</p>";
 }
 
 struct ListedChange {
@@ -150,14 +228,20 @@ std::string change_points_section(const std::vector<SeriesReport>& series) {
            b.series->history.points[b.change->index].run_id;
   });
   std::string out = "<section id=\"change-points\"><h2>Change points</h2>";
+  const std::string too_short = too_short_paragraph(series);
   if (all.empty()) {
-    return out + "<p class=\"none\">No change points in " + std::to_string(series.size()) +
-           " histories.</p></section>";
+    size_t long_enough = 0;
+    for (const SeriesReport& s : series) long_enough += !s.too_short_for_change_points;
+    const std::string none =
+        long_enough == 0 ? "No history is long enough for change points yet."
+                         : "No change points in " + std::to_string(long_enough) + " histories" +
+                               (too_short.empty() ? "" : " long enough to show them") + ".";
+    return out + "<p class=\"none\">" + none + "</p>" + too_short + "</section>";
   }
   out +=
       "<table class=\"change-points\"><tr><th>benchmark</th><th>machine</th><th>direction</th>"
-      "<th>change</th><th>before</th><th>after</th><th>commit range</th><th>runs</th>"
-      "<th>dates</th><th>p</th></tr>";
+      "<th>change</th><th>before</th><th>after</th><th>came with</th><th>config</th>"
+      "<th>runs</th><th>dates</th><th>p</th></tr>";
   for (const ListedChange& l : all) {
     const BenchmarkHistory& h = l.series->history;
     const ChangePoint& c = *l.change;
@@ -168,54 +252,83 @@ std::string change_points_section(const std::vector<SeriesReport>& series) {
         std::string("<tr class=\"") + direction + "\">" + cell(series_link(*l.series)) +
         cell(escape_markup(h.host), "text") + cell(direction, "direction text") +
         cell(format_fixed(c.change_pct, 1, true) + "%", "size") + cell(format_time(c.before)) +
-        cell(format_time(c.after)) +
-        cell("<code>" + escape_markup(short_commit(good.commit) + ".." + short_commit(bad.commit)) +
+        cell(format_time(c.after)) + cell(step_cause_cell(h, c.index), "cause text") +
+        cell("<code>" +
+                 escape_markup(bad.config_changed ? good.config_hash + " \u2192 " + bad.config_hash
+                                                  : config_label(bad.config_hash)) +
                  "</code>",
-             "commits text") +
+             "config text") +
         cell(std::to_string(good.run_id) + ".." + std::to_string(bad.run_id)) +
         cell(escape_markup(date_part(good.date) + " .. " + date_part(bad.date))) +
         cell(format_p_value(c.p_value)) + "</tr>";
   }
-  return out + "</table></section>";
+  return out + "</table>" + too_short + "</section>";
 }
 
-std::string verdicts_section(const std::vector<SeriesReport>& series) {
+// "runs 3, 4, 6 <code>c3..c6</code>": the runs a baseline pools.
+std::string runs_cell(const BenchmarkHistory& h, const std::vector<size_t>& points) {
+  if (points.empty()) return "-";
+  std::string ids;
+  for (size_t i = 0; i < points.size(); ++i) {
+    ids += (i ? ", " : "") + std::to_string(h.points[points[i]].run_id);
+  }
+  const std::string& first = h.points[points.front()].commit;
+  const std::string& last = h.points[points.back()].commit;
+  const std::string commits =
+      first == last ? short_commit(first) : short_commit(first) + ".." + short_commit(last);
+  return (points.size() == 1 ? "run " : "runs ") + ids + " <code>" + escape_markup(commits) +
+         "</code>";
+}
+
+std::string verdicts_section(const std::vector<SeriesReport>& series, size_t baseline_runs) {
+  const std::string k = std::to_string(baseline_runs);
   std::string out =
       "<section id=\"latest\"><h2>Latest run against its baseline</h2>"
-      "<p class=\"legend\">Baseline: the run before the latest of the same benchmark, target, "
-      "thread count and machine. Verdict: two-sided Mann-Whitney U test on the raw samples "
-      "(as <code>cuvil-bench compare</code>).</p>"
+      "<p class=\"legend\">Baseline: the " +
+      k +
+      " runs before the latest of the same benchmark, target, thread count, machine and "
+      "config hash, their samples pooled. Verdict: two-sided Mann-Whitney U test of the latest "
+      "run's raw samples against the pooled ones (as <code>cuvil-bench compare</code>); a "
+      "latest median inside the range of those " +
+      k + " runs' medians stays <em>same</em>. Fewer than " + k +
+      " such runs: <em>not enough data</em>.</p>"
       "<div class=\"wide\"><table "
-      "class=\"verdicts\"><tr><th>benchmark</th><th>machine</th><th>baseline</th>"
-      "<th>latest</th><th>baseline median</th><th>latest median</th><th>change</th><th>p</th>"
-      "<th>verdict</th><th>GFLOP/s</th><th>% peak</th><th>GB/s</th><th>% bw</th>"
-      "<th>flame</th></tr>";
+      "class=\"verdicts\"><tr><th>benchmark</th><th>machine</th><th>config</th>"
+      "<th>baseline: last " +
+      k +
+      " runs</th><th>latest</th><th>baseline median (pooled)</th><th>baseline range</th>"
+      "<th>latest median</th><th>change</th><th>p</th><th>verdict</th><th>GFLOP/s</th>"
+      "<th>% peak</th><th>GB/s</th><th>% bw</th><th>flame</th></tr>";
   for (const SeriesReport& s : series) {
     const BenchmarkHistory& h = s.history;
     if (h.points.empty()) continue;
     const HistoryPoint& last = h.points.back();
-    out += "<tr>" + cell(series_link(s)) + cell(escape_markup(h.host), "text");
-    if (s.has_baseline) {
-      const HistoryPoint& base = h.points[h.points.size() - 2];
-      const BenchmarkComparison& c = s.latest;
-      std::string verdict = verdict_name(c.verdict);
+    const Baseline& b = s.baseline;
+    out += "<tr>" + cell(series_link(s)) + cell(escape_markup(h.host), "text") +
+           cell("<code>" + escape_markup(config_label(last.config_hash)) + "</code>", "text") +
+           cell(runs_cell(h, b.points)) + cell(runs_cell(h, {h.points.size() - 1}));
+    if (b.enough) {
+      const BenchmarkComparison& c = b.comparison;
+      const std::string verdict = verdict_name(b.verdict);
       std::string notes;
+      if (b.within_range && b.verdict != c.verdict) {
+        notes += " <span class=\"note\">(within the last " + k + " runs' range)</span>";
+      }
       if (c.low_power) notes += " <span class=\"note\">(few samples)</span>";
       if (c.noisy) notes += " <span class=\"note\">(noisy)</span>";
-      out += cell("run " + std::to_string(base.run_id) + " <code>" +
-                  escape_markup(short_commit(base.commit)) + "</code>") +
-             cell("run " + std::to_string(last.run_id) + " <code>" +
-                  escape_markup(short_commit(last.commit)) + "</code>") +
-             cell(format_time(c.old_median_ns)) + cell(format_time(c.new_median_ns)) +
-             cell(format_fixed(c.change_pct, 2, true) + "%") +
+      out += cell(format_time(c.old_median_ns)) +
+             cell(format_time(b.low_median_ns) + " .. " + format_time(b.high_median_ns)) +
+             cell(format_time(c.new_median_ns)) + cell(format_fixed(c.change_pct, 2, true) + "%") +
              cell(format_p_value(c.test.p_value)) +
              cell(verdict + notes, "verdict verdict-" + verdict);
     } else {
-      out += cell("-") +
-             cell("run " + std::to_string(last.run_id) + " <code>" +
-                  escape_markup(short_commit(last.commit)) + "</code>") +
-             cell("-") + cell(format_time(last.median_ns)) + cell("-") + cell("-") +
-             cell("first run", "verdict");
+      const std::string why = h.points.size() == 1 ? "first run"
+                                                   : std::to_string(b.points.size()) + " of " + k +
+                                                         " earlier runs with config " +
+                                                         config_label(last.config_hash);
+      out += cell("-") + cell("-") + cell(format_time(last.median_ns)) + cell("-") + cell("-") +
+             cell("not enough data <span class=\"note\">(" + escape_markup(why) + ")</span>",
+                  "verdict verdict-not-enough-data");
     }
     out += cell(rate_or_dash(last.gflops, 1)) + cell(percent_or_dash(last.pct_peak_flops)) +
            cell(rate_or_dash(last.gbps, 2)) + cell(percent_or_dash(last.pct_peak_bw)) +
@@ -229,7 +342,7 @@ std::string runs_table(const SeriesReport& s) {
   std::string out =
       "<details><summary>" + std::to_string(h.points.size()) +
       " run(s)</summary><div class=\"wide\"><table class=\"runs\"><tr><th>run</th><th>date</th>"
-      "<th>commit</th><th>machine</th><th>median</th><th>p" +
+      "<th>commit</th><th>config</th><th>machine</th><th>median</th><th>p" +
       format_fixed(kSpreadLowPercent, 0) + "</th><th>p" + format_fixed(kSpreadHighPercent, 0) +
       "</th><th>samples</th><th>GFLOP/s</th><th>% peak</th><th>GB/s</th>"
       "<th>% bw</th><th>flame</th></tr>";
@@ -237,6 +350,11 @@ std::string runs_table(const SeriesReport& s) {
     const HistoryPoint& p = h.points[i];
     out += "<tr>" + cell(std::to_string(p.run_id)) + cell(escape_markup(p.date), "text") +
            cell("<code>" + escape_markup(short_commit(p.commit)) + "</code>", "text") +
+           cell("<code>" + escape_markup(config_label(p.config_hash)) + "</code>" +
+                    (p.config_changed ? " <span class=\"config-changed\">" +
+                                            escape_markup(config_change_text(p)) + "</span>"
+                                      : ""),
+                "text") +
            cell(escape_markup(machine_label(p.host, p.cpu_model)), "text") +
            cell(format_time(p.median_ns) + (p.noisy ? " <span class=\"note\">noisy</span>" : "")) +
            cell(format_time(p.low_ns)) + cell(format_time(p.high_ns)) +
@@ -262,6 +380,9 @@ std::string suites_sections(const std::vector<SeriesReport>& series) {
     out += "<article class=\"series\" id=\"" + h.key() + "\"><h3>" + escape_markup(h.name) +
            " <small>" + escape_markup(h.target) + ", " + std::to_string(h.threads) +
            " thread(s), " + escape_markup(machine_label(h.host, h.cpu_model)) + "</small></h3>";
+    if (s.too_short_for_change_points) {
+      out += "<p class=\"notice too-short\">" + escape_markup(too_short_text(s)) + "</p>";
+    }
     out += render_latency_chart(chart_of(s));
     out += runs_table(s) + "</article>";
   }
@@ -292,29 +413,56 @@ void write_atomically(const fs::path& path, const std::string& text) {
 
 }  // namespace
 
+Baseline baseline_of(const BenchmarkHistory& history, size_t baseline_runs,
+                     const CompareOptions& options,
+                     const std::function<std::vector<double>(size_t)>& samples_of) {
+  Baseline b;
+  if (history.points.empty()) return b;
+  const size_t latest = history.points.size() - 1;
+  const HistoryPoint& last = history.points[latest];
+  for (size_t i = latest; i-- > 0 && b.points.size() < baseline_runs;) {
+    if (history.points[i].config_hash == last.config_hash) b.points.push_back(i);
+  }
+  std::reverse(b.points.begin(), b.points.end());
+  b.enough = baseline_runs > 0 && b.points.size() == baseline_runs;
+  if (!b.enough) return b;
+  BenchmarkSamples pooled, newest;
+  pooled.name = newest.name = history.name;
+  b.low_median_ns = b.high_median_ns = history.points[b.points.front()].median_ns;
+  for (size_t i : b.points) {
+    const std::vector<double> samples = samples_of(i);
+    pooled.real_ns.insert(pooled.real_ns.end(), samples.begin(), samples.end());
+    pooled.noisy = pooled.noisy || history.points[i].noisy;
+    b.low_median_ns = std::min(b.low_median_ns, history.points[i].median_ns);
+    b.high_median_ns = std::max(b.high_median_ns, history.points[i].median_ns);
+  }
+  newest.real_ns = samples_of(latest);
+  newest.noisy = last.noisy;
+  b.comparison = compare_runs({pooled}, {newest}, options).rows.at(0);
+  b.within_range = b.comparison.new_median_ns >= b.low_median_ns &&
+                   b.comparison.new_median_ns <= b.high_median_ns;
+  b.verdict = b.comparison.verdict;
+  if (b.within_range && (b.verdict == Verdict::kSlower || b.verdict == Verdict::kFaster)) {
+    b.verdict = Verdict::kSame;
+  }
+  return b;
+}
+
 std::vector<SeriesReport> analyse(ResultsStore& store, std::vector<BenchmarkHistory> histories,
                                   const DashboardOptions& options) {
+  const size_t min_runs = change_point_min_runs(options.change_points);
   std::vector<SeriesReport> out;
   for (BenchmarkHistory& h : histories) {
     SeriesReport s;
     std::vector<double> medians;
     for (const HistoryPoint& p : h.points) medians.push_back(p.median_ns);
     s.change_points = detect_change_points(medians, options.change_points);
-    if (h.points.size() >= 2) {
-      BenchmarkSamples old_run, new_run;
-      old_run.name = new_run.name = h.name;
-      const HistoryPoint& base = h.points[h.points.size() - 2];
-      const HistoryPoint& last = h.points.back();
-      old_run.real_ns = stored_samples(store, base.benchmark_id);
-      new_run.real_ns = stored_samples(store, last.benchmark_id);
-      old_run.noisy = base.noisy;
-      new_run.noisy = last.noisy;
-      const Comparison c = compare_runs({old_run}, {new_run}, options.compare);
-      if (!c.rows.empty()) {
-        s.has_baseline = true;
-        s.latest = c.rows.front();
-      }
-    }
+    s.min_runs_for_change_points = min_runs;
+    s.too_short_for_change_points =
+        !h.points.empty() && (min_runs == 0 || h.points.size() < min_runs);
+    s.baseline = baseline_of(h, options.baseline_runs, options.compare, [&](size_t i) {
+      return stored_samples(store, h.points[i].benchmark_id);
+    });
     s.history = std::move(h);
     out.push_back(std::move(s));
   }
@@ -342,13 +490,14 @@ std::string render_index(const std::vector<SeriesReport>& series, const PageInfo
            "<p class=\"none\">No runs stored yet: <code>cuvil-bench run --db ...</code> stores "
            "them.</p></body></html>\n";
   }
-  out += change_points_section(series) + verdicts_section(series);
+  out += change_points_section(series) + verdicts_section(series, info.baseline_runs);
   out +=
       "<p class=\"legend\">Charts: one point per run (its median; hover for details, click for "
       "its flame graph when there is one), the band spans the p" +
       format_fixed(kSpreadLowPercent, 0) + "..p" + format_fixed(kSpreadHighPercent, 0) +
       " of the run's samples, hollow points were measured noisy, dashed lines are change points "
-      "(red: regression, green: improvement).</p>";
+      "(red: regression, green: improvement), dotted purple lines mark a run whose pipeline "
+      "config differs from the run before it (hover for what changed).</p>";
   out += suites_sections(series);
   return out + "</body></html>\n";
 }
@@ -389,13 +538,14 @@ DashboardSummary write_dashboard(ResultsStore& store, const DashboardOptions& op
       ++summary.points;
     }
     summary.change_points += s.change_points.size();
+    summary.too_short += s.too_short_for_change_points;
     for (const ChangePoint& c : s.change_points) {
       summary.regressions += c.direction == ChangeDirection::kRegression;
     }
   }
   summary.series = series.size();
   summary.runs = flame_of_run.size();
-  PageInfo info{options.title, store.path(), utc_now()};
+  PageInfo info{options.title, store.path(), utc_now(), options.baseline_runs};
   summary.index_path = (out_dir / "index.html").string();
   write_atomically(summary.index_path, render_index(series, info));
   return summary;

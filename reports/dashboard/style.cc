@@ -32,6 +32,8 @@ tr.regression td.direction, .verdict-slower { color: #c62828; font-weight: bold;
 tr.improvement td.direction, .verdict-faster { color: #2e7d32; font-weight: bold; }
 .note { color: #8a6d00; font-size: 12px; }
 .none { color: #666; font-style: italic; }
+.notice { color: #8a6d00; }
+.config-changed { color: #8e24aa; }
 article.series { border-top: 1px solid #ccc; padding-top: 0.4em; margin-bottom: 1.2em; }
 article.series h3 small { color: #666; font-weight: normal; }
 .legend { color: #666; font-size: 12px; }

@@ -9,6 +9,7 @@ namespace cuvil::reports::dashboard {
 inline constexpr const char* kLineColor = "#1f6fb4";
 inline constexpr const char* kRegressionColor = "#c62828";
 inline constexpr const char* kImprovementColor = "#2e7d32";
+inline constexpr const char* kConfigColor = "#8e24aa";  // config changes
 inline constexpr const char* kGridColor = "#e3e3e3";
 inline constexpr const char* kTextColor = "#555";
 inline constexpr const char* kFrameColor = "#999";

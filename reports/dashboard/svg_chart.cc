@@ -109,6 +109,22 @@ void markers(std::string& out, const Scale& s, const LatencyChart& chart) {
   }
 }
 
+// Under the change markers (a step that came with a config change shows both lines).
+void config_markers(std::string& out, const Scale& s, const LatencyChart& chart) {
+  for (const ConfigMarker& m : chart.config_markers) {
+    if (m.index == 0 || m.index >= chart.points.size()) continue;
+    const double mid = (s.x(m.index - 1) + s.x(m.index)) / 2;
+    const std::string x = svg_num(mid);
+    out += "<g class=\"config-marker\"><title>" + escape_markup(m.tooltip) + "</title>";
+    out += "<line class=\"config-change\" x1=\"" + x + "\" x2=\"" + x + "\" y1=\"" + svg_num(kTop) +
+           "\" y2=\"" + svg_num(kChartHeight - kBottom) + "\" stroke=\"" + kConfigColor +
+           "\" stroke-width=\"1.5\" stroke-dasharray=\"1 3\"/>";
+    out += "<text class=\"config-label\" x=\"" + svg_num(mid + 4) + "\" y=\"" +
+           svg_num(kChartHeight - kBottom - 5) + "\" fill=\"" + kConfigColor +
+           "\">config</text></g>";
+  }
+}
+
 void median_line_and_points(std::string& out, const Scale& s, const LatencyChart& chart) {
   std::string line;
   for (size_t i = 0; i < chart.points.size(); ++i) {
@@ -147,6 +163,7 @@ std::string render_latency_chart(const LatencyChart& chart) {
   }
   grid_and_axes(out, s, chart);
   spread_band(out, s, chart.points);
+  config_markers(out, s, chart);
   markers(out, s, chart);
   median_line_and_points(out, s, chart);
   out += "</svg>";

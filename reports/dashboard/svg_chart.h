@@ -25,19 +25,27 @@ struct ChartMarker {
   std::string tooltip;  // shown on hover
 };
 
+// The run at `index` used another pipeline config than the run before it.
+struct ConfigMarker {
+  size_t index = 0;
+  std::string tooltip;  // shown on hover: what changed
+};
+
 struct LatencyChart {
   std::string id;     // the <svg> element's id
   std::string title;  // its accessible name
   std::string unit;   // of the y axis, e.g. "ms"
   std::vector<ChartPoint> points;
   std::vector<ChartMarker> markers;
+  std::vector<ConfigMarker> config_markers;
 };
 
 constexpr int kChartWidth = 760;
 constexpr int kChartHeight = 270;
 
 // An <svg> element (no XML prolog: valid inline in HTML and, with one, as a file). Every point
-// is a <circle class="point">, every marker a <line class="change regression|improvement">.
+// is a <circle class="point">, every marker a <line class="change regression|improvement">,
+// every config marker a dotted <line class="config-change"> labelled "config".
 std::string render_latency_chart(const LatencyChart& chart);
 
 }  // namespace cuvil::reports::dashboard

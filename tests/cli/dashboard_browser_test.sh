@@ -40,6 +40,7 @@ if ! (cd / && "$BENCH" report dashboard --db "$TMP/results.db" -o "$TMP/site") >
   cat "$TMP/report.log"; echo "FAIL report dashboard"; exit 1
 fi
 grep -q "1 benchmark histories, 2 runs, 2 points" "$TMP/report.log" || { fail "summary line"; cat "$TMP/report.log"; }
+grep -q "1 history(ies) too short for change points" "$TMP/report.log" || { fail "summary line: too short"; cat "$TMP/report.log"; }
 grep -q ", 1 flame graph(s)" "$TMP/report.log" || { fail "flame graph of run 2 not found"; cat "$TMP/report.log"; }
 
 # Nothing the page loads may come from the network (the SVG namespace is a name, not a load).
@@ -65,9 +66,17 @@ points=$(grep -o '<circle class="point' "$TMP/dom.html" | wc -l)
 [ "$points" -eq 2 ] || fail "chart: $points points, expected one per run (2)"
 expect_dom "spread band" 'class="spread"'
 expect_dom "verdict table" '<table class="verdicts">'
-grep -qE 'class="verdict verdict-(faster|slower|same)"' "$TMP/dom.html" || fail "verdict table: no verdict"
+# Two runs: one of the five baseline runs the verdict needs, and said so.
+expect_dom "baseline header" '<th>baseline: last 5 runs</th>'
 grep -qE '<td>run 1 <code>[^<]*</code></td><td>run 2 <code>' "$TMP/dom.html" ||
   fail "verdict table: run 2 against baseline run 1"
+grep -qE 'class="verdict verdict-not-enough-data">not enough data <span class="note">\(1 of 5 earlier runs with config [0-9a-f]{16}\)' \
+  "$TMP/dom.html" || fail "verdict table: not enough data for a verdict"
+# Each run's config hash; two runs are too few for change points, and the page says so.
+grep -qE '<th>config</th><th>machine</th>' "$TMP/dom.html" || fail "runs table: no config column"
+grep -qE '<td class="text"><code>[0-9a-f]{16}</code></td>' "$TMP/dom.html" || fail "no config hash shown"
+grep -qE 'history too short for change points \(need [0-9]+, has 2 runs\)' "$TMP/dom.html" ||
+  fail "no too-short notice"
 expect_dom "change points" '<section id="change-points">'
 expect_dom "runs table" '<table class="runs">'
 [ -s "$TMP/dom.html" ] || fail "empty DOM"

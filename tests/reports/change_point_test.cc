@@ -132,6 +132,38 @@ TEST(ChangePoint, AStepNeedsTheMinimumSegmentAfterIt) {
   EXPECT_EQ(detect_change_points(series).size(), 1u);
 }
 
+// The minimum the dashboard names ("history too short for change points (need N)"): below it
+// a 47% step in the middle of the history, in 2% noise, is never found; from it on it is.
+TEST(ChangePoint, MinRunsIsWhereAStepStartsBeingFound) {
+  const size_t need = change_point_min_runs();
+  EXPECT_EQ(need, 13u) << "docs/reports.md names this number";
+  for (uint64_t seed : kSeeds) {
+    for (size_t n = 2 * kChangePointMinSegment; n < need; ++n) {
+      EXPECT_TRUE(detect_change_points(history(seed, n, n / 2, 1.47)).empty())
+          << n << " runs, seed " << seed;
+    }
+    for (size_t n = need; n < need + 20; ++n) {
+      EXPECT_EQ(detect_change_points(history(seed, n, n / 2, 1.47)).size(), 1u)
+          << n << " runs, seed " << seed;
+    }
+  }
+}
+
+TEST(ChangePoint, MinRunsFollowsTheOptions) {
+  ChangePointOptions o;
+  o.significance = 0.05;  // an easier test needs fewer runs
+  EXPECT_LT(change_point_min_runs(o), change_point_min_runs());
+  o = {};
+  o.min_segment = 10;  // never fewer than the two segments
+  EXPECT_GE(change_point_min_runs(o), 20u);
+  o = {};
+  o.significance = 0.001;  // 999 permutations resolve p down to 0.001 only: never significant
+  EXPECT_EQ(change_point_min_runs(o), 0u);
+  o = {};
+  o.permutations = 0;
+  EXPECT_THROW(change_point_min_runs(o), UserError);
+}
+
 TEST(ChangePoint, SameSeriesSameAnswer) {
   const std::vector<double> series = history(9, 33, 11, 1.04);
   const auto a = detect_change_points(series);

@@ -30,9 +30,9 @@ int write_dashboard(const DashboardCommandOptions& o) {
   const reports::dashboard::DashboardSummary s = reports::dashboard::write_dashboard(store, o.site);
   std::printf(
       "wrote %s: %zu benchmark histories, %zu runs, %zu points, %zu change point(s) (%zu "
-      "regression(s)), %zu flame graph(s)\n",
+      "regression(s)), %zu flame graph(s), %zu history(ies) too short for change points\n",
       s.index_path.c_str(), s.series, s.runs, s.points, s.change_points, s.regressions,
-      s.flame_graphs);
+      s.flame_graphs, s.too_short);
   return 0;
 }
 
