@@ -48,14 +48,6 @@ struct TuneGenOptions {
 passes::PipelineConfig config_for_values(const nlohmann::json& values, const std::string& suite,
                                          const std::string& target);
 
-// The pruned search space (YAML text, the configs/search format): parameters whose share of
-// importance is at least `threshold` keep their ranges from `space` (the study's space); every
-// other one, and every pass switch below it, is fixed at its value in `values` (tune-gen passes
-// the best trial's values).
-std::string pruned_space_yaml(const std::string& suite, const SearchSpace& space,
-                              const nlohmann::json& values, const ImportanceReport& importance,
-                              double threshold);
-
 int tune_gen(const TuneGenOptions& options);
 
 }  // namespace cuvil::tuner

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "tuner/pruned_space.h"
 #include "tuner/search_space.h"
 #include "tuner/space_file.h"
 #include "tuner/study_trials.h"
