@@ -1,16 +1,13 @@
 #include "tuner/tune_gen.h"
 
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -18,7 +15,6 @@
 #include "base/error.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
-#include "probes/machine_peak.h"
 #include "tuner/confirm.h"
 #include "tuner/importance_report.h"
 #include "tuner/knob_reach.h"
@@ -32,20 +28,9 @@
 #include "tuner/trial.h"
 #include "tuner/tune.h"
 #include "tuner/tune_report.h"
+#include "tuner/tuned_cuvilpass.h"
 
 namespace cuvil::tuner {
-
-namespace {
-
-// Four significant digits: provenance reads well and does not churn on float noise.
-double round4(double v) {
-  if (v == 0 || !std::isfinite(v)) return v;
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", v);
-  return std::strtod(text, nullptr);
-}
-
-}  // namespace
 
 passes::PipelineConfig config_for_values(const nlohmann::json& values, const std::string& suite,
                                          const std::string& target) {
@@ -53,53 +38,6 @@ passes::PipelineConfig config_for_values(const nlohmann::json& values, const std
 }
 
 namespace {
-
-bool scalar(const nlohmann::json& j) {
-  return !j.is_object() && !j.is_array();
-}
-
-// Flat enough to print on one line: scalars and lists of scalars.
-bool flat(const nlohmann::json& j) {
-  for (const auto& v : j) {
-    if (v.is_object()) return false;
-    if (v.is_array()) {
-      for (const auto& x : v) {
-        if (!scalar(x)) return false;
-      }
-    }
-  }
-  return true;
-}
-
-// A JSON value in the provenance: numbers to four significant digits, flat maps and lists inline.
-void emit_json(YAML::Emitter& p, const nlohmann::json& j) {
-  if (j.is_object()) {
-    if (flat(j)) p << YAML::Flow;
-    p << YAML::BeginMap;
-    for (const auto& [k, v] : j.items()) {
-      p << YAML::Key << k << YAML::Value;
-      emit_json(p, v);
-    }
-    p << YAML::EndMap;
-  } else if (j.is_array()) {
-    bool all_scalar = true;
-    for (const auto& v : j) all_scalar = all_scalar && scalar(v);
-    if (all_scalar) p << YAML::Flow;
-    p << YAML::BeginSeq;
-    for (const auto& v : j) emit_json(p, v);
-    p << YAML::EndSeq;
-  } else if (j.is_number_float()) {
-    p << round4(j.get<double>());
-  } else if (j.is_number_integer()) {
-    p << j.get<int64_t>();
-  } else if (j.is_boolean()) {
-    p << j.get<bool>();
-  } else if (j.is_string()) {
-    p << j.get<std::string>();
-  } else {
-    p << YAML::Null;
-  }
-}
 
 void check_options(const TuneGenOptions& o) {
   if (!(o.confirm_tolerance >= 0 && o.confirm_tolerance < 1)) {
@@ -414,134 +352,31 @@ struct Findings {
   const std::vector<SensitivityRow>* sensitivity = nullptr;  // null without --sensitivity
 };
 
-// The provenance block of the written .cuvilpass (YAML text): machine, commit, date, suite, rungs,
-// the study, the objective with the speedup over the default, the importance table, and what
-// --importance-threshold, --confirm and --sensitivity found.
-std::string provenance_yaml(const TuneGenOptions& o, const Findings& f) {
-  const TrialRecord* best = f.chosen->best;
-  const TrialRecord* base = f.chosen->base;
-  const ImportanceReport& importance = f.ranking->importance;
-  const nlohmann::json& fanova = f.ranking->fanova;
-  const std::string& fanova_note = f.ranking->fanova_note;
-  std::map<std::string, int> counts;
-  std::string last_finished;
-  for (const TrialRecord& t : *f.trials) {
-    ++counts[t.state];
-    last_finished = std::max(last_finished, t.finished);
-  }
-
-  YAML::Emitter p;
-  p.SetDoublePrecision(4);
-  p << YAML::BeginMap;
-  p << YAML::Key << "generated_by" << YAML::Value << "cuvil-tune-gen";
-  p << YAML::Key << "date" << YAML::Value << last_finished;
-  p << YAML::Key << "suite" << YAML::Value << f.suite;
-  p << YAML::Key << "rungs" << YAML::Value << f.chosen->rung_names;
-  p << YAML::Key << "study" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
-    << f.study_name << YAML::Key << "trial_log" << YAML::Value << f.log_path << YAML::Key
-    << "sampler" << YAML::Value << best->sampler << YAML::Key << "space" << YAML::Value
-    << (f.space_file.empty() ? std::string("registry") : f.space_file) << YAML::Key << "trials"
-    << YAML::Value << YAML::Flow << YAML::BeginMap;
-  for (const auto& [state, n] : counts) p << YAML::Key << state << YAML::Value << n;
-  p << YAML::EndMap;
-  if (!f.space_note.empty()) p << YAML::Key << "warning" << YAML::Value << f.space_note;
-  p << YAML::EndMap;
-  p << YAML::Key << "objective" << YAML::Value << YAML::BeginMap << YAML::Key << "metric"
-    << YAML::Value << (best->objective.empty() ? kObjectiveName : best->objective) << YAML::Key
-    << "best_ms" << YAML::Value << round4(best->value) << YAML::Key << "best_trial" << YAML::Value
-    << best->number;
-  if (base) {
-    // From the study's own trials, measured apart (maybe under different load): --confirm
-    // measures the two side by side.
-    const Speedup s = speedup_interval(*base, *best, 1000, 1);
-    p << YAML::Key << "default_ms" << YAML::Value << round4(base->value) << YAML::Key
-      << "default_trial" << YAML::Value << base->number << YAML::Key << "speedup" << YAML::Value
-      << round4(s.value) << YAML::Key << "speedup_ci95" << YAML::Value << YAML::Flow
-      << YAML::BeginSeq << round4(s.low) << round4(s.high) << YAML::EndSeq;
-  } else {
-    p << YAML::Key << "default_ms" << YAML::Value << "not measured (no baseline trial completed)";
-  }
-  if (f.confirmed) {
-    const TimeRatio& c = f.confirmed->chosen_vs_default;
-    p << YAML::Key << "speedup_side_by_side" << YAML::Value << round4(1 / c.ratio) << YAML::Key
-      << "speedup_side_by_side_ci95" << YAML::Value << YAML::Flow << YAML::BeginSeq
-      << round4(1 / c.high) << round4(1 / c.low) << YAML::EndSeq;
-  }
-  p << YAML::EndMap;
-  const int threads = best->machine.value("threads", o.threads);
-  const probes::MachinePeak peak = probes::machine_peak(threads);
-  p << YAML::Key << "machine" << YAML::Value << YAML::BeginMap << YAML::Key << "cpu_model"
-    << YAML::Value << best->machine.value("cpu_model", std::string("unknown")) << YAML::Key
-    << "logical_cores" << YAML::Value << best->machine.value("logical_cores", 0) << YAML::Key
-    << "threads" << YAML::Value << threads << YAML::Key << "peak_fp32_gflops" << YAML::Value
-    << round4(peak.fp32_gflops) << YAML::Key << "peak_mem_read_gbps" << YAML::Value
-    << round4(peak.mem_read_gbps) << YAML::EndMap;
-  p << YAML::Key << "commit" << YAML::Value << best->commit;
-  p << YAML::Key << "importance" << YAML::Value << YAML::BeginMap;
-  p << YAML::Key << "model" << YAML::Value
-    << "XGBoost gradient-boosted trees on log latency, exact TreeSHAP";
-  p << YAML::Key << "encoding" << YAML::Value << importance.encoding;
-  p << YAML::Key << "complete_trials" << YAML::Value << importance.trials;
-  p << YAML::Key << "bootstrap_refits" << YAML::Value << importance.refits;
-  p << YAML::Key << "ranking" << YAML::Value << YAML::BeginSeq;
-  for (const ParamImportance& r : importance.ranking) {
-    p << YAML::Flow << YAML::BeginMap << YAML::Key << "param" << YAML::Value << r.name << YAML::Key
-      << "mean_abs_shap" << YAML::Value << round4(r.mean_abs_shap) << YAML::Key << "share"
-      << YAML::Value << round4(r.share) << YAML::Key << "p5_p95" << YAML::Value << YAML::Flow
-      << YAML::BeginSeq << round4(r.low) << round4(r.high) << YAML::EndSeq << YAML::Key
-      << "rank_p5_p95" << YAML::Value << YAML::Flow << YAML::BeginSeq << r.rank_low << r.rank_high
-      << YAML::EndSeq;
-    if (fanova.is_object() && fanova.contains(r.name)) {
-      p << YAML::Key << "fanova" << YAML::Value << round4(fanova[r.name].get<double>());
-    }
-    p << YAML::EndMap;
-  }
-  p << YAML::EndSeq;
-  p << YAML::Key << "interactions" << YAML::Value << YAML::BeginSeq;
-  for (const Interaction& i : importance.interactions) {
-    p << YAML::Flow << YAML::BeginMap << YAML::Key << "pair" << YAML::Value << YAML::Flow
-      << YAML::BeginSeq << i.a << i.b << YAML::EndSeq << YAML::Key << "strength" << YAML::Value
-      << round4(i.strength) << YAML::EndMap;
-  }
-  p << YAML::EndSeq;
-  if (!fanova_note.empty()) p << YAML::Key << "fanova" << YAML::Value << fanova_note;
-  p << YAML::EndMap;
-  if (o.importance_threshold > 0) {
-    p << YAML::Key << "reset_to_default" << YAML::Value << YAML::BeginMap << YAML::Key
-      << "threshold_share" << YAML::Value << o.importance_threshold << YAML::Key << "params"
-      << YAML::Value << YAML::Flow << f.pruned->reset << YAML::Key << "written" << YAML::Value
-      << (f.write_pruned ? "pruned" : "full best") << YAML::Key << "confirmed" << YAML::Value
-      << (f.confirmed ? f.confirmed->decision
-                      : std::string("no (re-measure with cuvil-tune-gen --confirm before trusting "
-                                    "it)"))
-      << YAML::EndMap;
-  }
-  if (f.confirmed) {
-    p << YAML::Key << "confirm" << YAML::Value;
-    emit_json(p, confirm_to_json(*f.confirmed));
-  }
-  if (f.sensitivity) {
-    p << YAML::Key << "sensitivity" << YAML::Value << YAML::BeginMap << YAML::Key << "method"
-      << YAML::Value
-      << "one parameter moved one step (x2 or /2 on log and power-of-two scales, one step or one "
-         "base multiple otherwise, each other choice, booleans flipped), the rest held; each "
-         "neighbour measured side by side with the written configuration (" +
-             std::to_string(o.sensitivity_rounds) + " rounds x " +
-             std::to_string(o.samples_per_round) +
-             " samples); time_ratio above 1: the move is slower"
-      << YAML::Key << "rows" << YAML::Value;
-    emit_json(p, sensitivity_to_json(*f.sensitivity));
-    p << YAML::EndMap;
-  }
-  p << YAML::EndMap;
-  return p.c_str();
-}
-
 // The written configuration (`config`) with its provenance; verified afterwards (verify_written).
-void write_tuned_cuvilpass(const TuneGenOptions& o, const Findings& f,
-                           passes::PipelineConfig config) {
-  config.provenance_yaml = provenance_yaml(o, f);
-  passes::save_cuvilpass(config, o.output);
+void write_cuvilpass(const TuneGenOptions& o, const Findings& f,
+                     const passes::PipelineConfig& config) {
+  TunedProvenance p;
+  p.suite = f.suite;
+  p.rungs = f.chosen->rung_names;
+  p.study_name = f.study_name;
+  p.trial_log = f.log_path;
+  p.space_file = f.space_file;
+  p.space_note = f.space_note;
+  p.trials = f.trials;
+  p.best = f.chosen->best;
+  p.base = f.chosen->base;
+  p.threads = o.threads;
+  p.importance = &f.ranking->importance;
+  p.fanova = f.ranking->fanova;
+  p.fanova_note = f.ranking->fanova_note;
+  p.importance_threshold = o.importance_threshold;
+  p.reset = f.pruned->reset;
+  p.write_pruned = f.write_pruned;
+  p.confirmed = f.confirmed;
+  p.sensitivity = f.sensitivity;
+  p.sensitivity_rounds = o.sensitivity_rounds;
+  p.samples_per_round = o.samples_per_round;
+  write_tuned_cuvilpass(config, p, o.output);
   std::printf("wrote %s (%s configuration)\n", o.output.c_str(),
               f.write_pruned ? "pruned" : "full best");
 }
@@ -678,7 +513,7 @@ int tune_gen(const TuneGenOptions& o) {
                    .values = &values,
                    .confirmed = confirmed ? &*confirmed : nullptr,
                    .sensitivity = sensitivity ? &*sensitivity : nullptr};
-  write_tuned_cuvilpass(o, f, config);
+  write_cuvilpass(o, f, config);
   write_pictures(o, f);
   if (!o.space_output.empty()) write_pruned_space(o, space.space, f);
   if (!o.json_output.empty()) write_json_report(o, f);
