@@ -137,6 +137,21 @@ void open_study(const TuneGenOptions& o, const bench::Suite& suite, Study& study
   }
 }
 
+// The target the study was tuned for: tune records it as the study's user attribute `target`; a
+// study from a cuvil before that was tuned for the cpu.
+std::string study_target(const TuneGenOptions& o, const Study& study) {
+  if (!study.attrs.contains("target")) return "cpu";
+  const nlohmann::json& target = study.attrs["target"];
+  const std::string field = o.study + ": study '" + study.name + "': user attribute 'target'";
+  if (!target.is_string()) throw UserError(field + ": " + target.dump() + " is not a target name");
+  try {
+    passes::default_pipeline(target.get<std::string>());  // the one list of targets
+  } catch (const UserError& e) {
+    throw UserError(field + ": " + e.what());
+  }
+  return target.get<std::string>();
+}
+
 // A warning (said, and kept for the provenance) when the study was made with another space.
 std::string space_mismatch_note(const Study& study, const StudySpace& space) {
   if (!study.attrs.contains("space_hash") || study.attrs["space_hash"] == space_hash(space.space)) {
@@ -475,10 +490,10 @@ int tune_gen(const TuneGenOptions& o) {
   check_options(o);
   const bench::Workload workload = bench::resolve_workload(o.workload);
   const bench::Suite& suite = workload.suite;
-  const std::string target = "cpu";
   Study study = find_study(o, suite);
-  const StudySpace space = load_study_space(o, suite, target);
   open_study(o, suite, study);
+  const std::string target = study_target(o, study);
+  const StudySpace space = load_study_space(o, suite, target);
   const std::string space_note = space_mismatch_note(study, space);
   const TrialsRead read = read_trials(o, study);
   const Chosen chosen = choose_trials(o, workload, study, read.trials);
