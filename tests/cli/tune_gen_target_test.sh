@@ -9,10 +9,7 @@ set -u
 TUNE_GEN=$1
 PY=/usr/bin/python3
 if ! "$PY" -c "import optuna" 2>/dev/null; then echo "python3-optuna is not installed"; exit 77; fi
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # make_study FILE TARGET_JSON: an empty study cuvil-resnet50 with tune's suite attribute and, unless
 # TARGET_JSON is "none", a target attribute.
@@ -56,8 +53,4 @@ expect_error not_a_string '3' \
 expect_error cpu '"cpu"' "no trials of study 'cuvil-resnet50'"
 expect_error no_target none "no trials of study 'cuvil-resnet50'"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "all tune-gen target checks passed"
+finish "failure(s)" "all tune-gen target checks passed"
