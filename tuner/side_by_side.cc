@@ -14,6 +14,7 @@
 #include "stats/mann_whitney.h"
 #include "stats/order_statistics.h"
 #include "tuner/isolation.h"
+#include "tuner/study_trials.h"
 #include "tuner/trial.h"
 
 namespace cuvil::tuner {

@@ -16,7 +16,6 @@
 #include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
 #include "tuner/trial_log.h"
-#include "tuner/tune_gen.h"
 
 namespace cuvil::tuner {
 

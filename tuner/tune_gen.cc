@@ -1,265 +1,36 @@
 #include "tuner/tune_gen.h"
 
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <limits>
-#include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <set>
 
 #include "base/error.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
-#include "probes/machine_peak.h"
-#include "stats/order_statistics.h"
 #include "tuner/confirm.h"
+#include "tuner/importance_report.h"
 #include "tuner/knob_reach.h"
 #include "tuner/optuna_bridge.h"
+#include "tuner/pruned_space.h"
 #include "tuner/search_space.h"
 #include "tuner/sensitivity.h"
 #include "tuner/side_by_side.h"
 #include "tuner/space_file.h"
+#include "tuner/study_trials.h"
 #include "tuner/trial.h"
 #include "tuner/tune.h"
 #include "tuner/tune_report.h"
+#include "tuner/tuned_cuvilpass.h"
 
 namespace cuvil::tuner {
-
-namespace {
-
-// Four significant digits: provenance reads well and does not churn on float noise.
-double round4(double v) {
-  if (v == 0 || !std::isfinite(v)) return v;
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", v);
-  return std::strtod(text, nullptr);
-}
-
-std::string number_text(double v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", v);
-  return text;
-}
-
-}  // namespace
-
-Speedup speedup_interval(const TrialRecord& baseline, const TrialRecord& best, int resamples,
-                         uint64_t seed) {
-  Speedup s;
-  s.value = baseline.value / best.value;
-  s.low = s.high = s.value;
-  if (baseline.rungs.size() != best.rungs.size() || baseline.rungs.empty()) return s;
-  std::mt19937_64 rng(seed);
-  std::vector<double> ratios;
-  auto resample_median = [&](const std::vector<double>& x) {
-    std::vector<double> r(x.size());
-    for (double& v : r) v = x[rng() % x.size()];
-    return stats::median_of(r);
-  };
-  for (int b = 0; b < resamples; ++b) {
-    double log_ratio = 0;
-    for (size_t i = 0; i < best.rungs.size(); ++i) {
-      if (baseline.rungs[i].samples_ns.empty() || best.rungs[i].samples_ns.empty()) return s;
-      log_ratio += std::log(resample_median(baseline.rungs[i].samples_ns) /
-                            resample_median(best.rungs[i].samples_ns));
-    }
-    ratios.push_back(std::exp(log_ratio / static_cast<double>(best.rungs.size())));
-  }
-  std::sort(ratios.begin(), ratios.end());
-  s.low = ratios[static_cast<size_t>(0.025 * (ratios.size() - 1))];
-  s.high = ratios[static_cast<size_t>(0.975 * (ratios.size() - 1))];
-  return s;
-}
-
-const TrialRecord* best_trial(const std::vector<TrialRecord>& trials) {
-  const TrialRecord* best = nullptr;
-  for (const TrialRecord& t : trials) {
-    if (t.state != "complete" || !t.has_value) continue;
-    if (!best || t.value < best->value || (t.value == best->value && t.number < best->number)) {
-      best = &t;
-    }
-  }
-  return best;
-}
-
-const TrialRecord* baseline_trial(const std::vector<TrialRecord>& trials) {
-  std::map<int, const TrialRecord*> by_number;
-  for (const TrialRecord& t : trials) by_number[t.number] = &t;
-  auto is_baseline = [&](const TrialRecord& t) {
-    const TrialRecord* r = &t;
-    for (size_t hops = 0; r && hops <= trials.size(); ++hops) {
-      if (r->baseline) return true;
-      auto it = by_number.find(r->retry_of);
-      r = r->retry_of >= 0 && it != by_number.end() ? it->second : nullptr;
-    }
-    return false;
-  };
-  for (const TrialRecord& t : trials) {
-    if (t.state == "complete" && t.has_value && is_baseline(t)) return &t;
-  }
-  return nullptr;
-}
-
-namespace {
-
-std::string number_list(const std::vector<int>& numbers) {
-  std::string out;
-  for (int n : numbers) out += (out.empty() ? "" : ", ") + std::to_string(n);
-  return out;
-}
-
-std::string ms_text(double v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.6g ms", v);
-  return text;
-}
-
-bool same_value(double a, double b) {
-  return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
-}
-
-}  // namespace
-
-std::string Reconciliation::summary() const {
-  std::string s = "reconciled with the study: " + std::to_string(recovered.size()) +
-                  " COMPLETE trial" + (recovered.size() == 1 ? "" : "s") + " recovered from it";
-  if (!recovered.empty()) {
-    s +=
-        std::string(" (trial") + (recovered.size() > 1 ? "s " : " ") + number_list(recovered) + ")";
-  }
-  s += ", " + std::to_string(orphans.size()) + " log entr" + (orphans.size() == 1 ? "y" : "ies") +
-       " without a study trial";
-  if (!orphans.empty()) {
-    s += std::string(" (trial") + (orphans.size() > 1 ? "s " : " ") + number_list(orphans) +
-         ", left out)";
-  }
-  if (!disagreements.empty()) {
-    s += ", " + std::to_string(disagreements.size()) + " log entr" +
-         (disagreements.size() == 1 ? "y" : "ies") + " disagreeing with it (the study is trusted)";
-    for (const std::string& d : disagreements) s += "\n  " + d;
-  }
-  return s;
-}
-
-Reconciliation reconcile_with_study(const std::vector<TrialRecord>& log,
-                                    const nlohmann::json& study_trials, const std::string& where) {
-  std::map<int, std::vector<const TrialRecord*>> logged;
-  for (const TrialRecord& t : log) logged[t.number].push_back(&t);
-  Reconciliation out;
-  std::set<int> finished;
-  for (const nlohmann::json& st : study_trials) {
-    const int number = st.at("number").get<int>();
-    const std::string state = st.value("state", std::string());
-    const std::string trial = where + ": trial " + std::to_string(number);
-    auto lit = logged.find(number);
-    if (state != "complete" && state != "pruned" && state != "fail") {
-      if (lit != logged.end()) {
-        out.disagreements.push_back("trial " + std::to_string(number) + ": the log says " +
-                                    lit->second.back()->state + ", the study has it " + state +
-                                    " (left out)");
-        logged.erase(lit);
-      }
-      continue;
-    }
-    finished.insert(number);
-    const nlohmann::json attrs = st.value("user_attrs", nlohmann::json::object());
-    double study_value = 0;
-    if (state == "complete") {
-      const nlohmann::json v = st.contains("value") ? st["value"] : nlohmann::json(nullptr);
-      if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0)) {
-        throw UserError(trial + ": field 'value': " + v.dump() +
-                        " is not a positive finite time in ms");
-      }
-      study_value = v.get<double>();
-    }
-    // The log's entry for this trial: the last one in the study's state.
-    const TrialRecord* from_log = nullptr;
-    if (lit != logged.end()) {
-      for (const TrialRecord* r : lit->second) {
-        if (r->state == state) from_log = r;
-      }
-      if (!from_log) {
-        out.disagreements.push_back("trial " + std::to_string(number) + ": the log says " +
-                                    lit->second.back()->state + ", the study " + state);
-      } else if (state == "complete" && !same_value(from_log->value, study_value)) {
-        out.disagreements.push_back("trial " + std::to_string(number) + ": the log says " +
-                                    ms_text(from_log->value) + ", the study " +
-                                    ms_text(study_value));
-        from_log = nullptr;
-      }
-    }
-    TrialRecord r;
-    if (from_log) {
-      r = *from_log;
-    } else if (attrs.contains("cuvil_record") && attrs["cuvil_record"].is_object()) {
-      try {
-        r = record_from_json(attrs["cuvil_record"]);
-      } catch (const nlohmann::json::exception& e) {
-        throw UserError(trial + ": user attribute cuvil_record: " + e.what());
-      } catch (const UserError& e) {
-        throw UserError(trial + ": user attribute cuvil_record: " + e.what());
-      }
-    } else {
-      // A study from before tune stored its records: what the study itself knows.
-      r.values = st.value("values", nlohmann::json::object());
-      r.reason = attrs.value("fail_reason", std::string());
-    }
-    if (!from_log && state == "complete" && (lit == logged.end() || lit->second.empty())) {
-      out.recovered.push_back(number);
-    }
-    r.number = number;
-    r.state = state;
-    if (state == "complete") {
-      r.value = study_value;
-      r.has_value = true;
-    }
-    if (attrs.value("baseline", false) == true) r.baseline = true;
-    if (attrs.contains("retry_of") && attrs["retry_of"].is_number_integer()) {
-      r.retry_of = attrs["retry_of"].get<int>();
-    }
-    out.trials.push_back(std::move(r));
-  }
-  for (const auto& [number, records] : logged) {
-    if (!finished.count(number)) out.orphans.push_back(number);
-  }
-  std::sort(out.trials.begin(), out.trials.end(),
-            [](const TrialRecord& a, const TrialRecord& b) { return a.number < b.number; });
-  return out;
-}
-
-void require_study_file(const std::string& study) {
-  std::string path;
-  if (study.find("://") == std::string::npos) {
-    path = study;
-  } else if (study.rfind("sqlite:///", 0) == 0) {
-    path = study.substr(std::string("sqlite:///").size());
-  } else {
-    return;  // another database: the bridge says whether the study is there
-  }
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    throw UserError(path + ": no such study (cuvil-bench tune --study " + study + " makes one)");
-  }
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw UserError(path + ": not a study file (not a regular file)");
-  }
-  std::ifstream in(path, std::ios::binary);
-  char header[16] = {};
-  in.read(header, sizeof(header));
-  if (!in || std::memcmp(header, "SQLite format 3", 16) != 0) {
-    throw UserError(path + ": not an Optuna study (not an SQLite database)");
-  }
-}
 
 passes::PipelineConfig config_for_values(const nlohmann::json& values, const std::string& suite,
                                          const std::string& target) {
@@ -267,143 +38,6 @@ passes::PipelineConfig config_for_values(const nlohmann::json& values, const std
 }
 
 namespace {
-
-void emit_scalar(YAML::Emitter& out, const nlohmann::json& v) {
-  if (v.is_string()) {
-    out << v.get<std::string>();
-  } else {
-    out << v.dump();
-  }
-}
-
-// The study's own narrowing of an important parameter, so the second study searches the same
-// range (not the registry's wider one).
-void emit_range(YAML::Emitter& out, const Dimension& d) {
-  out << YAML::Flow << YAML::BeginMap;
-  if (d.kind == Dimension::Kind::integer) {
-    out << YAML::Key << "min" << YAML::Value << d.int_min << YAML::Key << "max" << YAML::Value
-        << d.int_max;
-    if (d.log_scale) out << YAML::Key << "log" << YAML::Value << true;
-    if (d.step != 1) out << YAML::Key << "step" << YAML::Value << d.step;
-    if (d.power_of_two) out << YAML::Key << "power_of_two" << YAML::Value << true;
-    if (!d.multiple_of.empty()) {
-      out << YAML::Key << "multiple_of" << YAML::Value << d.multiple_of << YAML::Key << "factor_min"
-          << YAML::Value << d.factor_min << YAML::Key << "factor_max" << YAML::Value
-          << d.factor_max;
-    }
-  } else if (d.kind == Dimension::Kind::real) {
-    out << YAML::Key << "min" << YAML::Value << value_to_json(d.real_min).dump() << YAML::Key
-        << "max" << YAML::Value << value_to_json(d.real_max).dump();
-    if (d.log_scale) out << YAML::Key << "log" << YAML::Value << true;
-  } else if (d.kind == Dimension::Kind::choice) {
-    out << YAML::Key << "choices" << YAML::Value << YAML::Flow << d.choices;
-  }
-  out << YAML::EndMap;
-}
-
-}  // namespace
-
-std::string pruned_space_yaml(const std::string& suite, const SearchSpace& space,
-                              const nlohmann::json& values, const ImportanceReport& importance,
-                              double threshold) {
-  std::set<std::string> important;
-  for (const ParamImportance& p : importance.ranking) {
-    if (p.share >= threshold) important.insert(p.name);
-  }
-  const nlohmann::json defaults = default_values(space);
-  auto value_of = [&](const Dimension& d) {
-    if (d.fixed) return value_to_json(*d.fixed);
-    return values.contains(d.name) ? values[d.name] : defaults[d.name];
-  };
-  YAML::Emitter out;
-  out << YAML::Comment("Pruned search space written by cuvil-tune-gen: parameters with at least " +
-                       number_text(threshold * 100) +
-                       "% of the total mean |SHAP| keep the study's ranges; the rest are fixed "
-                       "at the best trial's values.");
-  out << YAML::BeginMap << YAML::Key << "suite" << YAML::Value << suite;
-  out << YAML::Key << "passes" << YAML::Value << YAML::BeginMap;
-  for (const std::string& pass : space.pass_order) {
-    const Dimension* on = space.find(pass);
-    out << YAML::Key << pass << YAML::Value << YAML::BeginMap;
-    const bool searched_switch = !on->fixed && important.count(pass);
-    const bool enabled = value_of(*on).get<bool>();
-    out << YAML::Key << "enabled" << YAML::Value;
-    if (searched_switch) {
-      out << "tune";
-    } else {
-      out << enabled;
-    }
-    if (searched_switch || enabled) {
-      bool any = false;
-      for (const Dimension& d : space.dims) {
-        if (d.pass != pass || d.is_switch()) continue;
-        if (!any) out << YAML::Key << "params" << YAML::Value << YAML::BeginMap;
-        any = true;
-        out << YAML::Key << d.param << YAML::Value;
-        if (!d.fixed && important.count(d.name)) {
-          emit_range(out, d);
-        } else {
-          out << YAML::Flow << YAML::BeginMap << YAML::Key << "fixed" << YAML::Value;
-          emit_scalar(out, value_of(d));
-          out << YAML::EndMap;
-        }
-      }
-      if (any) out << YAML::EndMap;
-    }
-    out << YAML::EndMap;
-  }
-  out << YAML::EndMap << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
-}
-
-namespace {
-
-bool scalar(const nlohmann::json& j) {
-  return !j.is_object() && !j.is_array();
-}
-
-// Flat enough to print on one line: scalars and lists of scalars.
-bool flat(const nlohmann::json& j) {
-  for (const auto& v : j) {
-    if (v.is_object()) return false;
-    if (v.is_array()) {
-      for (const auto& x : v) {
-        if (!scalar(x)) return false;
-      }
-    }
-  }
-  return true;
-}
-
-// A JSON value in the provenance: numbers to four significant digits, flat maps and lists inline.
-void emit_json(YAML::Emitter& p, const nlohmann::json& j) {
-  if (j.is_object()) {
-    if (flat(j)) p << YAML::Flow;
-    p << YAML::BeginMap;
-    for (const auto& [k, v] : j.items()) {
-      p << YAML::Key << k << YAML::Value;
-      emit_json(p, v);
-    }
-    p << YAML::EndMap;
-  } else if (j.is_array()) {
-    bool all_scalar = true;
-    for (const auto& v : j) all_scalar = all_scalar && scalar(v);
-    if (all_scalar) p << YAML::Flow;
-    p << YAML::BeginSeq;
-    for (const auto& v : j) emit_json(p, v);
-    p << YAML::EndSeq;
-  } else if (j.is_number_float()) {
-    p << round4(j.get<double>());
-  } else if (j.is_number_integer()) {
-    p << j.get<int64_t>();
-  } else if (j.is_boolean()) {
-    p << j.get<bool>();
-  } else if (j.is_string()) {
-    p << j.get<std::string>();
-  } else {
-    p << YAML::Null;
-  }
-}
 
 void check_options(const TuneGenOptions& o) {
   if (!(o.confirm_tolerance >= 0 && o.confirm_tolerance < 1)) {
@@ -415,84 +49,8 @@ void check_options(const TuneGenOptions& o) {
   if (!(o.measure_timeout_s > 0)) throw UserError("--measure-timeout must be positive");
 }
 
-void print_importance(const ImportanceReport& importance, const nlohmann::json& fanova,
-                      const std::string& fanova_note) {
-  std::printf("%-40s %10s %8s %21s %9s %8s\n", "parameter", "mean|SHAP|", "share", "p5..p95",
-              "rank", "fANOVA");
-  for (const ParamImportance& r : importance.ranking) {
-    char interval[48], rank[24], fa[16] = "-";
-    std::snprintf(interval, sizeof(interval), "%.4f..%.4f", r.low, r.high);
-    std::snprintf(rank, sizeof(rank), "%d (%d..%d)", r.rank, r.rank_low, r.rank_high);
-    if (fanova.is_object() && fanova.contains(r.name)) {
-      std::snprintf(fa, sizeof(fa), "%.3f", fanova[r.name].get<double>());
-    }
-    std::printf("%-40s %10.4f %7.1f%% %21s %9s %8s\n", r.name.c_str(), r.mean_abs_shap,
-                r.share * 100, interval, rank, fa);
-  }
-  if (!fanova_note.empty()) std::printf("fANOVA: %s\n", fanova_note.c_str());
-}
-
-// Whether the ranking rests on enough trials, and how far SHAP and fANOVA agree.
-struct ImportanceReliability {
-  bool enough_trials = true;
-  std::string message;    // when not enough
-  std::string agreement;  // "SHAP and fANOVA ranks agree: Spearman 0.83 over 12 parameters"
-  double spearman = std::numeric_limits<double>::quiet_NaN();
-};
-
-ImportanceReliability importance_reliability(const ImportanceReport& importance,
-                                             const Dataset& data, const nlohmann::json& fanova) {
-  ImportanceReliability r;
-  const size_t need = min_trials_for_importance(data.params.size());
-  if (importance.trials < need) {
-    r.enough_trials = false;
-    r.message = std::to_string(importance.trials) + " complete trial(s) for " +
-                std::to_string(data.params.size()) +
-                " searched parameter(s): too few to rank them (need " + std::to_string(need) +
-                "); read the ranks as noise";
-  }
-  if (fanova.is_object()) {
-    std::vector<std::pair<std::string, double>> shap, fa;
-    for (const ParamImportance& p : importance.ranking) {
-      shap.emplace_back(p.name, p.mean_abs_shap);
-      if (fanova.contains(p.name) && fanova[p.name].is_number()) {
-        fa.emplace_back(p.name, fanova[p.name].get<double>());
-      }
-    }
-    r.spearman = spearman_rank_correlation(shap, fa);
-    if (std::isfinite(r.spearman)) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf,
-                    "SHAP vs fANOVA rank agreement: Spearman %.2f over %zu parameters%s",
-                    r.spearman, fa.size(),
-                    r.spearman < 0.5 ? " (they disagree: neither ranking is reliable)" : "");
-      r.agreement = buf;
-    }
-  }
-  return r;
-}
-
 void print_loud_warning(const std::string& text) {
   std::fprintf(stderr, "***WARNING*** %s\n", text.c_str());
-}
-
-nlohmann::json importance_json(const ImportanceReport& importance, const nlohmann::json& fanova) {
-  nlohmann::json ranking = nlohmann::json::array();
-  for (const ParamImportance& r : importance.ranking) {
-    nlohmann::json row = {{"param", r.name},  {"mean_abs_shap", r.mean_abs_shap},
-                          {"share", r.share}, {"p5_p95", {r.low, r.high}},
-                          {"rank", r.rank},   {"rank_p5_p95", {r.rank_low, r.rank_high}}};
-    if (fanova.is_object() && fanova.contains(r.name)) row["fanova"] = fanova[r.name];
-    ranking.push_back(std::move(row));
-  }
-  nlohmann::json interactions = nlohmann::json::array();
-  for (const Interaction& i : importance.interactions) {
-    interactions.push_back({{"pair", {i.a, i.b}}, {"strength", i.strength}});
-  }
-  return {{"complete_trials", importance.trials},
-          {"bootstrap_refits", importance.refits},
-          {"ranking", ranking},
-          {"interactions", interactions}};
 }
 
 // Checked before anything is measured, without creating the file.
@@ -510,382 +68,471 @@ void write_text(const std::string& path, const std::string& text, const std::str
   if (!out.flush()) throw UserError(path + ": cannot write " + what);
 }
 
+// The study and its trial log. `bridge` holds the study open (with --study) until the ranking is
+// done; `attrs` are its user attributes, tune's record of how it was made.
+struct Study {
+  std::string name;
+  std::string log_path;
+  std::string source;               // what messages about its trials name: the study, or the log
+  std::vector<TrialRecord> logged;  // the log's entries for this study and suite
+  std::unique_ptr<OptunaBridge> bridge;
+  nlohmann::json attrs = nlohmann::json::object();
+};
+
+// Names the study and reads its trial log: with --study a cache of the study (a missing one is an
+// empty cache), with --trial-log alone the only record. A missing study is refused before anything
+// is read or said.
+Study find_study(const TuneGenOptions& o, const bench::Suite& suite) {
+  Study study;
+  study.name = o.study_name.empty() ? default_study_name(suite.name) : o.study_name;
+  if (o.study.empty() && o.trial_log.empty()) throw UserError("give --study or --trial-log");
+  if (!o.study.empty()) require_study_file(o.study);
+  study.log_path = trial_log_path(o.study, study.name, o.trial_log);
+  study.source = o.study.empty() ? study.log_path : o.study;
+  if (o.study.empty() || std::filesystem::exists(study.log_path)) {
+    for (TrialRecord& t : read_trial_log(study.log_path)) {
+      if (t.suite == suite.name && (t.study.empty() || t.study == study.name)) {
+        study.logged.push_back(std::move(t));
+      }
+    }
+  } else {
+    std::printf("no trial log at %s: every trial is read from the study\n", study.log_path.c_str());
+  }
+  return study;
+}
+
+// The study's space (as `tune` built it): its defaults, ranges and what it searched. `file` is
+// empty for the registry's own.
+struct StudySpace {
+  SearchSpace space;
+  std::string file;
+};
+
+StudySpace load_study_space(const TuneGenOptions& o, const bench::Suite& suite,
+                            const std::string& target) {
+  StudySpace s;
+  s.space = space_from_registry(target);
+  s.file = o.space_file.empty()
+               ? default_space_file(bench::config_dir(), bench::config_name_of(suite))
+               : o.space_file;
+  if (!s.file.empty()) load_space_file(s.space, s.file, bench::config_name_of(suite));
+  return s;
+}
+
+// Opens the study read-only (with --study) and refuses one made for another suite.
+void open_study(const TuneGenOptions& o, const bench::Suite& suite, Study& study) {
+  if (o.study.empty()) return;
+  BridgeOptions bo;
+  bo.python = o.python;
+  study.bridge = std::make_unique<OptunaBridge>(bo);
+  StudyRequest req;
+  req.storage = storage_url(o.study);
+  req.study_name = study.name;
+  req.readonly = true;
+  const nlohmann::json opened = study.bridge->open(req);
+  study.attrs = opened.value("attrs", nlohmann::json::object());
+  if (study.attrs.contains("suite") && study.attrs["suite"] != suite.name) {
+    throw UserError("study '" + study.name + "' in " + o.study + " was made for suite " +
+                    study.attrs["suite"].dump() + ", not '" + suite.name + "'");
+  }
+}
+
+// The target the study was tuned for: tune records it as the study's user attribute `target`; a
+// study from a cuvil before that was tuned for the cpu.
+std::string study_target(const TuneGenOptions& o, const Study& study) {
+  if (!study.attrs.contains("target")) return "cpu";
+  const nlohmann::json& target = study.attrs["target"];
+  const std::string field = o.study + ": study '" + study.name + "': user attribute 'target'";
+  if (!target.is_string()) throw UserError(field + ": " + target.dump() + " is not a target name");
+  try {
+    passes::default_pipeline(target.get<std::string>());  // the one list of targets
+  } catch (const UserError& e) {
+    throw UserError(field + ": " + e.what());
+  }
+  return target.get<std::string>();
+}
+
+// A warning (said, and kept for the provenance) when the study was made with another space.
+std::string space_mismatch_note(const Study& study, const StudySpace& space) {
+  if (!study.attrs.contains("space_hash") || study.attrs["space_hash"] == space_hash(space.space)) {
+    return "";
+  }
+  const std::string note = "the study was made with another search space than " +
+                           (space.file.empty() ? std::string("the registry's") : space.file) +
+                           " (pass the study's --space): ranges and defaults may differ";
+  std::printf("warning: %s\n", note.c_str());
+  return note;
+}
+
+// The study is the record: its trials, with the log reconciled against it; without a study, the
+// log's.
+struct TrialsRead {
+  std::vector<TrialRecord> trials;
+  std::optional<Reconciliation> reconciled;
+};
+
+TrialsRead read_trials(const TuneGenOptions& o, Study& study) {
+  TrialsRead read;
+  if (!study.bridge) {
+    read.trials = std::move(study.logged);
+    return read;
+  }
+  read.reconciled = reconcile_with_study(study.logged, study.bridge->trials(), o.study);
+  std::printf("%s\n", read.reconciled->summary().c_str());
+  std::fflush(stdout);
+  read.trials = read.reconciled->trials;
+  return read;
+}
+
+// The best and the baseline trial and the rungs they ran on.
+struct Chosen {
+  const TrialRecord* best = nullptr;
+  const TrialRecord* base = nullptr;  // null when no baseline trial completed
+  std::string rung_names;
+  std::vector<bench::Rung> rungs;
+};
+
+// Checked, with the outputs' folders, before anything is fitted or measured: bad input fails fast.
+Chosen choose_trials(const TuneGenOptions& o, const bench::Workload& workload, const Study& study,
+                     const std::vector<TrialRecord>& trials) {
+  if (trials.empty()) {
+    throw UserError(study.source + ": no trials of study '" + study.name + "' for suite '" +
+                    workload.suite.name + "'");
+  }
+  Chosen c;
+  c.best = best_trial(trials);
+  if (!c.best) throw UserError(study.source + ": no trial completed; nothing to write");
+  c.base = baseline_trial(trials);
+  for (const RungSamples& r : c.best->rungs) {
+    c.rung_names += (c.rung_names.empty() ? "" : ",") + r.name;
+  }
+  c.rungs = bench::select_rungs(workload.ladder, c.rung_names);
+  for (const std::string& path : {o.output, o.space_output, o.json_output}) {
+    if (!path.empty()) require_writable(path);
+  }
+  return c;
+}
+
+struct Ranking {
+  Dataset data;
+  ImportanceReport importance;
+  nlohmann::json fanova = nullptr;  // param -> importance, or null
+  std::string fanova_note;          // why there is none
+  ImportanceReliability reliability;
+};
+
+// SHAP importance over the parameters that reach a step of these rungs: any share SHAP gave the
+// others is noise. fANOVA from the study beside it.
+Ranking rank_parameters(const TuneGenOptions& o, const bench::Suite& suite,
+                        const SearchSpace& space, const Chosen& chosen,
+                        const std::vector<TrialRecord>& trials, OptunaBridge* bridge) {
+  std::set<std::string> unreached;
+  for (const auto& [name, reason] : unreached_knobs(space, suite, chosen.rungs, o.threads)) {
+    std::printf("%s: not ranked, %s\n", name.c_str(), reason.c_str());
+    unreached.insert(name);
+  }
+  Ranking r;
+  r.data = drop_params(encode_trials(trials), unreached);
+  r.importance = rank_importance(r.data, o.refits);
+  if (o.fanova && bridge) {
+    try {
+      r.fanova = bridge->fanova(0);
+    } catch (const UserError& e) {
+      r.fanova_note = std::string("unavailable: ") + e.what();
+    }
+  } else {
+    r.fanova_note = o.fanova ? "not computed (needs --study)" : "not computed (--no-fanova)";
+  }
+  r.reliability = importance_reliability(r.importance, r.data, r.fanova);
+  return r;
+}
+
+// The pruned best: parameters below the importance threshold reset to their defaults.
+struct Pruned {
+  nlohmann::json values;
+  std::vector<std::string> reset;  // the parameters reset
+};
+
+Pruned prune_unimportant(const TuneGenOptions& o, const SearchSpace& space,
+                         const ImportanceReport& importance, const TrialRecord& best) {
+  Pruned p;
+  p.values = best.values;
+  if (o.importance_threshold <= 0) return p;
+  const nlohmann::json defaults = default_values(space);
+  for (const ParamImportance& i : importance.ranking) {
+    const Dimension* d = space.find(i.name);
+    if (i.share < o.importance_threshold && d && !d->is_switch() && p.values.contains(i.name) &&
+        p.values[i.name] != defaults[i.name]) {
+      p.values[i.name] = defaults[i.name];
+      p.reset.push_back(i.name);
+    }
+  }
+  return p;
+}
+
+// The best trial and the ranking, with its warnings; before anything is measured or written,
+// --write-space is refused on a ranking from too few trials (unless --force).
+void report_ranking(const TuneGenOptions& o, const Chosen& c, const Ranking& r) {
+  std::printf("best: trial %d, %.4f ms", c.best->number, c.best->value);
+  if (c.base) {
+    std::printf(" (default %.4f ms, %.3fx)", c.base->value, c.base->value / c.best->value);
+  }
+  std::printf("; %zu complete trial(s)\n", r.importance.trials);
+  print_importance(r.importance, r.fanova, r.fanova_note);
+  if (!r.reliability.enough_trials) print_loud_warning(r.reliability.message);
+  if (!r.reliability.agreement.empty()) std::printf("%s\n", r.reliability.agreement.c_str());
+  if (!o.space_output.empty() && !r.reliability.enough_trials && !o.force) {
+    throw UserError("--write-space " + o.space_output + ": " + r.reliability.message +
+                    "; freezing parameters on that is guesswork (--force writes it anyway)");
+  }
+  std::fflush(stdout);
+}
+
+SideBySideOptions side_by_side_options(const TuneGenOptions& o, const bench::Suite& suite,
+                                       const Chosen& c) {
+  SideBySideOptions side;
+  side.suite = suite;
+  side.rungs = c.rungs;
+  side.threads = c.best->machine.value("threads", o.threads);
+  side.rounds = o.confirm_rounds;
+  side.samples_per_round = o.samples_per_round;
+  side.timeout_s = o.measure_timeout_s;
+  side.memory_mb = o.measure_memory_mb;
+  return side;
+}
+
+// --confirm: the default, the full best and the pruned best measured side by side; it decides
+// whether the pruned one is written.
+ConfirmResult confirm_side_by_side(const TuneGenOptions& o, const SearchSpace& space,
+                                   const std::string& suite, const std::string& target,
+                                   const Chosen& c, const Pruned& pruned,
+                                   const SideBySideOptions& side) {
+  std::printf(
+      "confirm: default, full best%s measured side by side on %s (%d rounds x %d "
+      "samples, %d thread(s))...\n",
+      pruned.reset.empty() ? "" : " and pruned best", c.rung_names.c_str(), side.rounds,
+      side.samples_per_round, side.threads);
+  std::fflush(stdout);
+  const passes::PipelineConfig default_config =
+      config_from_values(space, default_values(space), suite);
+  ConfirmResult confirmed =
+      confirm_pruned(default_config, config_for_values(c.best->values, suite, target),
+                     config_for_values(pruned.values, suite, target), o.confirm_tolerance, side);
+  const TimeRatio& r = confirmed.chosen_vs_default;
+  std::printf(
+      "confirm: %s\nconfirm: written configuration vs default: %.3fx faster (95%% CI "
+      "%.3f..%.3f, Mann-Whitney p=%.2g)\n",
+      confirmed.decision.c_str(), 1 / r.ratio, 1 / r.high, 1 / r.low, r.p_value);
+  return confirmed;
+}
+
+// --sensitivity: each one-step neighbour of the written values measured side by side with them.
+std::vector<SensitivityRow> sweep_neighbours(const TuneGenOptions& o, const SearchSpace& space,
+                                             const nlohmann::json& values, bool write_pruned,
+                                             const SideBySideOptions& side) {
+  SideBySideOptions s = side;
+  s.rounds = o.sensitivity_rounds;
+  const size_t total = one_step_neighbours(space, values).size();
+  std::printf(
+      "sensitivity: %zu one-step neighbours of the %s configuration, each measured "
+      "side by side with it (%d rounds x %d samples)\n",
+      total, write_pruned ? "pruned" : "best", s.rounds, s.samples_per_round);
+  std::fflush(stdout);
+  std::vector<SensitivityRow> rows =
+      sensitivity_sweep(space, values, s, [](const SensitivityRow& r, size_t i, size_t n) {
+        std::printf("  [%zu/%zu] %s %s: %s\n", i + 1, n, r.neighbour.param.c_str(),
+                    r.neighbour.move.c_str(),
+                    r.failure.empty() ? (std::to_string(r.ratio.ratio).substr(0, 5) + "x").c_str()
+                                      : r.failure.c_str());
+        std::fflush(stdout);
+      });
+  std::printf("%s", format_sensitivity(rows).c_str());
+  return rows;
+}
+
+// What tune-gen read and decided: the written file's provenance, the pictures and the JSON report
+// say it.
+struct Findings {
+  std::string suite;
+  std::string study_name, log_path;
+  std::string space_file, space_note;
+  const std::vector<TrialRecord>* trials = nullptr;
+  const Reconciliation* reconciled = nullptr;  // null without a study
+  const Chosen* chosen = nullptr;
+  const Ranking* ranking = nullptr;
+  const Pruned* pruned = nullptr;
+  bool write_pruned = false;
+  const nlohmann::json* values = nullptr;                    // the written configuration's
+  const ConfirmResult* confirmed = nullptr;                  // null without --confirm
+  const std::vector<SensitivityRow>* sensitivity = nullptr;  // null without --sensitivity
+};
+
+// The written configuration (`config`) with its provenance; verified afterwards (verify_written).
+void write_cuvilpass(const TuneGenOptions& o, const Findings& f,
+                     const passes::PipelineConfig& config) {
+  TunedProvenance p;
+  p.suite = f.suite;
+  p.rungs = f.chosen->rung_names;
+  p.study_name = f.study_name;
+  p.trial_log = f.log_path;
+  p.space_file = f.space_file;
+  p.space_note = f.space_note;
+  p.trials = f.trials;
+  p.best = f.chosen->best;
+  p.base = f.chosen->base;
+  p.threads = o.threads;
+  p.importance = &f.ranking->importance;
+  p.fanova = f.ranking->fanova;
+  p.fanova_note = f.ranking->fanova_note;
+  p.importance_threshold = o.importance_threshold;
+  p.reset = f.pruned->reset;
+  p.write_pruned = f.write_pruned;
+  p.confirmed = f.confirmed;
+  p.sensitivity = f.sensitivity;
+  p.sensitivity_rounds = o.sensitivity_rounds;
+  p.samples_per_round = o.samples_per_round;
+  write_tuned_cuvilpass(config, p, o.output);
+  std::printf("wrote %s (%s configuration)\n", o.output.c_str(),
+              f.write_pruned ? "pruned" : "full best");
+}
+
+// Beside the .cuvilpass: the importance, history and sensitivity pictures and the study report.
+void write_pictures(const TuneGenOptions& o, const Findings& f) {
+  TuneReport pictures;
+  pictures.output = o.output;
+  pictures.suite = f.suite;
+  pictures.study = f.study_name;
+  pictures.rungs = f.chosen->rung_names;
+  pictures.objective =
+      f.chosen->best->objective.empty() ? kObjectiveName : f.chosen->best->objective;
+  pictures.trials = f.trials;
+  pictures.best_trial = f.chosen->best->number;
+  pictures.baseline_trial = f.chosen->base ? f.chosen->base->number : -1;
+  pictures.importance = &f.ranking->importance;
+  pictures.fanova = f.ranking->fanova;
+  pictures.fanova_note = f.ranking->fanova_note;
+  pictures.enough_trials = f.ranking->reliability.enough_trials;
+  pictures.reliability = f.ranking->reliability.message;
+  pictures.sensitivity = f.sensitivity;
+  pictures.written = f.write_pruned ? "pruned" : "full best";
+  for (const std::string& path : write_tune_report(pictures)) {
+    std::printf("wrote %s\n", path.c_str());
+  }
+}
+
+// --write-space: the rest fixed at the BEST trial's values, not the pruned ones: a reset
+// parameter may still be part of why the best is best (SHAP on few trials ranks unreliably), and
+// the second study searches around the best.
+void write_pruned_space(const TuneGenOptions& o, const SearchSpace& space, const Findings& f) {
+  write_text(o.space_output,
+             pruned_space_yaml(f.suite, space, f.chosen->best->values, f.ranking->importance,
+                               o.importance_threshold > 0 ? o.importance_threshold : 0.05),
+             "the pruned space");
+  std::printf("wrote %s\n", o.space_output.c_str());
+}
+
+// --json: importance, confirmation and sensitivity for scripts.
+void write_json_report(const TuneGenOptions& o, const Findings& f) {
+  const TrialRecord* best = f.chosen->best;
+  const TrialRecord* base = f.chosen->base;
+  const Ranking& ranking = *f.ranking;
+  nlohmann::json j = {{"suite", f.suite},
+                      {"study", f.study_name},
+                      {"rungs", f.chosen->rung_names},
+                      {"best_trial", best->number},
+                      {"best_ms", best->value},
+                      {"written", f.write_pruned ? "pruned" : "full"},
+                      {"reset_to_default", f.pruned->reset},
+                      {"values", *f.values},
+                      {"importance", importance_json(ranking.importance, ranking.fanova)}};
+  j["importance"]["enough_trials"] = ranking.reliability.enough_trials;
+  j["importance"]["min_trials"] = min_trials_for_importance(ranking.data.params.size());
+  j["importance"]["shap_fanova_spearman"] = std::isfinite(ranking.reliability.spearman)
+                                                ? nlohmann::json(ranking.reliability.spearman)
+                                                : nullptr;
+  if (base) j["default_ms"] = base->value;
+  if (base) j["default_trial"] = base->number;
+  nlohmann::json read = nlohmann::json::array();
+  for (const TrialRecord& t : *f.trials) {
+    read.push_back({{"number", t.number},
+                    {"state", t.state},
+                    {"value", t.has_value ? nlohmann::json(t.value) : nlohmann::json(nullptr)},
+                    {"baseline", t.baseline}});
+  }
+  j["trials_read"] = read;
+  if (f.reconciled) {
+    j["reconciled"] = {{"recovered", f.reconciled->recovered},
+                       {"orphans", f.reconciled->orphans},
+                       {"disagreements", f.reconciled->disagreements}};
+  }
+  if (f.confirmed) j["confirm"] = confirm_to_json(*f.confirmed);
+  if (f.sensitivity) j["sensitivity"] = sensitivity_to_json(*f.sensitivity);
+  write_text(o.json_output, j.dump(2) + "\n", "the JSON report");
+  std::printf("wrote %s\n", o.json_output.c_str());
+}
+
+// The written file must load through the validator and compute the right answer: 1 when not.
+int verify_written(const TuneGenOptions& o, const bench::Suite& suite, const bench::Rung& rung) {
+  const passes::PipelineConfig reloaded = passes::load_cuvilpass(o.output);
+  const bench::VerifyResult check =
+      bench::verify_scaled_down(suite, rung, reloaded, o.threads, 1, "tuned");
+  if (!check.ok()) {
+    std::printf("verify: the written configuration FAILED verification\n");
+    return 1;
+  }
+  std::printf("verify: %s loads and matches the reference interpreter\n", o.output.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int tune_gen(const TuneGenOptions& o) {
   check_options(o);
   const bench::Workload workload = bench::resolve_workload(o.workload);
   const bench::Suite& suite = workload.suite;
-  const std::string study_name =
-      o.study_name.empty() ? default_study_name(suite.name) : o.study_name;
-  if (o.study.empty() && o.trial_log.empty()) throw UserError("give --study or --trial-log");
-  if (!o.study.empty()) require_study_file(o.study);  // before anything is read or said
-  const std::string log_path = trial_log_path(o.study, study_name, o.trial_log);
-  std::vector<TrialRecord> logged;
-  // With a study the log is only a cache of it: a missing one is an empty cache.
-  if (o.study.empty() || std::filesystem::exists(log_path)) {
-    for (TrialRecord& t : read_trial_log(log_path)) {
-      if (t.suite == suite.name && (t.study.empty() || t.study == study_name)) {
-        logged.push_back(std::move(t));
-      }
-    }
-  } else {
-    std::printf("no trial log at %s: every trial is read from the study\n", log_path.c_str());
-  }
-  const std::string target = "cpu";
+  Study study = find_study(o, suite);
+  open_study(o, suite, study);
+  const std::string target = study_target(o, study);
+  const StudySpace space = load_study_space(o, suite, target);
+  const std::string space_note = space_mismatch_note(study, space);
+  const TrialsRead read = read_trials(o, study);
+  const Chosen chosen = choose_trials(o, workload, study, read.trials);
+  const Ranking ranking =
+      rank_parameters(o, suite, space.space, chosen, read.trials, study.bridge.get());
+  study.bridge.reset();  // done with the study: measuring children must not hold its pipes
+  const Pruned pruned = prune_unimportant(o, space.space, ranking.importance, *chosen.best);
+  report_ranking(o, chosen, ranking);
 
-  // The study's space (as `tune` built it): its defaults, ranges and what it searched.
-  SearchSpace space = space_from_registry(target);
-  const std::string space_file =
-      o.space_file.empty() ? default_space_file(bench::config_dir(), bench::config_name_of(suite))
-                           : o.space_file;
-  if (!space_file.empty()) load_space_file(space, space_file, bench::config_name_of(suite));
-
-  // The study is the record: its trials, with the log reconciled against it.
-  std::unique_ptr<OptunaBridge> bridge;
-  std::vector<TrialRecord> trials;
-  std::optional<Reconciliation> reconciled;
-  std::string space_note;
-  if (!o.study.empty()) {
-    BridgeOptions bo;
-    bo.python = o.python;
-    bridge = std::make_unique<OptunaBridge>(bo);
-    StudyRequest req;
-    req.storage = storage_url(o.study);
-    req.study_name = study_name;
-    req.readonly = true;
-    const nlohmann::json opened = bridge->open(req);
-    const nlohmann::json attrs = opened.value("attrs", nlohmann::json::object());
-    if (attrs.contains("suite") && attrs["suite"] != suite.name) {
-      throw UserError("study '" + study_name + "' in " + o.study + " was made for suite " +
-                      attrs["suite"].dump() + ", not '" + suite.name + "'");
-    }
-    if (attrs.contains("space_hash") && attrs["space_hash"] != space_hash(space)) {
-      space_note = "the study was made with another search space than " +
-                   (space_file.empty() ? std::string("the registry's") : space_file) +
-                   " (pass the study's --space): ranges and defaults may differ";
-      std::printf("warning: %s\n", space_note.c_str());
-    }
-    reconciled = reconcile_with_study(logged, bridge->trials(), o.study);
-    std::printf("%s\n", reconciled->summary().c_str());
-    std::fflush(stdout);
-    trials = reconciled->trials;
-  } else {
-    trials = std::move(logged);
-  }
-  const std::string source = o.study.empty() ? log_path : o.study;
-  if (trials.empty()) {
-    throw UserError(source + ": no trials of study '" + study_name + "' for suite '" + suite.name +
-                    "'");
-  }
-  const TrialRecord* best = best_trial(trials);
-  if (!best) throw UserError(source + ": no trial completed; nothing to write");
-  const TrialRecord* base = baseline_trial(trials);
-  std::string rung_names;
-  for (const RungSamples& r : best->rungs) rung_names += (rung_names.empty() ? "" : ",") + r.name;
-  // Checked before anything is fitted or measured: bad input fails fast.
-  const std::vector<bench::Rung> rungs = bench::select_rungs(workload.ladder, rung_names);
-  for (const std::string& path : {o.output, o.space_output, o.json_output}) {
-    if (!path.empty()) require_writable(path);
-  }
-
-  // Knobs that reach no step of these rungs are not ranked: any share SHAP gave them is noise.
-  std::set<std::string> unreached;
-  for (const auto& [name, reason] : unreached_knobs(space, suite, rungs, o.threads)) {
-    std::printf("%s: not ranked, %s\n", name.c_str(), reason.c_str());
-    unreached.insert(name);
-  }
-  const Dataset data = drop_params(encode_trials(trials), unreached);
-  const ImportanceReport importance = rank_importance(data, o.refits);
-
-  nlohmann::json fanova = nullptr;
-  std::string fanova_note;
-  if (o.fanova && bridge) {
-    try {
-      fanova = bridge->fanova(0);
-    } catch (const UserError& e) {
-      fanova_note = std::string("unavailable: ") + e.what();
-    }
-  } else {
-    fanova_note = o.fanova ? "not computed (needs --study)" : "not computed (--no-fanova)";
-  }
-  bridge.reset();  // done with the study: measuring children must not hold its pipes
-
-  // The pruned best: parameters below the importance threshold reset to their defaults.
-  nlohmann::json pruned_values = best->values;
-  std::vector<std::string> reset;
-  if (o.importance_threshold > 0) {
-    const nlohmann::json defaults = default_values(space);
-    for (const ParamImportance& p : importance.ranking) {
-      const Dimension* d = space.find(p.name);
-      if (p.share < o.importance_threshold && d && !d->is_switch() &&
-          pruned_values.contains(p.name) && pruned_values[p.name] != defaults[p.name]) {
-        pruned_values[p.name] = defaults[p.name];
-        reset.push_back(p.name);
-      }
-    }
-  }
-  bool write_pruned = !reset.empty();
-
-  std::printf("best: trial %d, %.4f ms", best->number, best->value);
-  if (base) std::printf(" (default %.4f ms, %.3fx)", base->value, base->value / best->value);
-  std::printf("; %zu complete trial(s)\n", importance.trials);
-  print_importance(importance, fanova, fanova_note);
-  const ImportanceReliability reliability = importance_reliability(importance, data, fanova);
-  if (!reliability.enough_trials) print_loud_warning(reliability.message);
-  if (!reliability.agreement.empty()) std::printf("%s\n", reliability.agreement.c_str());
-  // Before anything is measured or written.
-  if (!o.space_output.empty() && !reliability.enough_trials && !o.force) {
-    throw UserError("--write-space " + o.space_output + ": " + reliability.message +
-                    "; freezing parameters on that is guesswork (--force writes it anyway)");
-  }
-  std::fflush(stdout);
-
-  SideBySideOptions side;
-  side.suite = suite;
-  side.rungs = rungs;
-  side.threads = best->machine.value("threads", o.threads);
-  side.rounds = o.confirm_rounds;
-  side.samples_per_round = o.samples_per_round;
-  side.timeout_s = o.measure_timeout_s;
-  side.memory_mb = o.measure_memory_mb;
-
+  const SideBySideOptions side = side_by_side_options(o, suite, chosen);
   std::optional<ConfirmResult> confirmed;
   if (o.confirm) {
-    std::printf(
-        "confirm: default, full best%s measured side by side on %s (%d rounds x %d "
-        "samples, %d thread(s))...\n",
-        reset.empty() ? "" : " and pruned best", rung_names.c_str(), side.rounds,
-        side.samples_per_round, side.threads);
-    std::fflush(stdout);
-    const passes::PipelineConfig default_config =
-        config_from_values(space, default_values(space), suite.name);
-    confirmed = confirm_pruned(default_config, config_for_values(best->values, suite.name, target),
-                               config_for_values(pruned_values, suite.name, target),
-                               o.confirm_tolerance, side);
-    write_pruned = confirmed->keep_pruned;
-    const TimeRatio& c = confirmed->chosen_vs_default;
-    std::printf(
-        "confirm: %s\nconfirm: written configuration vs default: %.3fx faster (95%% CI "
-        "%.3f..%.3f, Mann-Whitney p=%.2g)\n",
-        confirmed->decision.c_str(), 1 / c.ratio, 1 / c.high, 1 / c.low, c.p_value);
+    confirmed = confirm_side_by_side(o, space.space, suite.name, target, chosen, pruned, side);
   }
-  const nlohmann::json& values = write_pruned ? pruned_values : best->values;
-  passes::PipelineConfig config = config_for_values(values, suite.name, target);
+  const bool write_pruned = confirmed ? confirmed->keep_pruned : !pruned.reset.empty();
+  const nlohmann::json& values = write_pruned ? pruned.values : chosen.best->values;
+  const passes::PipelineConfig config = config_for_values(values, suite.name, target);
+  std::optional<std::vector<SensitivityRow>> sensitivity;
+  if (o.sensitivity) sensitivity = sweep_neighbours(o, space.space, values, write_pruned, side);
 
-  std::vector<SensitivityRow> sensitivity;
-  if (o.sensitivity) {
-    SideBySideOptions s = side;
-    s.rounds = o.sensitivity_rounds;
-    const size_t total = one_step_neighbours(space, values).size();
-    std::printf(
-        "sensitivity: %zu one-step neighbours of the %s configuration, each measured "
-        "side by side with it (%d rounds x %d samples)\n",
-        total, write_pruned ? "pruned" : "best", s.rounds, s.samples_per_round);
-    std::fflush(stdout);
-    sensitivity =
-        sensitivity_sweep(space, values, s, [](const SensitivityRow& r, size_t i, size_t n) {
-          std::printf("  [%zu/%zu] %s %s: %s\n", i + 1, n, r.neighbour.param.c_str(),
-                      r.neighbour.move.c_str(),
-                      r.failure.empty() ? (std::to_string(r.ratio.ratio).substr(0, 5) + "x").c_str()
-                                        : r.failure.c_str());
-          std::fflush(stdout);
-        });
-    std::printf("%s", format_sensitivity(sensitivity).c_str());
-  }
-
-  std::map<std::string, int> counts;
-  std::string last_finished;
-  for (const TrialRecord& t : trials) {
-    ++counts[t.state];
-    last_finished = std::max(last_finished, t.finished);
-  }
-
-  YAML::Emitter p;
-  p.SetDoublePrecision(4);
-  p << YAML::BeginMap;
-  p << YAML::Key << "generated_by" << YAML::Value << "cuvil-tune-gen";
-  p << YAML::Key << "date" << YAML::Value << last_finished;
-  p << YAML::Key << "suite" << YAML::Value << suite.name;
-  p << YAML::Key << "rungs" << YAML::Value << rung_names;
-  p << YAML::Key << "study" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
-    << study_name << YAML::Key << "trial_log" << YAML::Value << log_path << YAML::Key << "sampler"
-    << YAML::Value << best->sampler << YAML::Key << "space" << YAML::Value
-    << (space_file.empty() ? std::string("registry") : space_file) << YAML::Key << "trials"
-    << YAML::Value << YAML::Flow << YAML::BeginMap;
-  for (const auto& [state, n] : counts) p << YAML::Key << state << YAML::Value << n;
-  p << YAML::EndMap;
-  if (!space_note.empty()) p << YAML::Key << "warning" << YAML::Value << space_note;
-  p << YAML::EndMap;
-  p << YAML::Key << "objective" << YAML::Value << YAML::BeginMap << YAML::Key << "metric"
-    << YAML::Value << (best->objective.empty() ? kObjectiveName : best->objective) << YAML::Key
-    << "best_ms" << YAML::Value << round4(best->value) << YAML::Key << "best_trial" << YAML::Value
-    << best->number;
-  if (base) {
-    // From the study's own trials, measured apart (maybe under different load): --confirm
-    // measures the two side by side.
-    const Speedup s = speedup_interval(*base, *best, 1000, 1);
-    p << YAML::Key << "default_ms" << YAML::Value << round4(base->value) << YAML::Key
-      << "default_trial" << YAML::Value << base->number << YAML::Key << "speedup" << YAML::Value
-      << round4(s.value) << YAML::Key << "speedup_ci95" << YAML::Value << YAML::Flow
-      << YAML::BeginSeq << round4(s.low) << round4(s.high) << YAML::EndSeq;
-  } else {
-    p << YAML::Key << "default_ms" << YAML::Value << "not measured (no baseline trial completed)";
-  }
-  if (confirmed) {
-    const TimeRatio& c = confirmed->chosen_vs_default;
-    p << YAML::Key << "speedup_side_by_side" << YAML::Value << round4(1 / c.ratio) << YAML::Key
-      << "speedup_side_by_side_ci95" << YAML::Value << YAML::Flow << YAML::BeginSeq
-      << round4(1 / c.high) << round4(1 / c.low) << YAML::EndSeq;
-  }
-  p << YAML::EndMap;
-  const int threads = best->machine.value("threads", o.threads);
-  const probes::MachinePeak peak = probes::machine_peak(threads);
-  p << YAML::Key << "machine" << YAML::Value << YAML::BeginMap << YAML::Key << "cpu_model"
-    << YAML::Value << best->machine.value("cpu_model", std::string("unknown")) << YAML::Key
-    << "logical_cores" << YAML::Value << best->machine.value("logical_cores", 0) << YAML::Key
-    << "threads" << YAML::Value << threads << YAML::Key << "peak_fp32_gflops" << YAML::Value
-    << round4(peak.fp32_gflops) << YAML::Key << "peak_mem_read_gbps" << YAML::Value
-    << round4(peak.mem_read_gbps) << YAML::EndMap;
-  p << YAML::Key << "commit" << YAML::Value << best->commit;
-  p << YAML::Key << "importance" << YAML::Value << YAML::BeginMap;
-  p << YAML::Key << "model" << YAML::Value
-    << "XGBoost gradient-boosted trees on log latency, exact TreeSHAP";
-  p << YAML::Key << "encoding" << YAML::Value << importance.encoding;
-  p << YAML::Key << "complete_trials" << YAML::Value << importance.trials;
-  p << YAML::Key << "bootstrap_refits" << YAML::Value << importance.refits;
-  p << YAML::Key << "ranking" << YAML::Value << YAML::BeginSeq;
-  for (const ParamImportance& r : importance.ranking) {
-    p << YAML::Flow << YAML::BeginMap << YAML::Key << "param" << YAML::Value << r.name << YAML::Key
-      << "mean_abs_shap" << YAML::Value << round4(r.mean_abs_shap) << YAML::Key << "share"
-      << YAML::Value << round4(r.share) << YAML::Key << "p5_p95" << YAML::Value << YAML::Flow
-      << YAML::BeginSeq << round4(r.low) << round4(r.high) << YAML::EndSeq << YAML::Key
-      << "rank_p5_p95" << YAML::Value << YAML::Flow << YAML::BeginSeq << r.rank_low << r.rank_high
-      << YAML::EndSeq;
-    if (fanova.is_object() && fanova.contains(r.name)) {
-      p << YAML::Key << "fanova" << YAML::Value << round4(fanova[r.name].get<double>());
-    }
-    p << YAML::EndMap;
-  }
-  p << YAML::EndSeq;
-  p << YAML::Key << "interactions" << YAML::Value << YAML::BeginSeq;
-  for (const Interaction& i : importance.interactions) {
-    p << YAML::Flow << YAML::BeginMap << YAML::Key << "pair" << YAML::Value << YAML::Flow
-      << YAML::BeginSeq << i.a << i.b << YAML::EndSeq << YAML::Key << "strength" << YAML::Value
-      << round4(i.strength) << YAML::EndMap;
-  }
-  p << YAML::EndSeq;
-  if (!fanova_note.empty()) p << YAML::Key << "fanova" << YAML::Value << fanova_note;
-  p << YAML::EndMap;
-  if (o.importance_threshold > 0) {
-    p << YAML::Key << "reset_to_default" << YAML::Value << YAML::BeginMap << YAML::Key
-      << "threshold_share" << YAML::Value << o.importance_threshold << YAML::Key << "params"
-      << YAML::Value << YAML::Flow << reset << YAML::Key << "written" << YAML::Value
-      << (write_pruned ? "pruned" : "full best") << YAML::Key << "confirmed" << YAML::Value
-      << (confirmed ? confirmed->decision
-                    : std::string("no (re-measure with cuvil-tune-gen --confirm before trusting "
-                                  "it)"))
-      << YAML::EndMap;
-  }
-  if (confirmed) {
-    p << YAML::Key << "confirm" << YAML::Value;
-    emit_json(p, confirm_to_json(*confirmed));
-  }
-  if (o.sensitivity) {
-    p << YAML::Key << "sensitivity" << YAML::Value << YAML::BeginMap << YAML::Key << "method"
-      << YAML::Value
-      << "one parameter moved one step (x2 or /2 on log and power-of-two scales, one step or one "
-         "base multiple otherwise, each other choice, booleans flipped), the rest held; each "
-         "neighbour measured side by side with the written configuration (" +
-             std::to_string(o.sensitivity_rounds) + " rounds x " +
-             std::to_string(o.samples_per_round) +
-             " samples); time_ratio above 1: the move is slower"
-      << YAML::Key << "rows" << YAML::Value;
-    emit_json(p, sensitivity_to_json(sensitivity));
-    p << YAML::EndMap;
-  }
-  p << YAML::EndMap;
-  config.provenance_yaml = p.c_str();
-  passes::save_cuvilpass(config, o.output);
-  std::printf("wrote %s (%s configuration)\n", o.output.c_str(),
-              write_pruned ? "pruned" : "full best");
-  TuneReport pictures;
-  pictures.output = o.output;
-  pictures.suite = suite.name;
-  pictures.study = study_name;
-  pictures.rungs = rung_names;
-  pictures.objective = best->objective.empty() ? kObjectiveName : best->objective;
-  pictures.trials = &trials;
-  pictures.best_trial = best->number;
-  pictures.baseline_trial = base ? base->number : -1;
-  pictures.importance = &importance;
-  pictures.fanova = fanova;
-  pictures.fanova_note = fanova_note;
-  pictures.enough_trials = reliability.enough_trials;
-  pictures.reliability = reliability.message;
-  pictures.sensitivity = o.sensitivity ? &sensitivity : nullptr;
-  pictures.written = write_pruned ? "pruned" : "full best";
-  for (const std::string& path : write_tune_report(pictures)) {
-    std::printf("wrote %s\n", path.c_str());
-  }
-
-  if (!o.space_output.empty()) {
-    // The rest fixed at the BEST trial's values, not the pruned ones: a reset parameter may
-    // still be part of why the best is best (SHAP on few trials ranks unreliably), and the second
-    // study searches around the best.
-    write_text(o.space_output,
-               pruned_space_yaml(suite.name, space, best->values, importance,
-                                 o.importance_threshold > 0 ? o.importance_threshold : 0.05),
-               "the pruned space");
-    std::printf("wrote %s\n", o.space_output.c_str());
-  }
-  if (!o.json_output.empty()) {
-    nlohmann::json j = {{"suite", suite.name},
-                        {"study", study_name},
-                        {"rungs", rung_names},
-                        {"best_trial", best->number},
-                        {"best_ms", best->value},
-                        {"written", write_pruned ? "pruned" : "full"},
-                        {"reset_to_default", reset},
-                        {"values", values},
-                        {"importance", importance_json(importance, fanova)}};
-    j["importance"]["enough_trials"] = reliability.enough_trials;
-    j["importance"]["min_trials"] = min_trials_for_importance(data.params.size());
-    j["importance"]["shap_fanova_spearman"] =
-        std::isfinite(reliability.spearman) ? nlohmann::json(reliability.spearman) : nullptr;
-    if (base) j["default_ms"] = base->value;
-    if (base) j["default_trial"] = base->number;
-    nlohmann::json read = nlohmann::json::array();
-    for (const TrialRecord& t : trials) {
-      read.push_back({{"number", t.number},
-                      {"state", t.state},
-                      {"value", t.has_value ? nlohmann::json(t.value) : nlohmann::json(nullptr)},
-                      {"baseline", t.baseline}});
-    }
-    j["trials_read"] = read;
-    if (reconciled) {
-      j["reconciled"] = {{"recovered", reconciled->recovered},
-                         {"orphans", reconciled->orphans},
-                         {"disagreements", reconciled->disagreements}};
-    }
-    if (confirmed) j["confirm"] = confirm_to_json(*confirmed);
-    if (o.sensitivity) j["sensitivity"] = sensitivity_to_json(sensitivity);
-    write_text(o.json_output, j.dump(2) + "\n", "the JSON report");
-    std::printf("wrote %s\n", o.json_output.c_str());
-  }
-
-  if (o.verify) {
-    // The written file must load through the validator and compute the right answer.
-    const passes::PipelineConfig reloaded = passes::load_cuvilpass(o.output);
-    const bench::VerifyResult check =
-        bench::verify_scaled_down(suite, rungs.front(), reloaded, o.threads, 1, "tuned");
-    if (!check.ok()) {
-      std::printf("verify: the written configuration FAILED verification\n");
-      return 1;
-    }
-    std::printf("verify: %s loads and matches the reference interpreter\n", o.output.c_str());
-  }
-  return 0;
+  const Findings f{.suite = suite.name,
+                   .study_name = study.name,
+                   .log_path = study.log_path,
+                   .space_file = space.file,
+                   .space_note = space_note,
+                   .trials = &read.trials,
+                   .reconciled = read.reconciled ? &*read.reconciled : nullptr,
+                   .chosen = &chosen,
+                   .ranking = &ranking,
+                   .pruned = &pruned,
+                   .write_pruned = write_pruned,
+                   .values = &values,
+                   .confirmed = confirmed ? &*confirmed : nullptr,
+                   .sensitivity = sensitivity ? &*sensitivity : nullptr};
+  write_cuvilpass(o, f, config);
+  write_pictures(o, f);
+  if (!o.space_output.empty()) write_pruned_space(o, space.space, f);
+  if (!o.json_output.empty()) write_json_report(o, f);
+  return o.verify ? verify_written(o, suite, chosen.rungs.front()) : 0;
 }
 
 }  // namespace cuvil::tuner

@@ -5,19 +5,7 @@
 # Usage: cli_conventions_test.sh path/to/cuvil-bench
 set -u
 BENCH=$1
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-# run_bench NAME WANT_STATUS ARGS...
-run_bench() {
-  local name=$1 want=$2
-  shift 2
-  "$BENCH" "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  local status=$?
-  [ "$status" -eq "$want" ] || { fail "$name: exit status $status, expected $want"; cat "$TMP/stderr"; return 1; }
-  echo "ok   $name"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 one_line_error() {  # one_line_error NAME TEXT
   [ "$(grep -c . "$TMP/stderr")" -eq 1 ] || { fail "$1: not one line"; cat "$TMP/stderr"; }
   grep -q '^cuvil-bench: error: ' "$TMP/stderr" || fail "$1: no 'cuvil-bench: error:' prefix"
@@ -100,8 +88,4 @@ assert j["geomean_ratio"] == 1, j
 PY
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "all CLI convention checks passed"
+finish "failure(s)" "all CLI convention checks passed"

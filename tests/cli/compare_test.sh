@@ -6,26 +6,8 @@
 set -u
 BENCH=$1
 WITH_RUN=${2:-}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export XDG_DATA_HOME="$TMP/xdg"  # never touch the user's own results database
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-
-# run_bench NAME EXPECTED_STATUS ARGS...: runs cuvil-bench, checks the exit status.
-run_bench() {
-  local name=$1 want=$2
-  shift 2
-  "$BENCH" "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  local status=$?
-  if [ "$status" -ne "$want" ]; then
-    fail "$name: exit status $status, expected $want"; cat "$TMP/stdout" "$TMP/stderr"
-    return 1
-  fi
-  echo "ok   $name"
-}
-expect_out() { grep -qF -- "$2" "$TMP/stdout" || { fail "$1: stdout lacks '$2'"; cat "$TMP/stdout"; }; }
-expect_err() { grep -qF -- "$2" "$TMP/stderr" || { fail "$1: stderr lacks '$2'"; cat "$TMP/stderr"; }; }
 expect_one_line_error() {
   local lines
   lines=$(grep -c . "$TMP/stderr")
@@ -127,8 +109,4 @@ if [ "$WITH_RUN" = "--with-run" ]; then
   run_bench "compare stored runs" 0 compare 1 2 && expect_out "compare ids" "resnet50/b1"
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures compare case(s) failed"
-  exit 1
-fi
-echo "all compare cases passed"
+finish "compare case(s) failed" "all compare cases passed"

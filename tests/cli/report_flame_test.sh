@@ -5,23 +5,7 @@
 # Usage: report_flame_test.sh path/to/cuvil-bench
 set -u
 BENCH=$1
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-
-run_bench() {  # run_bench NAME EXPECTED_STATUS ARGS...
-  local name=$1 want=$2
-  shift 2
-  "$BENCH" "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  local status=$?
-  if [ "$status" -ne "$want" ]; then
-    fail "$name: exit status $status, expected $want"; cat "$TMP/stdout" "$TMP/stderr"
-    return 1
-  fi
-  echo "ok   $name"
-}
-expect_err() { grep -qF -- "$2" "$TMP/stderr" || { fail "$1: stderr lacks '$2'"; cat "$TMP/stderr"; }; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 expect_file() { [ -s "$2" ] || fail "$1: $2 missing or empty"; }
 expect_one_line_error() {
   local lines
@@ -133,8 +117,4 @@ run_bench "diff of samples against ns" 2 report flame "$TMP/run.json" --diff "$T
 run_bench "unknown format" 2 report flame "$TMP/run.json" --format png -o "$TMP/x"
 [ -e "$TMP/x.svg" ] && fail "bad input still wrote output"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "all report flame checks passed"
+finish "failure(s)" "all report flame checks passed"

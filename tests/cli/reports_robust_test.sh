@@ -7,25 +7,9 @@
 set -u
 BENCH=$1
 SOURCE_DIR=$2
-TMP=$(mktemp -d)
-trap 'chmod -R u+w "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export XDG_DATA_HOME="$TMP/xdg"  # never touch the user's own results database
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 
-run_bench() {  # run_bench NAME EXPECTED_STATUS ARGS...
-  local name=$1 want=$2
-  shift 2
-  "$BENCH" "$@" >"$TMP/stdout" 2>"$TMP/stderr"
-  local status=$?
-  if [ "$status" -ne "$want" ]; then
-    fail "$name: exit status $status, expected $want"; cat "$TMP/stdout" "$TMP/stderr"
-    return 1
-  fi
-  echo "ok   $name"
-}
-expect_err() { grep -qF -- "$2" "$TMP/stderr" || { fail "$1: stderr lacks '$2'"; cat "$TMP/stderr"; }; }
-expect_out() { grep -qF -- "$2" "$TMP/stdout" || { fail "$1: stdout lacks '$2'"; cat "$TMP/stdout"; }; }
 expect_one_line_error() {  # NAME TEXT: exactly one line on stderr, "cuvil-bench: error: ...TEXT..."
   local lines
   lines=$(wc -l <"$TMP/stderr")
@@ -238,8 +222,4 @@ else
   echo "skip read-only file system (no user and mount namespaces here)"
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "all report robustness checks passed"
+finish "failure(s)" "all report robustness checks passed"

@@ -5,10 +5,7 @@
 # Usage: serve_test.sh path/to/cuvil-bench
 set -u
 BENCH=$1
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # expect_error NAME EXPECTED_SUBSTRING -- ARGS...
 expect_error() {
@@ -84,8 +81,4 @@ for scenario in single-stream offline; do
   fi
 done
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures serve case(s) failed"
-  exit 1
-fi
-echo "serve: all cases passed"
+finish "serve case(s) failed" "serve: all cases passed"

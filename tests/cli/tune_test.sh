@@ -3,7 +3,7 @@
 # before any trial; a crashing, wrong and out-of-memory trial fail with their reasons while the
 # study goes on; a tuner killed with SIGKILL mid-trial resumes (the running trial is failed and
 # retried, finished trials are kept, numbering continues); cuvil-tune-gen writes a .cuvilpass
-# that is deterministic, verifies and runs.
+# that is deterministic, verifies and runs, and reads a study without a recorded target as cpu.
 # CUVIL_TEST_TRIAL_FAULT is a TEST-ONLY hook (tuner/trial.h).
 set -euo pipefail
 BENCH=$(realpath "$1")
@@ -86,6 +86,19 @@ PY
 "$TUNE_GEN" --study "$TMP/study.db" --suite resnet50 -o tuned.cuvilpass --refits 5 | tee gen.txt
 "$TUNE_GEN" --study "$TMP/study.db" --suite resnet50 -o tuned2.cuvilpass --refits 5 > /dev/null
 cmp tuned.cuvilpass tuned2.cuvilpass
+# The space is built for the study's recorded target; a study from before tune recorded it (the
+# attribute deleted here) is a cpu study and gives the same file (but for its trial log's name).
+cp study.db old.db
+cp study.db.trials.jsonl old.db.trials.jsonl
+"$PY" - old.db <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+assert db.execute("SELECT value_json FROM study_user_attributes WHERE key = 'target'").fetchall() == [('"cpu"',)]
+db.execute("DELETE FROM study_user_attributes WHERE key = 'target'")
+db.commit()
+PY
+"$TUNE_GEN" --study "$TMP/old.db" --suite resnet50 -o old.cuvilpass --refits 5 --no-verify > /dev/null
+diff <(grep -v 'trial_log:' tuned.cuvilpass) <(grep -v 'trial_log:' old.cuvilpass)
 grep -q "speedup" tuned.cuvilpass
 grep -q "importance" tuned.cuvilpass
 "$BENCH" verify --suite resnet50 --rungs b1 --config tuned.cuvilpass

@@ -19,3 +19,8 @@ set_tests_properties(cli.tune_kill_record PROPERTIES TIMEOUT 300 SKIP_RETURN_COD
 add_test(NAME cli.tune_prune_within_rung
   COMMAND ${CUVIL_CLI_DIR}/tune_prune_test.sh $<TARGET_FILE:cuvil-bench>)
 set_tests_properties(cli.tune_prune_within_rung PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+# cuvil-tune-gen builds the space for the study's recorded target; an unknown one is exit 2. Skips
+# (77) without python3-optuna.
+add_test(NAME cli.tune_gen_target
+  COMMAND ${CUVIL_CLI_DIR}/tune_gen_target_test.sh $<TARGET_FILE:cuvil-tune-gen>)
+set_tests_properties(cli.tune_gen_target PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)

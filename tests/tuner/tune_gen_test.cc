@@ -7,8 +7,10 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "tuner/pruned_space.h"
 #include "tuner/search_space.h"
 #include "tuner/space_file.h"
+#include "tuner/study_trials.h"
 #include "tuner/trial_log.h"
 #include "tuner/tune_gen.h"
 
