@@ -12,11 +12,11 @@
 // whole chunk. Bias initialises the accumulators; the epilogue runs on each finished chunk while
 // it is in cache.
 //
-// The AVX-512 tile runs when the build has AVX-512 and the GEMM's instruction set is avx512
-// (active_gemm_isa(), so CUVIL_ISA=ref selects the portable path), and the multiplier is 1;
-// a multiplier > 1 (each output channel reads input channel oc / mult) runs the portable tile.
-#include <immintrin.h>
-
+// The AVX-512 tile (conv_depthwise_nhwc_avx512.cc) runs when conv2d_depthwise_nhwc_isa() is
+// avx512 (kernel_isa(), runtime/cpu/cpu_isa.h: the CPU has AVX-512 and the GEMM's instruction set
+// is avx512, so CUVIL_ISA=ref or CUVIL_CPU_DISABLE=avx512 selects the portable path) and the
+// multiplier is 1; a multiplier > 1 (each output channel reads input channel oc / mult) runs the
+// portable tile.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -25,10 +25,11 @@
 #include <vector>
 
 #include "base/error.h"
+#include "runtime/cpu/conv_depthwise_nhwc_tiles.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/epilogue.h"
-#include "runtime/cpu/gemm_ukernel.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/register_tile.h"
 #include "runtime/thread_pool.h"
@@ -37,11 +38,10 @@ namespace cuvil::runtime::cpu {
 
 namespace {
 
-// A tile: up to 6 interior pixels x up to 4 vectors of 16 channels (24 accumulators, 4 weight
-// vectors; the inputs are FMA memory operands). On MobileNetV2's shapes (cuvil-micro-conv, one
-// thread, a loaded 2-core machine) more channels per tile beat more pixels: 6 x 4 against 14 x 1
-// took 0.6-0.9x the time, 12 x 2 and 4 x 4 fell in between.
-constexpr int kTilePixels = 6;
+// A tile: up to kTilePixels = 6 interior pixels x up to 4 vectors of 16 channels (24
+// accumulators, 4 weight vectors; the inputs are FMA memory operands). On MobileNetV2's shapes
+// (cuvil-micro-conv, one thread, a loaded 2-core machine) more channels per tile beat more
+// pixels: 6 x 4 against 14 x 1 took 0.6-0.9x the time, 12 x 2 and 4 x 4 fell in between.
 // Output rows per thread below which threads split channel groups as well.
 constexpr int64_t kRowsPerThread = 8;
 // Output floats per work item (128 KiB): each channel group walks the item's rows, so its
@@ -69,91 +69,14 @@ struct PackedWeights {
   const float* weights = nullptr;
 };
 
-struct TileArgs {
-  const float* x;        // input at pixel 0's first valid tap and the tile's first input channel
-  int64_t pix_stride;    // floats between consecutive output pixels' windows (sw * C)
-  int64_t row_stride;    // floats between input rows (W * C)
-  int64_t tap_stride;    // floats between horizontal taps (C)
-  int64_t nki, nkj;      // valid kernel rows and columns from that tap (0: output is the bias)
-  const float* w;        // packed weights at the first valid tap, the tile's first channel
-  int64_t w_row_stride;  // KW * Op
-  int64_t w_tap_stride;  // Op
-  const float* bias;     // at the tile's first output channel, or null
-  float* y;              // output of pixel 0 at the tile's first output channel
-  int64_t y_pix_stride;  // O
-  uint16_t tail_mask;    // valid lanes of the tile's last vector
-  int64_t mult;          // output channels per input channel (portable tile only)
-  int64_t oc0;           // the tile's first output channel (portable tile, mult > 1)
-};
+using depthwise::kTilePixels;
+using depthwise::tile_table;
+using depthwise::TileArgs;
+using depthwise::TileFn;
+using depthwise::TileTable;
 
-using TileFn = void (*)(const TileArgs&);
-
-// The bias of a tile without one.
-alignas(64) constexpr float kZeros[kMaxNV * kLanes] = {};
-
-#if defined(__AVX512F__)
-template <int MR, int NV, bool kTail>
-void tile_avx512(const TileArgs& args) {
-  const TileArgs t = args;  // a local copy: the output stores cannot alias it
-  const __mmask16 last = kTail ? t.tail_mask : 0xffff;
-  auto store = [&](int p, int v, __m512 value) {
-    float* dst = t.y + p * t.y_pix_stride + v * kLanes;
-    if (kTail && v == NV - 1) {
-      _mm512_mask_storeu_ps(dst, last, value);
-    } else {
-      _mm512_storeu_ps(dst, value);
-    }
-  };
-  // Without bias the accumulators start from zeros (a branch would make GCC keep them in memory).
-  const float* bias = t.bias ? t.bias : kZeros;
-  __m512 b[NV];
-  for (int v = 0; v < NV; ++v) {
-    b[v] = _mm512_maskz_loadu_ps(v == NV - 1 ? last : 0xffff, bias + v * kLanes);
-  }
-  const int64_t taps = t.nki * t.nkj;
-  if (taps <= 0) {  // the window lies wholly in the padding
-    for (int p = 0; p < MR; ++p) {
-      for (int v = 0; v < NV; ++v) store(p, v, b[v]);
-    }
-    return;
-  }
-  __m512 acc[MR][NV];
-  for (int p = 0; p < MR; ++p) {
-    for (int v = 0; v < NV; ++v) acc[p][v] = b[v];
-  }
-  // The window's taps row by row in one loop. One input pointer per pixel, moved along the window
-  // (GCC's own addressing of p * pix_stride + v * 16 spilled offsets to the stack); a do loop, as
-  // GCC keeps the accumulators in registers only when the loop is sure to run.
-  const int64_t x_row_step = t.row_stride - (t.nkj - 1) * t.tap_stride;
-  const int64_t w_row_step = t.w_row_stride - (t.nkj - 1) * t.w_tap_stride;
-  const float* xp[MR];
-  for (int p = 0; p < MR; ++p) xp[p] = t.x + p * t.pix_stride;
-  const float* wk = t.w;
-  int64_t k = 0, kj = 1;
-  do {
-    __m512 wv[NV];
-    for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wk + v * kLanes);
-    for (int p = 0; p < MR; ++p) {
-      for (int v = 0; v < NV; ++v) {
-        const float* src = xp[p] + v * kLanes;
-        const __m512 xv =
-            kTail && v == NV - 1 ? _mm512_maskz_loadu_ps(last, src) : _mm512_loadu_ps(src);
-        acc[p][v] = _mm512_fmadd_ps(xv, wv[v], acc[p][v]);
-      }
-    }
-    const bool row_end = kj == t.nkj;
-    const int64_t x_step = row_end ? x_row_step : t.tap_stride;
-    for (int p = 0; p < MR; ++p) xp[p] += x_step;
-    wk += row_end ? w_row_step : t.w_tap_stride;
-    kj = row_end ? 1 : kj + 1;
-  } while (++k < taps);
-  for (int p = 0; p < MR; ++p) {
-    for (int v = 0; v < NV; ++v) store(p, v, acc[p][v]);
-  }
-}
-#endif
-
-// Portable tile with the same data layout (the fallback without AVX-512, and every multiplier):
+// The portable tile with the same data layout (the reference of the AVX-512 one, the fallback
+// without AVX-512, and every multiplier):
 // output lane l reads input channel (oc0 + l) / mult, relative to the tile's first one.
 template <int MR, int NV>
 void tile_portable(const TileArgs& t) {
@@ -184,31 +107,27 @@ void tile_portable(const TileArgs& t) {
   }
 }
 
-template <bool kAvx512, bool kTail>
 struct Tiles {
   template <int MR, int NV>
   static constexpr TileFn fn() {
-#if defined(__AVX512F__)
-    if constexpr (kAvx512) return &tile_avx512<MR, NV, kTail>;
-#endif
     return &tile_portable<MR, NV>;
   }
 };
 
-// Tiles of 1 .. kTilePixels pixels x 1 .. kMaxNV vectors, indexed by register_tile_index.
-template <class Kernels>
-constexpr auto tile_table() {
-  return make_register_tile_table<TileFn, Kernels>(
-      std::make_index_sequence<kTilePixels * kMaxNV>{});
+constexpr TileTable kPortableTiles = tile_table<Tiles>();
+
+}  // namespace
+
+KernelIsa conv2d_depthwise_nhwc_isa() {
+  return kernel_isa();
 }
-constexpr auto kAvx512Tiles = tile_table<Tiles<true, false>>();
-constexpr auto kAvx512TailTiles = tile_table<Tiles<true, true>>();
-constexpr auto kPortableTiles = tile_table<Tiles<false, false>>();
+
+namespace {
 
 TileFn tile_fn(bool avx512, bool tail, int mr, int nv) {
   const size_t i = register_tile_index(mr, nv);
   if (!avx512) return kPortableTiles[i];
-  return tail ? kAvx512TailTiles[i] : kAvx512Tiles[i];
+  return tail ? depthwise::tail_tiles_avx512()[i] : depthwise::tiles_avx512()[i];
 }
 
 // How a call walks its output: interior pixel range, tile shape and thread split.
@@ -282,11 +201,7 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
   const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   const Epilogue epi(a.step, a.in, a.out);
   const int64_t mult = g.og;
-#if defined(__AVX512F__)
-  const bool avx512 = mult == 1 && active_gemm_isa() == GemmIsa::avx512;
-#else
-  const bool avx512 = false;
-#endif
+  const bool avx512 = mult == 1 && conv2d_depthwise_nhwc_isa() == KernelIsa::avx512;
   const DepthwiseShape d = depthwise_shape(g, a.pool.threads());
   const int64_t rest = g.o % kLanes;
   const uint16_t last_mask = static_cast<uint16_t>(rest == 0 ? 0xffffu : (1u << rest) - 1u);

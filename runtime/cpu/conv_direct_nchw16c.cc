@@ -8,8 +8,6 @@
 // zero-bordered copy of the input, so the inner loops have no bounds checks. Every output row of
 // one block group is a task: a thread keeps its groups' weights in cache while it walks rows,
 // and the epilogue runs on each finished row while it is hot.
-#include <immintrin.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -18,20 +16,25 @@
 #include <vector>
 
 #include "base/error.h"
+#include "runtime/cpu/conv_direct_nchw16c_tiles.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/epilogue.h"
-#include "runtime/cpu/gemm_ukernel.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
 
 namespace {
 
-constexpr int kLanes = 16;
-constexpr int kMaxAccumulators = 28;  // of 32 zmm registers: the rest hold weights and input
-constexpr int kMaxMR = 14;
-constexpr int kMaxNV = 4;
+using nchw16c::kLanes;
+using nchw16c::kMaxAccumulators;
+using nchw16c::kMaxMR;
+using nchw16c::kMaxNV;
+using nchw16c::tile_table;
+using nchw16c::TileArgs;
+using nchw16c::TileFn;
+using nchw16c::TileTable;
 
 struct BlockedShape {
   int64_t cb = 1;  // input channel blocks
@@ -82,58 +85,8 @@ struct PackedWeights {
   std::vector<float> data;
 };
 
-struct TileArgs {
-  const float* x;        // input window origin of the tile's first pixel, block 0, lane 0
-  int64_t block_stride;  // floats between input channel blocks (hp * wp * 16)
-  int64_t row_stride;    // floats between input rows (wp * 16)
-  int64_t pix_stride;    // floats between consecutive output pixels' windows (sw * 16)
-  int64_t cb, kh, kw;
-  int64_t last_lanes;  // input lanes of the last block that hold channels (C - 16 (cb - 1))
-  const float* w;      // packed group [cb][kh][kw][16][bw]
-  int64_t bw;
-  float* y;                // output of the first pixel in the group's first block
-  int64_t y_block_stride;  // floats between output blocks (OH * OW * 16)
-  const float* bias;       // at the group's first channel, or null
-  int64_t bias_valid;      // channels of bias from there (past them: padding, bias 0)
-};
-
-using TileFn = void (*)(const TileArgs&);
-
-#if defined(__AVX512F__)
-template <int MR, int NV>
-void tile_avx512(const TileArgs& t) {
-  __m512 acc[MR][NV];
-  for (int p = 0; p < MR; ++p) {
-    for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_setzero_ps();
-  }
-  for (int64_t cb = 0; cb < t.cb; ++cb) {
-    const int64_t lanes = cb == t.cb - 1 ? t.last_lanes : kLanes;
-    for (int64_t ki = 0; ki < t.kh; ++ki) {
-      for (int64_t kj = 0; kj < t.kw; ++kj) {
-        const float* xc = t.x + cb * t.block_stride + ki * t.row_stride + kj * kLanes;
-        const float* wp = t.w + ((cb * t.kh + ki) * t.kw + kj) * kLanes * t.bw;
-        for (int64_t l = 0; l < lanes; ++l, wp += t.bw) {
-          __m512 wv[NV];
-          for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wp + v * kLanes);
-          for (int p = 0; p < MR; ++p) {
-            const __m512 xb = _mm512_set1_ps(xc[p * t.pix_stride + l]);
-            for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
-          }
-        }
-      }
-    }
-  }
-  for (int v = 0; v < NV; ++v) {
-    const int64_t valid = std::clamp<int64_t>(t.bias_valid - v * kLanes, 0, kLanes);
-    const __mmask16 m = static_cast<__mmask16>((1u << valid) - 1u);
-    const __m512 b = t.bias ? _mm512_maskz_loadu_ps(m, t.bias + v * kLanes) : _mm512_setzero_ps();
-    float* y = t.y + v * t.y_block_stride;
-    for (int p = 0; p < MR; ++p) _mm512_storeu_ps(y + p * kLanes, _mm512_add_ps(acc[p][v], b));
-  }
-}
-#endif
-
-// Portable fallback with the same data layout (and the oracle of the AVX-512 tile).
+// The portable tile (the reference of the AVX-512 one in conv_direct_nchw16c_avx512.cc), with
+// the same data layout.
 template <int MR, int NV>
 void tile_portable(const TileArgs& t) {
   float acc[MR][NV * kLanes] = {};
@@ -163,35 +116,14 @@ void tile_portable(const TileArgs& t) {
   }
 }
 
-template <int MR, int NV, bool kAvx512>
-constexpr TileFn tile_or_null() {
-  if constexpr (MR * NV > kMaxAccumulators) {
-    return nullptr;
-  } else if constexpr (kAvx512) {
-#if defined(__AVX512F__)
-    return &tile_avx512<MR, NV>;
-#else
-    return &tile_portable<MR, NV>;
-#endif
-  } else {
+struct Tiles {
+  template <int MR, int NV>
+  static constexpr TileFn fn() {
     return &tile_portable<MR, NV>;
   }
-}
+};
 
-template <bool kAvx512, size_t... I>
-constexpr std::array<TileFn, sizeof...(I)> make_tiles(std::index_sequence<I...>) {
-  return {tile_or_null<static_cast<int>(I / kMaxNV) + 1, static_cast<int>(I % kMaxNV) + 1,
-                       kAvx512>()...};
-}
-
-// kTiles[(mr - 1) * kMaxNV + (nv - 1)]
-constexpr auto kAvx512Tiles = make_tiles<true>(std::make_index_sequence<kMaxMR * kMaxNV>{});
-constexpr auto kPortableTiles = make_tiles<false>(std::make_index_sequence<kMaxMR * kMaxNV>{});
-
-TileFn tile_fn(bool avx512, int mr, int nv) {
-  const size_t i = static_cast<size_t>((mr - 1) * kMaxNV + (nv - 1));
-  return avx512 ? kAvx512Tiles[i] : kPortableTiles[i];
-}
+constexpr TileTable kPortableTiles = tile_table<Tiles>();
 
 // The zero-bordered input [N][Cb][hp][wp][16]; x itself when no padding is needed.
 const float* padded_input(const ConvGeometry& g, const BlockedShape& d, const float* x, int64_t hp,
@@ -224,6 +156,10 @@ const float* padded_input(const ConvGeometry& g, const BlockedShape& d, const fl
 }
 
 }  // namespace
+
+KernelIsa conv2d_direct_nchw16c_isa() {
+  return kernel_isa();
+}
 
 bool conv2d_direct_nchw16c_supports(const Step& s) {
   return is_nchw16c(s) && s.attrs.get_int("groups", 1) == 1;
@@ -258,7 +194,11 @@ void conv2d_direct_nchw16c(const KernelArgs& a) {
   const int64_t bw = int64_t{d.nv} * kLanes;
   const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   const Epilogue epi(a.step, a.in, a.out);
-  const bool avx512 = active_gemm_isa() == GemmIsa::avx512;
+  const TileTable& tiles =
+      conv2d_direct_nchw16c_isa() == KernelIsa::avx512 ? nchw16c::tiles_avx512() : kPortableTiles;
+  auto tile_fn = [&tiles](int mr, int nv) {
+    return tiles[static_cast<size_t>((mr - 1) * kMaxNV + (nv - 1))];
+  };
 
   const bool padded = g.ph != 0 || g.pw != 0;
   const int64_t hp = (g.oh - 1) * g.sh + g.kh, wp = (g.ow - 1) * g.sw + g.kw;
@@ -290,7 +230,7 @@ void conv2d_direct_nchw16c(const KernelArgs& a) {
         const int mr = static_cast<int>(std::min<int64_t>(d.mr, g.ow - ox));
         t.x = xrow + ox * g.sw * kLanes;
         t.y = yrow + ox * kLanes;
-        tile_fn(avx512, mr, nv)(t);
+        tile_fn(mr, nv)(t);
       }
       if (!epi.empty()) {
         for (int v = 0; v < nv; ++v) epi.apply(yrow + v * out_plane, g.ow * kLanes);

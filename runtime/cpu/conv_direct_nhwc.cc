@@ -10,8 +10,6 @@
 // blocks (conv.partition); conv.channels_per_pass < C sums the input channels in passes whose
 // weights stay in L1. Bias is added in registers and the epilogue runs on each finished chunk of
 // rows while it is in cache.
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -19,9 +17,11 @@
 #include <vector>
 
 #include "base/error.h"
+#include "runtime/cpu/conv_direct_nhwc_tiles.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/conv_schedule_attrs.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/register_tile.h"
@@ -120,84 +120,11 @@ struct PackedWeights {
   DirectSchedule schedule;
 };
 
-struct TileArgs {
-  const float* x;      // input window origin of the tile's first pixel, group's first channel
-  int64_t pix_stride;  // floats between consecutive output pixels' windows (sw * C)
-  int64_t row_stride;  // floats between input rows
-  int64_t tap_stride;  // floats between horizontal taps (C)
-  int64_t kh, kw, cg;
-  const float* w;  // packed block at the chunk's first input channel: [cg/16][kh][kw][16][bw]
-  int64_t bw;
-  float* y;              // output of the first pixel at the block's first channel
-  int64_t y_pix_stride;  // O
-  const float* bias;     // at the block's first channel, or null
-  uint16_t tail_mask;    // valid lanes of the last vector
-  bool accumulate;       // add to the partial sums already in y (not the first channel chunk)
-  bool finish;           // last channel chunk: add the bias
-  // Lines [prefetch, prefetch_end) of the next block's packed weights to bring into L2,
-  // prefetch_lines_per_group before each 16 channels x 1 tap (null: none). The hardware
-  // prefetcher stops at 4 KiB pages, so a block's first tile would otherwise wait on DRAM line by
-  // line.
-  const char* prefetch;
-  const char* prefetch_end;
-  int prefetch_lines_per_group;
-};
+using TileArgs = DirectTileArgs;
+using TileFn = DirectTileFn;
 
-using TileFn = void (*)(const TileArgs&);
-
-#if defined(__AVX512F__)
-template <int MR, int NV>
-void tile(const TileArgs& t) {
-  __m512 acc[MR][NV];
-  for (int v = 0; v < NV; ++v) {
-    const __mmask16 m = v == NV - 1 ? t.tail_mask : 0xffff;
-    for (int p = 0; p < MR; ++p) {
-      acc[p][v] = t.accumulate ? _mm512_maskz_loadu_ps(m, t.y + p * t.y_pix_stride + v * kLanes)
-                               : _mm512_setzero_ps();
-    }
-  }
-  // 16 input channels at a time through the whole window: their weights (kh*kw*16*bw) and
-  // input lines stay in L1 while the window is walked.
-  const float* wp = t.w;
-  const char* pf = t.prefetch;
-  for (int64_t c0 = 0; c0 < t.cg; c0 += kLanes) {
-    const int64_t cn = std::min<int64_t>(kLanes, t.cg - c0);
-    for (int64_t ki = 0; ki < t.kh; ++ki) {
-      for (int64_t kj = 0; kj < t.kw; ++kj) {
-        const float* xc = t.x + ki * t.row_stride + kj * t.tap_stride + c0;
-        auto step = [&](int64_t c) {
-          __m512 wv[NV];
-          for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wp + v * kLanes);
-          for (int p = 0; p < MR; ++p) {
-            const __m512 xb = _mm512_set1_ps(xc[p * t.pix_stride + c]);
-            for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
-          }
-          wp += t.bw;
-        };
-        for (int i = 0; i < t.prefetch_lines_per_group && pf < t.prefetch_end; ++i, pf += 64) {
-          _mm_prefetch(pf, _MM_HINT_T1);
-        }
-        if (cn == kLanes) {
-          // A whole block of 16 channels: unrolled, the channel offsets become displacements.
-#pragma GCC unroll 16
-          for (int64_t c = 0; c < kLanes; ++c) step(c);
-        } else {
-          for (int64_t c = 0; c < cn; ++c) step(c);
-        }
-      }
-    }
-  }
-  for (int v = 0; v < NV; ++v) {
-    const __mmask16 m = v == NV - 1 ? t.tail_mask : 0xffff;
-    const __m512 b =
-        t.bias && t.finish ? _mm512_maskz_loadu_ps(m, t.bias + v * kLanes) : _mm512_setzero_ps();
-    for (int p = 0; p < MR; ++p) {
-      _mm512_mask_storeu_ps(t.y + p * t.y_pix_stride + v * kLanes, m, _mm512_add_ps(acc[p][v], b));
-    }
-  }
-}
-#else
-// Portable fallback with the same data layout (no AVX-512 at build time).
+// The portable tile (the reference of the AVX-512 one in conv_direct_nhwc_avx512.cc), with the
+// same data layout.
 template <int MR, int NV>
 void tile(const TileArgs& t) {
   float acc[MR][NV * kLanes] = {};
@@ -228,8 +155,6 @@ void tile(const TileArgs& t) {
     }
   }
 }
-#endif
-
 struct Tiles {
   template <int MR, int NV>
   static constexpr TileFn fn() {
@@ -237,10 +162,19 @@ struct Tiles {
   }
 };
 
-constexpr auto kTiles = register_tile_table<TileFn, Tiles>();
+constexpr DirectTileTable kPortableTiles = register_tile_table<TileFn, Tiles>();
 
-TileFn tile_fn(int mr, int nv) {
-  return kTiles[register_tile_index(mr, nv)];
+}  // namespace
+
+KernelIsa conv2d_direct_nhwc_isa() {
+  return kernel_isa();
+}
+
+namespace {
+
+const DirectTileTable& tiles() {
+  return conv2d_direct_nhwc_isa() == KernelIsa::avx512 ? direct_nhwc_tiles_avx512()
+                                                       : kPortableTiles;
 }
 
 // The zero-bordered input: rows 0 .. hp, columns 0 .. wp cover every window; returns x itself
@@ -357,6 +291,9 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
   auto channel_end = [&](int64_t gb) {
     return (gb / d.blocks_per_group) * g.og + std::min(g.og, (gb % d.blocks_per_group + 1) * d.bw);
   };
+
+  const DirectTileTable& tile_table = tiles();
+  auto tile_fn = [&tile_table](int mr, int nv) { return tile_table[register_tile_index(mr, nv)]; };
 
   auto run_rows = [&](int64_t r0, int64_t r1, int64_t gb0, int64_t gb1) {
     const int64_t passes = (g.cg + chunk - 1) / chunk;

@@ -18,8 +18,6 @@
 //
 // conv2d.winograd_bf16 is the same driver with V and U rounded to bf16 (pairs of input channels,
 // fp32 accumulation by VDPBF16PS in conv_winograd_bf16.cc), always at m = 2.
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -32,6 +30,8 @@
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/conv_schedule_attrs.h"
 #include "runtime/cpu/conv_winograd_bf16.h"
+#include "runtime/cpu/conv_winograd_nhwc_shared.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/quantize.h"
@@ -73,68 +73,16 @@ constexpr int64_t kDefaultBlockKib = 512;
 // (one quiet pair of runs; conv.partition lets the tuner decide per machine).
 constexpr int64_t kTilesPerThreadForTileSplit = 12;
 
-// Transform matrices: Y = AT [(G g G^T) (.) (BT d B)] A, with interpolation points 0, +-1 (m = 2)
-// and 0, +-1, +-2 (m = 4), both with the point at infinity.
-template <int M>
-struct Winograd;
+}  // namespace
 
-template <>
-struct Winograd<2> {
-  static constexpr int kAlpha = 4;
-  static constexpr float BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-  static constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  static constexpr float AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
-};
+}  // namespace cuvil::runtime::cpu
 
-template <>
-struct Winograd<4> {
-  static constexpr int kAlpha = 6;
-  static constexpr float BT[6][6] = {
-      {4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
-      {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1},
-  };
-  static constexpr double G[6][3] = {
-      {1.0 / 4, 0, 0},
-      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-      {1.0 / 24, 1.0 / 12, 1.0 / 6},
-      {1.0 / 24, -1.0 / 12, 1.0 / 6},
-      {0, 0, 1},
-  };
-  static constexpr float AT[4][6] = {
-      {1, 1, 1, 1, 1, 0},
-      {0, 1, -1, 2, -2, 0},
-      {0, 1, 1, 4, 4, 0},
-      {0, 1, -1, 8, -8, 1},
-  };
-};
+namespace cuvil::runtime::cpu::winograd {
 
-// One vector of 16 channels for the transforms: AVX-512 registers, or a plain array the compiler
-// vectorises as it can.
-#if defined(__AVX512F__)
-using Vec = __m512;
-inline Vec vzero() {
-  return _mm512_setzero_ps();
-}
-inline Vec vload(const float* p, uint16_t mask) {
-  return _mm512_maskz_loadu_ps(mask, p);
-}
-inline void vstore(float* p, Vec v) {
-  _mm512_storeu_ps(p, v);
-}
-inline void vstore(float* p, uint16_t mask, Vec v) {
-  _mm512_mask_storeu_ps(p, mask, v);
-}
-inline Vec vadd(Vec a, Vec b) {
-  return _mm512_add_ps(a, b);
-}
-inline Vec vsub(Vec a, Vec b) {
-  return _mm512_sub_ps(a, b);
-}
-inline Vec vfma(float c, Vec x, Vec acc) {
-  return _mm512_fmadd_ps(_mm512_set1_ps(c), x, acc);
-}
-#else
+namespace {
+
+// One vector of 16 channels for the transforms: a plain array the compiler vectorises as it can
+// (the reference of the AVX-512 register in conv_winograd_nhwc_avx512.cc).
 struct Vec {
   float l[kLanes];
 };
@@ -166,85 +114,13 @@ inline Vec vfma(float c, Vec x, Vec acc) {
   for (int i = 0; i < kLanes; ++i) acc.l[i] += c * x.l[i];
   return acc;
 }
-#endif
 
 // V holds fp32, or bf16 for conv2d.winograd_bf16 (rounded to nearest even, as VCVTNEPS2BF16).
 inline void store_v(float* p, Vec v) {
   vstore(p, v);
 }
-#if defined(__AVX512F__)
-inline void store_v(uint16_t* p, Vec v) {
-  // The maskz forms: GCC 12's plain ones start from an undefined register and warn.
-  constexpr __mmask16 kAll = 0xffff;
-  const __m512i bits = _mm512_castps_si512(v);
-  const __m512i lsb =
-      _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, bits, 16), _mm512_set1_epi32(1));
-  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
-  _mm256_storeu_si256(
-      reinterpret_cast<__m256i*>(p),
-      _mm512_maskz_cvtepi32_epi16(kAll, _mm512_maskz_srli_epi32(kAll, rounded, 16)));
-}
-#else
 inline void store_v(uint16_t* p, Vec v) {
   for (int i = 0; i < kLanes; ++i) p[i] = to_bf16(v.l[i]);
-}
-#endif
-
-// sum_k c[k] * in[k * stride]. The coefficient tables are constexpr and the loop unrolled, so
-// zero terms vanish and +-1 become adds and subtracts at compile time.
-template <int K>
-inline Vec combine(const float (&c)[K], const Vec* in, int stride) {
-  Vec r = vzero();
-#pragma GCC unroll 8
-  for (int k = 0; k < K; ++k) {
-    if (c[k] == 0.0f) continue;
-    if (c[k] == 1.0f) {
-      r = vadd(r, in[k * stride]);
-    } else if (c[k] == -1.0f) {
-      r = vsub(r, in[k * stride]);
-    } else {
-      r = vfma(c[k], in[k * stride], r);
-    }
-  }
-  return r;
-}
-
-// d: the a x a input tile (row-major) -> BT d B, element e stored at v + e * e_stride.
-template <int M, class T>
-inline void transform_input(const Vec* d, T* v, int64_t e_stride) {
-  using W = Winograd<M>;
-  constexpr int A = W::kAlpha;
-  Vec t[A * A];
-#pragma GCC unroll 8
-  for (int i = 0; i < A; ++i) {
-#pragma GCC unroll 8
-    for (int j = 0; j < A; ++j) t[i * A + j] = combine(W::BT[i], d + j, A);
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < A; ++i) {
-#pragma GCC unroll 8
-    for (int j = 0; j < A; ++j) {
-      store_v(v + (i * A + j) * e_stride, combine(W::BT[j], t + i * A, 1));
-    }
-  }
-}
-
-// m: the a x a GEMM results of one tile (row-major) -> AT m A + bias, m x m outputs.
-template <int M>
-inline void transform_output(const Vec* m, Vec bias, Vec* y) {
-  using W = Winograd<M>;
-  constexpr int A = W::kAlpha;
-  Vec t[M * A];
-#pragma GCC unroll 8
-  for (int i = 0; i < M; ++i) {
-#pragma GCC unroll 8
-    for (int j = 0; j < A; ++j) t[i * A + j] = combine(W::AT[i], m + j, A);
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < M; ++i) {
-#pragma GCC unroll 8
-    for (int j = 0; j < M; ++j) y[i * M + j] = vadd(combine(W::AT[j], t + i * A, 1), bias);
-  }
 }
 
 // One of the a^2 GEMMs for MR tiles x NV vectors of output channels, over all C input channels:
@@ -253,27 +129,6 @@ inline void transform_output(const Vec* m, Vec bias, Vec* y) {
 using GemmFn = void (*)(const float* v, int64_t v_stride, int64_t c, const float* u, int64_t bw,
                         float* m);
 
-#if defined(__AVX512F__)
-template <int MR, int NV>
-void gemm_tile(const float* v, int64_t v_stride, int64_t c, const float* u, int64_t bw, float* m) {
-  __m512 acc[MR][NV];
-  for (int p = 0; p < MR; ++p) {
-    for (int j = 0; j < NV; ++j) acc[p][j] = _mm512_setzero_ps();
-  }
-#pragma GCC unroll 4
-  for (int64_t ci = 0; ci < c; ++ci) {
-    __m512 w[NV];
-    for (int j = 0; j < NV; ++j) w[j] = _mm512_loadu_ps(u + ci * bw + j * kLanes);
-    for (int p = 0; p < MR; ++p) {
-      const __m512 xb = _mm512_set1_ps(v[p * v_stride + ci]);
-      for (int j = 0; j < NV; ++j) acc[p][j] = _mm512_fmadd_ps(xb, w[j], acc[p][j]);
-    }
-  }
-  for (int p = 0; p < MR; ++p) {
-    for (int j = 0; j < NV; ++j) _mm512_storeu_ps(m + p * bw + j * kLanes, acc[p][j]);
-  }
-}
-#else
 template <int MR, int NV>
 void gemm_tile(const float* v, int64_t v_stride, int64_t c, const float* u, int64_t bw, float* m) {
   float acc[MR][NV * kLanes] = {};
@@ -285,7 +140,6 @@ void gemm_tile(const float* v, int64_t v_stride, int64_t c, const float* u, int6
   }
   for (int p = 0; p < MR; ++p) std::memcpy(m + p * bw, acc[p], sizeof acc[p]);
 }
-#endif
 
 struct Gemms {
   template <int MR, int NV>
@@ -299,6 +153,20 @@ constexpr auto kGemms = register_tile_table<GemmFn, Gemms>();
 GemmFn gemm_fn(int mr, int nv) {
   return kGemms[register_tile_index(mr, nv)];
 }
+
+}  // namespace
+
+}  // namespace cuvil::runtime::cpu::winograd
+
+#include "runtime/cpu/conv_winograd_nhwc_driver.h"
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+using winograd::channel_pairs;
+using winograd::Winograd;
+using winograd::WinogradShape;
 
 // What the kernels run: 3x3, stride 1, groups 1 (any padding).
 bool winograd_geometry(const ConvGeometry& g) {
@@ -335,18 +203,6 @@ WinogradSchedule winograd_schedule(const Step& s, bool bf16) {
   sc.partition = conv_partition_attr(s, where);
   return sc;
 }
-
-struct WinogradShape {
-  int m = 4, alpha = 6;
-  int nv = 1;                   // vectors per output-channel block
-  int64_t bw = kLanes;          // block width in channels (nv * 16)
-  int64_t blocks = 1;           // ceil(K / bw)
-  int mr = 1;                   // most tiles per register tile
-  int64_t cp = kLanes;          // C rounded up to 16: floats per tile in V
-  int64_t th = 1, tw = 1;       // tile rows per image, tiles per tile row
-  int64_t tiles = 1;            // n * th * tw
-  int64_t tiles_per_block = 1;  // tiles transformed and multiplied together
-};
 
 WinogradShape winograd_shape(const ConvGeometry& g, const WinogradSchedule& sc) {
   WinogradShape d;
@@ -419,10 +275,6 @@ void transform_weights(const ConvGeometry& g, const WinogradShape& d, const floa
 
 // conv2d.winograd_bf16: U as bf16 pairs of input channels, [e][block][C/2][bw][2] (the unit
 // VDPBF16PS multiplies), zero past C.
-int64_t channel_pairs(const ConvGeometry& g) {
-  return (g.c + 1) / 2;
-}
-
 int64_t transformed_bf16_values(const ConvGeometry& g, const WinogradShape& d) {
   return int64_t{d.alpha} * d.alpha * d.blocks * channel_pairs(g) * d.bw * 2;
 }
@@ -461,138 +313,11 @@ WinogradConvPlan resolve(const WinogradSchedule& sc, const WinogradShape& d, int
   return p;
 }
 
-// The convolution for one Winograd tile size, with V and U in T: float, or uint16_t for bf16.
-template <int M, class T>
-void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShape& d,
-                  const WinogradConvPlan& plan, const T* u) {
-  using W = Winograd<M>;
-  constexpr int A = W::kAlpha;
-  constexpr int kE = A * A;
-  const float* x = a.in[0];
-  const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
-  const Epilogue epi(a.step, a.in, a.out);
-  const int64_t parts = plan.thread_parts;
-  const uint16_t c_tail =
-      static_cast<uint16_t>(g.c % kLanes == 0 ? 0xffffu : (1u << (g.c % kLanes)) - 1u);
-
-  // Where tile t's outputs start: image, first output row and column.
-  struct TileOrigin {
-    int64_t img, oy, ox;
-  };
-  auto origin = [&](int64_t t) {
-    const int64_t tr = t / d.tw;
-    return TileOrigin{tr / d.th, (tr % d.th) * M, (t % d.tw) * M};
-  };
-
-  // Tiles [t0, t1) into V[e][tile - t0][cp].
-  auto transform_tiles = [&](int64_t t0, int64_t t1, T* v) {
-    const int64_t e_stride = (t1 - t0) * d.cp;
-    Vec tile[kE];
-    for (int64_t t = t0; t < t1; ++t) {
-      const TileOrigin o = origin(t);
-      const int64_t iy0 = o.oy - g.ph, ix0 = o.ox - g.pw;
-      for (int64_t c0 = 0; c0 < g.c; c0 += kLanes) {
-        const uint16_t mask = c0 + kLanes <= g.c ? uint16_t{0xffff} : c_tail;
-        for (int i = 0; i < A; ++i) {
-          const int64_t iy = iy0 + i;
-          const bool row_in = iy >= 0 && iy < g.h;
-          const float* xrow = row_in ? x + ((o.img * g.h + iy) * g.w) * g.c + c0 : nullptr;
-          for (int j = 0; j < A; ++j) {
-            const int64_t ix = ix0 + j;
-            tile[i * A + j] =
-                row_in && ix >= 0 && ix < g.w ? vload(xrow + ix * g.c, mask) : vzero();
-          }
-        }
-        transform_input<M>(tile, v + (t - t0) * d.cp + c0, e_stride);
-      }
-    }
-  };
-
-  // Output-channel block gb of tiles [t0, t1): per element e one GEMM of the tiles' V[e] by
-  // U[e] (U[e]'s slice stays in L1 across the tiles' register groups) into mbuf[e][tile][bw],
-  // then each tile's outputs from its a^2 products.
-  auto multiply_and_store = [&](int64_t t0, int64_t t1, int64_t gb, const T* v, float* mbuf) {
-    const int64_t tiles = t1 - t0;
-    const int64_t k0 = gb * d.bw;
-    const int64_t width = std::min(d.bw, g.o - k0);
-    const int nv = static_cast<int>((width + kLanes - 1) / kLanes);
-    const int64_t rem = width - int64_t{nv - 1} * kLanes;
-    const uint16_t k_tail = static_cast<uint16_t>(rem >= kLanes ? 0xffffu : (1u << rem) - 1u);
-    const int64_t groups = (tiles + d.mr - 1) / d.mr;  // even groups: 49 tiles -> 6 x 4 + 5 x 5
-    const int64_t m_e_stride = tiles * d.bw;
-    for (int e = 0; e < kE; ++e) {
-      for (int64_t grp = 0; grp < groups; ++grp) {
-        const int64_t p0 = grp * tiles / groups, p1 = (grp + 1) * tiles / groups;
-        const int mr = static_cast<int>(p1 - p0);
-        const T* ve = v + (e * tiles + p0) * d.cp;
-        float* me = mbuf + e * m_e_stride + p0 * d.bw;
-        if constexpr (std::is_same_v<T, float>) {
-          gemm_fn(mr, nv)(ve, d.cp, g.c, u + ((e * d.blocks + gb) * g.c) * d.bw, d.bw, me);
-        } else {
-          const int64_t pairs = channel_pairs(g);
-          winograd_bf16_gemm(mr, nv)(ve, d.cp, pairs, u + ((e * d.blocks + gb) * pairs) * d.bw * 2,
-                                     d.bw, me);
-        }
-      }
-    }
-    for (int64_t p = 0; p < tiles; ++p) {
-      const TileOrigin o = origin(t0 + p);
-      const int64_t rows = std::min<int64_t>(M, g.oh - o.oy),
-                    cols = std::min<int64_t>(M, g.ow - o.ox);
-      for (int j = 0; j < nv; ++j) {
-        const uint16_t mask = j == nv - 1 ? k_tail : uint16_t{0xffff};
-        Vec mv[kE];
-        for (int e = 0; e < kE; ++e) {
-          mv[e] = vload(mbuf + e * m_e_stride + p * d.bw + j * kLanes, 0xffff);
-        }
-        const Vec b = bias ? vload(bias + k0 + j * kLanes, mask) : vzero();
-        Vec y[M * M];
-        transform_output<M>(mv, b, y);
-        for (int64_t i = 0; i < rows; ++i) {
-          float* orow = a.out + ((o.img * g.oh + o.oy + i) * g.ow + o.ox) * g.o + k0 + j * kLanes;
-          for (int64_t jj = 0; jj < cols; ++jj) vstore(orow + jj * g.o, mask, y[i * M + jj]);
-        }
-      }
-    }
-  };
-
-  // The fused epilogue on output channels [k0, k1) of tiles [t0, t1), while they are in cache.
-  auto finish = [&](int64_t t0, int64_t t1, int64_t k0, int64_t k1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const TileOrigin o = origin(t);
-      const int64_t rows = std::min<int64_t>(M, g.oh - o.oy),
-                    cols = std::min<int64_t>(M, g.ow - o.ox);
-      for (int64_t i = 0; i < rows; ++i) {
-        float* row = a.out + ((o.img * g.oh + o.oy + i) * g.ow + o.ox) * g.o;
-        if (k0 == 0 && k1 == g.o) {
-          epi.apply(row, cols * g.o);
-          continue;
-        }
-        for (int64_t jj = 0; jj < cols; ++jj) epi.apply(row + jj * g.o + k0, k1 - k0);
-      }
-    }
-  };
-
-  a.pool.parallel_for_tid(parts * d.tiles, [&](int tid, int64_t i0, int64_t i1) {
-    T* v = reinterpret_cast<T*>(a.pool.scratch(tid, ThreadPool::kKernel,
-                                               static_cast<size_t>(kE * d.tiles_per_block * d.cp)));
-    float* mbuf = a.pool.scratch(tid, ThreadPool::kKernel2,
-                                 static_cast<size_t>(kE * d.tiles_per_block * d.bw));
-    for (int64_t part = i0 / d.tiles; part * d.tiles < i1; ++part) {
-      const int64_t p0 = std::max(i0, part * d.tiles) - part * d.tiles;
-      const int64_t p1 = std::min(i1, (part + 1) * d.tiles) - part * d.tiles;
-      const int64_t gb0 = part * d.blocks / parts, gb1 = (part + 1) * d.blocks / parts;
-      for (int64_t t0 = p0; t0 < p1; t0 += d.tiles_per_block) {
-        const int64_t t1 = std::min(p1, t0 + d.tiles_per_block);
-        transform_tiles(t0, t1, v);
-        for (int64_t gb = gb0; gb < gb1; ++gb) multiply_and_store(t0, t1, gb, v, mbuf);
-        if (!epi.empty()) finish(t0, t1, gb0 * d.bw, std::min(g.o, gb1 * d.bw));
-      }
-    }
-  });
-}
-
 }  // namespace
+
+KernelIsa conv2d_winograd_nhwc_isa() {
+  return kernel_isa();
+}
 
 WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads) {
   const ConvGeometry g = conv_geometry(step);
@@ -632,10 +357,10 @@ std::shared_ptr<const void> prepare_winograd(const Step& s, const float* const* 
 template <class T>
 void run_with(const KernelArgs& a, const ConvGeometry& g, const WinogradShape& d,
               const WinogradConvPlan& plan, const T* u) {
-  if (d.m == 2) {
-    run_winograd<2>(a, g, d, plan, u);
+  if (conv2d_winograd_nhwc_isa() == KernelIsa::avx512) {
+    winograd::run_avx512(a, g, d, plan, u);
   } else {
-    run_winograd<4>(a, g, d, plan, u);
+    winograd::run_with(a, g, d, plan, u);
   }
 }
 

@@ -1,18 +1,21 @@
 // Inline AVX-512 transcendental functions shared by the kernels that call them in their inner
-// loops (elementwise activations, softmax, fused attention). Include only where __AVX512F__ is
-// defined.
+// loops (elementwise activations, softmax, fused attention). Include only in an AVX-512 file
+// (`<kernel>_avx512.cc`), after its `#pragma GCC target("avx512f,...")` and <immintrin.h>: the
+// helpers sit in an unnamed namespace, so each such file compiles its own copy for AVX-512 and no
+// copy is ever shared with (or chosen by the linker for) a file built for another instruction set.
 #pragma once
 
-#ifdef __AVX512F__
-// GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
-// where they are inlined (a known false positive).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// (GCC 12 does not define __AVX512F__ under a C++ target pragma: each AVX-512 file defines
+// CUVIL_AVX512_FILE after its pragma instead.)
+#ifndef CUVIL_AVX512_FILE
+#error "elementwise_math_avx512.h: include only after #pragma GCC target(\"avx512f,...\")"
+#endif
 #include <immintrin.h>
 
 #include <cstdint>
 
 namespace cuvil::runtime::cpu::avx512 {
+namespace {
 
 // 2^x = 2^n * 2^f with n = round(x), |f| <= 0.5: a degree-6 polynomial for 2^f (~2 ulp).
 // Inputs below -126 give 0 or a denormal, inputs above 127 are clamped.
@@ -85,6 +88,5 @@ inline __mmask16 first_lanes(int64_t n) {
   return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1);
 }
 
+}  // namespace
 }  // namespace cuvil::runtime::cpu::avx512
-
-#endif  // __AVX512F__

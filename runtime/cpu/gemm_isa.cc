@@ -1,9 +1,11 @@
-// Run-time choice of the GEMM instruction set: CPUID, then CUVIL_ISA, then a test override.
+// Run-time choice of the GEMM instruction set: CPUID (less CUVIL_CPU_DISABLE), then CUVIL_ISA,
+// then a test override.
 #include <atomic>
 #include <cstdlib>
 #include <string>
 
 #include "base/error.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/gemm_ukernel.h"
 
 namespace cuvil::runtime::cpu {
@@ -59,11 +61,9 @@ bool cpu_supports(GemmIsa isa) {
     case GemmIsa::ref:
       return true;
     case GemmIsa::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+      return cpu_has_avx2();
     case GemmIsa::avx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("fma");
+      return cpu_has_avx512();
   }
   return false;
 }

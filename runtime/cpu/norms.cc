@@ -6,73 +6,68 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/elementwise_math.h"
-#include "runtime/cpu/elementwise_math_avx512.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/norms_kernels.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
+
+KernelIsa norms_isa() {
+  return kernel_isa();
+}
 
 namespace {
 
 // Elements summed in fp32 lanes before the partial sum joins the fp64 total.
 constexpr int64_t kChunk = 1024;
 
-// sum over x of f(x), f applied to 16 lanes at a time.
+// The portable row kernels (the reference of norms_avx512.cc's): sum over x of f(x) in fp32 over
+// chunks, fp64 across them.
 template <class F>
 double chunked_sum(const float* x, int64_t n, F f) {
   double total = 0;
   for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
     const int64_t len = std::min(kChunk, n - c0);
     const float* p = x + c0;
-#ifdef __AVX512F__
-    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-    int64_t i = 0;
-    for (; i + 32 <= len; i += 32) {
-      a0 = _mm512_add_ps(a0, f(_mm512_loadu_ps(p + i)));
-      a1 = _mm512_add_ps(a1, f(_mm512_loadu_ps(p + i + 16)));
-    }
-    for (; i < len; i += 16) {
-      const __mmask16 m = avx512::first_lanes(len - i);
-      a0 = _mm512_add_ps(a0, _mm512_maskz_mov_ps(m, f(_mm512_maskz_loadu_ps(m, p + i))));
-    }
-    total += _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-#else
     float acc = 0;
     for (int64_t i = 0; i < len; ++i) acc += f(p[i]);
     total += acc;
-#endif
   }
   return total;
 }
 
-#ifdef __AVX512F__
-double fast_sum(const float* x, int64_t n) {
-  return chunked_sum(x, n, [](__m512 v) { return v; });
-}
-double fast_sum_sq(const float* x, int64_t n) {
-  return chunked_sum(x, n, [](__m512 v) { return _mm512_mul_ps(v, v); });
-}
-double fast_sum_sq_dev(const float* x, int64_t n, float mean) {
-  const __m512 m = _mm512_set1_ps(mean);
-  return chunked_sum(x, n, [m](__m512 v) {
-    const __m512 d = _mm512_sub_ps(v, m);
-    return _mm512_mul_ps(d, d);
-  });
-}
-#else
-double fast_sum(const float* x, int64_t n) {
+double portable_sum(const float* x, int64_t n) {
   return chunked_sum(x, n, [](float v) { return v; });
 }
-double fast_sum_sq(const float* x, int64_t n) {
+double portable_sum_sq(const float* x, int64_t n) {
   return chunked_sum(x, n, [](float v) { return v * v; });
 }
-double fast_sum_sq_dev(const float* x, int64_t n, float mean) {
+double portable_sum_sq_dev(const float* x, int64_t n, float mean) {
   return chunked_sum(x, n, [mean](float v) { return (v - mean) * (v - mean); });
 }
-#endif
+float portable_row_max(const float* x, int64_t n) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]);
+  return mx;
+}
+void portable_rms_row(const float* x, float s, const float* gamma, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s * gamma[i];
+}
+void portable_layer_row(const float* x, float mean, float s, const float* gamma, const float* beta,
+                        float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * s * gamma[i] + beta[i];
+}
+
+constexpr NormRowKernels kPortable{portable_sum,     portable_sum_sq,  portable_sum_sq_dev,
+                                   portable_row_max, portable_rms_row, portable_layer_row};
+
+const NormRowKernels& row_kernels() {
+  return norms_isa() == KernelIsa::avx512 ? norm_row_kernels_avx512() : kPortable;
+}
 
 // y[c] = x[c] * mul[c] + add[c] over rows of `c` channels (NHWC) or y = x * mul + add over
 // planes of `hw` pixels (NCHW), then the epilogue; parallel over rows / planes.
@@ -222,12 +217,13 @@ void group_norm(const KernelArgs& a) {
       }
     }
   } else {
+    const NormRowKernels& k = row_kernels();
     a.pool.parallel_for(d.n * groups, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t img = t / groups, g = t % groups;
         const float* base = x + (img * d.c + g * cg) * hw;
-        const double mean = fast_sum(base, cg * hw) / count;
-        set_affine(img, g, mean, fast_sum_sq_dev(base, cg * hw, static_cast<float>(mean)));
+        const double mean = k.sum(base, cg * hw) / count;
+        set_affine(img, g, mean, k.sum_sq_dev(base, cg * hw, static_cast<float>(mean)));
       }
     });
   }
@@ -243,19 +239,19 @@ void row_norm(const KernelArgs& a, bool rms) {
   const float* gamma = a.in[1];
   const float* beta = rms ? nullptr : a.in[2];
   const Epilogue epi(a.step, a.in, a.out);
+  const NormRowKernels& k = row_kernels();
   a.pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* x = a.in[0] + r * dim;
       float* y = a.out + r * dim;
       if (rms) {
-        const float s = static_cast<float>(1.0 / std::sqrt(fast_sum_sq(x, dim) / dim + eps));
-        for (int64_t i = 0; i < dim; ++i) y[i] = x[i] * s * gamma[i];
+        const float s = static_cast<float>(1.0 / std::sqrt(k.sum_sq(x, dim) / dim + eps));
+        k.rms_row(x, s, gamma, y, dim);
       } else {
-        const double mean = fast_sum(x, dim) / dim;
-        const double ss = fast_sum_sq_dev(x, dim, static_cast<float>(mean));
+        const double mean = k.sum(x, dim) / dim;
+        const double ss = k.sum_sq_dev(x, dim, static_cast<float>(mean));
         const double rstd = 1.0 / std::sqrt(ss / dim + eps);
-        const float m = static_cast<float>(mean), s = static_cast<float>(rstd);
-        for (int64_t i = 0; i < dim; ++i) y[i] = (x[i] - m) * s * gamma[i] + beta[i];
+        k.layer_row(x, static_cast<float>(mean), static_cast<float>(rstd), gamma, beta, y, dim);
       }
       if (!epi.empty()) epi.apply(y, dim);
     }
@@ -270,22 +266,6 @@ void rms_norm(const KernelArgs& a) {
   row_norm(a, true);
 }
 
-namespace {
-float row_max(const float* x, int64_t n) {
-  float mx = -std::numeric_limits<float>::infinity();
-#ifdef __AVX512F__
-  __m512 v = _mm512_set1_ps(mx);
-  for (int64_t i = 0; i < n; i += 16) {
-    v = _mm512_max_ps(v, _mm512_mask_loadu_ps(v, avx512::first_lanes(n - i), x + i));
-  }
-  mx = _mm512_reduce_max_ps(v);
-#else
-  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]);
-#endif
-  return mx;
-}
-}  // namespace
-
 void softmax(const KernelArgs& a) {
   const ir::Shape& s = a.step.input_shapes[0];
   int64_t axis = a.step.attrs.get_int("axis", -1);
@@ -296,11 +276,12 @@ void softmax(const KernelArgs& a) {
   const int64_t len = s[static_cast<size_t>(axis)];
   const Epilogue epi(a.step, a.in, a.out);
   if (inner == 1) {
+    const NormRowKernels& k = row_kernels();
     a.pool.parallel_for(outer, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const float* x = a.in[0] + r * len;
         float* y = a.out + r * len;
-        const float mx = row_max(x, len);
+        const float mx = k.row_max(x, len);
         const float inv = static_cast<float>(1.0 / exp_affine_sum(x, 1.0f, -mx, y, len));
         for (int64_t i = 0; i < len; ++i) y[i] *= inv;
         if (!epi.empty()) epi.apply(y, len);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/thread_pool.h"
 
 #if defined(__x86_64__)
@@ -15,21 +16,10 @@
 
 namespace cuvil::runtime::cpu {
 
-namespace {
-
-bool disabled_by_env(const char* feature) {
-  const char* env = std::getenv("CUVIL_CPU_DISABLE");
-  if (!env) return false;
-  const std::string list = std::string(",") + env + ",";
-  return list.find(std::string(",") + feature + ",") != std::string::npos;
-}
-
-}  // namespace
-
 bool cpu_has_avx512_bf16() {
 #if defined(__x86_64__)
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512bf16") && !disabled_by_env("avx512_bf16");
+  return cpu_has_avx512() && __builtin_cpu_supports("avx512bf16") &&
+         !cpu_feature_disabled("avx512_bf16");
 #else
   return false;
 #endif
@@ -37,8 +27,8 @@ bool cpu_has_avx512_bf16() {
 
 bool cpu_has_avx512_vnni() {
 #if defined(__x86_64__)
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vnni") && !disabled_by_env("avx512_vnni");
+  return cpu_has_avx512() && __builtin_cpu_supports("avx512vnni") &&
+         !cpu_feature_disabled("avx512_vnni");
 #else
   return false;
 #endif
@@ -54,7 +44,7 @@ bool cpu_has_amx_bf16() {
     constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
     return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
   }();
-  return granted && cpu_has_avx512_bf16() && !disabled_by_env("amx_bf16");
+  return granted && cpu_has_avx512_bf16() && !cpu_feature_disabled("amx_bf16");
 #else
   return false;
 #endif

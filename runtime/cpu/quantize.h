@@ -14,9 +14,10 @@ class ThreadPool;
 
 namespace cuvil::runtime::cpu {
 
-// CPUID says the CPU has AVX-512F/BW plus avx512_bf16 (VDPBF16PS) / avx512_vnni (VPDPBUSD).
-// Setting CUVIL_CPU_DISABLE to a comma list containing "avx512_bf16" or "avx512_vnni" makes the
-// answer no (to exercise the fallback paths on a CPU that has them).
+// CPUID says the CPU has AVX-512 (cpu_has_avx512(), runtime/cpu/cpu_isa.h) plus avx512_bf16
+// (VDPBF16PS) / avx512_vnni (VPDPBUSD). Setting CUVIL_CPU_DISABLE to a comma list containing
+// "avx512", "avx512_bf16" or "avx512_vnni" makes the answer no (to exercise the fallback paths on
+// a CPU that has them).
 bool cpu_has_avx512_bf16();
 bool cpu_has_avx512_vnni();
 // AMX-BF16 tiles (TDPBF16PS) usable: CPUID says so and Linux granted this process the tile data

@@ -1,0 +1,109 @@
+// AVX-512 register tiles of conv2d.depthwise_nhwc (the driver and the portable tile are in
+// conv_depthwise_nhwc.cc). This file alone is compiled for AVX-512 (the target pragma below) and
+// runs only when conv2d_depthwise_nhwc_isa() is avx512; headers come before the pragma, so that
+// no inline code of theirs is compiled for it.
+#include <cstdint>
+
+#include "runtime/cpu/conv_depthwise_nhwc_tiles.h"
+#include "runtime/cpu/register_tile.h"
+
+// GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
+// where they are inlined (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2")
+#define CUVIL_AVX512_FILE
+#include <immintrin.h>
+
+namespace cuvil::runtime::cpu::depthwise {
+
+namespace {
+
+// The bias of a tile without one.
+alignas(64) constexpr float kZeros[kMaxNV * kLanes] = {};
+
+template <int MR, int NV, bool kTail>
+void tile_avx512(const TileArgs& args) {
+  const TileArgs t = args;  // a local copy: the output stores cannot alias it
+  const __mmask16 last = kTail ? t.tail_mask : 0xffff;
+  auto store = [&](int p, int v, __m512 value) {
+    float* dst = t.y + p * t.y_pix_stride + v * kLanes;
+    if (kTail && v == NV - 1) {
+      _mm512_mask_storeu_ps(dst, last, value);
+    } else {
+      _mm512_storeu_ps(dst, value);
+    }
+  };
+  // Without bias the accumulators start from zeros (a branch would make GCC keep them in memory).
+  const float* bias = t.bias ? t.bias : kZeros;
+  __m512 b[NV];
+  for (int v = 0; v < NV; ++v) {
+    b[v] = _mm512_maskz_loadu_ps(v == NV - 1 ? last : 0xffff, bias + v * kLanes);
+  }
+  const int64_t taps = t.nki * t.nkj;
+  if (taps <= 0) {  // the window lies wholly in the padding
+    for (int p = 0; p < MR; ++p) {
+      for (int v = 0; v < NV; ++v) store(p, v, b[v]);
+    }
+    return;
+  }
+  __m512 acc[MR][NV];
+  for (int p = 0; p < MR; ++p) {
+    for (int v = 0; v < NV; ++v) acc[p][v] = b[v];
+  }
+  // The window's taps row by row in one loop. One input pointer per pixel, moved along the window
+  // (GCC's own addressing of p * pix_stride + v * 16 spilled offsets to the stack); a do loop, as
+  // GCC keeps the accumulators in registers only when the loop is sure to run.
+  const int64_t x_row_step = t.row_stride - (t.nkj - 1) * t.tap_stride;
+  const int64_t w_row_step = t.w_row_stride - (t.nkj - 1) * t.w_tap_stride;
+  const float* xp[MR];
+  for (int p = 0; p < MR; ++p) xp[p] = t.x + p * t.pix_stride;
+  const float* wk = t.w;
+  int64_t k = 0, kj = 1;
+  do {
+    __m512 wv[NV];
+    for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wk + v * kLanes);
+    for (int p = 0; p < MR; ++p) {
+      for (int v = 0; v < NV; ++v) {
+        const float* src = xp[p] + v * kLanes;
+        const __m512 xv =
+            kTail && v == NV - 1 ? _mm512_maskz_loadu_ps(last, src) : _mm512_loadu_ps(src);
+        acc[p][v] = _mm512_fmadd_ps(xv, wv[v], acc[p][v]);
+      }
+    }
+    const bool row_end = kj == t.nkj;
+    const int64_t x_step = row_end ? x_row_step : t.tap_stride;
+    for (int p = 0; p < MR; ++p) xp[p] += x_step;
+    wk += row_end ? w_row_step : t.w_tap_stride;
+    kj = row_end ? 1 : kj + 1;
+  } while (++k < taps);
+  for (int p = 0; p < MR; ++p) {
+    for (int v = 0; v < NV; ++v) store(p, v, acc[p][v]);
+  }
+}
+
+template <bool kTail>
+struct Tiles {
+  template <int MR, int NV>
+  static constexpr TileFn fn() {
+    return &tile_avx512<MR, NV, kTail>;
+  }
+};
+
+constexpr TileTable kTiles = tile_table<Tiles<false>>();
+constexpr TileTable kTailTiles = tile_table<Tiles<true>>();
+
+}  // namespace
+
+const TileTable& tiles_avx512() {
+  return kTiles;
+}
+
+const TileTable& tail_tiles_avx512() {
+  return kTailTiles;
+}
+
+}  // namespace cuvil::runtime::cpu::depthwise
+
+#pragma GCC pop_options

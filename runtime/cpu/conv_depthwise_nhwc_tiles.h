@@ -1,0 +1,48 @@
+// What conv2d.depthwise_nhwc's portable driver (conv_depthwise_nhwc.cc) and its AVX-512 register
+// tiles (conv_depthwise_nhwc_avx512.cc) share: a tile's arguments and the tables of tiles.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "runtime/cpu/register_tile.h"
+
+namespace cuvil::runtime::cpu::depthwise {
+
+// Most interior pixels per tile (the tile is up to kTilePixels x kMaxNV vectors of 16 channels).
+constexpr int kTilePixels = 6;
+
+struct TileArgs {
+  const float* x;        // input at pixel 0's first valid tap and the tile's first input channel
+  int64_t pix_stride;    // floats between consecutive output pixels' windows (sw * C)
+  int64_t row_stride;    // floats between input rows (W * C)
+  int64_t tap_stride;    // floats between horizontal taps (C)
+  int64_t nki, nkj;      // valid kernel rows and columns from that tap (0: output is the bias)
+  const float* w;        // packed weights at the first valid tap, the tile's first channel
+  int64_t w_row_stride;  // KW * Op
+  int64_t w_tap_stride;  // Op
+  const float* bias;     // at the tile's first output channel, or null
+  float* y;              // output of pixel 0 at the tile's first output channel
+  int64_t y_pix_stride;  // O
+  uint16_t tail_mask;    // valid lanes of the tile's last vector
+  int64_t mult;          // output channels per input channel (portable tile only)
+  int64_t oc0;           // the tile's first output channel (portable tile, mult > 1)
+};
+
+using TileFn = void (*)(const TileArgs&);
+
+// Tiles of 1 .. kTilePixels pixels x 1 .. kMaxNV vectors, indexed by register_tile_index.
+using TileTable = std::array<TileFn, kTilePixels * kMaxNV>;
+
+template <class Kernels>
+constexpr TileTable tile_table() {
+  return make_register_tile_table<TileFn, Kernels>(
+      std::make_index_sequence<kTilePixels * kMaxNV>{});
+}
+
+// The AVX-512 tiles (multiplier 1 only): all vectors full, or the last one masked by tail_mask.
+const TileTable& tiles_avx512();
+const TileTable& tail_tiles_avx512();
+
+}  // namespace cuvil::runtime::cpu::depthwise

@@ -1,0 +1,120 @@
+// What elementwise_math.cc (portable) and elementwise_math_avx512.cc share: the AVX-512 entry
+// points, and the loops without a vector form of their own. The loops sit in an unnamed
+// namespace, so each file compiles them for its own instruction set (the AVX-512 file includes
+// this header after its target pragma, having included the headers below before it, so its
+// copies are vectorised for AVX-512 whatever -march says) and no copy is shared between the two.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "base/error.h"
+#include "passes/ir/op.h"
+
+namespace cuvil::runtime::cpu {
+
+// The AVX-512 versions of unary_run, binary_run and exp_affine_sum (elementwise_math.h); called
+// only when kernel_isa() is avx512.
+void unary_run_avx512(ir::OpKind op, const float* x, float* y, int64_t n,
+                      const ir::UnaryParams& params);
+void binary_run_avx512(ir::OpKind op, const float* a, const float* b, int64_t b_stride, float* y,
+                       int64_t n);
+double exp_affine_sum_avx512(const float* x, float a, float b, float* y, int64_t n);
+
+namespace {
+
+// The unary ops computed by plain loops whatever the instruction set; false for the others
+// (sigmoid, silu, gelu, tanh, erf, sqrt, exp), which the caller maps itself.
+inline bool unary_loops(ir::OpKind op, const float* x, float* y, int64_t n,
+                        const ir::UnaryParams& p) {
+  switch (op) {
+    case ir::OpKind::relu:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      return true;
+    case ir::OpKind::log:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
+      return true;
+    case ir::OpKind::neg:
+      for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
+      return true;
+    case ir::OpKind::abs:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]);
+      return true;
+    case ir::OpKind::clip: {
+      // NaN passes through (as PyTorch's clamp): compare so that NaN fails both tests.
+      const float lo = p.a, hi = p.b;
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        y[i] = v < lo ? lo : (v > hi ? hi : v);
+      }
+      return true;
+    }
+    case ir::OpKind::hard_sigmoid: {
+      const float alpha = p.a, beta = p.b;
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(1.0f, std::max(0.0f, alpha * x[i] + beta));
+      return true;
+    }
+    case ir::OpKind::hard_swish:
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        y[i] = v * std::min(6.0f, std::max(0.0f, v + 3.0f)) * (1.0f / 6.0f);
+      }
+      return true;
+    case ir::OpKind::leaky_relu: {
+      const float alpha = p.a;
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+template <class F>
+inline void map_binary(const float* a, const float* b, int64_t bs, float* y, int64_t n, F f) {
+  if (bs == 0) {
+    const float s = *b;
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], s);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+  }
+}
+
+inline void binary_loops(ir::OpKind op, const float* a, const float* b, int64_t b_stride, float* y,
+                         int64_t n) {
+  switch (op) {
+    case ir::OpKind::add:
+      map_binary(a, b, b_stride, y, n, [](float p, float q) { return p + q; });
+      return;
+    case ir::OpKind::sub:
+      map_binary(a, b, b_stride, y, n, [](float p, float q) { return p - q; });
+      return;
+    case ir::OpKind::mul:
+      map_binary(a, b, b_stride, y, n, [](float p, float q) { return p * q; });
+      return;
+    case ir::OpKind::div:
+      map_binary(a, b, b_stride, y, n, [](float p, float q) { return p / q; });
+      return;
+    case ir::OpKind::pow:
+      map_binary(a, b, b_stride, y, n, [](float p, float q) {
+        return q == 2.0f ? p * p : static_cast<float>(std::pow(p, q));
+      });
+      return;
+    case ir::OpKind::max:
+      map_binary(a, b, b_stride, y, n, [](float p, float q) {
+        return std::isnan(p) || std::isnan(q) ? p + q : std::max(p, q);
+      });
+      return;
+    case ir::OpKind::min:
+      map_binary(a, b, b_stride, y, n, [](float p, float q) {
+        return std::isnan(p) || std::isnan(q) ? p + q : std::min(p, q);
+      });
+      return;
+    default:
+      CUVIL_CHECK(false, "binary_run: not a binary op");
+  }
+}
+
+}  // namespace
+}  // namespace cuvil::runtime::cpu

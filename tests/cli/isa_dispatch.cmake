@@ -1,0 +1,8 @@
+# The kernels with per-ISA micro-kernels on their portable path: the kernel tests of runtime_tests
+# again with AVX-512 disabled (CUVIL_CPU_DISABLE=avx512, runtime/cpu/cpu_isa.h), so that both
+# paths are checked against the reference interpreter on CPUs that have AVX-512.
+add_test(NAME runtime.kernel_isa_disabled
+  COMMAND $<TARGET_FILE:runtime_tests>
+    --gtest_filter=KernelIsa.*:ConvDirect*:ConvNchw16c*:ConvDepthwise*:ConvWinograd*:AttentionKernels.*:NormKernels.*:ActivationMath.*)
+set_tests_properties(runtime.kernel_isa_disabled PROPERTIES TIMEOUT 900
+  ENVIRONMENT CUVIL_CPU_DISABLE=avx512)
