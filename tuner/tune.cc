@@ -98,6 +98,9 @@ int tune(const TuneOptions& o) {
   std::string rung_names;
   for (const auto& r : rungs) rung_names += (rung_names.empty() ? "" : ",") + r.name;
 
+  // The study is keyed by the space as the user wrote it (as cuvil-tune-gen reads it back), not
+  // by what reach leaves of it on this build.
+  const std::string searched_space_hash = space_hash(space);
   // Knobs that shape no step of the tuned rungs only blur the study: left out, each named.
   leave_out_unreached(space, unreached_knobs(space, suite, rungs, o.threads));
 
@@ -116,7 +119,7 @@ int tune(const TuneOptions& o) {
   req.seed = o.seed;
   req.space = space_to_json(space);
   req.attrs = {{"suite", suite.name},
-               {"space_hash", space_hash(space)},
+               {"space_hash", searched_space_hash},
                {"rungs", rung_names},
                {"target", o.target},
                {"objective", objective}};
