@@ -12,6 +12,9 @@
 #   CUVIL_FUZZ_IF_BUILT=1 scripts/fuzz.sh 500   # exit 77 (skipped) when build-fuzz/ is absent
 #   CUVIL_FUZZ_SEED=1 scripts/fuzz.sh   # the same mutations every time (CTest's fuzz.libfuzzer)
 #   CUVIL_FUZZ_BUILD_DIR=DIR            # build somewhere else than build-fuzz/
+#   CUVIL_FUZZ_TIMEOUT=30               # seconds one input may take before it counts as a hang
+#                                       # (default 10; CTest's, beside other tests, 60)
+#   CUVIL_FUZZ_QUIET_BUILD=1            # the build's output to BUILD_DIR/build.log (shown on failure)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-20000}
@@ -29,7 +32,12 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >/dev/null
 fi
-cmake --build "$BUILD_DIR" --target cuvil_fuzz -j "$(nproc)"
+if [ -n "${CUVIL_FUZZ_QUIET_BUILD:-}" ]; then
+  cmake --build "$BUILD_DIR" --target cuvil_fuzz -j "$(nproc)" >"$BUILD_DIR/build.log" 2>&1 ||
+    { tail -40 "$BUILD_DIR/build.log"; echo "fuzz: the build failed ($BUILD_DIR/build.log)"; exit 2; }
+else
+  cmake --build "$BUILD_DIR" --target cuvil_fuzz -j "$(nproc)"
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -52,7 +60,7 @@ for name in "${TARGETS[@]}"; do
   set +e
   seed=()
   [ -n "${CUVIL_FUZZ_SEED:-}" ] && seed=(-seed="$CUVIL_FUZZ_SEED")
-  "$exe" -runs="$RUNS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${seed[@]}" \
+  "$exe" -runs="$RUNS" -timeout="${CUVIL_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -print_final_stats=1 "${seed[@]}" \
     -artifact_prefix="$findings/" "${dict[@]}" "$work/$name" >"$log" 2>&1
   rc=$?
   set -e
@@ -64,6 +72,12 @@ for name in "${TARGETS[@]}"; do
   if [ "$rc" -ne 0 ]; then
     failed=1
     grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|internal error|terminate called|broken property' "$log" | sed 's/^/  /' || true
+    # The report itself, so that a CI log that keeps only this output still says what failed.
+    echo "  --- the last 40 lines of $log:"
+    tail -40 "$log" | sed 's/^/  | /'
+    for input in $(find "$findings" -type f -newer "$work" | head -3); do
+      echo "  input $input ($(stat -c %s "$input") bytes), base64: $(head -c 600 "$input" | base64 -w0)"
+    done
     echo "  log: $log; inputs: $findings/"
   fi
 done
