@@ -258,6 +258,19 @@ std::string git_commit_of(const std::string& source_dir) {
   return commit;
 }
 
+std::string openmp_wait_policy() {
+  if (const char* reason = std::getenv(kOpenmpWaitPolicyReasonVariable)) {
+    return std::string("passive (cuvil-bench: ") + reason + ")";
+  }
+  std::string set;
+  for (const char* name : {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"}) {
+    if (const char* value = std::getenv(name)) {
+      set += (set.empty() ? "" : ", ") + std::string(name) + "=" + value;
+    }
+  }
+  return set.empty() ? "default (libgomp: spin, then sleep)" : set + " (set by the user)";
+}
+
 Environment capture_environment() {
   Environment env;
   char host[256] = {0};
@@ -295,6 +308,7 @@ Environment capture_environment() {
   const char* commit = std::getenv("CUVIL_GIT_COMMIT");
   env.git_commit = commit && *commit ? commit : git_commit_of(CUVIL_SOURCE_DIR);
   env.cuda_driver = read_cuda_driver();
+  env.openmp_wait_policy = openmp_wait_policy();
   return env;
 }
 

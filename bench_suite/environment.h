@@ -36,9 +36,18 @@ struct Environment {
   std::string build_type;      // "release" | "debug" (NDEBUG), Google Benchmark's words
   std::string git_commit = "unknown";
   std::string cuda_driver = "none";
+  // OpenMP's (oneDNN's) idle-thread policy and who chose it: openmp_wait_policy() below.
+  std::string openmp_wait_policy;
 };
 
 Environment capture_environment();
+
+// Set by cuvil-bench when it chose OMP_WAIT_POLICY=passive itself: the reason, for the JSON.
+inline constexpr const char* kOpenmpWaitPolicyReasonVariable = "CUVIL_OPENMP_WAIT_POLICY_REASON";
+
+// "passive (cuvil-bench: REASON)", "OMP_WAIT_POLICY=V, GOMP_SPINCOUNT=N (set by the user)", or
+// "default (libgomp: spin, then sleep)", from this process's environment variables.
+std::string openmp_wait_policy();
 
 // --- Parsing helpers (pure; exposed for tests) ---
 // The value after "key<spaces>:" on the first line starting with `key`, trimmed; "" if absent.

@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -192,6 +195,38 @@ TEST(Environment, LiveCaptureFillsEveryField) {
     EXPECT_GT(c.size_bytes, 0);
     EXPECT_TRUE(c.type == "Data" || c.type == "Instruction" || c.type == "Unified") << c.type;
   }
+}
+
+// Restores an environment variable when it goes out of scope.
+class ScopedVariable {
+ public:
+  ScopedVariable(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedVariable() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(OpenmpWaitPolicy, SaysDefaultWhenNothingIsSet) {
+  ScopedVariable reason(kOpenmpWaitPolicyReasonVariable, nullptr);
+  ScopedVariable policy("OMP_WAIT_POLICY", nullptr), spin("GOMP_SPINCOUNT", nullptr);
+  EXPECT_EQ(openmp_wait_policy(), "default (libgomp: spin, then sleep)");
+}
+
+TEST(OpenmpWaitPolicy, NamesTheUsersVariables) {
+  ScopedVariable reason(kOpenmpWaitPolicyReasonVariable, nullptr);
+  ScopedVariable policy("OMP_WAIT_POLICY", "active"), spin("GOMP_SPINCOUNT", "1000");
+  EXPECT_EQ(openmp_wait_policy(), "OMP_WAIT_POLICY=active, GOMP_SPINCOUNT=1000 (set by the user)");
+}
+
+TEST(OpenmpWaitPolicy, SaysWhyCuvilChosePassive) {
+  ScopedVariable reason(kOpenmpWaitPolicyReasonVariable, "other processes were busy");
+  ScopedVariable policy("OMP_WAIT_POLICY", "passive");
+  EXPECT_EQ(openmp_wait_policy(), "passive (cuvil-bench: other processes were busy)");
 }
 
 TEST(PeakRss, GrowsWhenMemoryIsTouched) {

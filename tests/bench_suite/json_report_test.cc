@@ -230,7 +230,8 @@ TEST(JsonReport, ContextCarriesEnvironmentConfigAndPeak) {
   const nlohmann::json& cuvil = c["cuvil"];
   for (const char* key :
        {"git_commit", "compiler", "compiler_flags", "cpu_model", "cpu_flags", "scaling_governor",
-        "mem_total_bytes", "mem_available_bytes", "cuda_driver", "config", "config_hash",
+        "mem_total_bytes", "mem_available_bytes", "cuda_driver", "openmp_wait_policy", "config",
+        "config_hash",
         "config_yaml", "flop_convention", "machine_peak", "stopping_rule", "warnings"}) {
     EXPECT_TRUE(cuvil.contains(key)) << key;
   }

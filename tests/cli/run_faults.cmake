@@ -1,4 +1,4 @@
-# `cuvil-bench run` under faults: SIGKILL at staggered moments against the results database, and
+# `cuvil-bench run` under faults and load: SIGKILL at staggered moments against the results database,
 # a rung that runs out of memory under an address-space limit.
 add_test(NAME cli.run_kill_db
   COMMAND ${CUVIL_CLI_DIR}/run_kill_test.sh $<TARGET_FILE:cuvil-bench>)
@@ -7,3 +7,7 @@ add_test(NAME cli.run_out_of_memory
   COMMAND ${CUVIL_CLI_DIR}/run_oom_test.sh $<TARGET_FILE:cuvil-bench>)
 set_tests_properties(cli.run_out_of_memory PROPERTIES TIMEOUT 300
   ENVIRONMENT XDG_DATA_HOME=${CMAKE_CURRENT_BINARY_DIR}/xdg-data)
+# Beside busy processes, OpenMP's (oneDNN's) threads wait passively.
+add_test(NAME cli.run_openmp_wait_policy
+  COMMAND ${CUVIL_CLI_DIR}/openmp_wait_policy_test.sh $<TARGET_FILE:cuvil-bench>)
+set_tests_properties(cli.run_openmp_wait_policy PROPERTIES TIMEOUT 300)

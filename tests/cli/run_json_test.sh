@@ -25,7 +25,7 @@ cu = ctx["cuvil"]
 assert cu["pinned_cpus"] == [0], cu["pinned_cpus"]
 assert cu["threads"] == 1, cu["threads"]  # --cpus 0 without --threads: one thread
 for key in ("git_commit", "compiler", "compiler_flags", "cpu_model", "config_yaml", "config_hash",
-            "scaling_governor", "cuda_driver", "machine_peak", "stopping_rule"):
+            "scaling_governor", "cuda_driver", "openmp_wait_policy", "machine_peak", "stopping_rule"):
     assert key in cu, key
 assert "passes:" in cu["config_yaml"]
 its = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"]

@@ -10,6 +10,7 @@
 #include "reports/printable.h"
 #include "runtime/cuda/device.h"
 #include "tools/cuvil_bench/commands.h"
+#include "tools/cuvil_bench/openmp_wait_policy.h"
 
 namespace cuvil::bench::cli {
 
@@ -69,6 +70,7 @@ constexpr int kInternalErrorStatus = 70;
 
 int main(int argc, char** argv) {
   using namespace cuvil::bench::cli;
+  choose_openmp_wait_policy(argc, argv);  // first: it may re-execute this program
   CLI::App app{
       "cuvil-bench: take the Cuvil pipeline's workloads through the compiler on a ladder "
       "of loads, verify and measure them"};
