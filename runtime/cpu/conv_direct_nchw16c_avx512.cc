@@ -7,14 +7,7 @@
 
 #include "runtime/cpu/conv_direct_nchw16c_tiles.h"
 
-// GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
-// where they are inlined (a known false positive).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2")
-#define CUVIL_AVX512_FILE
-#include <immintrin.h>
+#include "runtime/cpu/target_avx512_begin.h"
 
 namespace cuvil::runtime::cpu::nchw16c {
 
@@ -69,4 +62,4 @@ const TileTable& tiles_avx512() {
 
 }  // namespace cuvil::runtime::cpu::nchw16c
 
-#pragma GCC pop_options
+#include "runtime/cpu/target_end.h"

@@ -15,14 +15,7 @@
 #include "runtime/cpu/register_tile.h"
 #include "runtime/thread_pool.h"
 
-// GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
-// where they are inlined (a known false positive).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2")
-#define CUVIL_AVX512_FILE
-#include <immintrin.h>
+#include "runtime/cpu/target_avx512_begin.h"
 
 namespace cuvil::runtime::cpu::winograd {
 
@@ -127,4 +120,4 @@ void run_avx512(const KernelArgs& a, const ConvGeometry& g, const WinogradShape&
 
 }  // namespace cuvil::runtime::cpu::winograd
 
-#pragma GCC pop_options
+#include "runtime/cpu/target_end.h"

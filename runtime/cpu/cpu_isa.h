@@ -2,7 +2,7 @@
 // (convolutions, Winograd, flash attention, norms, elementwise math). Each such kernel keeps its
 // portable loops (packing, blocking, threading) in one file and its register tiles in per-ISA
 // files: the portable tile beside it (the reference of the fast one), the AVX-512 one in
-// `<kernel>_avx512.cc`, compiled for AVX-512 by `#pragma GCC target` whatever -march says. The
+// `<kernel>_avx512.cc`, compiled for AVX-512 by target_avx512_begin.h whatever -march says. The
 // choice is made here, from CPUID, so native (-march=native) and portable (CUVIL_NATIVE=OFF)
 // builds run the same code on the same CPU.
 #pragma once

@@ -1,14 +1,14 @@
 // Inline AVX-512 transcendental functions shared by the kernels that call them in their inner
 // loops (elementwise activations, softmax, fused attention). Include only in an AVX-512 file
-// (`<kernel>_avx512.cc`), after its `#pragma GCC target("avx512f,...")` and <immintrin.h>: the
+// (`<kernel>_avx512.cc`), after its target_avx512_begin.h: the
 // helpers sit in an unnamed namespace, so each such file compiles its own copy for AVX-512 and no
 // copy is ever shared with (or chosen by the linker for) a file built for another instruction set.
 #pragma once
 
-// (GCC 12 does not define __AVX512F__ under a C++ target pragma: each AVX-512 file defines
-// CUVIL_AVX512_FILE after its pragma instead.)
+// (GCC 12 does not define __AVX512F__ under a C++ target pragma: target_avx512_begin.h defines
+// CUVIL_AVX512_FILE instead.)
 #ifndef CUVIL_AVX512_FILE
-#error "elementwise_math_avx512.h: include only after #pragma GCC target(\"avx512f,...\")"
+#error "elementwise_math_avx512.h: include only after runtime/cpu/target_avx512_begin.h"
 #endif
 #include <immintrin.h>
 

@@ -5,9 +5,7 @@
 
 #include "runtime/cpu/gemm_ukernel.h"
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#include <immintrin.h>
+#include "runtime/cpu/target_avx2_begin.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -52,7 +50,7 @@ void micro_avx2(int64_t kc, const float* a, const float* b, float* c, int64_t ld
 }  // namespace cuvil::runtime::cpu
 
 // The table is built by code compiled for the baseline target: it runs before any CPUID check.
-#pragma GCC pop_options
+#include "runtime/cpu/target_end.h"
 
 namespace cuvil::runtime::cpu {
 

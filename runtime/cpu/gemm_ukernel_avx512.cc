@@ -6,13 +6,7 @@
 
 #include "runtime/cpu/gemm_ukernel.h"
 
-// GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
-// where they are inlined (a known false positive).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2")
-#include <immintrin.h>
+#include "runtime/cpu/target_avx512_begin.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -119,7 +113,7 @@ void micro_avx512_edge(int64_t kc, const float* a, const float* b, float* c, int
 }  // namespace cuvil::runtime::cpu
 
 // The table is built by code compiled for the baseline target: it runs before any CPUID check.
-#pragma GCC pop_options
+#include "runtime/cpu/target_end.h"
 
 namespace cuvil::runtime::cpu {
 

@@ -3,9 +3,7 @@
 
 #include "runtime/cpu/gemv.h"
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#include <immintrin.h>
+#include "runtime/cpu/target_avx2_begin.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -88,4 +86,4 @@ void gemv_bt_avx2(int64_t m, int64_t k, const float* a, int64_t lda, const float
 
 }  // namespace cuvil::runtime::cpu
 
-#pragma GCC pop_options
+#include "runtime/cpu/target_end.h"

@@ -3,11 +3,7 @@
 
 #include "runtime/cpu/gemv.h"
 
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2")
-#include <immintrin.h>
+#include "runtime/cpu/target_avx512_begin.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -91,4 +87,4 @@ void gemv_bt_avx512(int64_t m, int64_t k, const float* a, int64_t lda, const flo
 
 }  // namespace cuvil::runtime::cpu
 
-#pragma GCC pop_options
+#include "runtime/cpu/target_end.h"

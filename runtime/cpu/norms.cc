@@ -22,16 +22,13 @@ KernelIsa norms_isa() {
 
 namespace {
 
-// Elements summed in fp32 lanes before the partial sum joins the fp64 total.
-constexpr int64_t kChunk = 1024;
-
 // The portable row kernels (the reference of norms_avx512.cc's): sum over x of f(x) in fp32 over
 // chunks, fp64 across them.
 template <class F>
 double chunked_sum(const float* x, int64_t n, F f) {
   double total = 0;
-  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
-    const int64_t len = std::min(kChunk, n - c0);
+  for (int64_t c0 = 0; c0 < n; c0 += kNormSumChunk) {
+    const int64_t len = std::min(kNormSumChunk, n - c0);
     const float* p = x + c0;
     float acc = 0;
     for (int64_t i = 0; i < len; ++i) acc += f(p[i]);

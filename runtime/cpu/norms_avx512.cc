@@ -7,14 +7,7 @@
 
 #include "runtime/cpu/norms_kernels.h"
 
-// GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
-// where they are inlined (a known false positive).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2")
-#define CUVIL_AVX512_FILE
-#include <immintrin.h>
+#include "runtime/cpu/target_avx512_begin.h"
 
 #include "runtime/cpu/elementwise_math_avx512.h"
 
@@ -22,15 +15,12 @@ namespace cuvil::runtime::cpu {
 
 namespace {
 
-// Elements summed in fp32 lanes before the partial sum joins the fp64 total.
-constexpr int64_t kChunk = 1024;
-
 // sum over x of f(x), f applied to 16 lanes at a time.
 template <class F>
 double chunked_sum(const float* x, int64_t n, F f) {
   double total = 0;
-  for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
-    const int64_t len = std::min(kChunk, n - c0);
+  for (int64_t c0 = 0; c0 < n; c0 += kNormSumChunk) {
+    const int64_t len = std::min(kNormSumChunk, n - c0);
     const float* p = x + c0;
     __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
     int64_t i = 0;
@@ -97,4 +87,4 @@ const NormRowKernels& norm_row_kernels_avx512() {
 
 }  // namespace cuvil::runtime::cpu
 
-#pragma GCC pop_options
+#include "runtime/cpu/target_end.h"

@@ -6,8 +6,13 @@
 
 namespace cuvil::runtime::cpu {
 
+// Elements summed in fp32 lanes before the partial sum joins the fp64 total; both row kernel
+// sets use it, so that they round alike.
+inline constexpr int64_t kNormSumChunk = 1024;
+
 struct NormRowKernels {
-  // Sums of x, x^2 and (x - mean)^2 over n floats: fp32 lanes over chunks of 1024, fp64 across.
+  // Sums of x, x^2 and (x - mean)^2 over n floats: fp32 lanes over chunks of kNormSumChunk, fp64
+  // across.
   double (*sum)(const float* x, int64_t n);
   double (*sum_sq)(const float* x, int64_t n);
   double (*sum_sq_dev)(const float* x, int64_t n, float mean);
