@@ -16,13 +16,17 @@
 #   NIGHTLY_QUICK=1          few samples and no minimum time (tests, smoke checks)
 #   NIGHTLY_MAX_SLOWDOWN_PCT a significant slowdown beyond this is a regression (default 3)
 #   NIGHTLY_CONFIRM_ROUNDS   a suspected regression is re-measured in this many rounds of old
-#                            build, new build, alternating (default 3); `cuvil-bench confirm`
+#                            build and new build, ABBA (default 3); `cuvil-bench confirm`
 #                            decides on them. The job keeps each commit's cuvil-bench in
 #                            $NIGHTLY_WORK/bin/ (the newest 10) so the old side can be re-run.
 #   NIGHTLY_RUN_ARGS         extra arguments for every `cuvil-bench run` (e.g. --threads 8)
 #   NIGHTLY_PROBES           `run --probes` of stored CPU runs, for the flame graphs (default:
 #                            ops; empty: none). Probes observe extra iterations after the measured
 #                            ones.
+#   NIGHTLY_CHECKS           after the measurements, any of "sanitize" (scripts/sanitize.sh: the
+#                            unit tests under ASan and UBSan) and "fuzz" (scripts/fuzz.sh with
+#                            NIGHTLY_FUZZ_RUNS, default 1000000, per reader); a failing check is a
+#                            job failure (exit 2). Default: none (each takes tens of minutes).
 # Exit status: 0 no confirmed regression, 1 a confirmed regression, 2 the job itself failed
 # (a run, a comparison or the dashboard); every suite is still measured after a failure.
 set -uo pipefail
@@ -187,14 +191,22 @@ nightly_suite() {
   local olds=() news=() round
   for round in $(seq 1 "$CONFIRM_ROUNDS"); do
     local a="$WORK/$STAMP-$name.old$round.json" b="$WORK/$STAMP-$name.new$round.json"
-    if ! BENCH=$old_bench measure "$suite" "$target" "$rungs" "$a" no >>"$out" 2>&1; then
-      log "$name: unconfirmed: the old build failed to re-measure (log: $out)"
-      unconfirmed+=("$name: runs $prev -> $id: the old build could not be re-measured")
-      return 0
-    fi
-    if ! measure "$suite" "$target" "$rungs" "$b" no >>"$out" 2>&1; then
-      log "FAILED: re-measuring $name (log: $out)"; failed=1; return 0
-    fi
+    # ABBA: odd rounds old first, even rounds new first, so that whatever favours the second
+    # of two back-to-back runs (scripts/confirm_aa.sh measured 3-6%) favours neither side.
+    local order=(old new)
+    [ $((round % 2)) -eq 0 ] && order=(new old)
+    local side
+    for side in "${order[@]}"; do
+      if [ "$side" = old ]; then
+        if ! BENCH=$old_bench measure "$suite" "$target" "$rungs" "$a" no >>"$out" 2>&1; then
+          log "$name: unconfirmed: the old build failed to re-measure (log: $out)"
+          unconfirmed+=("$name: runs $prev -> $id: the old build could not be re-measured")
+          return 0
+        fi
+      elif ! measure "$suite" "$target" "$rungs" "$b" no >>"$out" 2>&1; then
+        log "FAILED: re-measuring $name (log: $out)"; failed=1; return 0
+      fi
+    done
     olds+=("$a"); news+=("$b")
   done
   local confirm_txt="$WORK/$STAMP-$name.confirm.txt"
@@ -234,6 +246,23 @@ if "$BENCH" report dashboard --db "$DB" -o "$SITE" --flame-dir "$WORK"; then
 else
   log "FAILED: the dashboard"; failed=1
 fi
+
+# The correctness checks too slow for every commit's CI.
+for check in ${NIGHTLY_CHECKS:-}; do
+  case $check in
+    sanitize) cmd=("$ROOT/scripts/sanitize.sh") ;;
+    fuzz) cmd=("$ROOT/scripts/fuzz.sh" "${NIGHTLY_FUZZ_RUNS:-1000000}") ;;
+    *) log "FAILED: unknown NIGHTLY_CHECKS entry '$check' (sanitize, fuzz)"; failed=1; continue ;;
+  esac
+  log "check $check: ${cmd[*]}"
+  if "${cmd[@]}" >"$WORK/$STAMP-check-$check.log" 2>&1; then
+    log "check $check: passed"
+  else
+    log "FAILED: check $check (log: $WORK/$STAMP-check-$check.log)"
+    tail -n 20 "$WORK/$STAMP-check-$check.log"
+    failed=1
+  fi
+done
 
 if [ ${#unconfirmed[@]} -gt 0 ]; then
   log "${#unconfirmed[@]} suspected regression(s) that could not be confirmed or refuted:"
