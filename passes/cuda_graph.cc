@@ -15,12 +15,9 @@ std::vector<ParamSpec> CudaGraphPass::params() const {
 }
 
 void CudaGraphPass::run(ir::Graph& graph, const ParamMap& params) const {
-  // The runtime reads the first step's attributes; every node carries them so that a node
-  // removed later cannot take the setting with it.
-  for (ir::Node& n : graph.mutable_nodes()) {
-    n.attrs.set(runtime::cuda::attrs::kCapture, param_choice(params, "capture"));
-    n.attrs.set(runtime::cuda::attrs::kSegmentSteps, param_int(params, "segment_steps"));
-  }
+  // Plan-wide: lowering copies the graph's settings into the plan (runtime/cuda/capture_plan.h).
+  graph.settings.set(runtime::cuda::attrs::kCapture, param_choice(params, "capture"));
+  graph.settings.set(runtime::cuda::attrs::kSegmentSteps, param_int(params, "segment_steps"));
 }
 
 }  // namespace cuvil::passes

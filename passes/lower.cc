@@ -138,6 +138,7 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
                          const LowerOptions& options) {
   runtime::Plan plan;
   plan.threads = std::max(1, options.threads);
+  plan.settings = graph.settings;
   // The threading pass may fix the thread count (0 or absent: the caller's choice).
   std::set<std::string> plan_reach;
   auto consumed = [&](const char* key) {

@@ -84,6 +84,8 @@ struct Plan {
   // Pass parameters that shaped the plan as a whole (threads, the thread runtime, spinning, the
   // GIL check, arena placement), as lowering consumed them; sorted.
   std::vector<std::string> reach;
+  // The graph's plan-wide settings (ir::Graph::settings) as lowering found them.
+  ir::Attrs settings;
 
   double total_flops() const;
   // Weight bytes the plan holds: its unreleased constants (each buffer once) and the steps'

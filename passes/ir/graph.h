@@ -171,6 +171,10 @@ class Graph {
   // For annotations that lowering consumes for the whole plan (threads, arena offsets, ...):
   // the pass parameters that set them, by annotation key.
   std::map<std::string, std::set<std::string>> annotation_origins;
+  // Plan-wide settings a pass leaves for the runtime, typed (the CUDA capture mode; the CPU
+  // features the plan was compiled for): lowering copies them into runtime::Plan::settings, so
+  // they live once per plan instead of on every node.
+  Attrs settings;
 
  private:
   void infer(Node& node);

@@ -1,6 +1,7 @@
 // Node attributes through which the CUDA passes (passes/cuda_*.h) reach the CUDA runtime. Written
-// once here: passes set them on nodes, lowering copies them into Step::attrs, the runtime reads
-// them. Plain constants, no CUDA headers.
+// once here: passes set them on nodes (or, plan-wide, on the graph's settings), lowering copies
+// them into Step::attrs (Plan::settings), the runtime reads them. Plain constants, no CUDA
+// headers.
 #pragma once
 
 namespace cuvil::runtime::cuda::attrs {
@@ -21,7 +22,8 @@ inline constexpr const char* kGemmVectorWidth = "cuda_gemm.vector_width";
 inline constexpr const char* kAttentionBlockQ = "cuda_attention.block_q";
 inline constexpr const char* kAttentionBlockKv = "cuda_attention.block_kv";
 inline constexpr const char* kAttentionWarps = "cuda_attention.warps";
-// CUDA Graph capture: "whole" | "segments" | "off", and the steps per segment.
+// CUDA Graph capture: "whole" | "segments" | "off", and the steps per segment. Plan-wide
+// settings (ir::Graph::settings, runtime::Plan::settings), not node attributes.
 inline constexpr const char* kCapture = "cuda_graph.capture";
 inline constexpr const char* kSegmentSteps = "cuda_graph.segment_steps";
 

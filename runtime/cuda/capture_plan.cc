@@ -22,7 +22,7 @@ std::string_view to_string(CaptureMode mode) {
 CaptureSettings capture_settings(const Plan& plan) {
   CaptureSettings s;
   if (plan.steps.empty()) return s;
-  const ir::Attrs& a = plan.steps.front().attrs;
+  const ir::Attrs& a = plan.settings;
   const std::string mode = a.get_string(attrs::kCapture, "off");
   if (mode == "whole") {
     s.mode = CaptureMode::whole;

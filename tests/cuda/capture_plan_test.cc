@@ -92,6 +92,14 @@ TEST(CudaCapture, SettingsComeFromTheCudaGraphPass) {
   EXPECT_THAT(describe(segs, plan), HasSubstr(std::to_string(segs.size()) + " graph(s)"));
 }
 
+TEST(CudaCapture, TheModeIsSetOncePerPlanNotOnEveryStep) {
+  const Plan plan =
+      passes::compile(testing::tiny_suite_graph("resnet50"), passes::default_pipeline("cuda"), 1)
+          .plan;
+  EXPECT_EQ(plan.settings.get_string(attrs::kCapture, ""), "whole");
+  for (const Step& step : plan.steps) EXPECT_FALSE(step.attrs.has(attrs::kCapture)) << step.kernel;
+}
+
 TEST(CudaCapture, WithoutTheCudaGraphPassNothingIsCaptured) {
   passes::PipelineConfig c = passes::default_pipeline("cuda");
   c.passes.pop_back();  // cuda-graph is last
@@ -102,15 +110,15 @@ TEST(CudaCapture, WithoutTheCudaGraphPassNothingIsCaptured) {
 TEST(CudaCapture, UnknownModeIsUserError) {
   Plan plan;
   plan.steps.emplace_back();
-  plan.steps[0].attrs.set(attrs::kCapture, std::string("always"));
+  plan.settings.set(attrs::kCapture, std::string("always"));
   EXPECT_THROW(capture_settings(plan), UserError);
 }
 
 TEST(CudaCapture, SegmentSizeBelowOneIsUserError) {
   Plan plan;
   plan.steps.emplace_back();
-  plan.steps[0].attrs.set(attrs::kCapture, std::string("segments"));
-  plan.steps[0].attrs.set(attrs::kSegmentSteps, int64_t{0});
+  plan.settings.set(attrs::kCapture, std::string("segments"));
+  plan.settings.set(attrs::kSegmentSteps, int64_t{0});
   EXPECT_THROW(capture_settings(plan), UserError);
 }
 
