@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "base/error.h"
 #include "passes/ir/edit_distance.h"
 #include "passes/registry.h"
+#include "passes/target_cpu.h"
 #include "passes/yaml_document.h"
 
 namespace cuvil::passes {
@@ -21,8 +23,8 @@ namespace cuvil::passes {
 namespace {
 
 constexpr int kVersion = 1;
-const char* const kTopLevelKeys[] = {"cuvil_pass_version", "target", "suite", "passes",
-                                     "provenance"};
+const char* const kTopLevelKeys[] = {"cuvil_pass_version", "target", "suite",
+                                     "cpu_features",       "passes", "provenance"};
 
 bool valid_target(const std::string& target) {
   return target == "cpu" || target == "cuda";
@@ -227,7 +229,8 @@ PipelineConfig read_config(const Reader& reader, const YAML::Node& root) {
     for (const char* k : kTopLevelKeys) known = known || key == k;
     if (!known) {
       reader.fail(key_line, key,
-                  "unknown key (expected cuvil_pass_version, target, suite, passes, provenance)");
+                  "unknown key (expected cuvil_pass_version, target, suite, cpu_features, passes, "
+                  "provenance)");
     }
     if (fields.count(key)) reader.fail(key_line, key, "given twice");
     fields[key] = {kv.second, key_line};
@@ -266,6 +269,32 @@ PipelineConfig read_config(const Reader& reader, const YAML::Node& root) {
                   "expected a suite name, got " + describe(s));
     }
     config.suite = s.Scalar();
+  }
+
+  if ((it = fields.find("cpu_features")) != fields.end()) {
+    const YAML::Node& list = it->second.first;
+    const int line = Reader::line_of(list, it->second.second);
+    if (config.target != "cpu") {
+      reader.fail(line, "cpu_features", "applies only to target cpu");
+    }
+    if (!list.IsSequence()) {
+      reader.fail(line, "cpu_features",
+                  "expected a list of CPU features ([] for none), got " + describe(list));
+    }
+    std::vector<std::string> features;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string field = "cpu_features[" + std::to_string(i) + "]";
+      const int item_line = Reader::line_of(list[i], line);
+      if (!is_plain_scalar(list[i]) || !is_cpu_feature_name(list[i].Scalar())) {
+        reader.fail(item_line, field,
+                    "expected one of " + cpu_feature_names() + ", got " + describe(list[i]));
+      }
+      if (std::find(features.begin(), features.end(), list[i].Scalar()) != features.end()) {
+        reader.fail(item_line, field, "'" + list[i].Scalar() + "' is listed twice");
+      }
+      features.push_back(list[i].Scalar());
+    }
+    config.cpu_features = std::move(features);
   }
 
   it = fields.find("passes");
@@ -353,6 +382,9 @@ std::string to_yaml(const PipelineConfig& config) {
   out << YAML::Key << "cuvil_pass_version" << YAML::Value << config.version;
   out << YAML::Key << "target" << YAML::Value << config.target;
   if (!config.suite.empty()) out << YAML::Key << "suite" << YAML::Value << config.suite;
+  if (config.cpu_features) {
+    out << YAML::Key << "cpu_features" << YAML::Value << YAML::Flow << *config.cpu_features;
+  }
   out << YAML::Key << "passes" << YAML::Value << YAML::BeginSeq;
   for (const PassInvocation& p : config.passes) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << p.name;
@@ -402,6 +434,11 @@ PipelineConfig default_pipeline(const std::string& target) {
 std::string config_hash(const PipelineConfig& config) {
   std::string canonical = "cuvil_pass_version=" + std::to_string(config.version) + "\n";
   canonical += "target=" + config.target + "\n";
+  if (config.cpu_features) {  // only when named, so that older files keep their hashes
+    canonical += "cpu_features=";
+    for (const std::string& f : *config.cpu_features) canonical += f + ",";
+    canonical += "\n";
+  }
   for (const PassInvocation& p : config.passes) {
     canonical += "pass=" + p.name + "\n";
     for (const auto& [key, value] : p.params) {

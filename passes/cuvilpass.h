@@ -3,6 +3,7 @@
 //   cuvil_pass_version: 1
 //   target: cpu            # cpu | cuda
 //   suite: resnet50        # optional
+//   cpu_features: [avx512_bf16]   # optional, target cpu: the CPU compiled for (default: this host)
 //   passes:                # run in this order; a pass not listed is off
 //     - name: fuse-elementwise
 //       params: { max_fusion_depth: 3 }
@@ -11,6 +12,7 @@
 // Every problem is a UserError "FILE:LINE: FIELD: message".
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,8 @@ struct PipelineConfig {
   int version = 1;
   std::string target = "cpu";
   std::string suite;
+  // The target CPU's extensions (passes/target_cpu.h) when the file names them; none: the host's.
+  std::optional<std::vector<std::string>> cpu_features;
   std::vector<PassInvocation> passes;
   std::string provenance_yaml;      // the provenance mapping as YAML text, or empty
   std::string source = "<memory>";  // file the config came from, for messages
@@ -39,7 +43,7 @@ void save_cuvilpass(const PipelineConfig& config, const std::string& path);
 
 // Every registered pass that applies to `target`, with default parameters, in registry order.
 PipelineConfig default_pipeline(const std::string& target);
-// A stable hash of the passes and their parameters (not of comments or provenance).
+// A stable hash of the target, the passes and their parameters (not of comments or provenance).
 std::string config_hash(const PipelineConfig& config);
 
 }  // namespace cuvil::passes

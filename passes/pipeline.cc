@@ -4,6 +4,7 @@
 #include "passes/ir/verifier.h"
 #include "passes/lower.h"
 #include "passes/registry.h"
+#include "passes/target_cpu.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::passes {
@@ -35,6 +36,10 @@ ParamMap resolve_params(const Pass& pass, const ParamMap& given) {
 void run_pipeline(ir::Graph& graph, const PipelineConfig& config, const StageFn& on_stage) {
   // A broken input is the caller's mistake, not a pass's: report it before any pass runs.
   ir::verify(graph);
+  if (config.target == "cpu") {
+    set_target_cpu(graph, config.cpu_features.value_or(host_cpu_features()),
+                   config.cpu_features ? config.source : "host");
+  }
   for (const PassInvocation& invocation : config.passes) {
     const Pass* pass = find_pass(invocation.name);
     if (pass == nullptr) throw UserError("unknown pass '" + invocation.name + "'");

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "base/error.h"
-#include "runtime/cpu/quantize.h"
+#include "passes/target_cpu.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::passes {
@@ -20,14 +20,13 @@ ParamSpec dtype_param(const std::string& name, std::vector<std::string> choices,
   return choice_param(name, std::move(choices), "f32", what);
 }
 
-bool isa_available(const std::string& dtype) {
-  if (dtype == "bf16") return runtime::cpu::cpu_has_avx512_bf16();
-  if (dtype == "int8") return runtime::cpu::cpu_has_avx512_vnni();
-  return true;
-}
-
 const char* isa_name(const std::string& dtype) {
   return dtype == "bf16" ? "avx512_bf16" : "avx512_vnni";
+}
+
+// From the plan's target CPU (passes/target_cpu.h), not from the host running the compiler.
+bool isa_available(const Graph& graph, const std::string& dtype) {
+  return dtype == "f32" || target_cpu_has(graph, isa_name(dtype));
 }
 
 bool is_constant(const Graph& g, ir::ValueId v) {
@@ -104,16 +103,17 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
       if (n.inputs.size() > 1) f32_weight_users.insert(n.inputs[1]);
       continue;
     }
-    if (!isa_available(dtype)) {
+    if (!isa_available(graph, dtype)) {
       // Documented fallback: a CPU without the instructions runs f32, with one warning.
       if (warned.insert(dtype).second) {
         std::fprintf(stderr,
-                     "reduced-precision: this CPU lacks %s; %s nodes stay f32 (accuracy bound "
+                     "reduced-precision: %s lacks %s; %s nodes stay f32 (accuracy bound "
                      "remains the %s one)\n",
-                     isa_name(dtype), dtype.c_str(), dtype.c_str());
+                     target_cpu_description(graph).c_str(), isa_name(dtype), dtype.c_str(),
+                     dtype.c_str());
       }
       n.attrs.set("precision", std::string("f32"));
-      n.attrs.set("precision.fallback", std::string("cpu lacks ") + isa_name(dtype));
+      n.attrs.set("precision.fallback", std::string("target cpu lacks ") + isa_name(dtype));
       f32_weight_users.insert(n.inputs[1]);
       continue;
     }

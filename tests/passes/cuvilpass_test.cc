@@ -226,6 +226,59 @@ TEST(Cuvilpass, RejectsNonMappingDocument) {
   expect_rejected("- just\n- a list\n", 1, "cuvil_pass_version", "expected a mapping");
 }
 
+TEST(Cuvilpass, CpuFeaturesAreReadAndWrittenBack) {
+  const PipelineConfig c = parse_cuvilpass(
+      "cuvil_pass_version: 1\ntarget: cpu\ncpu_features: [avx512_vnni, avx512_bf16]\npasses: []\n",
+      "ok.cuvilpass");
+  ASSERT_TRUE(c.cpu_features.has_value());
+  EXPECT_EQ(*c.cpu_features, (std::vector<std::string>{"avx512_vnni", "avx512_bf16"}));
+  const PipelineConfig again = parse_cuvilpass(to_yaml(c), "again.cuvilpass");
+  EXPECT_EQ(again.cpu_features, c.cpu_features);
+  EXPECT_EQ(config_hash(again), config_hash(c));
+}
+
+TEST(Cuvilpass, AnEmptyFeatureListIsAPlainAvx512Cpu) {
+  const PipelineConfig c = parse_cuvilpass(
+      "cuvil_pass_version: 1\ntarget: cpu\ncpu_features: []\npasses: []\n", "ok.cuvilpass");
+  ASSERT_TRUE(c.cpu_features.has_value());
+  EXPECT_TRUE(c.cpu_features->empty());
+  EXPECT_FALSE(parse_cuvilpass(to_yaml(c), "again.cuvilpass").cpu_features->size());
+}
+
+TEST(Cuvilpass, HashChangesWithCpuFeaturesOnlyWhenNamed) {
+  PipelineConfig host = default_pipeline("cpu");
+  PipelineConfig none = host, bf16 = host;
+  none.cpu_features = std::vector<std::string>{};
+  bf16.cpu_features = std::vector<std::string>{"avx512_bf16"};
+  EXPECT_NE(config_hash(host), config_hash(none));
+  EXPECT_NE(config_hash(none), config_hash(bf16));
+  EXPECT_EQ(config_hash(host), config_hash(default_pipeline("cpu")));
+}
+
+TEST(Cuvilpass, RejectsUnknownCpuFeature) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\ncpu_features:\n  - avx512_bf16\n  - sse9\n"
+      "passes: []\n",
+      5, "cpu_features[1]", "expected one of avx512_bf16, avx512_vnni, amx_bf16");
+}
+
+TEST(Cuvilpass, RejectsCpuFeatureListedTwice) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\ncpu_features:\n  - amx_bf16\n  - amx_bf16\n"
+      "passes: []\n",
+      5, "cpu_features[1]", "listed twice");
+}
+
+TEST(Cuvilpass, RejectsCpuFeaturesNotAList) {
+  expect_rejected("cuvil_pass_version: 1\ntarget: cpu\ncpu_features: avx512_bf16\npasses: []\n", 3,
+                  "cpu_features", "expected a list of CPU features");
+}
+
+TEST(Cuvilpass, RejectsCpuFeaturesForCuda) {
+  expect_rejected("cuvil_pass_version: 1\ntarget: cuda\ncpu_features: []\npasses: []\n", 3,
+                  "cpu_features", "applies only to target cpu");
+}
+
 TEST(Cuvilpass, RejectsUnknownTopLevelKey) {
   expect_rejected("cuvil_pass_version: 1\ntarget: cpu\npasses: []\ntargte: cuda\n", 4, "targte",
                   "unknown key");

@@ -9,6 +9,7 @@
 #include "passes/pipeline.h"
 #include "passes/reduced_precision.h"
 #include "passes/select_lowering.h"
+#include "passes/target_cpu.h"
 #include "runtime/cpu/quantize.h"
 #include "runtime/executor.h"
 #include "runtime/reference/interpreter.h"
@@ -178,9 +179,52 @@ TEST(ReducedPrecision, CpuWithoutTheInstructionsFallsBackToF32) {
   for (const ir::Node& n : g.nodes()) {
     if (n.op != OpKind::linear) continue;
     EXPECT_EQ(n.attrs.get_string("precision", ""), "f32");
-    EXPECT_EQ(n.attrs.get_string("precision.fallback", ""), "cpu lacks avx512_vnni");
+    EXPECT_EQ(n.attrs.get_string("precision.fallback", ""), "target cpu lacks avx512_vnni");
     EXPECT_FALSE(n.attrs.has("impl"));
   }
+}
+
+// The config's cpu_features decide, not the host: one file, one plan on every host.
+TEST(ReducedPrecision, ATargetWithoutBf16StaysF32OnAnyHost) {
+  PipelineConfig config =
+      with_precision({{"linear_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+  config.cpu_features = std::vector<std::string>{};
+  config.source = "plain.cuvilpass";
+  Graph g = testing::tiny_decoder(1, 5, 24);
+  run_pipeline(g, config);
+  EXPECT_EQ(count_precision(g, OpKind::linear, "bf16"), 0);
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::linear) continue;
+    EXPECT_EQ(n.attrs.get_string("precision.fallback", ""), "target cpu lacks avx512_bf16");
+  }
+}
+
+TEST(ReducedPrecision, ATargetWithBf16IsCompiledForBf16EvenOnAHostWithout) {
+  setenv("CUVIL_CPU_DISABLE", "avx512_bf16", 1);
+  PipelineConfig config =
+      with_precision({{"linear_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+  config.cpu_features = std::vector<std::string>{"avx512_bf16"};
+  Graph g = testing::tiny_decoder(1, 5, 24);
+  run_pipeline(g, config);
+  EXPECT_GT(count_precision(g, OpKind::linear, "bf16"), 0);
+  // This host cannot run that plan: lowering says so instead of running another one.
+  EXPECT_THROW(lower(g, LowerOptions{}), UserError);
+  unsetenv("CUVIL_CPU_DISABLE");
+}
+
+TEST(ReducedPrecision, ThePlanRecordsTheCpuItWasCompiledFor) {
+  PipelineConfig config = default_pipeline("cpu");
+  const Compiled host = compile(testing::tiny_decoder(1, 5, 24), config, 1);
+  std::string want;
+  for (const std::string& f : host_cpu_features()) want += (want.empty() ? "" : ",") + f;
+  EXPECT_EQ(host.plan.settings.get_string(kTargetCpuFeaturesSetting, "?"), want);
+  EXPECT_EQ(host.plan.settings.get_string(kTargetCpuFeaturesSourceSetting, "?"), "host");
+
+  config.cpu_features = std::vector<std::string>{"avx512_vnni"};
+  config.source = "vnni.cuvilpass";
+  const Compiled named = compile(testing::tiny_decoder(1, 5, 24), config, 1);
+  EXPECT_EQ(named.plan.settings.get_string(kTargetCpuFeaturesSetting, "?"), "avx512_vnni");
+  EXPECT_EQ(named.plan.settings.get_string(kTargetCpuFeaturesSourceSetting, "?"), "vnni.cuvilpass");
 }
 
 TEST(ReducedPrecision, Int8MatmulIsRejectedByTheSchema) {
