@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -93,7 +94,27 @@ TEST(TrialLog, TornLastLineIsSkippedButAMalformedMiddleLineIsAnError) {
   std::filesystem::remove(path);
 }
 
+// Points XDG_CACHE_HOME at a folder of this test's own while alive: the provenance names the
+// machine's cached peak, and tests running beside this one (ctest -j) may re-measure the shared
+// cache between the two calls.
+class PrivatePeakCache {
+ public:
+  PrivatePeakCache() : dir_(temp_path("peak-cache")) {
+    if (const char* old = std::getenv("XDG_CACHE_HOME")) old_ = old;
+    std::filesystem::create_directories(dir_);
+    setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
+  }
+  ~PrivatePeakCache() {
+    old_.empty() ? unsetenv("XDG_CACHE_HOME") : setenv("XDG_CACHE_HOME", old_.c_str(), 1);
+    std::filesystem::remove_all(dir_);
+  }
+
+ private:
+  std::string dir_, old_;
+};
+
 TEST(TuneGen, WritesTheBestConfigDeterministicallyAndItLoads) {
+  const PrivatePeakCache cache;
   const std::string log = write_log();
   TuneGenOptions o;
   o.trial_log = log;
