@@ -1,8 +1,9 @@
 // OpenMP's wait policy for the commands that measure. oneDNN runs on libgomp's team, whose idle
 // threads spin between parallel regions; beside another busy process they steal its CPU and
 // every oneDNN op slows to the spin timeout (issue 16: an all-oneDNN ResNet-50 b1 at 596 ms,
-// quiet 45 ms). Passive waiting costs a few percent when the machine is quiet and halves the
-// loaded time, so cuvil-bench chooses it when other processes are busy at the start.
+// quiet 45 ms). Passive waiting halves the loaded time but costs an all-oneDNN plan 10-25% on a
+// quiet machine (docs/performance.md), so cuvil-bench chooses it only when other processes are
+// busy at the start.
 //
 // libgomp reads OMP_WAIT_POLICY once, when it loads (before main), so the choice is made by
 // re-executing cuvil-bench with the variable set. A user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT
