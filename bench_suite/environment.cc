@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "bench_suite/version.h"
 
 #ifndef CUVIL_CXX_COMPILER
 #define CUVIL_CXX_COMPILER "unknown"
@@ -305,8 +306,13 @@ Environment capture_environment() {
 #endif
   // CUVIL_GIT_COMMIT names the code where the source tree is not a git checkout (a tarball, a
   // copied binary) or is not the tree the binary was built from.
+  // The commit this binary was built from; the checkout's HEAD only when the build could not
+  // tell (the checkout may have moved on since the build).
   const char* commit = std::getenv("CUVIL_GIT_COMMIT");
-  env.git_commit = commit && *commit ? commit : git_commit_of(CUVIL_SOURCE_DIR);
+  const char* built = build_info().git_commit;
+  env.git_commit = commit && *commit ? commit
+                   : *built          ? std::string(built)
+                                     : git_commit_of(CUVIL_SOURCE_DIR);
   env.cuda_driver = read_cuda_driver();
   env.openmp_wait_policy = openmp_wait_policy();
   return env;
