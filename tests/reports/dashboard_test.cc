@@ -342,7 +342,8 @@ TEST_F(Dashboard, SpreadIsTheP10ToP90OfTheRunsSamples) {
     store(s, 1, 1e6, 2e6);
   }
   ResultsStore s(db_path());
-  const HistoryPoint& p = load_histories(s).at(0).points.at(0);
+  const auto histories = load_histories(s);  // held: a reference into a temporary would dangle
+  const HistoryPoint& p = histories.at(0).points.at(0);
   EXPECT_DOUBLE_EQ(p.median_ns, 1e6);
   EXPECT_DOUBLE_EQ(p.low_ns, 1e6 * (1 - 0.009));  // the smallest of 7 is the nearest-rank p10
   EXPECT_DOUBLE_EQ(p.high_ns, 1e6 * (1 + 0.009));

@@ -113,7 +113,8 @@ TEST(FlameTrace, OneCompleteEventPerOpWithItsKernelFlopsAndBytes) {
 }
 
 TEST(FlameTrace, TimesAreWholeTicks) {
-  for (const json& e : two_rung_trace()["traceEvents"]) {
+  const json trace = two_rung_trace();  // a range over a member of a temporary would dangle
+  for (const json& e : trace["traceEvents"]) {
     if (e["ph"] != "X") continue;
     for (const char* key : {"ts", "dur"}) {
       const double ticks = e[key].get<double>() * kTraceTicksPerMicrosecond;
