@@ -435,8 +435,11 @@ std::string config_hash(const PipelineConfig& config) {
   std::string canonical = "cuvil_pass_version=" + std::to_string(config.version) + "\n";
   canonical += "target=" + config.target + "\n";
   if (config.cpu_features) {  // only when named, so that older files keep their hashes
+    // A set: the order it was written in changes no plan.
+    std::vector<std::string> features = *config.cpu_features;
+    std::sort(features.begin(), features.end());
     canonical += "cpu_features=";
-    for (const std::string& f : *config.cpu_features) canonical += f + ",";
+    for (const std::string& f : features) canonical += f + ",";
     canonical += "\n";
   }
   for (const PassInvocation& p : config.passes) {

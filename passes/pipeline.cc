@@ -37,8 +37,12 @@ void run_pipeline(ir::Graph& graph, const PipelineConfig& config, const StageFn&
   // A broken input is the caller's mistake, not a pass's: report it before any pass runs.
   ir::verify(graph);
   if (config.target == "cpu") {
-    set_target_cpu(graph, config.cpu_features.value_or(host_cpu_features()),
-                   config.cpu_features ? config.source : "host");
+    // Not value_or: that would probe the host (and ask for AMX) even when the file names them.
+    if (config.cpu_features) {
+      set_target_cpu(graph, *config.cpu_features, config.source);
+    } else {
+      set_target_cpu(graph, host_cpu_features(), "host");
+    }
   }
   for (const PassInvocation& invocation : config.passes) {
     const Pass* pass = find_pass(invocation.name);

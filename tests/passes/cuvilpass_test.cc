@@ -253,6 +253,10 @@ TEST(Cuvilpass, HashChangesWithCpuFeaturesOnlyWhenNamed) {
   EXPECT_NE(config_hash(host), config_hash(none));
   EXPECT_NE(config_hash(none), config_hash(bf16));
   EXPECT_EQ(config_hash(host), config_hash(default_pipeline("cpu")));
+  PipelineConfig both = host, reversed = host;
+  both.cpu_features = std::vector<std::string>{"avx512_bf16", "avx512_vnni"};
+  reversed.cpu_features = std::vector<std::string>{"avx512_vnni", "avx512_bf16"};
+  EXPECT_EQ(config_hash(both), config_hash(reversed));  // a set, not a sequence
 }
 
 TEST(Cuvilpass, RejectsUnknownCpuFeature) {
