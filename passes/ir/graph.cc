@@ -108,12 +108,23 @@ size_t Node::op_input_count() const {
   return extra <= inputs.size() ? inputs.size() - extra : 0;
 }
 
+namespace {
+// Inputs and constants hold the same bound as the results shape inference derives from them.
+void check_declared_shape(const char* what, const std::string& name, const Shape& shape) {
+  if (bounded_elements(shape) < 0) {
+    throw UserError(std::string(what) + " '" + name + "': shape " + to_string(shape) +
+                    " has a negative dimension or more than 2^40 elements");
+  }
+}
+}  // namespace
+
 ValueId Graph::add_value(Value value) {
   values_.push_back(std::move(value));
   return static_cast<ValueId>(values_.size() - 1);
 }
 
 ValueId Graph::add_input(const std::string& name, Shape shape, DType dtype, Layout layout) {
+  check_declared_shape("input", name, shape);
   Value v;
   v.name = name;
   v.shape = std::move(shape);
@@ -127,6 +138,7 @@ ValueId Graph::add_input(const std::string& name, Shape shape, DType dtype, Layo
 
 ValueId Graph::add_constant(const std::string& name, Shape shape, ConstantInit init,
                             bool trainable) {
+  check_declared_shape("constant", name, shape);
   Value v;
   v.name = name;
   v.shape = std::move(shape);

@@ -44,6 +44,24 @@ struct Ctx {
     if (!parse_layout(text, &l) || l == Layout::any) fail("unknown layout '" + text + "'");
     return l;
   }
+  // Shape arithmetic on attributes a file may set to anything: overflowing int64 is the file's
+  // error, not undefined behaviour.
+  int64_t add(int64_t a, int64_t b) const {
+    int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r))
+      fail(std::to_string(a) + " + " + std::to_string(b) + " overflows int64");
+    return r;
+  }
+  int64_t mul(int64_t a, int64_t b) const {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r))
+      fail(std::to_string(a) + " * " + std::to_string(b) + " overflows int64");
+    return r;
+  }
+  // A window's output length along one axis: (in + 2 pad - window) / stride + 1.
+  int64_t window_out(int64_t in, int64_t pad, int64_t window, int64_t stride) const {
+    return add(add(in, mul(2, pad)), -window) / stride + 1;
+  }
   std::vector<int64_t> pair(const char* key, int64_t fallback) const {
     auto v = node.attrs.get_ints(key, {fallback, fallback});
     if (v.size() != 2) fail(std::string("attribute '") + key + "' must have 2 entries");
@@ -125,7 +143,7 @@ void infer_conv(const Ctx& c, Value* out) {
   }
   if (groups < 1 || x.c % groups != 0 || w[0] % groups != 0)
     c.fail("bad groups " + std::to_string(groups));
-  if (w[1] * groups != x.c) {
+  if (c.mul(w[1], groups) != x.c) {
     c.fail("weight " + to_string(w) + " expects " + std::to_string(w[1] * groups) +
            " input channels, activation has " + std::to_string(x.c));
   }
@@ -133,8 +151,8 @@ void infer_conv(const Ctx& c, Value* out) {
   const auto stride = c.pair("stride", 1);
   const auto pad = c.pair("pad", 0);
   if (stride[0] < 1 || stride[1] < 1 || pad[0] < 0 || pad[1] < 0) c.fail("bad stride or pad");
-  const int64_t oh = (x.h + 2 * pad[0] - w[2]) / stride[0] + 1;
-  const int64_t ow = (x.w + 2 * pad[1] - w[3]) / stride[1] + 1;
+  const int64_t oh = c.window_out(x.h, pad[0], w[2], stride[0]);
+  const int64_t ow = c.window_out(x.w, pad[1], w[3], stride[1]);
   if (oh < 1 || ow < 1) c.fail("output would be empty");
   out->shape = join4({x.n, w[0], oh, ow}, l);
   out->layout = l;
@@ -149,9 +167,10 @@ void infer_pool(const Ctx& c, Value* out) {
   const auto stride = c.pair("stride", 1);
   const auto pad = c.pair("pad", 0);
   if (k[0] < 1 || k[1] < 1 || stride[0] < 1 || stride[1] < 1) c.fail("bad kernel or stride");
-  if (pad[0] * 2 > k[0] || pad[1] * 2 > k[1]) c.fail("padding larger than half the kernel");
-  const int64_t oh = (x.h + 2 * pad[0] - k[0]) / stride[0] + 1;
-  const int64_t ow = (x.w + 2 * pad[1] - k[1]) / stride[1] + 1;
+  if (pad[0] < 0 || pad[1] < 0) c.fail("negative padding");
+  if (pad[0] > k[0] / 2 || pad[1] > k[1] / 2) c.fail("padding larger than half the kernel");
+  const int64_t oh = c.window_out(x.h, pad[0], k[0], stride[0]);
+  const int64_t ow = c.window_out(x.w, pad[1], k[1], stride[1]);
   if (oh < 1 || ow < 1) c.fail("output would be empty");
   out->shape = join4({x.n, x.c, oh, ow}, l);
   out->layout = l;
@@ -240,7 +259,8 @@ void infer_concat(const Ctx& c, Value* out) {
                " differ off the concat axis");
       }
     }
-    s[static_cast<size_t>(axis)] += si[static_cast<size_t>(axis)];
+    s[static_cast<size_t>(axis)] =
+        c.add(s[static_cast<size_t>(axis)], si[static_cast<size_t>(axis)]);
   }
   out->shape = s;
   out->layout = c.in(0).layout;
@@ -259,14 +279,14 @@ void infer_reshape(const Ctx& c, Value* out) {
     } else if (s[i] < 1) {
       c.fail("bad target dimension " + std::to_string(s[i]));
     } else {
-      known *= s[i];
+      known = c.mul(known, s[i]);
     }
   }
   if (wild >= 0) {
     if (known == 0 || total % known != 0) c.fail("cannot infer -1");
     s[static_cast<size_t>(wild)] = total / known;
   }
-  if (num_elements(s) != total)
+  if (bounded_elements(s) != total)
     c.fail("cannot reshape " + to_string(c.shape(0)) + " to " + to_string(s));
   out->shape = s;
 }
@@ -349,7 +369,7 @@ void infer_pad(const Ctx& c, Value* out) {
     if (mode == "reflect" && (lo >= x[d] || hi >= x[d]))
       c.fail("reflect padding must be smaller than the axis (" + std::to_string(x[d]) + ")");
     if (mode == "edge" && x[d] == 0 && lo + hi > 0) c.fail("edge padding of an empty axis");
-    s[d] = x[d] + lo + hi;
+    s[d] = c.add(c.add(x[d], lo), hi);
   }
   out->shape = s;
 }
@@ -476,7 +496,9 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
       c.arity(1, 1);
       c.rank(0, 4);
       if (c.shape(0)[3] % 2 != 0) c.fail("head dim must be even");
-      if (node.attrs.get_int("pos_offset", 0) < 0) c.fail("pos_offset must be >= 0");
+      if (node.attrs.get_int("pos_offset", 0) < 0 ||
+          node.attrs.get_int("pos_offset", 0) > kMaxElements)
+        c.fail("pos_offset must be in [0, 2^40]");
       out->shape = c.shape(0);
       break;
     case OpKind::max_pool2d:
@@ -498,8 +520,8 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
       const int64_t s = node.attrs.get_int("scale", 2);
       if (s < 1) c.fail("scale must be >= 1");
       Nchw x = split4(c.shape(0), l);
-      x.h *= s;
-      x.w *= s;
+      x.h = c.mul(x.h, s);
+      x.w = c.mul(x.w, s);
       out->shape = join4(x, l);
       out->layout = l;
       break;
@@ -535,6 +557,10 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
       out->shape.push_back(c.shape(0)[1]);
       break;
     }
+  }
+  if (bounded_elements(out->shape) < 0) {
+    c.fail("result shape " + to_string(out->shape) +
+           " has a negative dimension or more than 2^40 elements");
   }
   // Ops that only move data keep integer ids integer (e.g. ids reshaped before a gather).
   switch (node.op) {

@@ -58,6 +58,20 @@ int64_t num_elements(const Shape& shape) {
   return n;
 }
 
+int64_t bounded_elements(const Shape& shape, int64_t limit) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || d > limit) return -1;
+    if (d == 0) n = 0;
+  }
+  if (n == 0) return 0;
+  for (int64_t d : shape) {
+    if (n > limit / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
 std::string to_string(const Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

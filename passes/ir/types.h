@@ -28,6 +28,13 @@ int64_t byte_size(DType dtype);
 // Bytes each element occupies in memory today: storage is fp32 whatever the dtype.
 inline constexpr int64_t kStorageBytesPerElement = 4;
 int64_t num_elements(const Shape& shape);
+
+// The largest value a graph may hold, and the largest dimension: shape inference refuses any
+// result beyond it, so that element counts and index arithmetic on valid shapes fit in int64.
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+// The element count of `shape`, computed without overflow; -1 when a dimension is negative, a
+// dimension is above `limit`, or the count is.
+int64_t bounded_elements(const Shape& shape, int64_t limit = kMaxElements);
 std::string to_string(const Shape& shape);
 
 }  // namespace cuvil::ir

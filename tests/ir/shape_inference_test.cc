@@ -259,5 +259,79 @@ TEST(Graph, EpilogueOperandsFollowTheOpsInputs) {
   EXPECT_THROW(infer_node(g, fused, &out), UserError);
 }
 
+// Attributes a file may set to anything: shape arithmetic that would overflow int64, or a result
+// past ir::kMaxElements, is a UserError naming the node, never undefined behaviour.
+constexpr int64_t kHuge = int64_t{1} << 62;
+
+void expect_refused(Graph& g, OpKind op, std::vector<ValueId> in, Attrs attrs,
+                    const std::string& why) {
+  try {
+    g.add_node(op, std::move(in), std::move(attrs), "n");
+    ADD_FAILURE() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'n'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+}
+
+TEST(ShapeBounds, PadThatOverflowsIsRefused) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3});
+  expect_refused(g, OpKind::pad, {x}, {{"pads", Ints{0, kHuge, 0, kHuge}}}, "overflows int64");
+}
+
+TEST(ShapeBounds, PadPastTheElementBoundIsRefused) {
+  Graph g;
+  ValueId x = g.add_input("x", {1024, 3});
+  expect_refused(g, OpKind::pad, {x}, {{"pads", Ints{0, 0, 0, int64_t{1} << 31}}},
+                 "more than 2^40 elements");
+}
+
+TEST(ShapeBounds, ConvAndPoolPaddingThatOverflowsIsRefused) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 7, 7});
+  expect_refused(g, OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"pad", Ints{kHuge, kHuge}}},
+                 "overflows int64");
+  expect_refused(g, OpKind::max_pool2d, {x},
+                 {{"kernel", Ints{INT64_MAX, 3}}, {"pad", Ints{INT64_MAX / 2, 1}}},
+                 "overflows int64");
+  expect_refused(g, OpKind::avg_pool2d, {x}, {{"kernel", Ints{3, 3}}, {"pad", Ints{-1, 0}}},
+                 "negative padding");
+}
+
+TEST(ShapeBounds, GroupsThatOverflowAreRefused) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 0, 7, 7});
+  expect_refused(g, OpKind::conv2d, {x, weight(g, {0, int64_t{1} << 40, 1, 1})},
+                 {{"groups", int64_t{1} << 40}}, "overflows int64");
+}
+
+TEST(ShapeBounds, ReshapeUpsampleAndConcatThatOverflowAreRefused) {
+  Graph g;
+  ValueId x = g.add_input("x", {2, 3, 4, 4});
+  expect_refused(g, OpKind::reshape, {x}, {{"shape", Ints{kHuge, kHuge, -1}}}, "overflows int64");
+  expect_refused(g, OpKind::upsample_nearest2d, {x}, {{"scale", kHuge}}, "overflows int64");
+  ValueId big = g.add_input("big", {int64_t{1} << 40, 0});
+  expect_refused(g, OpKind::concat, {big, big}, {{"axis", int64_t{0}}}, "more than 2^40");
+}
+
+TEST(ShapeBounds, DeclaredShapesAreBoundedToo) {
+  Graph g;
+  EXPECT_THROW(g.add_input("x", {-1, 3}), UserError);
+  EXPECT_THROW(g.add_input("x", {int64_t{1} << 21, int64_t{1} << 20}), UserError);
+  EXPECT_THROW(g.add_constant("w", {int64_t{1} << 41, 0}, ConstantInit::fill(1)), UserError);
+  EXPECT_NO_THROW(g.add_input("ok", {int64_t{1} << 20, int64_t{1} << 20}));
+}
+
+TEST(ShapeBounds, BoundedElementsCountsWithoutOverflow) {
+  EXPECT_EQ(bounded_elements({2, 3, 7}), 42);
+  EXPECT_EQ(bounded_elements({}), 1);
+  EXPECT_EQ(bounded_elements({0, 5}), 0);
+  EXPECT_EQ(bounded_elements({kHuge, 0}), -1);  // a dimension past the bound, even if empty
+  EXPECT_EQ(bounded_elements({int64_t{1} << 30, int64_t{1} << 30}), -1);
+  EXPECT_EQ(bounded_elements({3, -1}), -1);
+  EXPECT_EQ(bounded_elements({17, 3}, 50), -1);
+}
+
 }  // namespace
 }  // namespace cuvil::ir

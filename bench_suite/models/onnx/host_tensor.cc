@@ -226,17 +226,16 @@ HostTensor decode_tensor(const TensorProto& t, const TensorSource& src, const st
   if (t.segment().begin() != 0 || t.segment().end() != 0 || t.has_segment()) {
     throw UserError(src.model_path + ": " + what + ": segmented tensors are not supported");
   }
-  ir::Shape shape;
-  int64_t count = 1;
-  for (int64_t d : t.dims()) {
+  const ir::Shape shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape) {
     if (d < 0) {
       throw UserError(src.model_path + ": " + what + ": negative dimension " + std::to_string(d));
     }
-    if (d > 0 && count > (int64_t{1} << 40) / d) {
-      throw UserError(src.model_path + ": " + what + ": more than 2^40 elements");
-    }
-    count *= d;
-    shape.push_back(d);
+  }
+  const int64_t count = ir::bounded_elements(shape);
+  if (count < 0) {
+    throw UserError(src.model_path + ": " + what + ": shape " + ir::to_string(shape) +
+                    " has more than 2^40 elements or a dimension above it");
   }
   const bool as_float = is_float_type(type);
   HostTensor out;

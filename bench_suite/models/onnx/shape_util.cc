@@ -36,22 +36,8 @@ HostTensor remap(const HostTensor& t, const ir::Shape& shape, F src_index) {
 
 }  // namespace
 
-int64_t bounded_elements(const ir::Shape& shape, int64_t limit) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0) return -1;
-    if (d == 0) n = 0;
-  }
-  if (n == 0) return 0;
-  for (int64_t d : shape) {
-    if (n > limit / d) return -1;
-    n *= d;
-  }
-  return n;
-}
-
 void check_fold_size(const ir::Shape& shape) {
-  if (bounded_elements(shape, kMaxFoldedElements) < 0) {
+  if (ir::bounded_elements(shape, kMaxFoldedElements) < 0) {
     throw FoldTooLarge("a constant of shape " + ir::to_string(shape) +
                        " is too large to compute at import (at most 2^27 elements)");
   }

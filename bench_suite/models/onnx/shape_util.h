@@ -12,14 +12,12 @@
 namespace cuvil::bench::onnx_import {
 
 // Limits that keep a malformed model from overflowing shape arithmetic or making the importer
-// allocate without bound: a tensor of the imported graph has at most kMaxElements elements, a
-// constant folded at import at most kMaxFoldedElements (512 MiB of fp32).
-inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+// allocate without bound: a tensor of the imported graph has at most ir::kMaxElements elements
+// (shape inference refuses more), a constant folded at import at most kMaxFoldedElements (512 MiB
+// of fp32).
+using ir::bounded_elements;
+using ir::kMaxElements;
 inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 27;
-
-// The element count of `shape`, computed without overflow; -1 when a dimension is negative or
-// the count is above `limit`.
-int64_t bounded_elements(const ir::Shape& shape, int64_t limit);
 
 // Folding would make a constant of more than kMaxFoldedElements: the importer turns it into a
 // UserError naming the node.
