@@ -258,11 +258,13 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
       plan.steps.push_back(std::move(step));
       continue;
     }
-    // Knob reach: what the kernel's selection and prepare read (the first run adds the rest).
+    // Knob reach: what the kernel's selection, schedule and prepare read (the first run adds
+    // the rest).
     ir::AttrReadRecorder reads;
     const runtime::KernelInfo& k = choose_kernel(n, step);
     step.kernel = k.name;
     step.fn = k.fn;
+    runtime::schedule_step(step, k);
     if (k.prepare) {
       std::vector<const float*> constant_inputs;
       for (int32_t t : step.inputs) {

@@ -7,6 +7,7 @@
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/gemm_bf16_kernels.h"
 #include "runtime/cpu/gemm_prepare.h"
+#include "runtime/cpu/gemm_schedule.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/onednn/onednn_kernels.h"
 
@@ -30,12 +31,15 @@ std::vector<KernelInfo> build_table() {
   };
   add(OpKind::conv2d, "auto", cpu::conv2d_auto,
       "1x1 stride-1 as GEMM, otherwise im2col + GEMM; nchw16c: direct_nchw16c");
+  t.back().schedule = cpu::conv2d_gemm_schedule;
   add(OpKind::conv2d, "im2col", cpu::conv2d_im2col, "im2col (blocked) + packed GEMM",
       cpu::conv2d_unblocked);
   t.back().choice = "im2col";
+  t.back().schedule = cpu::conv2d_gemm_schedule;
   add(OpKind::conv2d, "gemm_1x1", cpu::conv2d_gemm_1x1, "1x1 stride-1 unpadded as one GEMM",
       cpu::conv2d_is_1x1);
   t.back().choice = "gemm";
+  t.back().schedule = cpu::conv2d_gemm_schedule;
   add(OpKind::conv2d, "direct_nhwc", cpu::conv2d_direct_nhwc,
       "direct, NHWC only: MR pixels x NV*16 channels register tile, packed weights",
       cpu::conv2d_direct_supports);
@@ -91,6 +95,7 @@ std::vector<KernelInfo> build_table() {
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "gemm", cpu::linear_gemm, "packed GEMM with B transposed");
   t.back().choice = "gemm";
+  t.back().schedule = cpu::linear_gemm_schedule;
   t.back().prepare = cpu::linear_gemm_prepare;  // packs a constant weight (gemm.prepack)
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "onednn", onednn::linear, "oneDNN matmul primitive (library)");
@@ -98,6 +103,7 @@ std::vector<KernelInfo> build_table() {
   t.back().prepare = onednn::linear_prepare;
   add(OpKind::matmul, "gemm", cpu::matmul_gemm, "batched packed GEMM");
   t.back().choice = "gemm";
+  t.back().schedule = cpu::matmul_gemm_schedule;
   add(OpKind::linear, "bf16", cpu::linear_bf16,
       "bf16 weights packed in K pairs, fp32 accumulation (avx512_bf16)", cpu::bf16_supported);
   t.back().precision = "bf16";
@@ -204,6 +210,10 @@ const KernelInfo* find_precision_kernel(ir::OpKind op, const std::string& precis
     if (k.op == op && !k.precision.empty() && k.precision == precision) return &k;
   }
   return nullptr;
+}
+
+void schedule_step(Step& step, const KernelInfo& kernel) {
+  step.schedule = kernel.schedule ? kernel.schedule(step) : nullptr;
 }
 
 bool replaces_input(const Step& step, size_t input) {

@@ -18,6 +18,9 @@ struct KernelInfo {
   // When set, whether the kernel can run this step (e.g. 1x1 convolutions only); null = any.
   bool (*supports)(const Step& step) = nullptr;
   std::string description;
+  // When set, reads the step's schedule attributes into a typed struct once at lowering
+  // (Step::schedule), before prepare, which may use it. A bad value is a UserError.
+  std::shared_ptr<const void> (*schedule)(const Step& step) = nullptr;
   // When set, called once at lowering with the step's inputs (constant_inputs[i] is null unless
   // input i is a constant); its result becomes Step::prepared. Lets a kernel lift work on
   // weights (packing, precision conversion) out of the measured loop.
@@ -56,6 +59,9 @@ const KernelInfo* find_kernel(ir::OpKind op, const std::string& name);
 const KernelInfo* find_choice_kernel(ir::OpKind op, const std::string& choice, bool blocked);
 // The op's kernel of reduced precision `precision` ("bf16", "int8"), or nullptr.
 const KernelInfo* find_precision_kernel(ir::OpKind op, const std::string& precision);
+// Sets Step::schedule from the kernel's schedule hook. Lowering does it for every CPU step; code
+// that builds a Step by hand must do it before the kernel runs.
+void schedule_step(Step& step, const KernelInfo& kernel);
 // Whether the step's kernel, having prepared, never reads operand `input` (replaced_inputs).
 bool replaces_input(const Step& step, size_t input);
 // How a kernel was lowered, from its registered name: "onednn" (the library) or "generated"

@@ -50,6 +50,10 @@ struct Step {
   double flops = 0;  // declared work: 2 FLOPs per multiply-accumulate
   double bytes = 0;  // declared traffic: inputs read once + output written once
 
+  // The kernel's schedule, read once from `attrs` before the first run into the kernel's own
+  // typed struct (KernelInfo::schedule, runtime::schedule_step), so that no run looks up or
+  // parses an attribute; null when the kernel has no schedule hook.
+  std::shared_ptr<const void> schedule;
   // Kernel-specific data made once before execution from the step's constant inputs (packed
   // weight panels, bf16 or int8 copies with scales, ...); null when the kernel prepares nothing.
   // The kernel that made it is the only one that reads it.

@@ -67,6 +67,7 @@ void run_step(benchmark::State& state, Step step, const std::string& kernel,
   step.kernel = kernel;
   step.inputs = {0, 1};
   const float* constants[2] = {nullptr, w.data()};
+  cuvil::runtime::schedule_step(step, *k);
   if (k->prepare) step.prepared = k->prepare(step, constants);
   std::vector<float> out(static_cast<size_t>(cuvil::ir::num_elements(step.output_shape)));
   const float* in[2] = {x.data(), w.data()};

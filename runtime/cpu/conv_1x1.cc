@@ -2,6 +2,7 @@
 // times W^T; NCHW: W times channels x pixels, per image. Bias and epilogue ride on the GEMM.
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/gemm.h"
+#include "runtime/cpu/gemm_schedule.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
 
@@ -25,7 +26,7 @@ void conv_1x1(const KernelArgs& a, const ConvGeometry& g) {
       p.b = w + grp * g.og * g.cg, p.ldb = g.cg, p.b_transposed = true;
       p.c = a.out + grp * g.og, p.ldc = g.o;
       p.bias = bias ? bias + grp * g.og : nullptr;
-      if (!gemm_reads_in_place(p.m)) p.blocking = gemm_blocking(a.step.attrs);  // gemm-tiling
+      p.blocking = scheduled_blocking(a.step, p.m);  // gemm-tiling
       gemm(p, a.pool);
     } else {
       for (int64_t img = 0; img < g.n; ++img) {
@@ -35,7 +36,7 @@ void conv_1x1(const KernelArgs& a, const ConvGeometry& g) {
         p.c = a.out + (img * g.o + grp * g.og) * hw, p.ldc = hw;
         p.bias = bias ? bias + grp * g.og : nullptr;
         p.bias_per_row = true;
-        if (!gemm_reads_in_place(p.m)) p.blocking = gemm_blocking(a.step.attrs);
+        p.blocking = scheduled_blocking(a.step, p.m);
         gemm(p, a.pool);
       }
     }

@@ -8,6 +8,7 @@
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/gemm.h"
+#include "runtime/cpu/gemm_schedule.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/thread_pool.h"
@@ -21,7 +22,9 @@ using Conv = ConvGeometry;
 // Output pixels per im2col block: keeps the column buffer near 8 MiB.
 int64_t pixel_block(const Conv& g, int64_t k) {
   constexpr int64_t kColFloats = int64_t{1} << 21;
-  return std::clamp<int64_t>(kColFloats / std::max<int64_t>(k, 1), 64, g.oh * g.ow);
+  const int64_t pixels = g.oh * g.ow;
+  return std::clamp<int64_t>(kColFloats / std::max<int64_t>(k, 1), std::min<int64_t>(64, pixels),
+                             pixels);
 }
 
 // NCHW column block: col[k][p] for k = (c, kh, kw) of group grp and output pixels p0 .. p0+np.
@@ -100,7 +103,7 @@ void conv_im2col(const KernelArgs& a, const Conv& g) {
           p.c = a.out + (img * g.o + grp * g.og) * ohw + p0, p.ldc = ohw;
           p.bias_per_row = true;
         }
-        if (!gemm_reads_in_place(p.m)) p.blocking = gemm_blocking(a.step.attrs);  // gemm-tiling
+        p.blocking = scheduled_blocking(a.step, p.m);  // gemm-tiling
         gemm(p, a.pool);
       }
     }

@@ -1,10 +1,11 @@
-// linear (x W^T + b) and batched matmul on the packed GEMM. Both read their GEMM parameters from
-// the step's attributes (gemm_blocking); linear may run on a weight packed at lowering.
+// linear (x W^T + b) and batched matmul on the packed GEMM. Both run with the blocking their
+// schedule read at lowering (gemm_schedule.h); linear may run on a weight packed at lowering.
 #include <algorithm>
 
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/gemm_prepare.h"
+#include "runtime/cpu/gemm_schedule.h"
 #include "runtime/cpu/gemv.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
@@ -29,7 +30,7 @@ std::shared_ptr<const void> linear_gemm_prepare(const Step& step,
   // Few-row products read the weight in place: no packing, and no knob of it is consumed.
   if (gemm_reads_in_place(linear_rows(step)) || constant_inputs[1] == nullptr) return nullptr;
   if (step.attrs.get_int("gemm.prepack", 0) == 0) return nullptr;
-  const GemmBlocking blocking = gemm_blocking(step.attrs);
+  const GemmBlocking blocking = scheduled_blocking(step, linear_rows(step));
   const ir::Shape& w = step.input_shapes[1];
   const MicroKernel& micro = pick_micro_kernel(blocking.portable ? GemmIsa::ref : active_gemm_isa(),
                                                blocking.mr, blocking.nr);
@@ -51,7 +52,7 @@ void linear_gemm(const KernelArgs& a) {
   p.c = a.out, p.ldc = p.n;
   p.bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   p.epilogue = epi.empty() ? nullptr : &epi;
-  if (!gemm_reads_in_place(p.m)) p.blocking = gemm_blocking(a.step.attrs);
+  p.blocking = scheduled_blocking(a.step, p.m);
   if (a.step.prepared) {
     p.packed_b = &static_cast<const LinearPrepared*>(a.step.prepared.get())->weight;
   }
@@ -68,8 +69,7 @@ void matmul_gemm(const KernelArgs& a) {
   const int64_t batches = ir::num_elements(o_batch);
   const Broadcast abc(a_batch, o_batch), bbc(b_batch, o_batch);
   const Epilogue epi(a.step, a.in, a.out);
-  const GemmBlocking blocking =
-      gemm_reads_in_place(m) ? GemmBlocking{} : gemm_blocking(a.step.attrs);
+  const GemmBlocking blocking = scheduled_blocking(a.step, m);
 
   auto problem = [&](int64_t bi) {
     int64_t ao = 0, bo = 0;

@@ -118,5 +118,18 @@ TEST(Lower, KernelThatCannotRunTheNodeIsAUserError) {
   EXPECT_THROW(lower(conv_relu("conv2d.gemm_1x1"), {}), UserError);
 }
 
+TEST(Lower, GemmKernelsAreScheduledAndABadKnobFailsAtLowering) {
+  Graph g;
+  const ValueId x = g.add_input("x", {33, 17});
+  const ValueId y = g.add_node(OpKind::linear, {x, testing::random_constant(g, "w", {7, 17}, 1)},
+                               {{"gemm.mc", int64_t{96}}}, "fc");
+  g.mark_output(y);
+  const runtime::Plan plan = lower(g, {});
+  ASSERT_EQ(plan.steps.size(), 1u);
+  EXPECT_NE(plan.steps[0].schedule, nullptr);
+  g.mutable_nodes()[0].attrs.set("gemm.mr_nr", std::string("12by32"));
+  EXPECT_THROW(lower(g, {}), UserError);
+}
+
 }  // namespace
 }  // namespace cuvil::passes

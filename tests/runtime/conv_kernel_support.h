@@ -29,6 +29,7 @@ inline Step step_for(const ir::Graph& g, const KernelInfo& k) {
     s.input_shapes.push_back(g.value(n.inputs[i]).shape);
   }
   s.output_shape = g.value(n.output).shape;
+  schedule_step(s, k);
   return s;
 }
 

@@ -120,6 +120,7 @@ std::vector<float> run_under(cpu::GemmIsa isa, const ir::Graph& g, const std::st
   }
   step.output_shape = g.value(n.output).shape;
   EXPECT_TRUE(!k->supports || k->supports(step)) << kernel;
+  schedule_step(step, *k);
   if (k->prepare) step.prepared = k->prepare(step, constants.data());
   std::vector<float> out(static_cast<size_t>(ir::num_elements(step.output_shape)), -7.0f);
   ThreadPool pool(2);

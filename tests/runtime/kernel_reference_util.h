@@ -38,6 +38,7 @@ inline double kernel_error(const ir::Graph& g, const std::string& kernel, int th
     ptrs.push_back(inputs[i].data.data());
   }
   step.output_shape = g.value(n.output).shape;
+  schedule_step(step, *k);
   ir::Tensor got(step.output_shape,
                  std::vector<float>(static_cast<size_t>(ir::num_elements(step.output_shape)), 0));
   ThreadPool pool(threads);
