@@ -134,8 +134,10 @@ std::vector<KernelInfo> build_table() {
   add(OpKind::softmax, "cpu", cpu::softmax, "max-subtracted, any axis");
   add(OpKind::sdpa, "auto", cpu::sdpa_auto,
       "flash, or blocked when a kv head has <= 16 query rows");
+  t.back().schedule = cpu::sdpa_auto_schedule;
   add(OpKind::sdpa, "flash", cpu::sdpa_flash,
       "query tiles x key tiles, online softmax, packed K^T panels");
+  t.back().schedule = cpu::sdpa_flash_schedule;
   add(OpKind::sdpa, "blocked", cpu::sdpa_blocked,
       "query blocks x all keys per (batch, kv head): GEMM, softmax, GEMM");
   add(OpKind::rope, "cpu", cpu::rope, "rotate-half, angles per position");

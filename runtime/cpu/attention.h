@@ -1,9 +1,11 @@
 // Scaled dot-product attention kernels beyond the plain blocked one (kernels.h: sdpa_blocked).
-// Node attributes read (set by the attention-tiling pass): "attention.block_q" (stacked query
-// rows per tile) and "attention.block_kv" (keys per tile, rounded up to a multiple of 32).
+// Node attributes read once at lowering (set by the attention-tiling pass): "attention.block_q"
+// (stacked query rows per tile) and "attention.block_kv" (keys per tile, rounded up to a multiple
+// of 32).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "runtime/plan.h"
 
@@ -20,5 +22,14 @@ void sdpa_flash(const KernelArgs& args);
 // Flash for prefill-like shapes, the blocked kernel when each kv head has few query rows (decode),
 // where packing keys costs more than it saves.
 void sdpa_auto(const KernelArgs& args);
+
+// Their schedule hooks (KernelInfo::schedule): whether the step runs flash, and its tiles. Only
+// a step that runs flash reads the tiling attributes (knob reach).
+struct SdpaSchedule {
+  bool flash = true;
+  int64_t block_q = kFlashBlockQ, block_kv = kFlashBlockKv;  // as the kernel uses them
+};
+std::shared_ptr<const void> sdpa_flash_schedule(const Step& step);
+std::shared_ptr<const void> sdpa_auto_schedule(const Step& step);
 
 }  // namespace cuvil::runtime::cpu

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/error.h"
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/attention_flash_kernels.h"
 #include "runtime/cpu/cpu_isa.h"
@@ -106,17 +107,40 @@ Dims dims_of(const Step& step) {
 
 }  // namespace
 
+std::shared_ptr<const void> sdpa_flash_schedule(const Step& step) {
+  const Dims m = dims_of(step);
+  const int64_t rows = m.group * m.sq;  // stacked query rows per (batch, kv head)
+  const int64_t skv_panels = (m.skv + kPanel - 1) / kPanel;
+  auto s = std::make_shared<SdpaSchedule>();
+  s->block_q = std::clamp<int64_t>(step.attrs.get_int("attention.block_q", kFlashBlockQ), 1,
+                                   std::max<int64_t>(rows, 1));
+  const int64_t bkv_req = step.attrs.get_int("attention.block_kv", kFlashBlockKv);
+  s->block_kv =  // keys per tile: whole panels, no more than the keys there are
+      std::min(std::max<int64_t>(1, (bkv_req + kPanel - 1) / kPanel), skv_panels) * kPanel;
+  return s;
+}
+
+std::shared_ptr<const void> sdpa_auto_schedule(const Step& step) {
+  const Dims m = dims_of(step);
+  // Decode-like: a handful of rows per kv head cannot amortise packing the keys.
+  if (m.group * m.sq <= 16) {
+    auto blocked = std::make_shared<SdpaSchedule>();
+    blocked->flash = false;
+    return blocked;
+  }
+  return sdpa_flash_schedule(step);
+}
+
 void sdpa_flash(const KernelArgs& a) {
+  CUVIL_CHECK(a.step.schedule != nullptr, "step '" + a.step.node_name + "' runs unscheduled");
+  const SdpaSchedule& schedule = *static_cast<const SdpaSchedule*>(a.step.schedule.get());
   const Dims m = dims_of(a.step);
   const Epilogue epi(a.step, a.in, a.out);
   const FlashKernels& kern = flash_kernels();
   const int64_t rows = m.group * m.sq;  // stacked query rows per (batch, kv head)
-  const int64_t bq =
-      std::clamp<int64_t>(a.step.attrs.get_int("attention.block_q", kFlashBlockQ), 1, rows);
+  const int64_t bq = schedule.block_q;
+  const int64_t bkv = schedule.block_kv;
   const int64_t skv_panels = (m.skv + kPanel - 1) / kPanel;
-  const int64_t bkv_req = a.step.attrs.get_int("attention.block_kv", kFlashBlockKv);
-  const int64_t bkv =  // keys per tile: whole panels, no more than the keys there are
-      std::min(std::max<int64_t>(1, (bkv_req + kPanel - 1) / kPanel), skv_panels) * kPanel;
   const int64_t heads = m.batch * m.hkv;
   const int64_t head_pack = skv_panels * kPanel * m.d;
 
@@ -192,12 +216,11 @@ void sdpa_flash(const KernelArgs& a) {
 }
 
 void sdpa_auto(const KernelArgs& a) {
-  const Dims m = dims_of(a.step);
-  // Decode-like: a handful of rows per kv head cannot amortise packing the keys.
-  if (m.group * m.sq <= 16) {
-    sdpa_blocked(a);
-  } else {
+  CUVIL_CHECK(a.step.schedule != nullptr, "step '" + a.step.node_name + "' runs unscheduled");
+  if (static_cast<const SdpaSchedule*>(a.step.schedule.get())->flash) {
     sdpa_flash(a);
+  } else {
+    sdpa_blocked(a);
   }
 }
 
