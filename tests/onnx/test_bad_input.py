@@ -151,6 +151,31 @@ def test_node_attribute_the_importer_cannot_honour(tmp_path):
                       "dilations")
 
 
+def one_node_model(node, shape, initializers):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    return helper.make_model(helper.make_graph([node], "g", [x], [y], initializers),
+                             opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_shape_arithmetic_that_overflows_names_the_node(tmp_path):
+    # Pads near 2^62 on each side: the padded length overflows int64 (found by fuzz_onnx).
+    pads = numpy_helper.from_array(np.array([0, 2**62, 0, 2**62], np.int64), "pads")
+    m = one_node_model(helper.make_node("Pad", ["x", "pads"], ["y"], name="huge_pad"), (1, 3),
+                       [pads])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")],
+                      "node 'huge_pad' (Pad)", "overflows int64")
+
+
+def test_constant_that_does_not_broadcast_names_the_node(tmp_path):
+    # A LayerNormalization scale of shape [5] for a normalised axis of 3 (found by fuzz_onnx).
+    scale = numpy_helper.from_array(np.ones(5, np.float32), "scale")
+    m = one_node_model(helper.make_node("LayerNormalization", ["x", "scale"], ["y"], name="ln"),
+                       (2, 3), [scale])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")],
+                      "node 'ln' (LayerNormalization)", "does not broadcast")
+
+
 def test_infer_npy_of_the_wrong_shape_or_dtype_writes_nothing(tmp_path):
     path = save(tiny_model(), tmp_path / "m.onnx")
     out = tmp_path / "out"

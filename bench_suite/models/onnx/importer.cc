@@ -122,19 +122,18 @@ class Importer {
       for (size_t i = 0; i < ctx.input_count(); ++i) {
         if (ctx.has_input(i) && !ctx.is_constant(i)) all_constant = false;
       }
-      bool done = false;
       try {
-        if (m->fold && (all_constant || !m->map)) done = m->fold(ctx);
-      } catch (const FoldTooLarge& e) {
-        ctx.fail(e.what());
-      }
-      if (!done) {
-        if (!m->map) {
-          ctx.fail(
-              "can only be computed from constants and static shapes here (an input is "
-              "known only at run time)");
+        const bool done = m->fold && (all_constant || !m->map) && m->fold(ctx);
+        if (!done) {
+          if (!m->map) {
+            ctx.fail(
+                "can only be computed from constants and static shapes here (an input is "
+                "known only at run time)");
+          }
+          m->map(ctx);
         }
-        m->map(ctx);
+      } catch (const ConstantError& e) {
+        ctx.fail(e.what());
       }
       for (int k = 0; k < node.output_size(); ++k) {
         const std::string& out = node.output(k);

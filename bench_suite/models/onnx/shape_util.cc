@@ -198,6 +198,15 @@ HostTensor gather_tensor(const HostTensor& data, int64_t axis, const HostTensor&
 
 HostTensor broadcast_tensor(const HostTensor& t, const ir::Shape& shape) {
   const size_t r = shape.size();
+  bool broadcasts = t.shape.size() <= r;
+  for (size_t d = 0; broadcasts && d < t.shape.size(); ++d) {
+    const int64_t want = shape[d + r - t.shape.size()];
+    broadcasts = t.shape[d] == 1 || t.shape[d] == want;
+  }
+  if (!broadcasts) {
+    throw ConstantError("a constant of shape " + ir::to_string(t.shape) +
+                        " does not broadcast to " + ir::to_string(shape));
+  }
   std::vector<int64_t> st(r, 0);
   const std::vector<int64_t> dense = strides_of(t.shape);
   for (size_t d = 0; d < t.shape.size(); ++d) {

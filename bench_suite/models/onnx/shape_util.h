@@ -19,11 +19,16 @@ using ir::bounded_elements;
 using ir::kMaxElements;
 inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 27;
 
-// Folding would make a constant of more than kMaxFoldedElements: the importer turns it into a
-// UserError naming the node.
-class FoldTooLarge : public UserError {
+// The errors of the constant helpers below, which do not know the node they serve: the importer
+// turns them into a UserError naming it.
+class ConstantError : public UserError {
  public:
   using UserError::UserError;
+};
+// Folding would make a constant of more than kMaxFoldedElements.
+class FoldTooLarge : public ConstantError {
+ public:
+  using ConstantError::ConstantError;
 };
 // Throws FoldTooLarge unless a constant of `shape` is within kMaxFoldedElements.
 void check_fold_size(const ir::Shape& shape);
@@ -51,6 +56,7 @@ HostTensor transpose_tensor(const HostTensor& t, const std::vector<int64_t>& per
 HostTensor slice_tensor(const HostTensor& t, const std::vector<AxisSlice>& ranges);
 HostTensor gather_tensor(const HostTensor& data, int64_t axis, const HostTensor& indices,
                          const NodeContext& c);
+// `t` broadcast (numpy rules) to `shape`; a ConstantError when it does not broadcast to it.
 HostTensor broadcast_tensor(const HostTensor& t, const ir::Shape& shape);
 HostTensor concat_tensors(const std::vector<const HostTensor*>& parts, int64_t axis);
 // The same values with another shape (numel unchanged).
