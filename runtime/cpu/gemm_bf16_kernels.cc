@@ -1,7 +1,7 @@
 // bf16 linear, matmul and conv2d on gemm_bf16: weights converted and packed once in prepare.
 #include <algorithm>
 
-#include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/batched_matmul.h"
 #include "runtime/cpu/gemm_bf16.h"
 #include "runtime/cpu/gemm_bf16_kernels.h"
 #include "runtime/cpu/kernel_util.h"
@@ -69,32 +69,24 @@ void linear_bf16(const KernelArgs& a) {
 }
 
 void matmul_bf16(const KernelArgs& a) {
-  const ir::Shape& as = a.step.input_shapes[0];
-  const ir::Shape& bs = a.step.input_shapes[1];
-  const ir::Shape& os = a.step.output_shape;
-  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
-  const ir::Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-  const ir::Shape o_batch(os.begin(), os.end() - 2);
-  const int64_t batches = ir::num_elements(o_batch);
-  const Broadcast abc(a_batch, o_batch), bbc(b_batch, o_batch);
+  const BatchedMatmul mm(a.step);
+  const int64_t m = mm.m, k = mm.k, n = mm.n;
   const Epilogue epi(a.step, a.in, a.out);
   // Both operands are activations: B is converted and packed per product.
   uint32_t* packed = reinterpret_cast<uint32_t*>(a.pool.scratch(
       a.pool.current_thread(), ThreadPool::kKernel, static_cast<size_t>(bf16_packed_words(k, n))));
   int64_t packed_offset = -1;
-  for (int64_t bi = 0; bi < batches; ++bi) {
-    int64_t ao = 0, bo = 0;
-    abc.for_each_run(bi, 1, [&](int64_t, int64_t off, int64_t, int64_t) { ao = off; });
-    bbc.for_each_run(bi, 1, [&](int64_t, int64_t off, int64_t, int64_t) { bo = off; });
-    if (bo != packed_offset) {
-      pack_b_bf16(a.in[1] + bo * k * n, n, false, k, n, packed, &a.pool);
+  for (int64_t bi = 0; bi < mm.batches; ++bi) {
+    const int64_t bo = mm.b_offset(bi);
+    if (bo != packed_offset) {  // consecutive products often share B (broadcast batch dims)
+      pack_b_bf16(a.in[1] + bo, n, false, k, n, packed, &a.pool);
       packed_offset = bo;
     }
     Bf16Gemm g;
     g.m = m, g.n = n, g.k = k;
-    g.a = a.in[0] + ao * m * k, g.lda = k;
+    g.a = a.in[0] + mm.a_offset(bi), g.lda = k;
     g.b = packed;
-    g.c = a.out + bi * m * n, g.ldc = n;
+    g.c = a.out + mm.c_offset(bi), g.ldc = n;
     g.epilogue = epi.empty() ? nullptr : &epi;
     gemm_bf16(g, a.pool);
   }

@@ -2,7 +2,7 @@
 // schedule read at lowering (gemm_schedule.h); linear may run on a weight packed at lowering.
 #include <algorithm>
 
-#include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/batched_matmul.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/gemm_prepare.h"
 #include "runtime/cpu/gemm_schedule.h"
@@ -60,26 +60,17 @@ void linear_gemm(const KernelArgs& a) {
 }
 
 void matmul_gemm(const KernelArgs& a) {
-  const ir::Shape& as = a.step.input_shapes[0];
-  const ir::Shape& bs = a.step.input_shapes[1];
-  const ir::Shape& os = a.step.output_shape;
-  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
-  const ir::Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-  const ir::Shape o_batch(os.begin(), os.end() - 2);
-  const int64_t batches = ir::num_elements(o_batch);
-  const Broadcast abc(a_batch, o_batch), bbc(b_batch, o_batch);
+  const BatchedMatmul mm(a.step);
+  const int64_t m = mm.m, k = mm.k, n = mm.n, batches = mm.batches;
   const Epilogue epi(a.step, a.in, a.out);
   const GemmBlocking blocking = scheduled_blocking(a.step, m);
 
   auto problem = [&](int64_t bi) {
-    int64_t ao = 0, bo = 0;
-    abc.for_each_run(bi, 1, [&](int64_t, int64_t off, int64_t, int64_t) { ao = off; });
-    bbc.for_each_run(bi, 1, [&](int64_t, int64_t off, int64_t, int64_t) { bo = off; });
     GemmProblem p;
     p.m = m, p.n = n, p.k = k;
-    p.a = a.in[0] + ao * m * k, p.lda = k;
-    p.b = a.in[1] + bo * k * n, p.ldb = n;
-    p.c = a.out + bi * m * n, p.ldc = n;
+    p.a = a.in[0] + mm.a_offset(bi), p.lda = k;
+    p.b = a.in[1] + mm.b_offset(bi), p.ldb = n;
+    p.c = a.out + mm.c_offset(bi), p.ldc = n;
     p.epilogue = epi.empty() ? nullptr : &epi;
     p.blocking = blocking;
     return p;

@@ -176,6 +176,17 @@ def test_constant_that_does_not_broadcast_names_the_node(tmp_path):
                       "node 'ln' (LayerNormalization)", "does not broadcast")
 
 
+def test_input_and_output_counts_are_checked_against_the_schema(tmp_path):
+    # Where with one input of its three (found by fuzz_onnx: read past the node's inputs).
+    m = one_node_model(helper.make_node("Where", ["x"], ["y"], name="short"), (2, 3), [])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")],
+                      "node 'short' (Where) has 1 inputs; Where (opset 17) takes 3")
+    # Too many: Relu takes one input.
+    m = one_node_model(helper.make_node("Relu", ["x", "x"], ["y"], name="two"), (2, 3), [])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m2.onnx")],
+                      "node 'two' (Relu) has 2 inputs", "takes 1")
+
+
 def test_infer_npy_of_the_wrong_shape_or_dtype_writes_nothing(tmp_path):
     path = save(tiny_model(), tmp_path / "m.onnx")
     out = tmp_path / "out"

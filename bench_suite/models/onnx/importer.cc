@@ -1,10 +1,12 @@
 #include "bench_suite/models/onnx/importer.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -115,6 +117,7 @@ class Importer {
                           "must be topologically sorted)");
         }
       }
+      check_arity(node);
       NodeContext ctx(*this, node, unique_name(node, index++));
       const OpMapping* m = find_mapping(node.op_type());
       CUVIL_CHECK(m != nullptr, "unsupported operators are rejected up front");
@@ -213,6 +216,26 @@ class Importer {
   }
 
  private:
+  // The node's input and output counts against ONNX's schema of the op at the model's opset, so
+  // that no mapping reads an input a malformed node lacks. Counts include empty optional names.
+  void check_arity(const onnx::NodeProto& node) const {
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(model_.opset));
+    if (schema == nullptr) return;  // not an ONNX op at this opset: the mapping table decides
+    auto check = [&](const char* what, int count, int lo, int hi) {
+      if (count >= lo && count <= hi) return;
+      const std::string takes = lo == hi ? std::to_string(lo)
+                                : hi == std::numeric_limits<int>::max()
+                                    ? "at least " + std::to_string(lo)
+                                    : std::to_string(lo) + " to " + std::to_string(hi);
+      throw UserError(model_.path + ": node '" + node.name() + "' (" + node.op_type() + ") has " +
+                      std::to_string(count) + " " + what + "s; " + node.op_type() + " (opset " +
+                      std::to_string(model_.opset) + ") takes " + takes);
+    };
+    check("input", node.input_size(), schema->min_input(), schema->max_input());
+    check("output", node.output_size(), schema->min_output(), schema->max_output());
+  }
+
   std::string unique_name(const onnx::NodeProto& node, int index) {
     std::string base = dotted_name(node.name());
     if (base.empty()) base = node.op_type() + "_" + std::to_string(index);
@@ -366,6 +389,7 @@ ir::Shape NodeContext::shape(size_t i) const {
 }
 
 bool NodeContext::is_integer(size_t i) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
   if (is_constant(i)) return !constant(i).is_float();
   const Importer::Entry* e = importer_.find(node_.input(static_cast<int>(i)));
   return importer_.graph().value(e->id).dtype == ir::DType::i32;
