@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "bench_suite/suites.h"
+#include "probes/machine_peak.h"
 #include "tuner/isolation.h"
 #include "tuner/knob_reach.h"
 #include "tuner/optuna_bridge.h"
@@ -93,7 +94,14 @@ int tune(const TuneOptions& o) {
   const std::string study_name =
       o.study_name.empty() ? default_study_name(suite.name) : o.study_name;
   const std::string log_path = trial_log_path(o.study, study_name, o.trial_log);
-  const nlohmann::json machine = machine_fingerprint(o.threads);
+  nlohmann::json machine = machine_fingerprint(o.threads);
+  // The peaks this study's %peak figures divide by, kept with every trial: tune-gen's provenance
+  // names these, not whatever the cache holds when it runs.
+  const probes::MachinePeak peak = probes::machine_peak(o.threads);
+  machine["peak_fp32_gflops"] = peak.fp32_gflops;
+  machine["peak_mem_read_gbps"] = peak.mem_read_gbps;
+  machine["peak_measured_at"] = peak.measured_at;
+  machine["peak_provisional"] = peak.provisional;
   const std::string commit = source_commit();
   std::string rung_names;
   for (const auto& r : rungs) rung_names += (rung_names.empty() ? "" : ",") + r.name;

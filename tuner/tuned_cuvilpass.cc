@@ -124,13 +124,25 @@ std::string provenance_yaml(const TunedProvenance& in) {
   }
   p << YAML::EndMap;
   const int threads = best->machine.value("threads", in.threads);
-  const probes::MachinePeak peak = probes::machine_peak(threads);
   p << YAML::Key << "machine" << YAML::Value << YAML::BeginMap << YAML::Key << "cpu_model"
     << YAML::Value << best->machine.value("cpu_model", std::string("unknown")) << YAML::Key
     << "logical_cores" << YAML::Value << best->machine.value("logical_cores", 0) << YAML::Key
-    << "threads" << YAML::Value << threads << YAML::Key << "peak_fp32_gflops" << YAML::Value
-    << round4(peak.fp32_gflops) << YAML::Key << "peak_mem_read_gbps" << YAML::Value
-    << round4(peak.mem_read_gbps) << YAML::EndMap;
+    << "threads" << YAML::Value << threads;
+  if (best->machine.contains("peak_fp32_gflops")) {  // the peaks the study measured against
+    p << YAML::Key << "peak_fp32_gflops" << YAML::Value
+      << round4(best->machine.value("peak_fp32_gflops", 0.0)) << YAML::Key << "peak_mem_read_gbps"
+      << YAML::Value << round4(best->machine.value("peak_mem_read_gbps", 0.0)) << YAML::Key
+      << "peak_source" << YAML::Value
+      << "the study (measured " + best->machine.value("peak_measured_at", std::string("?")) +
+             (best->machine.value("peak_provisional", false) ? ", provisional: under load)" : ")");
+  } else {  // a study from before trials recorded them
+    const probes::MachinePeak peak = probes::machine_peak(threads);
+    p << YAML::Key << "peak_fp32_gflops" << YAML::Value << round4(peak.fp32_gflops) << YAML::Key
+      << "peak_mem_read_gbps" << YAML::Value << round4(peak.mem_read_gbps) << YAML::Key
+      << "peak_source" << YAML::Value
+      << "this machine's cache now (the study's trials do not record the peak)";
+  }
+  p << YAML::EndMap;
   p << YAML::Key << "commit" << YAML::Value << best->commit;
   p << YAML::Key << "importance" << YAML::Value << YAML::BeginMap;
   p << YAML::Key << "model" << YAML::Value

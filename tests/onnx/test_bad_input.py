@@ -167,6 +167,17 @@ def test_shape_arithmetic_that_overflows_names_the_node(tmp_path):
                       "node 'huge_pad' (Pad)", "overflows int64")
 
 
+def test_float_read_as_an_integer_far_out_of_range_names_the_node(tmp_path):
+    # A Resize scale of 1e30 is an integer-valued float; as an int64 it saturates and the
+    # upsampled size overflows (found by fuzz_onnx: the float -> int64 cast was undefined).
+    roi = numpy_helper.from_array(np.zeros(0, np.float32), "roi")
+    scales = numpy_helper.from_array(np.array([1, 1, 1e30, 1e30], np.float32), "scales")
+    m = one_node_model(helper.make_node("Resize", ["x", "roi", "scales"], ["y"], name="big",
+                                        mode="nearest"), (1, 1, 2, 2), [roi, scales])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")],
+                      "node 'big' (Resize)", "overflows int64")
+
+
 def test_constant_that_does_not_broadcast_names_the_node(tmp_path):
     # A LayerNormalization scale of shape [5] for a normalised axis of 3 (found by fuzz_onnx).
     scale = numpy_helper.from_array(np.ones(5, np.float32), "scale")

@@ -31,8 +31,9 @@ std::string read(const std::string& path) {
   return s.str();
 }
 
-// A log of 13 trials: the baseline, depth-dependent latencies, one failure.
-std::string write_log() {
+// A log of 13 trials: the baseline, depth-dependent latencies, one failure; each trial's machine
+// block is `machine`.
+std::string write_log(const nlohmann::json& machine = nlohmann::json::object()) {
   const std::string path = temp_path("log.jsonl");
   std::filesystem::remove(path);
   const SearchSpace space = space_from_registry("cpu");
@@ -44,6 +45,7 @@ std::string write_log() {
     r.sampler = "random";
     r.values = default_values(space);
     r.baseline = i == 0;
+    r.machine = machine;
     r.finished = "2026-01-01T00:00:" + std::to_string(10 + i) + "Z";
     if (i == 5) {
       r.state = "fail";
@@ -142,6 +144,34 @@ TEST(TuneGen, WritesTheBestConfigDeterministicallyAndItLoads) {
   EXPECT_NE(c.provenance_yaml.find("fuse-elementwise.max_fusion_depth"), std::string::npos);
   std::filesystem::remove(o.output);
   std::filesystem::remove(log);
+}
+
+TEST(TuneGen, TheProvenanceNamesThePeakTheStudyMeasuredAgainst) {
+  const PrivatePeakCache cache;
+  TuneGenOptions o;
+  o.workload.suite = "resnet50";
+  o.fanova = false;
+  o.verify = false;
+  o.refits = 5;
+  o.output = temp_path("peak.cuvilpass");
+  o.trial_log = write_log({{"cpu_model", "Test CPU"},
+                           {"threads", 2},
+                           {"peak_fp32_gflops", 123.5},
+                           {"peak_mem_read_gbps", 45.25},
+                           {"peak_measured_at", "2026-01-01"},
+                           {"peak_provisional", true}});
+  ASSERT_EQ(tune_gen(o), 0);
+  const std::string with = passes::load_cuvilpass(o.output).provenance_yaml;
+  EXPECT_NE(with.find("peak_fp32_gflops: 123.5"), std::string::npos) << with;
+  EXPECT_NE(with.find("peak_mem_read_gbps: 45.25"), std::string::npos) << with;
+  EXPECT_NE(with.find("the study (measured 2026-01-01, provisional"), std::string::npos) << with;
+  std::filesystem::remove(o.trial_log);
+  o.trial_log = write_log();  // an older study: its trials name no peak
+  ASSERT_EQ(tune_gen(o), 0);
+  const std::string without = passes::load_cuvilpass(o.output).provenance_yaml;
+  EXPECT_NE(without.find("do not record the peak"), std::string::npos) << without;
+  std::filesystem::remove(o.trial_log);
+  std::filesystem::remove(o.output);
 }
 
 TEST(TuneGen, ThresholdResetsUnimportantParametersToDefaults) {

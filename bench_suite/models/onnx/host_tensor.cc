@@ -187,19 +187,27 @@ HostTensor HostTensor::ints(ir::Shape shape, std::vector<int64_t> values, Kind k
   return t;
 }
 
+int64_t saturating_int64(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double kTwo63 = 9223372036854775808.0;  // 2^63, exact in double
+  if (v >= kTwo63) return INT64_MAX;
+  if (v < -kTwo63) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
 double HostTensor::number(int64_t k) const {
   return is_float() ? static_cast<double>(f[static_cast<size_t>(k)])
                     : static_cast<double>(i[static_cast<size_t>(k)]);
 }
 
 int64_t HostTensor::integer(int64_t k) const {
-  return is_float() ? static_cast<int64_t>(f[static_cast<size_t>(k)]) : i[static_cast<size_t>(k)];
+  return is_float() ? saturating_int64(f[static_cast<size_t>(k)]) : i[static_cast<size_t>(k)];
 }
 
 std::vector<int64_t> HostTensor::to_ints() const {
   if (!is_float()) return i;
   std::vector<int64_t> out(f.size());
-  for (size_t k = 0; k < f.size(); ++k) out[k] = static_cast<int64_t>(f[k]);
+  for (size_t k = 0; k < f.size(); ++k) out[k] = saturating_int64(f[k]);
   return out;
 }
 

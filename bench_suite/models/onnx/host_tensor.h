@@ -15,6 +15,10 @@ class TensorProto;
 
 namespace cuvil::bench::onnx_import {
 
+// `v` as an int64, saturating at the type's range (NaN gives 0): a malformed model may hold any
+// float where an integer is read, and an out-of-range cast is undefined behaviour.
+int64_t saturating_int64(double v);
+
 struct HostTensor {
   enum class Kind : uint8_t { f32, i64, boolean };
   Kind kind = Kind::f32;

@@ -38,29 +38,34 @@ HostTensor fold_binary(const NodeContext& c, const HostTensor& a, const HostTens
   const int64_t n = ir::num_elements(shape);
   for (int64_t k = 0; k < n; ++k) {
     if (ints && kind != HostTensor::Kind::f32) {
-      out.i.push_back(static_cast<int64_t>(f(
-          ab.number(k), bb.number(k), ab.i[static_cast<size_t>(k)], bb.i[static_cast<size_t>(k)])));
+      out.i.push_back(saturating_int64(f(ab.number(k), bb.number(k), ab.i[static_cast<size_t>(k)],
+                                         bb.i[static_cast<size_t>(k)])));
     } else {
       const double v = f(ab.number(k), bb.number(k), ab.integer(k), bb.integer(k));
       if (kind == HostTensor::Kind::f32) {
         out.f.push_back(static_cast<float>(v));
       } else {
-        out.i.push_back(static_cast<int64_t>(v));
+        out.i.push_back(saturating_int64(v));
       }
     }
   }
   return out;
 }
 
+// Integer results wrap in two's complement, as ONNX Runtime's do (the builtins define what
+// overflowing int64 arithmetic leaves undefined).
 double arith(OpKind op, double x, double y, int64_t xi, int64_t yi, bool ints) {
+  int64_t r = 0;
   switch (op) {
     case OpKind::add:
-      return ints ? static_cast<double>(xi + yi) : x + y;
+      return ints ? (__builtin_add_overflow(xi, yi, &r), static_cast<double>(r)) : x + y;
     case OpKind::sub:
-      return ints ? static_cast<double>(xi - yi) : x - y;
+      return ints ? (__builtin_sub_overflow(xi, yi, &r), static_cast<double>(r)) : x - y;
     case OpKind::mul:
-      return ints ? static_cast<double>(xi * yi) : x * y;
+      return ints ? (__builtin_mul_overflow(xi, yi, &r), static_cast<double>(r)) : x * y;
     case OpKind::div:
+      if (ints && yi == -1)
+        return (__builtin_sub_overflow(int64_t{0}, xi, &r), static_cast<double>(r));
       if (ints) return yi == 0 ? 0.0 : static_cast<double>(xi / yi);  // truncates, as ONNX Runtime
       return x / y;
     case OpKind::pow:

@@ -497,7 +497,7 @@ void map_resize(NodeContext& c) {
       scales[2] < 1 || scales[2] != std::floor(scales[2])) {
     c.fail("only an equal integer upscale of H and W is supported");
   }
-  const int64_t s = static_cast<int64_t>(scales[2]);
+  const int64_t s = saturating_int64(scales[2]);
   if (s == 1) return c.set_output(0, c.value(0));
   c.set_output(0, c.add(OpKind::upsample_nearest2d, {c.value(0)}, {{"scale", s}}));
 }
