@@ -178,6 +178,39 @@ def test_float_read_as_an_integer_far_out_of_range_names_the_node(tmp_path):
                       "node 'big' (Resize)", "overflows int64")
 
 
+@pytest.mark.parametrize("node", [
+    helper.make_node("MaxPool", ["x"], ["y"], name="win", kernel_shape=[2, 2],
+                     strides=[2**62, 1]),
+    helper.make_node("MaxPool", ["x"], ["y"], name="win", kernel_shape=[2**62, 2],
+                     ceil_mode=1),
+    helper.make_node("AveragePool", ["x"], ["y"], name="win", kernel_shape=[2, 2],
+                     pads=[0, 0, 2**62, 0]),
+])
+def test_window_attributes_past_the_bound_name_the_node(tmp_path, node):
+    m = one_node_model(node, (1, 1, 4, 4), [])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")], "node 'win'",
+                      "above 2^31")
+
+
+def test_split_sizes_that_overflow_name_the_node(tmp_path):
+    split = numpy_helper.from_array(np.array([2**62, 2**62, 2**62], np.int64), "split")
+    node = helper.make_node("Split", ["x", "split"], ["a", "b", "c"], name="sp", axis=1)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6])
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abc"]
+    m = helper.make_model(helper.make_graph([node], "g", [x], outs, [split]),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")], "node 'sp' (Split)",
+                      "add up to more than")
+
+
+def test_reshape_target_past_the_bound_names_the_node(tmp_path):
+    shape = numpy_helper.from_array(np.array([2**40, 2**40, -1], np.int64), "shape")
+    m = one_node_model(helper.make_node("Reshape", ["x", "shape"], ["y"], name="rs"), (2, 3),
+                       [shape])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")], "node 'rs' (Reshape)",
+                      "more than 2^40 elements")
+
+
 def test_constant_that_does_not_broadcast_names_the_node(tmp_path):
     # A LayerNormalization scale of shape [5] for a normalised axis of 3 (found by fuzz_onnx).
     scale = numpy_helper.from_array(np.ones(5, np.float32), "scale")

@@ -14,6 +14,16 @@ namespace {
 
 using ir::OpKind;
 
+// Kernel, stride and pad entries above this are refused: with activations of at most 2^40
+// elements the window arithmetic then stays far inside int64.
+constexpr int64_t kMaxWindowAttr = int64_t{1} << 31;
+
+void check_window_attr(const NodeContext& c, const char* name, int64_t v) {
+  if (v > kMaxWindowAttr) {
+    c.fail(std::string(name) + " entry " + std::to_string(v) + " is above 2^31 (not supported)");
+  }
+}
+
 // Begin and end padding of each spatial axis, from pads or auto_pad.
 struct Padding {
   std::vector<int64_t> begin, end;
@@ -31,6 +41,7 @@ Padding spatial_padding(NodeContext& c, const ir::Shape& in_spatial,
       p.begin[d] = pads[d];
       p.end[d] = pads[d + r];
       if (p.begin[d] < 0 || p.end[d] < 0) c.fail("negative pads are not supported");
+      check_window_attr(c, "pads", std::max(p.begin[d], p.end[d]));
     }
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (size_t d = 0; d < r; ++d) {
@@ -58,6 +69,7 @@ std::vector<int64_t> strides_attr(NodeContext& c, size_t r) {
   if (s.size() != r) c.fail("strides must have " + std::to_string(r) + " entries");
   for (int64_t v : s) {
     if (v < 1) c.fail("strides must be >= 1");
+    check_window_attr(c, "strides", v);
   }
   return s;
 }
@@ -302,6 +314,10 @@ void map_pool(NodeContext& c) {
   require_unit_dilations(c, r);
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});
   if (kernel.size() != r) c.fail("kernel_shape must have " + std::to_string(r) + " entries");
+  for (int64_t k : kernel) {
+    if (k < 1) c.fail("kernel_shape entries must be >= 1");
+    check_window_attr(c, "kernel_shape", k);
+  }
   std::vector<int64_t> strides = strides_attr(c, r);
   ir::Shape spatial(xs.begin() + 2, xs.end());
   Padding p = spatial_padding(c, spatial, kernel, strides);

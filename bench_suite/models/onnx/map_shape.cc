@@ -184,6 +184,7 @@ std::vector<std::pair<int64_t, int64_t>> split_ranges(NodeContext& c, int64_t* a
   int64_t at = 0;
   for (int64_t s : sizes) {
     if (s <= 0) c.fail("split sizes must be > 0");
+    if (s > dim - at) c.fail("split sizes add up to more than the axis's " + std::to_string(dim));
     out.push_back({at, at + s});
     at += s;
   }

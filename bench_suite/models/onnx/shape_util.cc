@@ -78,6 +78,9 @@ ir::Shape reshape_target(const NodeContext& c, const ir::Shape& in,
     } else if (s[i] < 0) {
       c.fail("shape entry " + std::to_string(s[i]) + " is not allowed");
     } else {
+      if (s[i] > kMaxElements || (s[i] > 0 && known > kMaxElements / s[i]))
+        c.fail("shape " + ir::to_string(ir::Shape(spec.begin(), spec.end())) +
+               " has more than 2^40 elements");
       known *= s[i];
     }
   }
@@ -88,7 +91,7 @@ ir::Shape reshape_target(const NodeContext& c, const ir::Shape& in,
              ir::to_string(ir::Shape(spec.begin(), spec.end())));
     s[static_cast<size_t>(wild)] = total / known;
   }
-  if (ir::num_elements(s) != total)
+  if (bounded_elements(s) != total)
     c.fail("cannot reshape " + ir::to_string(in) + " to " + ir::to_string(s));
   return s;
 }
