@@ -61,6 +61,10 @@ double worst_error(const std::vector<ir::Tensor>& got, const std::vector<ir::Ten
 }
 
 TEST(WeightRelease, PreparedPlanHoldsNoOriginalItReplaced) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's allocator is invisible to the heap counter prepared_bytes "
+                  "reads (scripts/sanitize.sh)";
+#endif
   Weights w;
   const Graph original = prepared_graph(&w);
   const auto inputs = ir::random_inputs(original, 5);

@@ -54,6 +54,9 @@ TEST(Isolation, ParentCanStopTheChildAfterAProgressMessage) {
 }
 
 TEST(Isolation, CrashIsReportedWithTheSignal) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer turns the crash into its own abort (scripts/sanitize.sh)";
+#endif
   const ChildOutcome o = run_isolated([](ChildChannel&) { raise(SIGSEGV); }, {}, limits());
   EXPECT_FALSE(o.ok);
   EXPECT_EQ(o.reason, "crashed (signal 11, SIGSEGV)");
@@ -70,6 +73,10 @@ TEST(Isolation, HangIsKilledAtTheTimeout) {
 }
 
 TEST(Isolation, OutOfMemoryUnderTheAddressSpaceLimit) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "an address-space limit leaves AddressSanitizer no room for its shadow memory "
+                  "(scripts/sanitize.sh)";
+#endif
   const ChildOutcome o = run_isolated(
       [](ChildChannel&) {
         std::vector<std::unique_ptr<char[]>> hog;
@@ -83,6 +90,10 @@ TEST(Isolation, OutOfMemoryUnderTheAddressSpaceLimit) {
 // A child whose allocation failed and that then hangs (a worker stuck after std::bad_alloc) ran
 // out of memory: it is not reported as timed out, and it is not waited on for the whole timeout.
 TEST(Isolation, OutOfMemoryThenHangIsStillOutOfMemory) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "an address-space limit leaves AddressSanitizer no room for its shadow memory "
+                  "(scripts/sanitize.sh)";
+#endif
   const auto start = std::chrono::steady_clock::now();
   const ChildOutcome o = run_isolated(
       [](ChildChannel&) {
