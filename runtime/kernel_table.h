@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "passes/ir/op.h"
 #include "runtime/plan.h"
 
@@ -62,6 +63,13 @@ const KernelInfo* find_precision_kernel(ir::OpKind op, const std::string& precis
 // Sets Step::schedule from the kernel's schedule hook. Lowering does it for every CPU step; code
 // that builds a Step by hand must do it before the kernel runs.
 void schedule_step(Step& step, const KernelInfo& kernel);
+// The step's schedule as the type its kernel's hook made; the step must have been scheduled.
+template <class T>
+const T& schedule_of(const Step& step) {
+  CUVIL_CHECK(step.schedule != nullptr,
+              "step '" + step.node_name + "' (" + step.kernel + ") runs unscheduled");
+  return *static_cast<const T*>(step.schedule.get());
+}
 // Whether the step's kernel, having prepared, never reads operand `input` (replaced_inputs).
 bool replaces_input(const Step& step, size_t input);
 // How a kernel was lowered, from its registered name: "onednn" (the library) or "generated"

@@ -496,8 +496,7 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
       c.arity(1, 1);
       c.rank(0, 4);
       if (c.shape(0)[3] % 2 != 0) c.fail("head dim must be even");
-      if (node.attrs.get_int("pos_offset", 0) < 0 ||
-          node.attrs.get_int("pos_offset", 0) > kMaxElements)
+      if (const int64_t pos = node.attrs.get_int("pos_offset", 0); pos < 0 || pos > kMaxElements)
         c.fail("pos_offset must be in [0, 2^40]");
       out->shape = c.shape(0);
       break;

@@ -10,12 +10,12 @@
 #include <cmath>
 #include <limits>
 
-#include "base/error.h"
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/attention_flash_kernels.h"
 #include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
@@ -132,8 +132,7 @@ std::shared_ptr<const void> sdpa_auto_schedule(const Step& step) {
 }
 
 void sdpa_flash(const KernelArgs& a) {
-  CUVIL_CHECK(a.step.schedule != nullptr, "step '" + a.step.node_name + "' runs unscheduled");
-  const SdpaSchedule& schedule = *static_cast<const SdpaSchedule*>(a.step.schedule.get());
+  const SdpaSchedule& schedule = schedule_of<SdpaSchedule>(a.step);
   const Dims m = dims_of(a.step);
   const Epilogue epi(a.step, a.in, a.out);
   const FlashKernels& kern = flash_kernels();
@@ -216,8 +215,7 @@ void sdpa_flash(const KernelArgs& a) {
 }
 
 void sdpa_auto(const KernelArgs& a) {
-  CUVIL_CHECK(a.step.schedule != nullptr, "step '" + a.step.node_name + "' runs unscheduled");
-  if (static_cast<const SdpaSchedule*>(a.step.schedule.get())->flash) {
+  if (schedule_of<SdpaSchedule>(a.step).flash) {
     sdpa_flash(a);
   } else {
     sdpa_blocked(a);

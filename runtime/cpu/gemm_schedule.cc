@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "base/error.h"
 #include "runtime/cpu/conv_geometry.h"
+#include "runtime/kernel_table.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -36,10 +36,8 @@ std::shared_ptr<const void> conv2d_gemm_schedule(const Step& step) {
 }
 
 GemmBlocking scheduled_blocking(const Step& step, int64_t m) {
-  CUVIL_CHECK(step.schedule != nullptr,
-              "step '" + step.node_name + "' (" + step.kernel + ") runs unscheduled");
-  if (gemm_reads_in_place(m)) return GemmBlocking{};
-  return *static_cast<const GemmBlocking*>(step.schedule.get());
+  const GemmBlocking& scheduled = schedule_of<GemmBlocking>(step);
+  return gemm_reads_in_place(m) ? GemmBlocking{} : scheduled;
 }
 
 }  // namespace cuvil::runtime::cpu
