@@ -1,6 +1,7 @@
 #include "passes/layout.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -172,6 +173,30 @@ class Rewriter {
 
   ValueId to_original(ValueId v) { return logical4(v) ? convert(v, original(v)) : v; }
 
+  // The activation input of a layout-aware node, in `layout`. The node reads its input's
+  // original data in the layout its attribute names; a value tagged otherwise (an nhwc-tagged
+  // permute result fed to a conv that reads it as nchw) is first re-tagged by a same-shape
+  // reshape, then converted like any other value.
+  ValueId activation_in(const Node& node, Layout layout) {
+    const ValueId v = node.inputs[0];
+    Layout reads = Layout::nchw;
+    ir::parse_layout(node.attrs.get_string("layout", "nchw"), &reads);
+    if (reads == Layout::any) reads = Layout::nchw;
+    if (!logical4(v) || original(v) == reads) return convert(v, layout);
+    auto key = std::make_pair(v, reads);
+    ValueId as_read;
+    if (auto it = retagged_.find(key); it != retagged_.end()) {
+      as_read = it->second;
+    } else {
+      as_read = graph_.add_node(OpKind::reshape, {to_original(v)}, {{"shape", shape_of(v)}},
+                                graph_.value(v).name + ".as_" + std::string(ir::to_string(reads)));
+      inserted_.insert(as_read);
+      record(as_read, reads, shape_of(v), reads);
+      retagged_[key] = as_read;
+    }
+    return convert(as_read, layout);
+  }
+
   // The layout a layout-aware node runs in: nchw16c for the conv classes blocked_convs names
   // (groups 1) and for pools whose input arrives blocked; the target layout otherwise.
   Layout node_layout(const Node& node) const {
@@ -184,11 +209,35 @@ class Rewriter {
     return target_;
   }
 
+  // Layout tags are hints: an elementwise op or a concat combines its operands as the original
+  // graph arranged them, whatever their tags (a user's permute(0, 2, 3, 1) tags its result nhwc,
+  // a linear layer's result is untagged). A result moved from its original layout `logical` to
+  // `phys` needs each operand moved the same way from the operand's own original arrangement:
+  // none when the result stays, `phys` for an operand arranged like the result; no layout is
+  // that move for an operand arranged otherwise (nullopt).
+  std::optional<Layout> moved_like(ValueId v, Layout logical, Layout phys) const {
+    if (phys == logical) return original(v);
+    if (original(v) == logical) return phys;
+    return std::nullopt;
+  }
+  // Whether every rank-4 operand of `node` (all but the size-1 ones) can follow a result moved
+  // from `logical` to `phys`.
+  bool operands_can_follow(const Node& node, Layout logical, Layout phys) const {
+    for (ValueId in : node.inputs) {
+      if (logical4(in) && !all_ones(shape_of(in)) && !moved_like(in, logical, phys)) return false;
+    }
+    return true;
+  }
+
   // An operand that broadcasts against a result held in layout `want` (logically `logical`).
   ValueId convert_operand(ValueId v, Layout want, Layout logical) {
     const Shape shape = shape_of(v);
     if (all_ones(shape)) return v;  // one value per tensor: layout cannot matter
-    if (shape.size() == 4) return convert(v, want);
+    if (shape.size() == 4) {
+      const std::optional<Layout> to = moved_like(v, logical, want);
+      CUVIL_CHECK(to.has_value(), "the result's layout was chosen so every operand can follow");
+      return convert(v, *to);
+    }
     if (shape.size() > 4 || want == logical) return v;
     // A lower-rank operand aligns to the trailing axes of the logical layout: make it rank 4
     // in that layout first, then move it like any other tensor.
@@ -235,7 +284,7 @@ class Rewriter {
 
     if (ir::is_layout_aware(node.op)) {
       const Layout layout = node_layout(node);
-      node.inputs[0] = convert(node.inputs[0], layout);
+      node.inputs[0] = activation_in(node, layout);
       for (size_t k = 1; k < node.inputs.size(); ++k) {
         if (epilogue_inputs.count(static_cast<int>(k)) == 0) {
           node.inputs[k] = to_original(node.inputs[k]);
@@ -245,10 +294,12 @@ class Rewriter {
                      "layout.memory_layout,layout.blocked_convs");
       out_phys = layout;
     } else if (ir::is_elementwise(node.op) && out4) {
-      // Follow the full-size operand's layout so chains stay in the layout they arrive in.
+      // Follow the full-size operand's layout so chains stay in the layout they arrive in,
+      // where every operand can follow it.
       for (ValueId in : node.inputs) {
         if (shape_of(in) == shape_of(node.output)) {
-          out_phys = phys_[static_cast<size_t>(in)];
+          const Layout candidate = phys_[static_cast<size_t>(in)];
+          if (operands_can_follow(node, out_logical, candidate)) out_phys = candidate;
           break;
         }
       }
@@ -258,14 +309,15 @@ class Rewriter {
     } else if (node.op == OpKind::concat && out4) {
       const Layout first = phys_[static_cast<size_t>(node.inputs[0])];
       bool same = true;
-      for (ValueId in : node.inputs) same = same && logical4(in);
+      for (ValueId in : node.inputs) same = same && logical4(in) && original(in) == out_logical;
       // Blocked channels carry padding: a channel concat cannot simply move axes there.
       if (same && first != out_logical && first != Layout::nchw16c) {
         out_phys = first;
         const int64_t axis = node.attrs.get_int("axis", 0);
         node.attrs.set("axis", move_axis(axis < 0 ? axis + 4 : axis, out_logical, out_phys));
       }
-      for (ValueId& in : node.inputs) in = convert(in, out_phys);
+      for (ValueId& in : node.inputs)
+        in = out_phys == out_logical ? to_original(in) : convert(in, out_phys);
     } else {
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         if (epilogue_inputs.count(static_cast<int>(k)) == 0) {
@@ -298,6 +350,7 @@ class Rewriter {
   std::vector<Shape> shapes_;
   std::vector<Shape> logical_;  // logical shapes of added values (index >= shapes_.size())
   std::map<std::pair<ValueId, Layout>, ValueId> cache_;
+  std::map<std::pair<ValueId, Layout>, ValueId> retagged_;  // activation_in's re-tagged values
   std::set<ValueId> inserted_;
 };
 

@@ -184,5 +184,52 @@ TEST(Layout, NhwcGraphConvertsToNchw) {
   EXPECT_LT(max_error_after(before, g), 1e-4);
 }
 
+// Tags are hints: a user's permute(0, 2, 3, 1) tags its result nhwc while a linear layer's
+// result is untagged, yet the original graph adds them as the arrays they are (Swin, ConvNeXt).
+// Shapes are chosen so that transposing either operand would still not broadcast by accident.
+Graph permuted_conv(ValueId* permuted) {
+  Graph g;
+  const ValueId x = g.add_input("x", {1, 3, 8, 12});
+  const ValueId c = add_conv(g, x, 3, 5, 3, 1, true, 1);                         // [1, 5, 8, 12]
+  *permuted = g.add_node(OpKind::transpose, {c}, {{"perm", Ints{0, 2, 3, 1}}});  // [1, 8, 12, 5]
+  return g;
+}
+
+TEST(Layout, OperandsWithOtherTagsAddAsTheOriginalArranged) {
+  ValueId y = -1;
+  Graph g = permuted_conv(&y);
+  const ValueId w = testing::random_constant(g, "w", {5, 5}, 4);
+  const ValueId f = g.add_node(OpKind::linear, {y, w});  // untagged
+  g.mark_output(g.add_node(OpKind::add, {f, y}));
+  g.mark_output(g.add_node(OpKind::mul, {y, f}));
+  const Graph before = g;
+  run_layout(g, "nhwc");
+  EXPECT_LT(max_error_after(before, g), 1e-4);
+}
+
+TEST(Layout, ConcatOfOtherTagsKeepsTheOriginalArrangement) {
+  ValueId y = -1;
+  Graph g = permuted_conv(&y);
+  const ValueId r = g.add_node(OpKind::relu, {y});
+  const ValueId w = testing::random_constant(g, "w", {5, 5}, 5);
+  const ValueId f = g.add_node(OpKind::linear, {y, w});
+  g.mark_output(g.add_node(OpKind::concat, {f, r}, {{"axis", int64_t{1}}}));
+  const Graph before = g;
+  run_layout(g, "nhwc");
+  EXPECT_LT(max_error_after(before, g), 1e-4);
+}
+
+TEST(Layout, ConvReadingAnNhwcTaggedValueReadsItAsItsAttributeSays) {
+  // The second conv reads the permuted [1, 8, 12, 5] array as NCHW: 8 channels.
+  for (const std::string layout : {"nhwc", "nchw"}) {
+    ValueId y = -1;
+    Graph g = permuted_conv(&y);
+    g.mark_output(add_conv(g, y, 8, 4, 3, 1, true, 1));
+    const Graph before = g;
+    run_layout(g, layout);
+    EXPECT_LT(max_error_after(before, g), 1e-4) << layout;
+  }
+}
+
 }  // namespace
 }  // namespace cuvil::passes
