@@ -1,6 +1,8 @@
 """Operators with attributes and input forms exporters vary: single-node (or short) ONNX graphs
 built with onnx.helper, run through `cuvil-bench infer`, against numpy written from the ONNX
 specification. Each case names the behaviour it pins down."""
+import re
+
 import numpy as np
 import onnx
 import pytest
@@ -148,13 +150,134 @@ def test_slice_negative_clamped_axes(tmp_path):
     close(got, x[:, -8:, 1:-1])
 
 
-def test_slice_with_steps_is_refused(tmp_path):
-    x = rand(4, 10)
-    node = helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="strided")
+@pytest.mark.parametrize("start,end,step", [(0, 10, 2), (1, 2**40, 3), (-1, -2**40, -1),
+                                             (8, 1, -3), (0, 10, 2**62)])
+def test_slice_with_steps_on_run_time_values_and_constants(tmp_path, start, end, step):
+    # Strided and reversed slices (Swin's x[:, 0::2], a flip), ONNX's clamping at both ends.
+    x, c = rand(4, 10), rand(4, 10)
+    nodes = [helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="strided"),
+             helper.make_node("Slice", ["c", "st", "en", "ax", "sp"], ["cs"], name="folded"),
+             helper.make_node("Add", ["y", "cs"], ["z"])]
+    inits = {"c": c, "st": np.array([start], np.int64), "en": np.array([end], np.int64),
+             "ax": np.array([1], np.int64), "sp": np.array([step], np.int64)}
+    z, y = run(tmp_path, nodes, {"x": x}, inits, outputs=("z", "y"))
+    picked = slice(start, None if abs(end) >= 2**40 else end, step)
+    close(y, x[:, picked])
+    close(z, x[:, picked] + c[:, picked])
+
+
+def test_empty_constant_slice_folds(tmp_path):
+    # Swin's mask slices (0, -window) are empty when the window covers the map.
+    x = rand(3, 4)
+    nodes = [helper.make_node("Slice", ["c", "st", "en"], ["e"]),
+             helper.make_node("Concat", ["e", "c"], ["cc"], axis=0),
+             helper.make_node("Add", ["x", "cc"], ["y"])]
+    inits = {"c": rand(3, 4), "st": np.array([0], np.int64), "en": np.array([-3], np.int64)}
+    (got,) = run(tmp_path, nodes, {"x": x}, inits)
+    close(got, x + inits["c"])
+
+
+def test_slice_step_zero_is_refused(tmp_path):
+    node = helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="zero_step")
     inits = {"st": np.array([0], np.int64), "en": np.array([10], np.int64),
-             "ax": np.array([1], np.int64), "sp": np.array([2], np.int64)}
-    with pytest.raises(AssertionError, match="steps other than 1"):
-        run(tmp_path, [node], {"x": x}, inits)
+             "ax": np.array([1], np.int64), "sp": np.array([0], np.int64)}
+    with pytest.raises(AssertionError, match="step of axis 1 is 0"):
+        run(tmp_path, [node], {"x": rand(4, 10)}, inits)
+
+
+EINSUMS = [
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("B G H I D, B G H J D -> B G H I J", [(1, 2, 3, 4, 5), (1, 2, 3, 6, 5)]),  # MaxViT, spaced
+    ("B G H I J, B G H J D -> B G H I D", [(1, 2, 3, 4, 6), (1, 2, 3, 6, 5)]),
+    ("bhqd,bhkd->bhqk", [(2, 3, 7, 4), (2, 3, 5, 4)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 6)]),  # ellipsis broadcast, right-aligned
+    ("ij,jk", [(3, 4), (4, 5)]),  # implicit output: ik
+    ("ij->ji", [(3, 4)]),
+    ("ijk->ki", [(3, 4, 5)]),  # j summed
+    ("i,j->ij", [(3,), (4,)]),  # outer product
+    ("bi,bj->bij", [(2, 3), (2, 4)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("bn,anm,bm->ba", [(2, 3), (5, 3, 4), (2, 4)]),  # bilinear
+    ("ij,kj->ik", [(1, 4), (3, 4)]),
+]
+
+
+@pytest.mark.parametrize("equation,shapes", EINSUMS, ids=[e for e, _ in EINSUMS])
+def test_einsum_matches_numpy(tmp_path, equation, shapes):
+    arrays = {f"a{i}": rand(*s) for i, s in enumerate(shapes)}
+    node = helper.make_node("Einsum", list(arrays), ["y"], equation=equation)
+    (got,) = run(tmp_path, [node], arrays, opset=12)
+    close(got, np.einsum(equation.replace(" ", ""), *arrays.values()).astype(np.float32), 1e-4)
+
+
+@pytest.mark.parametrize("equation,shapes,message", [
+    ("ii->i", [(3, 3)], "repeats label 'i' (a diagonal)"),
+    ("ij,jk->ik", [(3, 4), (5, 6)], "label 'j' has size 4"),
+    ("ij->ik", [(3, 4)], "output label 'k' is in no input term"),
+    ("ijk->i", [(3, 4)], "has 3 labels for input 0 of rank 2"),
+    ("ij;jk->ik", [(3, 4), (4, 5)], "the character ';'"),
+])
+def test_einsum_it_cannot_run_is_refused_with_the_reason(tmp_path, equation, shapes, message):
+    arrays = {f"a{i}": rand(*s) for i, s in enumerate(shapes)}
+    node = helper.make_node("Einsum", list(arrays), ["y"], equation=equation, name="e")
+    with pytest.raises(AssertionError, match=re.escape(message)):
+        run(tmp_path, [node], arrays, opset=12)
+
+
+@pytest.mark.parametrize("fmod,want", [(0, [2, -2, -1, 1, 0]), (1, [-1, 1, -1, 1, 0])])
+def test_mod_folds_with_either_sign_rule(tmp_path, fmod, want):
+    x = rand(5)
+    nodes = [helper.make_node("Mod", ["a", "b"], ["m"], fmod=fmod),
+             helper.make_node("Cast", ["m"], ["mf"], to=F),
+             helper.make_node("Add", ["x", "mf"], ["y"])]
+    inits = {"a": np.array([-7, 7, -7, 7, 6], np.int64), "b": np.array([3, -3, -3, 3, 3], np.int64)}
+    (got,) = run(tmp_path, nodes, {"x": x}, inits)
+    close(got, x + np.array(want, np.float32))
+
+
+def test_float_mod_folds_as_fmod(tmp_path):
+    x = rand(3)
+    a, b = np.array([-5.5, 5.5, 7.25], np.float32), np.array([2.0, -2.0, 3.0], np.float32)
+    nodes = [helper.make_node("Mod", ["a", "b"], ["m"], fmod=1),
+             helper.make_node("Add", ["x", "m"], ["y"])]
+    (got,) = run(tmp_path, nodes, {"x": x}, {"a": a, "b": b})
+    close(got, x + np.fmod(a, b))
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+def test_scatter_nd_folds_on_constants(tmp_path, reduction):
+    x = rand(4, 3)
+    data, updates = rand(4, 3), rand(2, 3)
+    indices = np.array([[1], [-1]], np.int64)
+    nodes = [helper.make_node("ScatterND", ["d", "i", "u"], ["s"], reduction=reduction),
+             helper.make_node("Add", ["x", "s"], ["y"])]
+    (got,) = run(tmp_path, nodes, {"x": x}, {"d": data, "i": indices, "u": updates}, opset=18)
+    want = data.copy()
+    for row, u in zip([1, 3], updates):
+        want[row] = {"none": u, "add": want[row] + u, "mul": want[row] * u,
+                     "max": np.maximum(want[row], u), "min": np.minimum(want[row], u)}[reduction]
+    close(got, x + want)
+
+
+def test_scatter_nd_index_out_of_range_is_refused(tmp_path):
+    nodes = [helper.make_node("ScatterND", ["d", "i", "u"], ["s"], name="sc"),
+             helper.make_node("Add", ["x", "s"], ["y"])]
+    inits = {"d": rand(4, 3), "i": np.array([[4]], np.int64), "u": rand(1, 3)}
+    with pytest.raises(AssertionError, match="index 4 is out of range for axis 0 of size 4"):
+        run(tmp_path, nodes, {"x": rand(4, 3)}, inits)
+
+
+@pytest.mark.parametrize("ratio,ok", [(0.0, True), (0.1, False)])
+def test_dropout_in_training_mode_is_the_identity_only_at_ratio_zero(tmp_path, ratio, ok):
+    x = rand(2, 5)
+    node = helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop")
+    inits = {"r": np.array(ratio, np.float32), "t": np.array(True)}
+    if ok:
+        (got,) = run(tmp_path, [node], {"x": x}, inits)
+        close(got, x)
+    else:
+        with pytest.raises(AssertionError, match="training_mode is true with a ratio other than 0"):
+            run(tmp_path, [node], {"x": x}, inits)
 
 
 @pytest.mark.parametrize("opset", [11, 13])

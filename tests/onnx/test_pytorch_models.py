@@ -100,3 +100,24 @@ def test_dynamic_batch_binds_from_the_arrays(compare):
 def test_resnet18_full_size(compare):
     m = randomise(torchvision.models.resnet18())
     assert compare(m, torch.randn(1, 3, 224, 224), 17) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_swin_shifted_windows(compare, opset):
+    # torchvision's Swin class at a small size: channels-last blocks beside conv and linear
+    # results (the layout pass must combine them as the graph arranged them), the shifted-window
+    # mask built by slice assignment (ScatterND, Mod on constants), F.pad, torch.roll, strided
+    # slices in patch merging, attention dropout exported in training mode with p = 0.
+    from torchvision.models.swin_transformer import SwinTransformer
+    m = randomise(SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2],
+                                  window_size=[3, 3], num_classes=10))
+    assert compare(m, torch.randn(1, 3, 40, 40), opset) <= FP32_BOUND
+
+
+def test_maxvit_einsum_attention(compare):
+    # torchvision's MaxViT at a small size: block and grid attention written as Einsum.
+    from torchvision.models.maxvit import MaxVit
+    m = randomise(MaxVit(input_size=(32, 32), stem_channels=8, partition_size=2,
+                         block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
+                         stochastic_depth_prob=0.0, num_classes=10))
+    assert compare(m, torch.randn(1, 3, 32, 32), 17) <= FP32_BOUND

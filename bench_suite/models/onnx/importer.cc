@@ -530,6 +530,7 @@ const std::vector<OpMapping>& op_mappings() {
     add_nn_mappings(t);
     add_elementwise_mappings(t);
     add_shape_mappings(t);
+    add_einsum_mappings(t);
     return t;
   }();
   return table;

@@ -1,7 +1,7 @@
 // Elementwise operators: arithmetic (Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean), activations
 // (Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Clip, HardSigmoid, HardSwish,
 // LeakyRelu, Gelu), Softmax/LogSoftmax, Where and Cast; comparisons and logic fold on constants
-// only (shape computations), as do Floor, Ceil and Round.
+// only (shape computations), as do Floor, Ceil, Round and Mod.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -107,6 +107,26 @@ bool fold_arith(NodeContext& c) {
     for (int64_t& v : acc.i) v /= static_cast<int64_t>(count);
   }
   c.set_constant_output(0, acc);
+  return true;
+}
+
+// Mod on constants (index arithmetic: Swin's window padding, shifted-window masks). fmod 0: the
+// integer remainder with the divisor's sign (Python's %); fmod 1: C's fmod, the dividend's sign.
+// A zero integer divisor is refused (ONNX leaves its result undefined).
+bool fold_mod(NodeContext& c) {
+  const bool c_fmod = c.attr_int("fmod", 0) != 0;
+  const HostTensor& a = c.constant(0);
+  const HostTensor& b = c.constant(1);
+  const bool ints = !a.is_float() && !b.is_float();
+  if (!ints && !c_fmod) c.fail("fmod must be 1 for floating-point inputs");
+  c.set_constant_output(0, fold_binary(c, a, b, [&](double x, double y, int64_t xi, int64_t yi) {
+                          if (!ints) return std::fmod(x, y);
+                          if (yi == 0) c.fail("divides by zero");
+                          if (yi == -1) return 0.0;  // INT64_MIN % -1 overflows
+                          int64_t r = xi % yi;
+                          if (!c_fmod && r != 0 && ((r < 0) != (yi < 0))) r += yi;
+                          return static_cast<double>(r);
+                        }));
   return true;
 }
 
@@ -371,6 +391,7 @@ void add_elementwise_mappings(std::vector<OpMapping>& t) {
   for (const char* op :
        {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"})
     t.push_back({op, map_constant_only, fold_compare});
+  t.push_back({"Mod", map_constant_only, fold_mod});
   t.push_back({"Clip", map_clip, fold_clip});
   t.push_back({"Softmax", map_softmax, nullptr});
   t.push_back({"LogSoftmax", map_softmax, nullptr});

@@ -1,6 +1,6 @@
 // Shape and data-movement operators: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat,
-// Split, Slice, Gather, Expand, Pad, Tile, and the constant producers (Constant,
-// ConstantOfShape, Shape, Size, Range, Identity, Dropout). Each folds on constants.
+// Split, Slice, Gather, Expand, Pad, Tile, ScatterND (on constants), and the constant producers
+// (Constant, ConstantOfShape, Shape, Size, Range, Identity, Dropout). Each folds on constants.
 #include <algorithm>
 #include <cmath>
 
@@ -227,6 +227,19 @@ void map_slice(NodeContext& c) {
   ir::ValueId x = c.value(0);
   int part = 0;
   for (const AxisSlice& r : ranges) {
+    if (r.size() == 0) c.fail("slice of axis " + std::to_string(r.axis) + " is empty");
+    if (r.step != 1) {
+      // A strided or reversed slice (x[:, ::2] in Swin's patch merging, flips) gathers the
+      // picked positions.
+      std::vector<int64_t> ids;
+      for (int64_t k = 0; k < r.size(); ++k) ids.push_back(r.start + k * r.step);
+      const ir::ValueId indices =
+          c.constant_value(HostTensor::ints({static_cast<int64_t>(ids.size())}, ids),
+                           "indices" + std::to_string(part));
+      x = c.add(OpKind::gather, {x, indices}, {{"axis", r.axis}},
+                part++ ? "axis" + std::to_string(r.axis) : "");
+      continue;
+    }
     if (r.start == 0 && r.end == c.value_shape(x)[static_cast<size_t>(r.axis)]) continue;
     x = c.add(OpKind::slice, {x}, {{"axis", r.axis}, {"start", r.start}, {"end", r.end}},
               part++ ? "axis" + std::to_string(r.axis) : "");
@@ -381,6 +394,71 @@ bool fold_tile(NodeContext& c) {
   return true;
 }
 
+// ScatterND on constants (Swin builds its shifted-window attention mask by slice assignment):
+// data with `updates` written at the index tuples of the last axis of `indices`, combined by
+// `reduction` (none; add and mul from opset 16; max and min from 18).
+bool fold_scatter_nd(NodeContext& c) {
+  const HostTensor& data = c.constant(0);
+  const HostTensor& indices = c.constant(1);
+  const HostTensor& updates = c.constant(2);
+  if (indices.is_float()) c.fail("indices must be integers");
+  const ir::Shape& ds = data.shape;
+  const ir::Shape& is = indices.shape;
+  if (is.empty()) c.fail("indices must have rank >= 1");
+  const int64_t k = is.back();
+  if (k < 1 || k > static_cast<int64_t>(ds.size())) {
+    c.fail("indices' last dimension is " + std::to_string(k) + " for data of rank " +
+           std::to_string(ds.size()));
+  }
+  ir::Shape want(is.begin(), is.end() - 1);
+  want.insert(want.end(), ds.begin() + k, ds.end());
+  if (updates.shape != want) {
+    c.fail("updates have shape " + ir::to_string(updates.shape) + ", expected " +
+           ir::to_string(want));
+  }
+  const std::string reduction = c.attr_string("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+      reduction != "min") {
+    c.fail("reduction '" + reduction + "' is not one of none, add, mul, max, min");
+  }
+  int64_t slice = 1;
+  for (size_t d = static_cast<size_t>(k); d < ds.size(); ++d) slice *= ds[d];
+  const int64_t tuples = ir::num_elements(ir::Shape(is.begin(), is.end() - 1));
+  HostTensor out = data;
+  auto combine = [&](auto old, auto update) {
+    if (reduction == "add") return old + update;
+    if (reduction == "mul") return old * update;
+    if (reduction == "max") return std::max(old, update);
+    if (reduction == "min") return std::min(old, update);
+    return update;
+  };
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t v = indices.i[static_cast<size_t>(t * k + j)];
+      const int64_t dim = ds[static_cast<size_t>(j)];
+      if (v < 0) v += dim;
+      if (v < 0 || v >= dim) {
+        c.fail("index " + std::to_string(indices.i[static_cast<size_t>(t * k + j)]) +
+               " is out of range for axis " + std::to_string(j) + " of size " +
+               std::to_string(dim));
+      }
+      offset = offset * dim + v;
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      const size_t at = static_cast<size_t>(offset * slice + e);
+      const int64_t u = t * slice + e;
+      if (out.is_float()) {
+        out.f[at] = combine(out.f[at], static_cast<float>(updates.number(u)));
+      } else {
+        out.i[at] = combine(out.i[at], updates.integer(u));
+      }
+    }
+  }
+  c.set_constant_output(0, out);
+  return true;
+}
+
 // ---- Constant producers ---------------------------------------------------------------------
 
 bool fold_shape(NodeContext& c) {
@@ -472,11 +550,19 @@ bool fold_identity(NodeContext& c) {
   return true;
 }
 
-// Inference: Dropout passes its input through; its mask output has no meaning here.
+// Inference: Dropout passes its input through; its mask output has no meaning here. In training
+// mode only a ratio of 0 is the identity (torchvision 0.14's Swin exports its attention dropout
+// so: F.dropout without training=, p = 0).
 void map_dropout(NodeContext& c) {
   if (c.output_used(1)) c.fail("the mask output is only defined in training");
-  if (c.opset() >= 12 && c.has_input(2) && c.is_constant(2) && c.constant(2).integer(0) != 0)
-    c.fail("training_mode must be false");
+  if (c.opset() < 12 || !c.has_input(2)) return alias(c, 0, 0);
+  if (!c.is_constant(2) || c.constant(2).numel() != 1)
+    c.fail("training_mode must be a constant scalar");
+  if (c.constant(2).integer(0) != 0) {
+    const bool zero_ratio = c.has_input(1) && c.is_constant(1) && c.constant(1).numel() == 1 &&
+                            c.constant(1).number(0) == 0;
+    if (!zero_ratio) c.fail("training_mode is true with a ratio other than 0 (random at run time)");
+  }
   alias(c, 0, 0);
 }
 bool fold_dropout(NodeContext& c) {
@@ -498,6 +584,7 @@ void add_shape_mappings(std::vector<OpMapping>& t) {
   t.push_back({"Gather", map_gather, fold_gather});
   t.push_back({"Expand", map_expand, fold_expand});
   t.push_back({"Pad", map_pad, nullptr});
+  t.push_back({"ScatterND", nullptr, fold_scatter_nd});
   t.push_back({"Tile", map_tile, fold_tile});
   t.push_back({"Shape", nullptr, fold_shape});
   t.push_back({"Size", nullptr, fold_size});

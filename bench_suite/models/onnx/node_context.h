@@ -91,5 +91,6 @@ const OpMapping* find_mapping(const std::string& op_type);
 void add_nn_mappings(std::vector<OpMapping>& table);           // map_nn.cc
 void add_elementwise_mappings(std::vector<OpMapping>& table);  // map_elementwise.cc
 void add_shape_mappings(std::vector<OpMapping>& table);        // map_shape.cc
+void add_einsum_mappings(std::vector<OpMapping>& table);       // map_einsum.cc
 
 }  // namespace cuvil::bench::onnx_import

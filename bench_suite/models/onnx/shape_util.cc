@@ -125,16 +125,18 @@ std::vector<AxisSlice> slice_ranges(const NodeContext& c, const ir::Shape& in,
   std::vector<AxisSlice> out;
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t step = steps.empty() ? 1 : steps[i];
-    if (step != 1)
-      c.fail("slice steps other than 1 are not supported (step " + std::to_string(step) + ")");
+    if (step == 0) c.fail("slice step of axis " + std::to_string(axes[i]) + " is 0");
     const int64_t dim = in[static_cast<size_t>(axes[i])];
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s += dim;
     if (e < 0) e += dim;
-    s = std::clamp<int64_t>(s, 0, dim);
-    e = std::clamp<int64_t>(e, 0, dim);
-    if (e <= s) c.fail("slice of axis " + std::to_string(axes[i]) + " is empty");
-    out.push_back({axes[i], s, e});
+    // ONNX's clamping: [0, dim] walking up, [-1, dim - 1] walking down (-1: past the front).
+    s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+    e = step > 0 ? std::clamp<int64_t>(e, 0, dim) : std::clamp<int64_t>(e, -1, dim - 1);
+    // A step longer than the axis picks one element either way; bounding it keeps size() in range.
+    AxisSlice r{axes[i], s, e, std::clamp<int64_t>(step, -(dim + 1), dim + 1)};
+    if (r.size() <= 0) r.end = r.start;  // empty: folds on constants, refused at run time
+    out.push_back(r);
   }
   return out;
 }
@@ -156,17 +158,18 @@ HostTensor transpose_tensor(const HostTensor& t, const std::vector<int64_t>& per
 
 HostTensor slice_tensor(const HostTensor& t, const std::vector<AxisSlice>& ranges) {
   ir::Shape shape = t.shape;
-  std::vector<int64_t> begin(shape.size(), 0);
+  std::vector<int64_t> begin(shape.size(), 0), step(shape.size(), 1);
   for (const AxisSlice& r : ranges) {
-    shape[static_cast<size_t>(r.axis)] = r.end - r.start;
+    shape[static_cast<size_t>(r.axis)] = r.size();
     begin[static_cast<size_t>(r.axis)] = r.start;
+    step[static_cast<size_t>(r.axis)] = r.step;
   }
   const std::vector<int64_t> in_st = strides_of(t.shape);
   const std::vector<int64_t> out_st = strides_of(shape);
   return remap(t, shape, [&](int64_t k) {
     int64_t src = 0;
     for (size_t d = 0; d < shape.size(); ++d)
-      src += ((k / out_st[d]) % shape[d] + begin[d]) * in_st[d];
+      src += (begin[d] + ((k / out_st[d]) % shape[d]) * step[d]) * in_st[d];
     return src;
   });
 }

@@ -41,9 +41,16 @@ ir::Shape reshape_target(const NodeContext& c, const ir::Shape& in,
                          const std::vector<int64_t>& spec, bool allowzero);
 ir::Shape broadcast_shapes(const NodeContext& c, const ir::Shape& a, const ir::Shape& b);
 
-// Slice of one axis after ONNX's clamping (steps other than 1 are refused by the callers).
+// Slice of one axis after ONNX's clamping: elements start, start + step, ... before end (a
+// negative step walks down from start). Run-time slices take step 1 only (map_slice refuses
+// others); constants fold with any step.
 struct AxisSlice {
-  int64_t axis, start, end;
+  int64_t axis, start, end, step = 1;
+  int64_t size() const {
+    const int64_t n =
+        step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
+    return n > 0 ? n : 0;
+  }
 };
 std::vector<AxisSlice> slice_ranges(const NodeContext& c, const ir::Shape& in,
                                     const std::vector<int64_t>& starts,
