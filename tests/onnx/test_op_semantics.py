@@ -472,3 +472,33 @@ def test_activations(tmp_path):
     close(lr, np.where(x >= 0, x, 0.1 * x))
     close(th, np.tanh(x), 1e-5)
     close(rc, 1 / x, 1e-5)
+
+
+@pytest.mark.parametrize("upper,k", [(1, 0), (1, 1), (0, 0), (0, -2), (1, -9)])
+def test_trilu_at_run_time_and_folded(tmp_path, upper, k):
+    # Causal masks: torch.triu of a -inf matrix must keep its zeros exact (no -inf * 0 = NaN).
+    x = rand(2, 5, 7)
+    x[0, 0, :] = -np.inf
+    c = rand(5, 7)
+    nodes = [helper.make_node("Trilu", ["x", "k"], ["t"], upper=upper),
+             helper.make_node("Trilu", ["c", "k"], ["tc"], upper=upper),
+             helper.make_node("Add", ["t", "tc"], ["y"])]
+    inits = {"c": c, "k": np.array(k, np.int64)}
+    t, y = run(tmp_path, nodes, {"x": x}, inits, outputs=("t", "y"), opset=14)
+    tri = np.triu if upper else np.tril
+    want = tri(x, k)
+    assert np.array_equal(np.isinf(t), np.isinf(want)) and not np.isnan(t).any()
+    finite = np.isfinite(want)
+    close(t[finite], want[finite])
+    close(y[finite], (want + tri(c, k))[finite])
+
+
+def test_cast_of_a_run_time_integer_input_to_float_allows_arithmetic(tmp_path):
+    # BERT's extended attention mask: (1.0 - mask.float()) * -10000.
+    mask = np.array([[1, 1, 0, 0], [1, 0, 1, 0]], np.int64)
+    nodes = [helper.make_node("Cast", ["mask"], ["m"], to=F),
+             helper.make_node("Sub", ["one", "m"], ["inv"]),
+             helper.make_node("Mul", ["inv", "big"], ["y"])]
+    inits = {"one": np.float32(1.0), "big": np.float32(-10000.0)}
+    (got,) = run(tmp_path, nodes, {"mask": mask}, inits)
+    close(got, (1.0 - mask.astype(np.float32)) * -10000.0)

@@ -121,3 +121,54 @@ def test_maxvit_einsum_attention(compare):
                          block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
                          stochastic_depth_prob=0.0, num_classes=10))
     assert compare(m, torch.randn(1, 3, 32, 32), 17) <= FP32_BOUND
+
+
+class BertStyle(nn.Module):
+    """BERT's shape: token, position and segment embeddings, an int64 attention mask turned into
+    an additive bias (1 - mask.float()) * -10000, attention written out op by op, a pooler."""
+
+    def __init__(self, vocab=50, dim=32, heads=4):
+        super().__init__()
+        self.tok, self.pos, self.typ = nn.Embedding(vocab, dim), nn.Embedding(16, dim), nn.Embedding(2, dim)
+        self.ln0, self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.o = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.f1, self.f2, self.pool = nn.Linear(dim, 64), nn.Linear(64, dim), nn.Linear(dim, dim)
+        self.heads = heads
+
+    def forward(self, ids, mask, types):
+        b, t = ids.shape
+        x = self.ln0(self.tok(ids) + self.pos(torch.arange(t).unsqueeze(0)) + self.typ(types))
+        bias = (1.0 - mask[:, None, None, :].float()) * -10000.0
+        q, k, v = (z.view(b, t, self.heads, -1).transpose(1, 2) for z in self.qkv(x).chunk(3, -1))
+        a = torch.softmax(q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5 + bias, -1) @ v
+        x = self.ln1(x + self.o(a.transpose(1, 2).reshape(b, t, -1)))
+        x = self.ln2(x + self.f2(nn.functional.gelu(self.f1(x))))
+        return torch.tanh(self.pool(x[:, 0]))
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_bert_style_encoder_with_an_integer_attention_mask(compare, opset):
+    torch.manual_seed(0)
+    m = BertStyle().eval()
+    ids = torch.randint(0, 50, (2, 7))
+    mask = torch.tensor([[1] * 7, [1] * 4 + [0] * 3])
+    assert compare(m, (ids, mask, torch.zeros(2, 7, dtype=torch.long)), opset,
+                   input_names=("ids", "mask", "types")) <= FP32_BOUND
+
+
+def test_causal_mask_from_triu(compare):
+    # A GPT-style block whose causal mask is ones(t, t).triu(1) (Trilu, opset 14+).
+    class Causal(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.attn = nn.Embedding(50, 32), nn.MultiheadAttention(32, 4, batch_first=True)
+            self.head = nn.Linear(32, 50, bias=False)
+
+        def forward(self, ids):
+            t = ids.shape[1]
+            x = self.emb(ids)
+            causal = torch.ones(t, t, dtype=torch.bool).triu(1)
+            return self.head(x + self.attn(x, x, x, attn_mask=causal, need_weights=False)[0])
+
+    torch.manual_seed(0)
+    assert compare(Causal().eval(), torch.randint(0, 50, (2, 7)), 17, input_names=("ids",)) <= FP32_BOUND

@@ -1,7 +1,7 @@
 // Elementwise operators: arithmetic (Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean), activations
 // (Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Clip, HardSigmoid, HardSwish,
-// LeakyRelu, Gelu), Softmax/LogSoftmax, Where and Cast; comparisons and logic fold on constants
-// only (shape computations), as do Floor, Ceil, Round and Mod.
+// LeakyRelu, Gelu), Softmax/LogSoftmax, Where, Trilu and Cast; comparisons and logic fold on
+// constants only (shape computations), as do Floor, Ceil, Round and Mod.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -203,6 +203,39 @@ bool fold_where(NodeContext& c) {
   return true;
 }
 
+// Trilu's mask over the last two axes [n, m]: kept where j - i >= k (upper) or <= k (lower).
+HostTensor trilu_mask(NodeContext& c, const ir::Shape& shape) {
+  if (shape.size() < 2) c.fail("input must have rank >= 2");
+  const int64_t k = c.has_input(1) ? c.constant(1).integer(0) : 0;
+  const bool upper = c.attr_int("upper", 1) != 0;
+  const int64_t n = shape[shape.size() - 2], m = shape.back();
+  check_fold_size({n, m});
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t d = j - i;  // |d| < 2^27: the mask's size is bounded above
+      keep.push_back(upper ? d >= k : d <= k);
+    }
+  }
+  return HostTensor::ints({n, m}, keep, HostTensor::Kind::boolean);
+}
+
+bool fold_trilu(NodeContext& c) {
+  const HostTensor& x = c.constant(0);
+  const HostTensor mask = broadcast_tensor(trilu_mask(c, x.shape), x.shape);
+  HostTensor out = x;
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    if (mask.i[static_cast<size_t>(e)] != 0) continue;
+    if (out.is_float()) {
+      out.f[static_cast<size_t>(e)] = 0.0f;
+    } else {
+      out.i[static_cast<size_t>(e)] = 0;
+    }
+  }
+  c.set_constant_output(0, out);
+  return true;
+}
+
 bool is_float_target(int64_t to) {
   return to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE ||
          to == onnx::TensorProto::FLOAT16 || to == onnx::TensorProto::BFLOAT16;
@@ -361,13 +394,26 @@ void map_where(NodeContext& c) {
   c.set_output(0, c.add(OpKind::where, {c.value(0), c.value(1), c.value(2)}));
 }
 
-// Storage is fp32 whatever the dtype, so casts between floats, and of integers to floats, move
-// nothing; a float -> integer cast would need rounding at run time.
+// At run time a where against the constant mask: exact for infinities, which a multiply by the
+// mask would turn into NaN (torch.triu of a -inf matrix, causal masks).
+void map_trilu(NodeContext& c) {
+  require_float(c, 0);
+  const ir::ValueId mask = c.constant_value(trilu_mask(c, c.shape(0)), "mask");
+  const ir::ValueId zero = c.constant_value(HostTensor::floats({1}, {0.0f}), "zero");
+  c.set_output(0, c.add(OpKind::where, {mask, c.value(0), zero}));
+}
+
+// Storage is fp32 whatever the dtype, so casts between floats and between integers move nothing;
+// an integer -> float cast (BERT's attention mask, 1.0 - mask.float()) changes only the dtype,
+// which an f32 multiply by one carries (the IR has no cast op); a float -> integer cast would
+// need rounding at run time.
 void map_cast(NodeContext& c) {
   const int64_t to = c.attr_int("to", 0);
-  if (is_float_target(to) || (c.is_integer(0) && !is_float_target(to))) {
-    return c.set_output(0, c.value(0));
+  if (c.is_integer(0) && is_float_target(to)) {
+    const ir::ValueId one = c.constant_value(HostTensor::floats({1}, {1.0f}), "one");
+    return c.set_output(0, c.add(OpKind::mul, {c.value(0), one}, {}, "to_float"));
   }
+  if (is_float_target(to) || c.is_integer(0)) return c.set_output(0, c.value(0));
   c.fail("casting floats to " + onnx_type_name(static_cast<int32_t>(to)) +
          " at run time is not supported");
 }
@@ -396,6 +442,7 @@ void add_elementwise_mappings(std::vector<OpMapping>& t) {
   t.push_back({"Softmax", map_softmax, nullptr});
   t.push_back({"LogSoftmax", map_softmax, nullptr});
   t.push_back({"Where", map_where, fold_where});
+  t.push_back({"Trilu", map_trilu, fold_trilu});
   t.push_back({"Cast", map_cast, fold_cast});
 }
 
