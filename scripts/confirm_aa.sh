@@ -2,8 +2,8 @@
 # How often the nightly's confirmation step is wrong, measured (issue 16). PAIRS times each:
 #   A/A  the same pipeline as both sides: every "confirmed" is a false alarm (expected: at most
 #        one in twenty);
-#   A/B  the default pipeline against the same without fuse-elementwise, a real slowdown
-#        (expected: confirmed nearly every time).
+#   A/B  the default pipeline against the same without the passes --drop names (default
+#        fuse-elementwise), a real slowdown (expected: confirmed nearly every time).
 # A pair is what the nightly does on a suspected regression: ROUNDS rounds of old and new measured
 # in alternation (separate processes; --order abba, the nightly's, puts new first in even rounds,
 # --order ab always old first), then `cuvil-bench confirm --min-effect MIN_EFFECT`.
@@ -12,7 +12,7 @@
 #
 # Usage: scripts/confirm_aa.sh [--pairs N] [--rounds R] [--load CPUS] [--suite S] [--rungs R]
 #                              [--min-effect PCT] [--order abba|ab] [--only aa|ab] [--quick]
-#                              [--work DIR]
+#                              [--drop PASS[,PASS...]] [--work DIR]
 #   CUVIL_BENCH  the cuvil-bench binary (default: build/bench_suite/cuvil-bench)
 # Exit status: 0 when the false alarms stay at most PAIRS/20 (rounded up), 1 otherwise, 2 when
 # a measurement failed.
@@ -29,6 +29,7 @@ MIN_EFFECT=3  # the nightly's default --max-slowdown
 QUICK=0
 ORDER=abba
 ONLY=
+DROP=fuse-elementwise
 WORK=
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -42,6 +43,7 @@ while [ $# -gt 0 ]; do
     --min-effect) MIN_EFFECT=$2; shift 2 ;;
     --order) ORDER=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
+    --drop) DROP=$2; shift 2 ;;
     --quick) QUICK=1; shift ;;
     --work) WORK=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -57,13 +59,17 @@ if [ -z "$WORK" ]; then
 fi
 mkdir -p "$WORK"
 
-# The slower side of A/B: the suite's default file without its fuse-elementwise entry.
+# The slower side of A/B: the suite's default file without the --drop passes.
 default_config=$ROOT/configs/$SUITE.cpu.cuvilpass
-slow_config=$WORK/$SUITE.no-fusion.cuvilpass
-/usr/bin/python3 - "$default_config" "$slow_config" <<'PY' || exit 2
+slow_config=$WORK/$SUITE.without-dropped.cuvilpass
+/usr/bin/python3 - "$default_config" "$slow_config" "$DROP" <<'PY' || exit 2
 import sys, yaml
 doc = yaml.safe_load(open(sys.argv[1]))
-doc["passes"] = [p for p in doc["passes"] if p["name"] != "fuse-elementwise"]
+drop = set(sys.argv[3].split(","))
+missing = drop - {p["name"] for p in doc["passes"]}
+if missing:
+    sys.exit("confirm_aa: --drop names passes the default pipeline lacks: " + ", ".join(sorted(missing)))
+doc["passes"] = [p for p in doc["passes"] if p["name"] not in drop]
 yaml.safe_dump(doc, open(sys.argv[2], "w"), sort_keys=False)
 PY
 
@@ -144,7 +150,7 @@ median_ratio() { awk -v k="$1" '$1 == k { print $3 }' "$WORK/verdicts.txt" | sor
 false_alarms=$(count A/A confirmed)
 echo "A/A (same pipeline): $false_alarms confirmed of $PAIRS (false alarms), $(count A/A noisy) noisy," \
   "median ratio $(median_ratio A/A)"
-echo "A/B (fuse-elementwise off): $(count A/B confirmed) confirmed of $PAIRS, $(count A/B noisy) noisy," \
+echo "A/B (without $DROP): $(count A/B confirmed) confirmed of $PAIRS, $(count A/B noisy) noisy," \
   "median ratio $(median_ratio A/B)"
 allowed=$(((PAIRS + 19) / 20))
 [ "$false_alarms" -le "$allowed" ]
