@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "runtime/cpu/attrs.h"
+
 namespace cuvil::passes {
 
 std::vector<ParamSpec> AttentionTilingPass::params() const {
@@ -25,8 +27,10 @@ void AttentionTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.op != ir::OpKind::sdpa) continue;
     if (!n.attrs.has("impl")) n.attrs.set("impl", impl, "attention-tiling.impl");
-    n.attrs.set("attention.block_q", param_int(params, "block_q"), "attention-tiling.block_q");
-    n.attrs.set("attention.block_kv", param_int(params, "block_kv"), "attention-tiling.block_kv");
+    n.attrs.set(runtime::cpu::attrs::kAttentionBlockQ, param_int(params, "block_q"),
+                "attention-tiling.block_q");
+    n.attrs.set(runtime::cpu::attrs::kAttentionBlockKv, param_int(params, "block_kv"),
+                "attention-tiling.block_kv");
   }
 }
 

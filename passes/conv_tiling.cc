@@ -1,5 +1,7 @@
 #include "passes/conv_tiling.h"
 
+#include "runtime/cpu/attrs.h"
+
 namespace cuvil::passes {
 
 std::vector<ParamSpec> ConvTilingPass::params() const {
@@ -48,12 +50,15 @@ void ConvTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
   const int64_t winograd_block_kib = param_int(params, "winograd_block_kib");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.op != ir::OpKind::conv2d) continue;
-    n.attrs.set("conv.vectors", vectors, "conv-tiling.vectors");
-    n.attrs.set("conv.partition", partition, "conv-tiling.partition");
-    n.attrs.set("conv.channels_per_pass", per_pass, "conv-tiling.channels_per_pass");
-    n.attrs.set("conv.prefetch_weights", int64_t{prefetch ? 1 : 0}, "conv-tiling.prefetch_weights");
-    n.attrs.set("conv.winograd_tile", winograd_tile, "conv-tiling.winograd_tile");
-    n.attrs.set("conv.winograd_block_kib", winograd_block_kib, "conv-tiling.winograd_block_kib");
+    n.attrs.set(runtime::cpu::attrs::kConvVectors, vectors, "conv-tiling.vectors");
+    n.attrs.set(runtime::cpu::attrs::kConvPartition, partition, "conv-tiling.partition");
+    n.attrs.set(runtime::cpu::attrs::kConvChannelsPerPass, per_pass,
+                "conv-tiling.channels_per_pass");
+    n.attrs.set(runtime::cpu::attrs::kConvPrefetchWeights, int64_t{prefetch ? 1 : 0},
+                "conv-tiling.prefetch_weights");
+    n.attrs.set(runtime::cpu::attrs::kConvWinogradTile, winograd_tile, "conv-tiling.winograd_tile");
+    n.attrs.set(runtime::cpu::attrs::kConvWinogradBlockKib, winograd_block_kib,
+                "conv-tiling.winograd_block_kib");
   }
 }
 

@@ -1,5 +1,7 @@
 #include "passes/gemm_tiling.h"
 
+#include "runtime/cpu/attrs.h"
+
 namespace cuvil::passes {
 
 namespace {
@@ -43,12 +45,14 @@ void GemmTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
   const bool prefetch_b = param_bool(params, "prefetch_b");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (!runs_on_gemm(n.op)) continue;
-    n.attrs.set("gemm.mr_nr", tile, "gemm-tiling.mr_nr");
-    n.attrs.set("gemm.mc", mc, "gemm-tiling.mc");
-    n.attrs.set("gemm.kc", kc, "gemm-tiling.kc");
-    n.attrs.set("gemm.nc", nc, "gemm-tiling.nc");
-    n.attrs.set("gemm.prepack", int64_t{prepack ? 1 : 0}, "gemm-tiling.prepack_weights");
-    n.attrs.set("gemm.prefetch_b", int64_t{prefetch_b ? 1 : 0}, "gemm-tiling.prefetch_b");
+    n.attrs.set(runtime::cpu::attrs::kGemmTile, tile, "gemm-tiling.mr_nr");
+    n.attrs.set(runtime::cpu::attrs::kGemmMc, mc, "gemm-tiling.mc");
+    n.attrs.set(runtime::cpu::attrs::kGemmKc, kc, "gemm-tiling.kc");
+    n.attrs.set(runtime::cpu::attrs::kGemmNc, nc, "gemm-tiling.nc");
+    n.attrs.set(runtime::cpu::attrs::kGemmPrepack, int64_t{prepack ? 1 : 0},
+                "gemm-tiling.prepack_weights");
+    n.attrs.set(runtime::cpu::attrs::kGemmPrefetchB, int64_t{prefetch_b ? 1 : 0},
+                "gemm-tiling.prefetch_b");
   }
 }
 

@@ -1,5 +1,7 @@
 #include "passes/threading.h"
 
+#include "runtime/cpu/attrs.h"
+
 namespace cuvil::passes {
 
 std::vector<ParamSpec> ThreadingPass::params() const {
@@ -43,7 +45,7 @@ void ThreadingPass::run(ir::Graph& graph, const ParamMap& params) const {
   const std::string& partition = param_choice(params, "partition");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (n.op == ir::OpKind::linear || n.op == ir::OpKind::matmul || n.op == ir::OpKind::conv2d) {
-      n.attrs.set("gemm.partition", partition, "threading.partition");
+      n.attrs.set(runtime::cpu::attrs::kGemmPartition, partition, "threading.partition");
     }
   }
 }

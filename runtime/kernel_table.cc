@@ -5,10 +5,12 @@
 #include "base/error.h"
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/conv_schedule.h"
 #include "runtime/cpu/gemm_bf16_kernels.h"
 #include "runtime/cpu/gemm_prepare.h"
 #include "runtime/cpu/gemm_schedule.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/quantize_conv.h"
 #include "runtime/onednn/onednn_kernels.h"
 
 namespace cuvil::runtime {
@@ -44,6 +46,7 @@ std::vector<KernelInfo> build_table() {
       "direct, NHWC only: MR pixels x NV*16 channels register tile, packed weights",
       cpu::conv2d_direct_supports);
   t.back().choice = "direct";
+  t.back().schedule = cpu::conv2d_schedule;
   t.back().prepare = cpu::conv2d_direct_prepare;
   t.back().replaced_inputs = 1u << 1;
   t.back().pin = cpu::conv2d_direct_pin;
@@ -51,6 +54,7 @@ std::vector<KernelInfo> build_table() {
       "3x3 stride-1, NHWC groups=1: Winograd F(2x2 or 4x4, 3x3), weights transformed once",
       cpu::conv2d_winograd_supports);
   t.back().choice = "winograd";
+  t.back().schedule = cpu::conv2d_schedule;
   t.back().prepare = cpu::conv2d_winograd_prepare;
   t.back().replaced_inputs = 1u << 1;
   t.back().bf16_variant = "conv2d.winograd_bf16";
@@ -59,6 +63,7 @@ std::vector<KernelInfo> build_table() {
       "Winograd F(2x2, 3x3) as winograd_nhwc, bf16 transformed inputs and weights "
       "(avx512_bf16)",
       cpu::conv2d_winograd_bf16_supports);
+  t.back().schedule = cpu::conv2d_schedule;
   t.back().prepare = cpu::conv2d_winograd_bf16_prepare;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "direct_nchw16c", cpu::conv2d_direct_nchw16c,
@@ -67,6 +72,7 @@ std::vector<KernelInfo> build_table() {
       cpu::conv2d_direct_nchw16c_supports);
   t.back().choice = "direct";
   t.back().blocked = true;
+  t.back().schedule = cpu::conv2d_schedule;
   t.back().prepare = cpu::conv2d_direct_nchw16c_prepare;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "depthwise_nhwc", cpu::conv2d_depthwise_nhwc,
@@ -74,6 +80,7 @@ std::vector<KernelInfo> build_table() {
       "channel-innermost packed weights, borders unpadded",
       cpu::conv2d_depthwise_supports);
   t.back().choice = "depthwise";
+  t.back().schedule = cpu::conv2d_schedule;
   t.back().prepare = cpu::conv2d_depthwise_prepare;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "onednn", onednn::conv2d, "oneDNN convolution primitive (library)",
@@ -85,12 +92,14 @@ std::vector<KernelInfo> build_table() {
       "NHWC groups=1: bf16 weights, 1x1 as GEMM or im2col (avx512_bf16)",
       cpu::conv2d_bf16_supported);
   t.back().precision = "bf16";
+  t.back().schedule = cpu::lowp_conv_schedule;
   t.back().prepare = cpu::prepare_conv2d_bf16;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "int8", cpu::conv2d_int8,
       "NHWC groups=1: int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
       cpu::conv2d_int8_supported);
   t.back().precision = "int8";
+  t.back().schedule = cpu::lowp_conv_schedule;
   t.back().prepare = cpu::prepare_conv2d_int8;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "gemm", cpu::linear_gemm, "packed GEMM with B transposed");
@@ -122,9 +131,13 @@ std::vector<KernelInfo> build_table() {
   t.back().choice = "onednn";
   t.back().prepare = onednn::matmul_prepare;
   add(OpKind::batch_norm, "cpu", cpu::batch_norm, "per-channel affine");
+  t.back().schedule = cpu::norm_schedule;
   add(OpKind::group_norm, "cpu", cpu::group_norm, "two-pass, fp64 statistics");
+  t.back().schedule = cpu::norm_schedule;
   add(OpKind::layer_norm, "cpu", cpu::layer_norm, "two-pass, fp64 statistics");
+  t.back().schedule = cpu::norm_schedule;
   add(OpKind::rms_norm, "cpu", cpu::rms_norm, "fp64 statistics");
+  t.back().schedule = cpu::norm_schedule;
   for (OpKind op : {OpKind::add, OpKind::sub, OpKind::mul, OpKind::div}) {
     add(op, "cpu", cpu::binary, "broadcasting elementwise");
   }
@@ -132,6 +145,7 @@ std::vector<KernelInfo> build_table() {
     add(op, "cpu", cpu::unary, "vectorised elementwise");
   }
   add(OpKind::softmax, "cpu", cpu::softmax, "max-subtracted, any axis");
+  t.back().schedule = cpu::norm_schedule;
   add(OpKind::sdpa, "auto", cpu::sdpa_auto,
       "flash, or blocked when a kv head has <= 16 query rows");
   t.back().schedule = cpu::sdpa_auto_schedule;
@@ -140,15 +154,24 @@ std::vector<KernelInfo> build_table() {
   t.back().schedule = cpu::sdpa_flash_schedule;
   add(OpKind::sdpa, "blocked", cpu::sdpa_blocked,
       "query blocks x all keys per (batch, kv head): GEMM, softmax, GEMM");
+  t.back().schedule = cpu::sdpa_blocked_schedule;
   add(OpKind::rope, "cpu", cpu::rope, "rotate-half, angles per position");
+  t.back().schedule = cpu::rope_schedule;
   add(OpKind::max_pool2d, "cpu", cpu::max_pool2d, "direct");
+  t.back().schedule = cpu::pool_schedule;
   add(OpKind::avg_pool2d, "cpu", cpu::avg_pool2d, "direct, count_include_pad 0 or 1");
+  t.back().schedule = cpu::pool_schedule;
   add(OpKind::global_avg_pool, "cpu", cpu::global_avg_pool, "fp64 sums");
+  t.back().schedule = cpu::pool_schedule;
   add(OpKind::upsample_nearest2d, "cpu", cpu::upsample_nearest2d, "direct");
+  t.back().schedule = cpu::pool_schedule;
   add(OpKind::concat, "cpu", cpu::concat, "block copies");
+  t.back().schedule = cpu::copy_schedule;
   add(OpKind::slice, "cpu", cpu::slice, "block copies");
+  t.back().schedule = cpu::copy_schedule;
   add(OpKind::reshape, "cpu", cpu::reshape, "copy");
   add(OpKind::transpose, "cpu", cpu::transpose, "blocked 2-D for layout perms, else strided");
+  t.back().schedule = cpu::copy_schedule;
   add(OpKind::embedding, "cpu", cpu::embedding, "row gather");
   for (OpKind op :
        {OpKind::tanh, OpKind::erf, OpKind::sqrt, OpKind::exp, OpKind::log, OpKind::neg, OpKind::abs,
@@ -162,9 +185,12 @@ std::vector<KernelInfo> build_table() {
   for (OpKind op : {OpKind::reduce_mean, OpKind::reduce_sum, OpKind::reduce_max}) {
     add(op, "cpu", cpu::reduce,
         "adjacent axes as [outer, reduced, inner] with contiguous rows, fp64 sums");
+    t.back().schedule = cpu::reduce_schedule;
   }
   add(OpKind::pad, "cpu", cpu::pad, "row copies with constant, edge or reflect borders");
+  t.back().schedule = cpu::indexing_schedule;
   add(OpKind::gather, "cpu", cpu::gather, "slab copies along the axis");
+  t.back().schedule = cpu::indexing_schedule;
   add(OpKind::where, "cpu", cpu::where, "broadcasting select");
   add(OpKind::expand, "cpu", cpu::expand, "broadcast runs");
   return t;

@@ -16,6 +16,7 @@
 #include "bench_suite/micro/counters.h"
 #include "passes/ir/graph.h"
 #include "probes/machine_peak.h"
+#include "runtime/cpu/attrs.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
@@ -89,8 +90,8 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
   step.kernel = kernel;
   step.fn = k->fn;
   step.attrs.set("causal", int64_t{s.causal ? 1 : 0});
-  if (block_q > 0) step.attrs.set("attention.block_q", block_q);
-  if (block_kv > 0) step.attrs.set("attention.block_kv", block_kv);
+  if (block_q > 0) step.attrs.set(cuvil::runtime::cpu::attrs::kAttentionBlockQ, block_q);
+  if (block_kv > 0) step.attrs.set(cuvil::runtime::cpu::attrs::kAttentionBlockKv, block_kv);
   step.inputs = {0, 1, 2};
   step.input_shapes = {{1, s.hq, s.sq, s.d}, {1, s.hkv, s.skv, s.d}, {1, s.hkv, s.skv, s.d}};
   step.output_shape = {1, s.hq, s.sq, s.d};

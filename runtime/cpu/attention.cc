@@ -7,9 +7,11 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/cpu/attention.h"
 #include "runtime/cpu/elementwise_math.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
@@ -21,9 +23,9 @@ void sdpa_blocked(const KernelArgs& a) {
   const int64_t batch = qs[0], hq = qs[1], sq = qs[2], d = qs[3];
   const int64_t hkv = ks[1], skv = ks[2], dv = vs[3];
   const int64_t group = hq / hkv;
-  const bool causal = a.step.attrs.get_int("causal", 0) != 0;
-  const float scale =
-      static_cast<float>(a.step.attrs.get_float("scale", 1.0 / std::sqrt(static_cast<double>(d))));
+  const SdpaSchedule& sc = schedule_of<SdpaSchedule>(a.step);
+  const bool causal = sc.causal;
+  const float scale = static_cast<float>(sc.scale);
   const Epilogue epi(a.step, a.in, a.out);
 
   const int64_t rows = group * sq;  // stacked query rows per (batch, kv head)

@@ -23,13 +23,17 @@ void sdpa_flash(const KernelArgs& args);
 // where packing keys costs more than it saves.
 void sdpa_auto(const KernelArgs& args);
 
-// Their schedule hooks (KernelInfo::schedule): whether the step runs flash, and its tiles. Only
-// a step that runs flash reads the tiling attributes (knob reach).
+// Their schedule hooks (KernelInfo::schedule): the causal mask and the scale, whether the step
+// runs flash, and its tiles. Only a step that runs flash reads the tiling attributes (knob
+// reach).
 struct SdpaSchedule {
+  bool causal = false;
+  double scale = 1.0;  // "scale", by default 1 / sqrt(head dim)
   bool flash = true;
   int64_t block_q = kFlashBlockQ, block_kv = kFlashBlockKv;  // as the kernel uses them
 };
 std::shared_ptr<const void> sdpa_flash_schedule(const Step& step);
 std::shared_ptr<const void> sdpa_auto_schedule(const Step& step);
+std::shared_ptr<const void> sdpa_blocked_schedule(const Step& step);
 
 }  // namespace cuvil::runtime::cpu

@@ -12,6 +12,7 @@
 
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/attention_flash_kernels.h"
+#include "runtime/cpu/attrs.h"
 #include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
@@ -32,8 +33,8 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 struct Dims {
   int64_t batch, hq, hkv, group, sq, skv, d, dv;
-  bool causal;
-  float qscale;  // scale * log2(e)
+  bool causal;   // from the schedule
+  float qscale;  // the schedule's scale * log2(e)
 };
 
 // Keys [32p, 32p + 32) of one head's K[skv, d] as [d][32], zero-padded past skv.
@@ -99,22 +100,34 @@ Dims dims_of(const Step& step) {
   m.batch = qs[0], m.hq = qs[1], m.sq = qs[2], m.d = qs[3];
   m.hkv = ks[1], m.skv = ks[2], m.dv = vs[3];
   m.group = m.hq / m.hkv;
-  m.causal = step.attrs.get_int("causal", 0) != 0;
-  const double scale = step.attrs.get_float("scale", 1.0 / std::sqrt(static_cast<double>(m.d)));
-  m.qscale = static_cast<float>(scale * 1.44269504088896340736);
   return m;
 }
 
+// The attributes every sdpa kernel reads: the mask and the scale.
+std::shared_ptr<SdpaSchedule> semantics_of(const Step& step) {
+  auto s = std::make_shared<SdpaSchedule>();
+  s->causal = step.attrs.get_int("causal", 0) != 0;
+  s->scale = step.attrs.get_float(
+      "scale", 1.0 / std::sqrt(static_cast<double>(step.input_shapes.at(0).at(3))));
+  return s;
+}
+
 }  // namespace
+
+std::shared_ptr<const void> sdpa_blocked_schedule(const Step& step) {
+  auto s = semantics_of(step);
+  s->flash = false;
+  return s;
+}
 
 std::shared_ptr<const void> sdpa_flash_schedule(const Step& step) {
   const Dims m = dims_of(step);
   const int64_t rows = m.group * m.sq;  // stacked query rows per (batch, kv head)
   const int64_t skv_panels = (m.skv + kPanel - 1) / kPanel;
-  auto s = std::make_shared<SdpaSchedule>();
-  s->block_q = std::clamp<int64_t>(step.attrs.get_int("attention.block_q", kFlashBlockQ), 1,
+  auto s = semantics_of(step);
+  s->block_q = std::clamp<int64_t>(step.attrs.get_int(attrs::kAttentionBlockQ, kFlashBlockQ), 1,
                                    std::max<int64_t>(rows, 1));
-  const int64_t bkv_req = step.attrs.get_int("attention.block_kv", kFlashBlockKv);
+  const int64_t bkv_req = step.attrs.get_int(attrs::kAttentionBlockKv, kFlashBlockKv);
   s->block_kv =  // keys per tile: whole panels, no more than the keys there are
       std::min(std::max<int64_t>(1, (bkv_req + kPanel - 1) / kPanel), skv_panels) * kPanel;
   return s;
@@ -123,17 +136,15 @@ std::shared_ptr<const void> sdpa_flash_schedule(const Step& step) {
 std::shared_ptr<const void> sdpa_auto_schedule(const Step& step) {
   const Dims m = dims_of(step);
   // Decode-like: a handful of rows per kv head cannot amortise packing the keys.
-  if (m.group * m.sq <= 16) {
-    auto blocked = std::make_shared<SdpaSchedule>();
-    blocked->flash = false;
-    return blocked;
-  }
+  if (m.group * m.sq <= 16) return sdpa_blocked_schedule(step);
   return sdpa_flash_schedule(step);
 }
 
 void sdpa_flash(const KernelArgs& a) {
   const SdpaSchedule& schedule = schedule_of<SdpaSchedule>(a.step);
-  const Dims m = dims_of(a.step);
+  Dims m = dims_of(a.step);
+  m.causal = schedule.causal;
+  m.qscale = static_cast<float>(schedule.scale * 1.44269504088896340736);
   const Epilogue epi(a.step, a.in, a.out);
   const FlashKernels& kern = flash_kernels();
   const int64_t rows = m.group * m.sq;  // stacked query rows per (batch, kv head)

@@ -1,6 +1,6 @@
 // conv2d 1x1, stride 1, unpadded: one GEMM per group, no data movement. NHWC: pixels x channels
 // times W^T; NCHW: W times channels x pixels, per image. Bias and epilogue ride on the GEMM.
-#include "runtime/cpu/conv_geometry.h"
+#include "runtime/cpu/conv_schedule.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/gemm_schedule.h"
 #include "runtime/cpu/kernel_util.h"
@@ -51,7 +51,7 @@ bool conv2d_is_1x1(const Step& s) {
 }
 
 void conv2d_gemm_1x1(const KernelArgs& a) {
-  conv_1x1(a, conv_geometry(a.step));
+  conv_1x1(a, scheduled_geometry(a.step));
 }
 
 }  // namespace cuvil::runtime::cpu

@@ -26,8 +26,8 @@
 
 #include "base/error.h"
 #include "runtime/cpu/conv_depthwise_nhwc_tiles.h"
-#include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/conv_schedule.h"
 #include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel_util.h"
@@ -184,10 +184,10 @@ std::shared_ptr<const void> conv2d_depthwise_prepare(const Step& s, const float*
 }
 
 void conv2d_depthwise_nhwc(const KernelArgs& a) {
-  CUVIL_CHECK(conv2d_depthwise_supports(a.step),
+  const ConvGeometry& g = scheduled_geometry(a.step);
+  CUVIL_CHECK(g.nhwc && is_depthwise_conv(g.groups, a.step.input_shapes[1]),
               "conv2d.depthwise_nhwc on a step that is not an NHWC depthwise convolution: " +
                   a.step.node_name);
-  const ConvGeometry g = conv_geometry(a.step);
   const int64_t op = padded_channels(g);
   const float* packed = nullptr;
   if (a.step.prepared) {

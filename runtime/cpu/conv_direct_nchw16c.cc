@@ -17,8 +17,8 @@
 
 #include "base/error.h"
 #include "runtime/cpu/conv_direct_nchw16c_tiles.h"
-#include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/conv_schedule.h"
 #include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/thread_pool.h"
@@ -177,10 +177,10 @@ std::shared_ptr<const void> conv2d_direct_nchw16c_prepare(const Step& s,
 }
 
 void conv2d_direct_nchw16c(const KernelArgs& a) {
+  const ConvGeometry& g = scheduled_geometry(a.step);
   CUVIL_CHECK(
-      conv2d_direct_nchw16c_supports(a.step),
+      g.blocked && g.groups == 1,
       "conv2d.direct_nchw16c on a step that is not nchw16c with groups 1: " + a.step.node_name);
-  const ConvGeometry g = conv_geometry(a.step);
   const BlockedShape d = blocked_shape(g);
   const int64_t gfloats = group_floats(g, d);
   const float* packed = nullptr;

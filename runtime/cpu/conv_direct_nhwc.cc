@@ -17,9 +17,10 @@
 #include <vector>
 
 #include "base/error.h"
+#include "runtime/cpu/attrs.h"
 #include "runtime/cpu/conv_direct_nhwc_tiles.h"
-#include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/conv_schedule.h"
 #include "runtime/cpu/conv_schedule_attrs.h"
 #include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/epilogue.h"
@@ -49,12 +50,12 @@ DirectSchedule direct_schedule(const Step& s) {
   const std::string where = conv_attr_where(s, "conv2d.direct_nhwc");
   sc.vectors = conv_vectors_attr(s, where);
   sc.partition = conv_partition_attr(s, where);
-  sc.channels_per_pass = s.attrs.get_int("conv.channels_per_pass", 0);
+  sc.channels_per_pass = s.attrs.get_int(attrs::kConvChannelsPerPass, 0);
   if (sc.channels_per_pass < 0) {
     throw UserError("conv.channels_per_pass: expected >= 0, got " +
                     std::to_string(sc.channels_per_pass) + where);
   }
-  sc.prefetch_weights = s.attrs.get_int("conv.prefetch_weights", 1) != 0;
+  sc.prefetch_weights = s.attrs.get_int(attrs::kConvPrefetchWeights, 1) != 0;
   return sc;
 }
 
@@ -234,8 +235,8 @@ DirectConvPlan conv2d_direct_plan(const Step& step, int threads) {
 
 ir::Attrs conv2d_direct_pin(const Step& step, int threads) {
   const DirectConvPlan p = conv2d_direct_plan(step, threads);
-  return {{"conv.vectors", int64_t{p.vectors}},
-          {"conv.partition", std::string(p.thread_parts > 1 ? "channels" : "rows")}};
+  return {{attrs::kConvVectors, int64_t{p.vectors}},
+          {attrs::kConvPartition, std::string(p.thread_parts > 1 ? "channels" : "rows")}};
 }
 
 bool conv2d_direct_supports(const Step& s) {
@@ -254,7 +255,7 @@ std::shared_ptr<const void> conv2d_direct_prepare(const Step& s, const float* co
 }
 
 void conv2d_direct_nhwc(const KernelArgs& a) {
-  const ConvGeometry g = conv_geometry(a.step);
+  const ConvGeometry& g = scheduled_geometry(a.step);
   CUVIL_CHECK(g.nhwc, "conv2d.direct_nhwc on a non-NHWC step " + a.step.node_name);
   const auto* prepared = static_cast<const PackedWeights*>(a.step.prepared.get());
   const DirectSchedule sc = prepared ? prepared->schedule : direct_schedule(a.step);

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/conv_schedule.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/gemm_schedule.h"
 #include "runtime/cpu/kernel_util.h"
@@ -113,17 +113,18 @@ void conv_im2col(const KernelArgs& a, const Conv& g) {
 }  // namespace
 
 void conv2d_auto(const KernelArgs& a) {
-  if (is_nchw16c(a.step)) {
+  const ConvGeometry& g = scheduled_geometry(a.step);
+  if (g.blocked) {
     conv2d_direct_nchw16c(a);  // the blocked layout's only kernel
-  } else if (conv_geometry(a.step).is_1x1_unit_stride()) {
+  } else if (g.is_1x1_unit_stride()) {
     conv2d_gemm_1x1(a);
   } else {
-    conv_im2col(a, conv_geometry(a.step));
+    conv_im2col(a, g);
   }
 }
 
 void conv2d_im2col(const KernelArgs& a) {
-  conv_im2col(a, conv_geometry(a.step));
+  conv_im2col(a, scheduled_geometry(a.step));
 }
 
 bool conv2d_unblocked(const Step& step) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "runtime/cpu/attrs.h"
 #include "runtime/cpu/register_tile.h"
 #include "runtime/plan.h"
 
@@ -24,7 +25,7 @@ inline std::string conv_attr_where(const Step& s, const char* kernel) {
 
 // conv.vectors: output-channel vectors of 16 per register tile, 0 = auto.
 inline int conv_vectors_attr(const Step& s, const std::string& where) {
-  const int64_t vectors = s.attrs.get_int("conv.vectors", kAutoVectors);
+  const int64_t vectors = s.attrs.get_int(attrs::kConvVectors, kAutoVectors);
   if (vectors < kAutoVectors || vectors > kMaxNV) {
     throw UserError("conv.vectors: expected 0 (auto) .." + std::to_string(kMaxNV) + ", got " +
                     std::to_string(vectors) + where);
@@ -33,7 +34,7 @@ inline int conv_vectors_attr(const Step& s, const std::string& where) {
 }
 
 inline ConvSplit conv_partition_attr(const Step& s, const std::string& where) {
-  const std::string partition = s.attrs.get_string("conv.partition", "auto");
+  const std::string partition = s.attrs.get_string(attrs::kConvPartition, "auto");
   if (partition == "rows") return ConvSplit::rows;
   if (partition == "channels") return ConvSplit::channels;
   if (partition != "auto") {

@@ -26,8 +26,9 @@
 #include <vector>
 
 #include "base/error.h"
-#include "runtime/cpu/conv_geometry.h"
+#include "runtime/cpu/attrs.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "runtime/cpu/conv_schedule.h"
 #include "runtime/cpu/conv_schedule_attrs.h"
 #include "runtime/cpu/conv_winograd_bf16.h"
 #include "runtime/cpu/conv_winograd_nhwc_shared.h"
@@ -188,14 +189,14 @@ WinogradSchedule winograd_schedule(const Step& s, bool bf16) {
   sc.bf16 = bf16;
   const std::string where =
       conv_attr_where(s, bf16 ? "conv2d.winograd_bf16" : "conv2d.winograd_nhwc");
-  const int64_t tile = s.attrs.get_int("conv.winograd_tile", kAutoTile);
+  const int64_t tile = s.attrs.get_int(attrs::kConvWinogradTile, kAutoTile);
   if (tile != kAutoTile && tile != 2 && tile != 4) {
     throw UserError("conv.winograd_tile: expected 0 (auto), 2 or 4, got " + std::to_string(tile) +
                     where);
   }
   sc.tile = static_cast<int>(tile);
   sc.vectors = conv_vectors_attr(s, where);
-  sc.block_kib = s.attrs.get_int("conv.winograd_block_kib", kDefaultBlockKib);
+  sc.block_kib = s.attrs.get_int(attrs::kConvWinogradBlockKib, kDefaultBlockKib);
   if (sc.block_kib < 1) {
     throw UserError("conv.winograd_block_kib: expected >= 1, got " + std::to_string(sc.block_kib) +
                     where);
@@ -327,8 +328,8 @@ WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads) {
 
 ir::Attrs conv2d_winograd_pin(const Step& step, int threads) {
   const WinogradConvPlan p = conv2d_winograd_plan(step, threads);
-  return {{"conv.winograd_tile", int64_t{p.tile}},
-          {"conv.partition", std::string(p.thread_parts > 1 ? "channels" : "rows")}};
+  return {{attrs::kConvWinogradTile, int64_t{p.tile}},
+          {attrs::kConvPartition, std::string(p.thread_parts > 1 ? "channels" : "rows")}};
 }
 
 bool conv2d_winograd_supports(const Step& s) {
@@ -365,8 +366,8 @@ void run_with(const KernelArgs& a, const ConvGeometry& g, const WinogradShape& d
 }
 
 void run_winograd_step(const KernelArgs& a, bool bf16) {
-  const ConvGeometry g = conv_geometry(a.step);
-  CUVIL_CHECK(is_nhwc(a.step) && winograd_geometry(g),
+  const ConvGeometry& g = scheduled_geometry(a.step);
+  CUVIL_CHECK(g.nhwc && winograd_geometry(g),
               "conv2d.winograd on an unsupported step " + a.step.node_name);
   const auto* prepared = static_cast<const PreparedWinograd*>(a.step.prepared.get());
   const WinogradSchedule sc = prepared ? prepared->schedule : winograd_schedule(a.step, bf16);

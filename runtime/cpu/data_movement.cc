@@ -9,6 +9,7 @@
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
@@ -18,6 +19,13 @@ namespace {
 int64_t norm_axis(int64_t axis, size_t rank) {
   return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
 }
+
+// What concat, slice and transpose read of their step's attributes, once at lowering.
+struct CopySchedule {
+  int64_t axis = 0;           // concat, slice: normalised to [0, rank)
+  int64_t start = 0;          // slice
+  std::vector<int64_t> perm;  // transpose
+};
 
 void copy_floats(float* dst, const float* src, int64_t n) {
   std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
@@ -29,9 +37,17 @@ void finish(const KernelArgs& a) {
 
 }  // namespace
 
+std::shared_ptr<const void> copy_schedule(const Step& step) {
+  auto s = std::make_shared<CopySchedule>();
+  s->axis = norm_axis(step.attrs.get_int("axis", 0), step.output_shape.size());
+  s->start = step.attrs.get_int("start", 0);
+  s->perm = step.attrs.get_ints("perm", {});
+  return s;
+}
+
 void concat(const KernelArgs& a) {
   const ir::Shape& os = a.step.output_shape;
-  const int64_t axis = norm_axis(a.step.attrs.get_int("axis", 0), os.size());
+  const int64_t axis = schedule_of<CopySchedule>(a.step).axis;
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= os[static_cast<size_t>(i)];
   for (size_t i = static_cast<size_t>(axis) + 1; i < os.size(); ++i) inner *= os[i];
@@ -52,9 +68,10 @@ void concat(const KernelArgs& a) {
 
 void slice(const KernelArgs& a) {
   const ir::Shape& is = a.step.input_shapes[0];
-  const int64_t axis = norm_axis(a.step.attrs.get_int("axis", 0), is.size());
+  const CopySchedule& sc = schedule_of<CopySchedule>(a.step);
+  const int64_t axis = sc.axis;
   const int64_t dim = is[static_cast<size_t>(axis)];
-  const int64_t start = a.step.attrs.get_int("start", 0);
+  const int64_t start = sc.start;
   const int64_t len = a.step.output_shape[static_cast<size_t>(axis)];
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= is[static_cast<size_t>(i)];
@@ -79,7 +96,7 @@ void reshape(const KernelArgs& a) {
 
 void transpose(const KernelArgs& a) {
   const ir::Shape& is = a.step.input_shapes[0];
-  const std::vector<int64_t> perm_attr = a.step.attrs.get_ints("perm", {});
+  const std::vector<int64_t>& perm_attr = schedule_of<CopySchedule>(a.step).perm;
   constexpr int kMax = 16;
   CUVIL_CHECK(is.size() <= kMax, "transpose: rank too large");
   // Drop unit input dims, then merge output neighbours that are input neighbours too.

@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/elementwise_math.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
@@ -70,11 +72,30 @@ void binary(const KernelArgs& a) {
   });
 }
 
+namespace {
+// Rope's position offset and its per-pair frequencies theta^(-2i/d), computed once at lowering.
+struct RopeSchedule {
+  int64_t pos0 = 0;
+  std::vector<double> freq;  // [d / 2]
+};
+}  // namespace
+
+std::shared_ptr<const void> rope_schedule(const Step& step) {
+  auto s = std::make_shared<RopeSchedule>();
+  const int64_t d = step.input_shapes.at(0).at(3);
+  const double theta = step.attrs.get_float("theta", 10000.0);
+  s->pos0 = step.attrs.get_int("pos_offset", 0);
+  for (int64_t i = 0; i < d / 2; ++i)
+    s->freq.push_back(std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(d)));
+  return s;
+}
+
 void rope(const KernelArgs& a) {
   const ir::Shape& s = a.step.input_shapes[0];
   const int64_t bh = s[0] * s[1], seq = s[2], d = s[3], half = d / 2;
-  const double theta = a.step.attrs.get_float("theta", 10000.0);
-  const int64_t pos0 = a.step.attrs.get_int("pos_offset", 0);
+  const RopeSchedule& sc = schedule_of<RopeSchedule>(a.step);
+  const int64_t pos0 = sc.pos0;
+  const double* freq = sc.freq.data();
   const Epilogue epi(a.step, a.in, a.out);
   // Parallel over positions: each position's angles are computed once for all heads.
   a.pool.parallel_for_tid(seq, [&](int tid, int64_t s0, int64_t s1) {
@@ -82,8 +103,7 @@ void rope(const KernelArgs& a) {
     float* sn = cs + half;
     for (int64_t p = s0; p < s1; ++p) {
       for (int64_t i = 0; i < half; ++i) {
-        const double freq = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(d));
-        const double angle = static_cast<double>(pos0 + p) * freq;
+        const double angle = static_cast<double>(pos0 + p) * freq[i];
         cs[i] = static_cast<float>(std::cos(angle));
         sn[i] = static_cast<float>(std::sin(angle));
       }

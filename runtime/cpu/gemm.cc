@@ -8,6 +8,7 @@
 #include <new>
 
 #include "base/error.h"
+#include "runtime/cpu/attrs.h"
 #include "runtime/cpu/gemv.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/thread_pool.h"
@@ -327,8 +328,8 @@ GemmPartition parse_gemm_partition(const std::string& name) {
 
 GemmBlocking gemm_blocking(const ir::Attrs& attrs) {
   GemmBlocking b;
-  if (attrs.has("gemm.mr_nr")) {
-    const std::string tile = attrs.get_string("gemm.mr_nr", "");
+  if (attrs.has(attrs::kGemmTile)) {
+    const std::string tile = attrs.get_string(attrs::kGemmTile, "");
     int mr = 0, nr = 0;
     char tail = 0;
     if (std::sscanf(tile.c_str(), "%dx%d%c", &mr, &nr, &tail) != 2 || mr <= 0 || nr <= 0) {
@@ -342,12 +343,12 @@ GemmBlocking gemm_blocking(const ir::Attrs& attrs) {
     if (v < 1) throw UserError(std::string(key) + " must be positive, got " + std::to_string(v));
     return v;
   };
-  b.mc = positive("gemm.mc", b.mc);
-  b.kc = positive("gemm.kc", b.kc);
-  b.nc = positive("gemm.nc", b.nc);
-  b.prefetch_b = attrs.get_int("gemm.prefetch_b", 1) != 0;
-  if (attrs.has("gemm.partition")) {
-    b.partition = parse_gemm_partition(attrs.get_string("gemm.partition", "auto"));
+  b.mc = positive(attrs::kGemmMc, b.mc);
+  b.kc = positive(attrs::kGemmKc, b.kc);
+  b.nc = positive(attrs::kGemmNc, b.nc);
+  b.prefetch_b = attrs.get_int(attrs::kGemmPrefetchB, 1) != 0;
+  if (attrs.has(attrs::kGemmPartition)) {
+    b.partition = parse_gemm_partition(attrs.get_string(attrs::kGemmPartition, "auto"));
   }
   return b;
 }

@@ -93,7 +93,7 @@ void matmul_bf16(const KernelArgs& a) {
 }
 
 void conv2d_bf16(const KernelArgs& a) {
-  const LowpConv cg = lowp_conv(a.step);
+  const LowpConv& cg = scheduled_lowp_conv(a.step);
   const auto w = weights_of(a, true);
   const Epilogue epi(a.step, a.in, a.out);
   Bf16Gemm g;

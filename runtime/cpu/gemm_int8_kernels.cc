@@ -66,7 +66,7 @@ void linear_int8(const KernelArgs& a) {
 }
 
 void conv2d_int8(const KernelArgs& a) {
-  const LowpConv cg = lowp_conv(a.step);
+  const LowpConv& cg = scheduled_lowp_conv(a.step);
   const auto w = weights_of(a, true);
   const Epilogue epi(a.step, a.in, a.out);
   const int64_t count = cg.n * cg.h * cg.w * cg.c;

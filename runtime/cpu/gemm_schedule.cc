@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/cpu/conv_geometry.h"
+#include "runtime/cpu/conv_schedule.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::runtime::cpu {
@@ -26,17 +26,28 @@ std::shared_ptr<const void> matmul_gemm_schedule(const Step& step) {
   return blocking_for(step, a[a.size() - 2]);
 }
 
+std::shared_ptr<const void> conv2d_schedule(const Step& step) {
+  auto s = std::make_shared<ConvSchedule>();
+  s->geometry = conv_geometry(step);
+  return s;
+}
+
 std::shared_ptr<const void> conv2d_gemm_schedule(const Step& step) {
-  const ConvGeometry g = conv_geometry(step);
-  if (g.blocked) return std::make_shared<GemmBlocking>();  // direct_nchw16c: no GEMM
+  auto s = std::make_shared<ConvSchedule>();
+  const ConvGeometry& g = s->geometry = conv_geometry(step);
+  if (g.blocked) return s;  // direct_nchw16c: no GEMM
   // NCHW: W [og, k] times columns, og rows. NHWC: pixels (all of them for a 1x1, a block of at
   // most all output pixels for im2col) times W^T.
   const int64_t pixels = g.is_1x1_unit_stride() ? g.n * g.h * g.w : g.oh * g.ow;
-  return blocking_for(step, g.nhwc ? pixels : g.og);
+  s->blocking =
+      *std::static_pointer_cast<const GemmBlocking>(blocking_for(step, g.nhwc ? pixels : g.og));
+  return s;
 }
 
 GemmBlocking scheduled_blocking(const Step& step, int64_t m) {
-  const GemmBlocking& scheduled = schedule_of<GemmBlocking>(step);
+  const GemmBlocking& scheduled = step.op == ir::OpKind::conv2d
+                                      ? schedule_of<ConvSchedule>(step).blocking
+                                      : schedule_of<GemmBlocking>(step);
   return gemm_reads_in_place(m) ? GemmBlocking{} : scheduled;
 }
 

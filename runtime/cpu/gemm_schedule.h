@@ -12,7 +12,8 @@
 namespace cuvil::runtime::cpu {
 
 // A step whose every product has few rows (gemm_reads_in_place) reads no attribute: its products
-// take the path that ignores blocking, so its knobs reach nothing (Step::reach).
+// take the path that ignores blocking, so its knobs reach nothing (Step::reach). Linear and
+// matmul schedule a GemmBlocking; conv2d a ConvSchedule (conv_schedule.h).
 std::shared_ptr<const void> linear_gemm_schedule(const Step& step);
 std::shared_ptr<const void> matmul_gemm_schedule(const Step& step);
 std::shared_ptr<const void> conv2d_gemm_schedule(const Step& step);

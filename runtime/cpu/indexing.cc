@@ -10,9 +10,38 @@
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
+
+namespace {
+
+enum class PadMode { constant, edge, reflect };
+
+// What pad and gather read of their step's attributes, once at lowering.
+struct IndexingSchedule {
+  std::vector<int64_t> pads;  // pad: [lo..., hi...]
+  PadMode mode = PadMode::constant;
+  float value = 0.0f;
+  int64_t axis = 0;  // gather: normalised to [0, rank)
+};
+
+}  // namespace
+
+std::shared_ptr<const void> indexing_schedule(const Step& step) {
+  auto s = std::make_shared<IndexingSchedule>();
+  s->pads = step.attrs.get_ints("pads", {});
+  const std::string mode = step.attrs.get_string("mode", "constant");
+  s->mode = mode == "constant" ? PadMode::constant
+            : mode == "edge"   ? PadMode::edge
+                               : PadMode::reflect;
+  s->value = static_cast<float>(step.attrs.get_float("value", 0.0));
+  s->axis = step.attrs.get_int("axis", 0);
+  if (s->axis < 0 && !step.input_shapes.empty())
+    s->axis += static_cast<int64_t>(step.input_shapes[0].size());
+  return s;
+}
 
 namespace {
 
@@ -24,12 +53,12 @@ int64_t prod(const ir::Shape& s, size_t from, size_t to) {
 
 // Where output index j of an axis of `size` elements, padded by `lo` in front, reads from;
 // -1 for a constant-mode read outside the input.
-int64_t pad_source(int64_t j, int64_t lo, int64_t size, int mode) {
+int64_t pad_source(int64_t j, int64_t lo, int64_t size, PadMode mode) {
   int64_t k = j - lo;
   if (k >= 0 && k < size) return k;
-  if (mode == 0) return -1;
-  if (mode == 1) return k < 0 ? 0 : size - 1;  // edge
-  return k < 0 ? -k : 2 * (size - 1) - k;      // reflect
+  if (mode == PadMode::constant) return -1;
+  if (mode == PadMode::edge) return k < 0 ? 0 : size - 1;
+  return k < 0 ? -k : 2 * (size - 1) - k;  // reflect
 }
 
 }  // namespace
@@ -40,10 +69,10 @@ void pad(const KernelArgs& a) {
   const ir::Shape& in = a.step.input_shapes[0];
   const ir::Shape& out = a.step.output_shape;
   const size_t rank = in.size();
-  const std::vector<int64_t> pads = a.step.attrs.get_ints("pads", {});
-  const std::string mode_text = a.step.attrs.get_string("mode", "constant");
-  const int mode = mode_text == "constant" ? 0 : mode_text == "edge" ? 1 : 2;
-  const float value = static_cast<float>(a.step.attrs.get_float("value", 0.0));
+  const IndexingSchedule& sc = schedule_of<IndexingSchedule>(a.step);
+  const std::vector<int64_t>& pads = sc.pads;
+  const PadMode mode = sc.mode;
+  const float value = sc.value;
   if (rank == 0) {
     a.out[0] = a.in[0][0];
     return;
@@ -87,9 +116,7 @@ void pad(const KernelArgs& a) {
 
 void gather(const KernelArgs& a) {
   const ir::Shape& data = a.step.input_shapes[0];
-  const int64_t rank = static_cast<int64_t>(data.size());
-  int64_t axis = a.step.attrs.get_int("axis", 0);
-  if (axis < 0) axis += rank;
+  const int64_t axis = schedule_of<IndexingSchedule>(a.step).axis;
   const size_t ax = static_cast<size_t>(axis);
   const int64_t outer = prod(data, 0, ax), size = data[ax], inner = prod(data, ax + 1, data.size());
   const int64_t count = ir::num_elements(a.step.input_shapes[1]);

@@ -2,6 +2,8 @@
 // Each reads its shapes and attributes from args.step and honours args.step.epilogue.
 #pragma once
 
+#include <memory>
+
 #include "runtime/plan.h"
 
 namespace cuvil::runtime::cpu {
@@ -16,9 +18,10 @@ bool conv2d_unblocked(const Step& step);
 // linear_matmul.cc
 void linear_gemm(const KernelArgs& args);
 void matmul_gemm(const KernelArgs& args);
-// attention.cc
+// attention.cc (its schedule hook: attention.h)
 void sdpa_blocked(const KernelArgs& args);
-// norms.cc
+// norms.cc; their schedule hook reads eps, groups, axis and the layout once
+std::shared_ptr<const void> norm_schedule(const Step& step);
 void batch_norm(const KernelArgs& args);
 void group_norm(const KernelArgs& args);
 void layer_norm(const KernelArgs& args);
@@ -30,20 +33,25 @@ void unary(const KernelArgs& args);
 std::shared_ptr<const void> unary_prepare(const Step& step, const float* const* constants);
 void binary(const KernelArgs& args);
 void rope(const KernelArgs& args);
-// pooling.cc
+std::shared_ptr<const void> rope_schedule(const Step& step);  // offset, frequencies
+// pooling.cc; their schedule hook reads the window, stride, padding, scale and layout once
+std::shared_ptr<const void> pool_schedule(const Step& step);
 void max_pool2d(const KernelArgs& args);
 void avg_pool2d(const KernelArgs& args);
 void global_avg_pool(const KernelArgs& args);
 void upsample_nearest2d(const KernelArgs& args);
-// data_movement.cc
+// data_movement.cc; concat's and slice's axis, slice's start, transpose's perm read once
+std::shared_ptr<const void> copy_schedule(const Step& step);
 void concat(const KernelArgs& args);
 void slice(const KernelArgs& args);
 void reshape(const KernelArgs& args);
 void transpose(const KernelArgs& args);
 void embedding(const KernelArgs& args);
-// reduce.cc
+// reduce.cc; the reduced axes read once
+std::shared_ptr<const void> reduce_schedule(const Step& step);
 void reduce(const KernelArgs& args);
-// indexing.cc
+// indexing.cc; pad's pads, mode and value and gather's axis read once
+std::shared_ptr<const void> indexing_schedule(const Step& step);
 void pad(const KernelArgs& args);
 void gather(const KernelArgs& args);
 void expand(const KernelArgs& args);

@@ -2,6 +2,7 @@
 // schedule read at lowering (gemm_schedule.h); linear may run on a weight packed at lowering.
 #include <algorithm>
 
+#include "runtime/cpu/attrs.h"
 #include "runtime/cpu/batched_matmul.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/gemm_prepare.h"
@@ -29,7 +30,7 @@ std::shared_ptr<const void> linear_gemm_prepare(const Step& step,
                                                 const float* const* constant_inputs) {
   // Few-row products read the weight in place: no packing, and no knob of it is consumed.
   if (gemm_reads_in_place(linear_rows(step)) || constant_inputs[1] == nullptr) return nullptr;
-  if (step.attrs.get_int("gemm.prepack", 0) == 0) return nullptr;
+  if (step.attrs.get_int(attrs::kGemmPrepack, 0) == 0) return nullptr;
   const GemmBlocking blocking = scheduled_blocking(step, linear_rows(step));
   const ir::Shape& w = step.input_shapes[1];
   const MicroKernel& micro = pick_micro_kernel(blocking.portable ? GemmIsa::ref : active_gemm_isa(),

@@ -12,6 +12,7 @@
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/norms_kernels.h"
+#include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
@@ -21,6 +22,14 @@ KernelIsa norms_isa() {
 }
 
 namespace {
+
+// What the norms and softmax read of their step's attributes, once at lowering.
+struct NormSchedule {
+  bool nhwc = false;
+  double eps = 1e-5;
+  int64_t groups = 32;  // group_norm
+  int64_t axis = -1;    // softmax: normalised to [0, rank)
+};
 
 // The portable row kernels (the reference of norms_avx512.cc's): sum over x of f(x) in fp32 over
 // chunks, fp64 across them.
@@ -101,10 +110,21 @@ void channel_affine(const KernelArgs& a, bool nhwc, const Dims4& d, const float*
 
 }  // namespace
 
+std::shared_ptr<const void> norm_schedule(const Step& step) {
+  auto s = std::make_shared<NormSchedule>();
+  s->nhwc = is_nhwc(step);
+  s->eps = step.attrs.get_float("eps", 1e-5);
+  s->groups = step.attrs.get_int("groups", 32);
+  s->axis = step.attrs.get_int("axis", -1);
+  if (s->axis < 0) s->axis += static_cast<int64_t>(step.input_shapes.at(0).size());
+  return s;
+}
+
 void batch_norm(const KernelArgs& a) {
-  const bool nhwc = is_nhwc(a.step);
+  const NormSchedule& sc = schedule_of<NormSchedule>(a.step);
+  const bool nhwc = sc.nhwc;
   const Dims4 d = dims4(a.step.input_shapes[0], nhwc);
-  const double eps = a.step.attrs.get_float("eps", 1e-5);
+  const double eps = sc.eps;
   float* mul =
       a.pool.scratch(a.pool.current_thread(), ThreadPool::kKernel, static_cast<size_t>(2 * d.c));
   float* add = mul + d.c;
@@ -156,10 +176,11 @@ void nhwc_channel_sums(const float* x, ThreadPool& pool, const Dims4& d, F f, do
 }  // namespace
 
 void group_norm(const KernelArgs& a) {
-  const bool nhwc = is_nhwc(a.step);
+  const NormSchedule& sc = schedule_of<NormSchedule>(a.step);
+  const bool nhwc = sc.nhwc;
   const Dims4 d = dims4(a.step.input_shapes[0], nhwc);
-  const int64_t groups = a.step.attrs.get_int("groups", 32);
-  const double eps = a.step.attrs.get_float("eps", 1e-5);
+  const int64_t groups = sc.groups;
+  const double eps = sc.eps;
   const int64_t cg = d.c / groups, hw = d.h * d.w;
   const double count = static_cast<double>(cg * hw);
   const float* x = a.in[0];
@@ -232,7 +253,7 @@ namespace {
 void row_norm(const KernelArgs& a, bool rms) {
   const int64_t dim = a.step.input_shapes[0].back();
   const int64_t rows = ir::num_elements(a.step.input_shapes[0]) / std::max<int64_t>(dim, 1);
-  const double eps = a.step.attrs.get_float("eps", 1e-5);
+  const double eps = schedule_of<NormSchedule>(a.step).eps;
   const float* gamma = a.in[1];
   const float* beta = rms ? nullptr : a.in[2];
   const Epilogue epi(a.step, a.in, a.out);
@@ -265,8 +286,7 @@ void rms_norm(const KernelArgs& a) {
 
 void softmax(const KernelArgs& a) {
   const ir::Shape& s = a.step.input_shapes[0];
-  int64_t axis = a.step.attrs.get_int("axis", -1);
-  if (axis < 0) axis += static_cast<int64_t>(s.size());
+  const int64_t axis = schedule_of<NormSchedule>(a.step).axis;
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= s[static_cast<size_t>(i)];
   for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i) inner *= s[i];

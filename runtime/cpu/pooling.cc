@@ -1,32 +1,64 @@
 // Pooling and nearest upsampling, NCHW and NHWC (vectorises over channels); max/avg pooling
 // also nchw16c.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
 
 namespace {
 
+// What the pooling and upsampling kernels read of their step's attributes, once at lowering.
+struct PoolSchedule {
+  bool blocked = false, nhwc = false;  // layout nchw16c, layout nhwc
+  std::array<int64_t, 2> kernel{1, 1}, stride{1, 1}, pad{0, 0};
+  bool include_pad = true;  // avg_pool2d's count_include_pad
+  int64_t scale = 2;        // upsample_nearest2d
+};
+
+std::array<int64_t, 2> pair_attr(const Step& step, const char* key, int64_t fallback) {
+  const std::vector<int64_t> v = attr_pair(step, key, fallback);
+  CUVIL_CHECK(v.size() == 2, "step '" + step.node_name + "': " + key + " is not a pair");
+  return {v[0], v[1]};
+}
+
+}  // namespace
+
+std::shared_ptr<const void> pool_schedule(const Step& step) {
+  auto s = std::make_shared<PoolSchedule>();
+  s->blocked = is_nchw16c(step);
+  s->nhwc = is_nhwc(step);
+  s->kernel = pair_attr(step, "kernel", 1);
+  s->stride = pair_attr(step, "stride", 1);
+  s->pad = pair_attr(step, "pad", 0);
+  s->include_pad = step.attrs.get_int("count_include_pad", 1) != 0;
+  s->scale = step.attrs.get_int("scale", 2);
+  return s;
+}
+
+namespace {
+
 template <bool kMax>
 void pool2d(const KernelArgs& a) {
   // nchw16c pools each lane alike: the NHWC loops over 16-channel images.
-  const bool blocked = is_nchw16c(a.step);
-  const bool nhwc = blocked || is_nhwc(a.step);
+  const PoolSchedule& sc = schedule_of<PoolSchedule>(a.step);
+  const bool blocked = sc.blocked, nhwc = blocked || sc.nhwc;
   const Dims4 x =
       blocked ? blocked_as_nhwc(a.step.input_shapes[0]) : dims4(a.step.input_shapes[0], nhwc);
   const Dims4 y = blocked ? blocked_as_nhwc(a.step.output_shape) : dims4(a.step.output_shape, nhwc);
-  const auto k = attr_pair(a.step, "kernel", 1);
-  const auto st = attr_pair(a.step, "stride", 1);
-  const auto pd = attr_pair(a.step, "pad", 0);
+  const std::array<int64_t, 2>& k = sc.kernel;
+  const std::array<int64_t, 2>& st = sc.stride;
+  const std::array<int64_t, 2>& pd = sc.pad;
   const float inv_area = 1.0f / static_cast<float>(k[0] * k[1]);
   // count_include_pad 0: divide by the taps inside the input (windows at borders have fewer).
-  const bool include_pad = a.step.attrs.get_int("count_include_pad", 1) != 0;
+  const bool include_pad = sc.include_pad;
   auto scale_of = [&](int64_t oy, int64_t ox) {
     if (include_pad) return inv_area;
     const int64_t y0 = std::max<int64_t>(0, oy * st[0] - pd[0]);
@@ -101,7 +133,7 @@ void avg_pool2d(const KernelArgs& a) {
 }
 
 void global_avg_pool(const KernelArgs& a) {
-  const bool nhwc = is_nhwc(a.step);
+  const bool nhwc = schedule_of<PoolSchedule>(a.step).nhwc;
   const Dims4 x = dims4(a.step.input_shapes[0], nhwc);
   const int64_t hw = x.h * x.w;
   const float* in = a.in[0];
@@ -134,10 +166,11 @@ void global_avg_pool(const KernelArgs& a) {
 }
 
 void upsample_nearest2d(const KernelArgs& a) {
-  const bool nhwc = is_nhwc(a.step);
+  const PoolSchedule& sc = schedule_of<PoolSchedule>(a.step);
+  const bool nhwc = sc.nhwc;
   const Dims4 x = dims4(a.step.input_shapes[0], nhwc);
   const Dims4 y = dims4(a.step.output_shape, nhwc);
-  const int64_t s = a.step.attrs.get_int("scale", 2);
+  const int64_t s = sc.scale;
   const Epilogue epi(a.step, a.in, a.out);
   const float* in = a.in[0];
   if (nhwc) {

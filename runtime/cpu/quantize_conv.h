@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "runtime/plan.h"
@@ -21,6 +22,10 @@ struct LowpConv {
 
 // Geometry of an NHWC, groups = 1 conv2d step.
 LowpConv lowp_conv(const Step& step);
+// The reduced-precision conv kernels' schedule hook: lowp_conv, once at lowering; the runs read
+// it with scheduled_lowp_conv.
+std::shared_ptr<const void> lowp_conv_schedule(const Step& step);
+const LowpConv& scheduled_lowp_conv(const Step& step);
 // Whether the step is an NHWC conv2d with groups = 1 (what the reduced-precision kernels run).
 bool lowp_conv_shape_ok(const Step& step);
 // The weight [o, c, kh, kw] reordered to [o][kh][kw][c].

@@ -9,6 +9,7 @@
 
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
@@ -21,6 +22,7 @@ struct ReduceShape {
   int64_t outer = 1, middle = 1, inner = 1;
 };
 
+// Read once at lowering (reduce_schedule): the work's shape follows from the axes and the shape.
 ReduceShape reduce_shape(const Step& step) {
   const ir::Shape& x = step.input_shapes[0];
   const size_t rank = x.size();
@@ -57,8 +59,12 @@ ReduceShape reduce_shape(const Step& step) {
 
 }  // namespace
 
+std::shared_ptr<const void> reduce_schedule(const Step& step) {
+  return std::make_shared<ReduceShape>(reduce_shape(step));
+}
+
 void reduce(const KernelArgs& a) {
-  const ReduceShape r = reduce_shape(a.step);
+  const ReduceShape& r = schedule_of<ReduceShape>(a.step);
   const bool is_max = a.step.op == ir::OpKind::reduce_max;
   const bool is_mean = a.step.op == ir::OpKind::reduce_mean;
   const float* x = a.in[0];

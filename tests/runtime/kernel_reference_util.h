@@ -15,9 +15,12 @@
 namespace cuvil::runtime::testing {
 
 // Kernel `kernel` on the graph's last node, whose inputs must be the graph's inputs in order,
-// with `extra` attributes added; the worst relative error against the reference.
+// with `extra` attributes added; the worst relative error against the reference. `given`
+// replaces the random inputs; `after_scheduling` is set on the step once it was scheduled
+// (which no run may see).
 inline double kernel_error(const ir::Graph& g, const std::string& kernel, int threads,
-                           const ir::Attrs& extra = {}, const std::vector<ir::Tensor>* given = {}) {
+                           const ir::Attrs& extra = {}, const std::vector<ir::Tensor>* given = {},
+                           const ir::Attrs& after_scheduling = {}) {
   const ir::Node& n = g.nodes().back();
   const std::vector<ir::Tensor> inputs = given ? *given : ir::random_inputs(g, 5);
   const std::vector<ir::Tensor> want = reference::interpret(g, inputs);
@@ -39,6 +42,7 @@ inline double kernel_error(const ir::Graph& g, const std::string& kernel, int th
   }
   step.output_shape = g.value(n.output).shape;
   schedule_step(step, *k);
+  for (const auto& [key, value] : after_scheduling.entries()) step.attrs.set(key, value);
   ir::Tensor got(step.output_shape,
                  std::vector<float>(static_cast<size_t>(ir::num_elements(step.output_shape)), 0));
   ThreadPool pool(threads);

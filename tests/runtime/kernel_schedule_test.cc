@@ -1,8 +1,13 @@
-// Kernels' schedule hooks (GEMM, attention): tiling attributes are read once, at scheduling, and
-// the runs use what was read.
+// Kernels' schedule hooks: tiling attributes (GEMM, attention) and every other attribute a kernel
+// reads are read once, at scheduling, and the runs use what was read.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "base/error.h"
+#include "conv_test_graphs.h"
+#include "kernel_reference_util.h"
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/gemm_schedule.h"
 #include "runtime/kernel_table.h"
@@ -98,6 +103,141 @@ TEST(SdpaSchedule, AutoRunsBlockedOnDecodeShapesAndReadsNoTile) {
   EXPECT_TRUE(reads.origins().empty());
   EXPECT_TRUE(sdpa_schedule_of(sdpa_step("sdpa.auto", 17, attrs)).flash);
   EXPECT_EQ(reads.origins().size(), 1u);
+}
+
+// The kernels without tuning knobs read their op's attributes (axes, windows, masks, offsets)
+// once at scheduling too: an attribute changed after scheduling is seen by no run, so each
+// kernel still matches the reference of the graph as built.
+struct ScheduledOpCase {
+  const char* kernel;
+  ir::OpKind op;
+  std::vector<ir::Shape> inputs;
+  ir::Attrs attrs, after_scheduling;
+};
+
+double error_after_changing_attributes(const ScheduledOpCase& c,
+                                       const std::vector<ir::Tensor>* given = nullptr) {
+  ir::Graph g;
+  std::vector<ir::ValueId> in;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    std::string name = "x";  // built by append: GCC 12 warns falsely on "x" + std::string
+    name += std::to_string(i);
+    const bool indices = c.op == ir::OpKind::gather && i == 1;
+    in.push_back(g.add_input(name, c.inputs[i], indices ? ir::DType::i32 : ir::DType::f32));
+  }
+  g.mark_output(g.add_node(c.op, in, c.attrs, "op"));
+  return testing::kernel_error(g, c.kernel, 2, {}, given, c.after_scheduling);
+}
+
+using Ints = std::vector<int64_t>;
+
+TEST(OpSchedule, RunsUseTheAttributesReadAtScheduling) {
+  const Ints window{3, 3}, stride{2, 2}, pad{1, 1};
+  const std::vector<ScheduledOpCase> cases = {
+      {"softmax.cpu",
+       ir::OpKind::softmax,
+       {{3, 7, 5}},
+       {{"axis", int64_t{1}}},
+       {{"axis", int64_t{2}}}},
+      {"layer_norm.cpu",
+       ir::OpKind::layer_norm,
+       {{3, 17}, {17}, {17}},
+       {{"eps", 1e-5}},
+       {{"eps", 10.0}}},
+      {"rms_norm.cpu", ir::OpKind::rms_norm, {{3, 17}, {17}}, {{"eps", 1e-5}}, {{"eps", 10.0}}},
+      {"group_norm.cpu",
+       ir::OpKind::group_norm,
+       {{2, 6, 3, 5}, {6}, {6}},
+       {{"groups", int64_t{3}}, {"eps", 1e-5}},
+       {{"groups", int64_t{2}}}},
+      {"avg_pool2d.cpu",
+       ir::OpKind::avg_pool2d,
+       {{1, 3, 7, 7}},
+       {{"kernel", window}, {"stride", stride}, {"pad", pad}, {"count_include_pad", int64_t{0}}},
+       {{"count_include_pad", int64_t{1}}}},
+      {"max_pool2d.cpu",
+       ir::OpKind::max_pool2d,
+       {{1, 3, 7, 7}},
+       {{"kernel", window}, {"stride", stride}, {"pad", pad}},
+       {{"pad", Ints{0, 0}}}},
+      {"upsample_nearest2d.cpu",
+       ir::OpKind::upsample_nearest2d,
+       {{1, 2, 3, 3}},
+       {{"scale", int64_t{2}}},
+       {{"scale", int64_t{3}}}},
+      {"transpose.cpu",
+       ir::OpKind::transpose,
+       {{3, 3, 3}},
+       {{"perm", Ints{2, 0, 1}}},
+       {{"perm", Ints{1, 2, 0}}}},
+      {"slice.cpu",
+       ir::OpKind::slice,
+       {{3, 9}},
+       {{"axis", int64_t{1}}, {"start", int64_t{2}}, {"end", int64_t{6}}},
+       {{"start", int64_t{5}}}},
+      {"concat.cpu",
+       ir::OpKind::concat,
+       {{2, 3}, {2, 3}},
+       {{"axis", int64_t{0}}},
+       {{"axis", int64_t{1}}}},
+      {"pad.cpu",
+       ir::OpKind::pad,
+       {{2, 5}},
+       {{"pads", Ints{0, 2, 0, 3}}, {"mode", std::string("reflect")}},
+       {{"mode", std::string("constant")}, {"value", 3.0}}},
+      {"reduce_sum.cpu",
+       ir::OpKind::reduce_sum,
+       {{3, 3, 5}},
+       {{"axes", Ints{1}}},
+       {{"axes", Ints{0}}}},
+      {"rope.cpu",
+       ir::OpKind::rope,
+       {{1, 2, 5, 8}},
+       {{"theta", 10000.0}, {"pos_offset", int64_t{3}}},
+       {{"theta", 500.0}, {"pos_offset", int64_t{0}}}},
+      {"sdpa.blocked",
+       ir::OpKind::sdpa,
+       {{1, 2, 5, 8}, {1, 2, 5, 8}, {1, 2, 5, 8}},
+       {{"causal", int64_t{1}}},
+       {{"causal", int64_t{0}}, {"scale", 3.0}}},
+      {"sdpa.flash",
+       ir::OpKind::sdpa,
+       {{1, 2, 37, 8}, {1, 2, 37, 8}, {1, 2, 37, 8}},
+       {{"causal", int64_t{1}}},
+       {{"causal", int64_t{0}}, {"scale", 3.0}}},
+  };
+  for (const ScheduledOpCase& c : cases)
+    EXPECT_LT(error_after_changing_attributes(c), 1e-4) << c.kernel;
+}
+
+TEST(OpSchedule, GatherUsesTheAxisReadAtScheduling) {
+  const ScheduledOpCase c{"gather.cpu",
+                          ir::OpKind::gather,
+                          {{4, 4}, {4}},
+                          {{"axis", int64_t{0}}},
+                          {{"axis", int64_t{1}}}};
+  std::vector<ir::Tensor> given = {ir::Tensor({4, 4}, std::vector<float>(16)),
+                                   ir::Tensor({4}, {3, 0, 2, 1}, ir::DType::i32)};
+  for (size_t i = 0; i < 16; ++i) given[0].data[i] = static_cast<float>(i);
+  EXPECT_LT(error_after_changing_attributes(c, &given), 1e-6);
+}
+
+TEST(OpSchedule, ConvolutionsRunTheGeometryReadAtScheduling) {
+  const ir::Attrs changed{{"pad", Ints{0, 0}}, {"layout", std::string("nchw")}};
+  const struct {
+    const char* kernel;
+    testing::ConvCase cc;
+  } cases[] = {
+      {"conv2d.im2col", {1, 7, 9, 9, 5, 3, 2, 1, 1, false}},
+      {"conv2d.auto", {1, 7, 9, 9, 5, 3, 2, 1, 1, false}},
+      {"conv2d.direct_nhwc", {1, 7, 9, 9, 5, 3, 2, 1, 1, false}},
+      {"conv2d.winograd_nhwc", {1, 7, 9, 9, 5, 3, 1, 1, 1, false}},
+      {"conv2d.depthwise_nhwc", {1, 6, 9, 9, 6, 3, 1, 1, 6, false}},
+  };
+  for (const auto& c : cases) {
+    const ir::Graph g = testing::conv_graph(c.cc, "nhwc", true, false);
+    EXPECT_LT(testing::kernel_error(g, c.kernel, 2, {}, nullptr, changed), 1e-4) << c.kernel;
+  }
 }
 
 }  // namespace
