@@ -30,7 +30,11 @@ std::vector<double> u_counts(size_t m, size_t n) {
   return row[n];
 }
 
-double exact_two_sided_p(double u, size_t m, size_t n) {
+struct ExactP {
+  double two_sided, greater;
+};
+
+ExactP exact_p(double u, size_t m, size_t n) {
   const std::vector<double> counts = u_counts(m, n);
   const size_t k = static_cast<size_t>(std::llround(u));
   double total = 0, below = 0, above = 0;
@@ -39,7 +43,13 @@ double exact_two_sided_p(double u, size_t m, size_t n) {
     if (i <= k) below += counts[i];
     if (i >= k) above += counts[i];
   }
-  return std::min(1.0, 2.0 * std::min(below, above) / total);
+  return {std::min(1.0, 2.0 * std::min(below, above) / total), above / total};
+}
+
+// log C(n1 + n2, n1)
+double log_choose(size_t n1, size_t n2) {
+  return std::lgamma(static_cast<double>(n1 + n2 + 1)) - std::lgamma(static_cast<double>(n1 + 1)) -
+         std::lgamma(static_cast<double>(n2 + 1));
 }
 
 }  // namespace
@@ -79,24 +89,30 @@ MannWhitneyResult mann_whitney_u(const std::vector<double>& a, const std::vector
 
   if (!ties && n1 <= kMannWhitneyExactMaxN && n2 <= kMannWhitneyExactMaxN) {
     result.exact = true;
-    result.p_value = exact_two_sided_p(result.u, n1, n2);
+    const ExactP p = exact_p(result.u, n1, n2);
+    result.p_value = p.two_sided;
+    result.p_greater = p.greater;
     return result;
   }
   const double mean = dn1 * dn2 / 2;
   const double variance = dn1 * dn2 / 12 * ((dn + 1) - tie_term / (dn * (dn - 1)));
   if (variance <= 0) return result;  // every value equal: p = 1
-  const double z = std::max(0.0, std::abs(result.u - mean) - 0.5) / std::sqrt(variance);
+  const double sd = std::sqrt(variance);
+  const double z = std::max(0.0, std::abs(result.u - mean) - 0.5) / sd;
   result.p_value = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  // One-sided, continuity-corrected: P(U >= u) ~ P(Z >= (u - 0.5 - mean) / sd).
+  result.p_greater = 0.5 * std::erfc((result.u - 0.5 - mean) / sd / std::sqrt(2.0));
   return result;
 }
 
 double mann_whitney_min_p(size_t n1, size_t n2) {
   if (n1 == 0 || n2 == 0) return 1;
-  // 2 / C(n1 + n2, n1), computed in logs to stay finite.
-  const double log_choose = std::lgamma(static_cast<double>(n1 + n2 + 1)) -
-                            std::lgamma(static_cast<double>(n1 + 1)) -
-                            std::lgamma(static_cast<double>(n2 + 1));
-  return std::min(1.0, 2.0 * std::exp(-log_choose));
+  return std::min(1.0, 2.0 * std::exp(-log_choose(n1, n2)));  // 2 / C(n1 + n2, n1), in logs
+}
+
+double mann_whitney_min_p_greater(size_t n1, size_t n2) {
+  if (n1 == 0 || n2 == 0) return 1;
+  return std::exp(-log_choose(n1, n2));
 }
 
 }  // namespace cuvil::stats

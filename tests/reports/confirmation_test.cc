@@ -26,13 +26,14 @@ std::vector<std::vector<double>> rounds(std::mt19937_64& rng, double median_ns, 
   return out;
 }
 
-// How often `confirm_regression` says confirmed over `trials` seeds.
-double confirmed_rate(double slowdown, double round_sigma, double sample_sigma, int trials) {
+// How often `confirm_regression` says confirmed over `trials` seeds, `count` rounds a side.
+double confirmed_rate(double slowdown, double round_sigma, double sample_sigma, int trials,
+                      int count = 3) {
   int confirmed = 0;
   for (int seed = 0; seed < trials; ++seed) {
     std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919 + 1);
-    const auto old_side = rounds(rng, 1e6, 3, 7, round_sigma, sample_sigma);
-    const auto new_side = rounds(rng, 1e6 * (1 + slowdown), 3, 7, round_sigma, sample_sigma);
+    const auto old_side = rounds(rng, 1e6, count, 7, round_sigma, sample_sigma);
+    const auto new_side = rounds(rng, 1e6 * (1 + slowdown), count, 7, round_sigma, sample_sigma);
     confirmed += confirm_regression(old_side, new_side).verdict == ConfirmationVerdict::kConfirmed;
   }
   return static_cast<double>(confirmed) / trials;
@@ -42,6 +43,17 @@ TEST(Confirmation, UnchangedCodeIsConfirmedAtMostAtTheSignificanceLevel) {
   EXPECT_LE(confirmed_rate(0.0, 0.01, 0.02, 2000), 0.05);
   // Drift between rounds as large as the effect sought: even rarer, it reads as noisy.
   EXPECT_LE(confirmed_rate(0.0, 0.03, 0.02, 2000), 0.05);
+  // More rounds tolerate inversions, yet the rank test on rounds keeps the rate at alpha.
+  EXPECT_LE(confirmed_rate(0.0, 0.01, 0.02, 2000, 5), 0.05);
+  EXPECT_LE(confirmed_rate(0.0, 0.05, 0.02, 2000, 5), 0.05);
+  EXPECT_LE(confirmed_rate(0.0, 0.05, 0.02, 2000, 8), 0.05);
+}
+
+TEST(Confirmation, MoreRoundsConfirmASlowdownUnderDriftMoreOften) {
+  // Rounds drifting by 5% (a loaded machine): three rounds must not overlap at all, five may.
+  const double three = confirmed_rate(0.10, 0.05, 0.02, 1000, 3);
+  const double five = confirmed_rate(0.10, 0.05, 0.02, 1000, 5);
+  EXPECT_GT(five, three + 0.1) << "three rounds " << three << ", five " << five;
 }
 
 TEST(Confirmation, ATenPercentSlowdownIsConfirmed) {
@@ -53,12 +65,22 @@ TEST(Confirmation, ASpeedupIsNeverARegression) {
 }
 
 TEST(Confirmation, RoundsThatDisagreeAreNoisy) {
-  const std::vector<std::vector<double>> old_side = {{100, 101, 102}, {120, 121, 122}};
-  const std::vector<std::vector<double>> new_side = {{110, 111, 112}, {131, 132, 133}};
+  const std::vector<std::vector<double>> old_side = {
+      {100, 101, 102}, {120, 121, 122}, {110, 110, 110}};
+  const std::vector<std::vector<double>> new_side = {
+      {110, 111, 112}, {131, 132, 133}, {121, 121, 121}};
   const Confirmation c = confirm_regression(old_side, new_side);
   EXPECT_EQ(c.verdict, ConfirmationVerdict::kNoisy);
   EXPECT_NEAR(c.old_spread_pct, 19.8, 0.1);
   EXPECT_STREQ(confirmation_verdict_name(c.verdict), "unconfirmed: noisy");
+}
+
+TEST(Confirmation, TwoRoundsASideCannotReachTheSignificanceLevel) {
+  // The best two rounds can do is 1 in C(4, 2) = 6 by chance: not enough data, however clear.
+  const Confirmation c =
+      confirm_regression({{100, 101, 102}, {100, 101, 102}}, {{150, 151, 152}, {150, 151, 152}});
+  EXPECT_EQ(c.verdict, ConfirmationVerdict::kNotEnoughData);
+  EXPECT_NE(c.reason.find("needs 3 a side"), std::string::npos) << c.reason;
 }
 
 TEST(Confirmation, OneRoundIsNotEnoughData) {
@@ -83,10 +105,10 @@ TEST(Confirmation, ASlowdownInOnlySomePairsIsNotConfirmed) {
 }
 
 TEST(Confirmation, ASlowdownBelowTheMinimumEffectIsNotConfirmed) {
-  const std::vector<std::vector<double>> old_side = {{100, 100.1, 100.2, 100.3},
-                                                     {100, 100.1, 100.2, 100.3}};
-  const std::vector<std::vector<double>> new_side = {{101, 101.1, 101.2, 101.3},
-                                                     {101, 101.1, 101.2, 101.3}};
+  const std::vector<std::vector<double>> old_side = {
+      {100, 100.1, 100.2, 100.3}, {100, 100.1, 100.2, 100.3}, {100, 100.1, 100.2, 100.3}};
+  const std::vector<std::vector<double>> new_side = {
+      {101, 101.1, 101.2, 101.3}, {101, 101.1, 101.2, 101.3}, {101, 101.1, 101.2, 101.3}};
   const Confirmation c = confirm_regression(old_side, new_side, {0.05, 3.0});
   EXPECT_EQ(c.verdict, ConfirmationVerdict::kNotConfirmed);
   EXPECT_NEAR(c.change_pct, 1.0, 0.01);

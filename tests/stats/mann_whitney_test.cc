@@ -36,6 +36,16 @@ TEST(MannWhitney, FiveAgainstFiveMatchesTheCriticalValueTable) {
   EXPECT_NEAR(mann_whitney_u({1, 2, 3, 4, 8}, {5, 6, 7, 9, 10}).p_value, 14.0 / 252, 1e-12);
 }
 
+TEST(MannWhitney, OneSidedPIsTheUpperTailOfTheExactDistribution) {
+  // U of the first sample is 23 of 25: P(U >= 23) = P(U <= 2) = 4/252; the other way round,
+  // P(U >= 2) = 1 - P(U <= 1) = 250/252.
+  EXPECT_NEAR(mann_whitney_u({5, 6, 8, 9, 10}, {1, 2, 3, 4, 7}).p_greater, 4.0 / 252, 1e-12);
+  EXPECT_NEAR(mann_whitney_u({1, 2, 3, 4, 7}, {5, 6, 8, 9, 10}).p_greater, 250.0 / 252, 1e-12);
+  EXPECT_NEAR(mann_whitney_min_p_greater(5, 5), 1.0 / 252, 1e-12);
+  EXPECT_NEAR(mann_whitney_min_p_greater(3, 3), 1.0 / 20, 1e-12);
+  EXPECT_DOUBLE_EQ(mann_whitney_min_p_greater(0, 3), 1.0);
+}
+
 TEST(MannWhitney, TiesUseTheCorrectedNormalApproximation) {
   // Midranks; tie groups {2,2} and {3,3,3,3}: variance 24/12 * (11 - 66/90),
   // z = (|1.5 - 12| - 0.5) / sqrt(variance).
@@ -55,6 +65,9 @@ TEST(MannWhitney, LargeSamplesUseTheNormalApproximation) {
   EXPECT_FALSE(r.exact);
   EXPECT_DOUBLE_EQ(r.u, 1378);
   EXPECT_NEAR(r.p_value, 0.0269458561956, 1e-10);
+  // One-sided in the direction of the difference: half the two-sided p.
+  EXPECT_NEAR(mann_whitney_u(b, a).p_greater, r.p_value / 2, 1e-12);
+  EXPECT_GT(r.p_greater, 0.98);
 }
 
 TEST(MannWhitney, SwappingTheSamplesMirrorsU) {
