@@ -72,7 +72,8 @@ Action add_confirm_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "confirm",
       "Confirm a suspected regression from runs measured in alternation (old, new, old, new, "
-      "...): exit 1 only when every new round is significantly slower than every old one");
+      "...): exit 1 only when the new side is significantly slower and its rounds rank above "
+      "the old side's (one-sided exact rank test of the round medians)");
   cmd->add_option("--old", o->old_runs, "run.json files of the old side, comma-separated")
       ->required();
   cmd->add_option("--new", o->new_runs, "run.json files of the new side, in the same order")
