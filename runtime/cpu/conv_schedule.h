@@ -18,7 +18,8 @@ struct ConvSchedule {
   GemmBlocking blocking;  // the GEMM kernels' (gemm_schedule.h); defaults for the others
 };
 
-// The hook of the convolutions not built on the GEMM (direct, Winograd, depthwise): geometry only.
+// The hook of the convolutions not built on the GEMM (direct, Winograd, depthwise): geometry
+// only. (The GEMM convolutions' hook, with the blocking, is gemm_schedule.h's.)
 std::shared_ptr<const void> conv2d_schedule(const Step& step);
 
 // The geometry the step was scheduled with.

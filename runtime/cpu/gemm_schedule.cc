@@ -26,12 +26,6 @@ std::shared_ptr<const void> matmul_gemm_schedule(const Step& step) {
   return blocking_for(step, a[a.size() - 2]);
 }
 
-std::shared_ptr<const void> conv2d_schedule(const Step& step) {
-  auto s = std::make_shared<ConvSchedule>();
-  s->geometry = conv_geometry(step);
-  return s;
-}
-
 std::shared_ptr<const void> conv2d_gemm_schedule(const Step& step) {
   auto s = std::make_shared<ConvSchedule>();
   const ConvGeometry& g = s->geometry = conv_geometry(step);
