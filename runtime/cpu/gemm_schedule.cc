@@ -9,21 +9,21 @@ namespace cuvil::runtime::cpu {
 
 namespace {
 
-// The schedule of a step whose largest product has `max_rows` rows.
-std::shared_ptr<const void> blocking_for(const Step& step, int64_t max_rows) {
-  if (gemm_reads_in_place(max_rows)) return std::make_shared<GemmBlocking>();
-  return std::make_shared<GemmBlocking>(gemm_blocking(step.attrs));
+// The blocking of a step whose largest product has `max_rows` rows.
+GemmBlocking blocking_for(const Step& step, int64_t max_rows) {
+  return gemm_reads_in_place(max_rows) ? GemmBlocking{} : gemm_blocking(step.attrs);
 }
 
 }  // namespace
 
 std::shared_ptr<const void> linear_gemm_schedule(const Step& step) {
-  return blocking_for(step, ir::num_elements(step.output_shape) / step.input_shapes[1][0]);
+  return std::make_shared<GemmBlocking>(
+      blocking_for(step, ir::num_elements(step.output_shape) / step.input_shapes[1][0]));
 }
 
 std::shared_ptr<const void> matmul_gemm_schedule(const Step& step) {
   const ir::Shape& a = step.input_shapes[0];
-  return blocking_for(step, a[a.size() - 2]);
+  return std::make_shared<GemmBlocking>(blocking_for(step, a[a.size() - 2]));
 }
 
 std::shared_ptr<const void> conv2d_gemm_schedule(const Step& step) {
@@ -33,8 +33,7 @@ std::shared_ptr<const void> conv2d_gemm_schedule(const Step& step) {
   // NCHW: W [og, k] times columns, og rows. NHWC: pixels (all of them for a 1x1, a block of at
   // most all output pixels for im2col) times W^T.
   const int64_t pixels = g.is_1x1_unit_stride() ? g.n * g.h * g.w : g.oh * g.ow;
-  s->blocking =
-      *std::static_pointer_cast<const GemmBlocking>(blocking_for(step, g.nhwc ? pixels : g.og));
+  s->blocking = blocking_for(step, g.nhwc ? pixels : g.og);
   return s;
 }
 

@@ -1,9 +1,12 @@
 // Small helpers shared by the CPU kernels: attribute access and 4-D geometry.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "passes/ir/types.h"
 #include "runtime/plan.h"
 
@@ -48,8 +51,12 @@ inline Dims4 blocked_as_nhwc(const ir::Shape& s) {
   return {s[0] * s[1], s[4], s[2], s[3]};
 }
 
-inline std::vector<int64_t> attr_pair(const Step& s, const char* key, int64_t fallback) {
-  return s.attrs.get_ints(key, {fallback, fallback});
+// A (height, width) attribute such as stride, pad or a pooling window; the verifier has checked
+// it has two entries.
+inline std::array<int64_t, 2> attr_pair(const Step& s, const char* key, int64_t fallback) {
+  const std::vector<int64_t> v = s.attrs.get_ints(key, {fallback, fallback});
+  CUVIL_CHECK(v.size() == 2, "step '" + s.node_name + "': " + key + " is not a pair");
+  return {v[0], v[1]};
 }
 
 // Sums in fp64 with independent lanes so the compiler can vectorise them.

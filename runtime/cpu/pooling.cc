@@ -23,21 +23,15 @@ struct PoolSchedule {
   int64_t scale = 2;        // upsample_nearest2d
 };
 
-std::array<int64_t, 2> pair_attr(const Step& step, const char* key, int64_t fallback) {
-  const std::vector<int64_t> v = attr_pair(step, key, fallback);
-  CUVIL_CHECK(v.size() == 2, "step '" + step.node_name + "': " + key + " is not a pair");
-  return {v[0], v[1]};
-}
-
 }  // namespace
 
 std::shared_ptr<const void> pool_schedule(const Step& step) {
   auto s = std::make_shared<PoolSchedule>();
   s->blocked = is_nchw16c(step);
   s->nhwc = is_nhwc(step);
-  s->kernel = pair_attr(step, "kernel", 1);
-  s->stride = pair_attr(step, "stride", 1);
-  s->pad = pair_attr(step, "pad", 0);
+  s->kernel = attr_pair(step, "kernel", 1);
+  s->stride = attr_pair(step, "stride", 1);
+  s->pad = attr_pair(step, "pad", 0);
   s->include_pad = step.attrs.get_int("count_include_pad", 1) != 0;
   s->scale = step.attrs.get_int("scale", 2);
   return s;
