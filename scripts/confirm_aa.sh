@@ -58,6 +58,9 @@ if [ -z "$WORK" ]; then
   WORK_IS_TEMP=1
 fi
 mkdir -p "$WORK"
+spinners=()
+stop_spinners() { [ ${#spinners[@]} -eq 0 ] || kill "${spinners[@]}" 2>/dev/null; }
+trap 'stop_spinners; [ -z "$WORK_IS_TEMP" ] || rm -rf "$WORK"' EXIT
 
 # The slower side of A/B: the suite's default file without the --drop passes.
 default_config=$ROOT/configs/$SUITE.cpu.cuvilpass
@@ -73,9 +76,6 @@ doc["passes"] = [p for p in doc["passes"] if p["name"] not in drop]
 yaml.safe_dump(doc, open(sys.argv[2], "w"), sort_keys=False)
 PY
 
-spinners=()
-stop_spinners() { [ ${#spinners[@]} -eq 0 ] || kill "${spinners[@]}" 2>/dev/null; }
-trap 'stop_spinners; [ -z "$WORK_IS_TEMP" ] || rm -rf "$WORK"' EXIT
 for _ in $(seq 1 "$LOAD"); do
   bash -c 'while :; do :; done' &
   spinners+=($!)

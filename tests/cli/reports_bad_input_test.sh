@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Must-fail inputs of the report views and the nightly job: each exits 2 with a one-line error
+# Must-fail inputs of the report views, the nightly job and its A/A check (confirm_aa.sh): each exits 2 with a one-line error
 # naming what was wrong, and writes nothing.
 set -u
 BENCH=$1
@@ -23,4 +23,9 @@ expect_exit2 "dashboard: missing database" "no results database here" -- \
   "$BENCH" report dashboard --db "$TMP/missing.db" -o "$TMP/site"
 [ -e "$TMP/site" ] && { echo "FAIL dashboard wrote a site for a missing database"; failures=$((failures + 1)); }
 expect_exit2 "nightly: unknown option" "unknown option '--bogus'" -- "$NIGHTLY" --bogus
+CONFIRM_AA=$(dirname "$NIGHTLY")/confirm_aa.sh
+expect_exit2 "confirm_aa: --drop of a pass the pipeline lacks" "lacks: no-such-pass" -- \
+  env CUVIL_BENCH="$BENCH" "$CONFIRM_AA" --drop fuse-elementwise,no-such-pass --work "$TMP/aa"
+expect_exit2 "confirm_aa: unknown argument" "unknown argument '--bogus'" -- \
+  env CUVIL_BENCH="$BENCH" "$CONFIRM_AA" --bogus
 exit $((failures > 0))
