@@ -34,6 +34,22 @@ std::vector<ParamSpec> GemmTilingPass::params() const {
       bool_param("prefetch_b", true,
                  "AVX-512 micro-kernels prefetch the next B sliver into L2, spread over the row "
                  "tiles that share the current one"),
+      // The bf16 and int8 GEMMs (reduced-precision) have their own tiles and element sizes.
+      int_param("bf16_mc", 8, 2048, 192,
+                "bf16 GEMM: rows of A per packed panel; rounded up to 12 (VDPBF16PS) or 32 (AMX "
+                "tiles)",
+                Scale::log),
+      int_param("bf16_kc", 16, 4096, 512,
+                "bf16 GEMM: depth of a packed panel (KC x 32 bf16 B slivers; rounded up to 32 on "
+                "AMX)",
+                Scale::log),
+      int_param("bf16_nc", 32, 16384, 1024,
+                "bf16 GEMM: columns of C finished together; rounded up to a multiple of 32",
+                Scale::log),
+      int_param("int8_mc", 8, 2048, 96,
+                "int8 GEMM: rows of A per packed panel (the whole depth of a row is packed); "
+                "rounded up to 12",
+                Scale::log),
   };
 }
 
@@ -43,6 +59,8 @@ void GemmTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
                 nc = param_int(params, "nc");
   const bool prepack = param_bool(params, "prepack_weights");
   const bool prefetch_b = param_bool(params, "prefetch_b");
+  const int64_t bf16_mc = param_int(params, "bf16_mc"), bf16_kc = param_int(params, "bf16_kc"),
+                bf16_nc = param_int(params, "bf16_nc"), int8_mc = param_int(params, "int8_mc");
   for (ir::Node& n : graph.mutable_nodes()) {
     if (!runs_on_gemm(n.op)) continue;
     n.attrs.set(runtime::cpu::attrs::kGemmTile, tile, "gemm-tiling.mr_nr");
@@ -53,6 +71,10 @@ void GemmTilingPass::run(ir::Graph& graph, const ParamMap& params) const {
                 "gemm-tiling.prepack_weights");
     n.attrs.set(runtime::cpu::attrs::kGemmPrefetchB, int64_t{prefetch_b ? 1 : 0},
                 "gemm-tiling.prefetch_b");
+    n.attrs.set(runtime::cpu::attrs::kGemmBf16Mc, bf16_mc, "gemm-tiling.bf16_mc");
+    n.attrs.set(runtime::cpu::attrs::kGemmBf16Kc, bf16_kc, "gemm-tiling.bf16_kc");
+    n.attrs.set(runtime::cpu::attrs::kGemmBf16Nc, bf16_nc, "gemm-tiling.bf16_nc");
+    n.attrs.set(runtime::cpu::attrs::kGemmInt8Mc, int8_mc, "gemm-tiling.int8_mc");
   }
 }
 

@@ -10,7 +10,7 @@
 #include "runtime/cpu/gemm_prepare.h"
 #include "runtime/cpu/gemm_schedule.h"
 #include "runtime/cpu/kernels.h"
-#include "runtime/cpu/quantize_conv.h"
+#include "runtime/cpu/lowp_gemm_schedule.h"
 #include "runtime/onednn/onednn_kernels.h"
 
 namespace cuvil::runtime {
@@ -46,7 +46,7 @@ std::vector<KernelInfo> build_table() {
       "direct, NHWC only: MR pixels x NV*16 channels register tile, packed weights",
       cpu::conv2d_direct_supports);
   t.back().choice = "direct";
-  t.back().schedule = cpu::conv2d_schedule;
+  t.back().schedule = cpu::conv2d_direct_schedule;
   t.back().prepare = cpu::conv2d_direct_prepare;
   t.back().replaced_inputs = 1u << 1;
   t.back().pin = cpu::conv2d_direct_pin;
@@ -54,7 +54,7 @@ std::vector<KernelInfo> build_table() {
       "3x3 stride-1, NHWC groups=1: Winograd F(2x2 or 4x4, 3x3), weights transformed once",
       cpu::conv2d_winograd_supports);
   t.back().choice = "winograd";
-  t.back().schedule = cpu::conv2d_schedule;
+  t.back().schedule = cpu::conv2d_winograd_schedule;
   t.back().prepare = cpu::conv2d_winograd_prepare;
   t.back().replaced_inputs = 1u << 1;
   t.back().bf16_variant = "conv2d.winograd_bf16";
@@ -63,7 +63,7 @@ std::vector<KernelInfo> build_table() {
       "Winograd F(2x2, 3x3) as winograd_nhwc, bf16 transformed inputs and weights "
       "(avx512_bf16)",
       cpu::conv2d_winograd_bf16_supports);
-  t.back().schedule = cpu::conv2d_schedule;
+  t.back().schedule = cpu::conv2d_winograd_bf16_schedule;
   t.back().prepare = cpu::conv2d_winograd_bf16_prepare;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "direct_nchw16c", cpu::conv2d_direct_nchw16c,
@@ -92,14 +92,14 @@ std::vector<KernelInfo> build_table() {
       "NHWC groups=1: bf16 weights, 1x1 as GEMM or im2col (avx512_bf16)",
       cpu::conv2d_bf16_supported);
   t.back().precision = "bf16";
-  t.back().schedule = cpu::lowp_conv_schedule;
+  t.back().schedule = cpu::conv2d_bf16_schedule;
   t.back().prepare = cpu::prepare_conv2d_bf16;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "int8", cpu::conv2d_int8,
       "NHWC groups=1: int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
       cpu::conv2d_int8_supported);
   t.back().precision = "int8";
-  t.back().schedule = cpu::lowp_conv_schedule;
+  t.back().schedule = cpu::conv2d_int8_schedule;
   t.back().prepare = cpu::prepare_conv2d_int8;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "gemm", cpu::linear_gemm, "packed GEMM with B transposed");
@@ -116,17 +116,20 @@ std::vector<KernelInfo> build_table() {
   add(OpKind::linear, "bf16", cpu::linear_bf16,
       "bf16 weights packed in K pairs, fp32 accumulation (avx512_bf16)", cpu::bf16_supported);
   t.back().precision = "bf16";
+  t.back().schedule = cpu::linear_bf16_schedule;
   t.back().prepare = cpu::prepare_linear_bf16;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "int8", cpu::linear_int8,
       "int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
       cpu::linear_int8_supported);
   t.back().precision = "int8";
+  t.back().schedule = cpu::linear_int8_schedule;
   t.back().prepare = cpu::prepare_linear_int8;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::matmul, "bf16", cpu::matmul_bf16,
       "both operands converted to bf16 per call (avx512_bf16)", cpu::bf16_supported);
   t.back().precision = "bf16";
+  t.back().schedule = cpu::matmul_bf16_schedule;
   add(OpKind::matmul, "onednn", onednn::matmul, "oneDNN matmul primitive (library)");
   t.back().choice = "onednn";
   t.back().prepare = onednn::matmul_prepare;

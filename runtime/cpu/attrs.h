@@ -14,6 +14,12 @@ inline constexpr const char* kGemmNc = "gemm.nc";
 inline constexpr const char* kGemmPrepack = "gemm.prepack";       // 0 | 1
 inline constexpr const char* kGemmPrefetchB = "gemm.prefetch_b";  // 0 | 1
 inline constexpr const char* kGemmPartition = "gemm.partition";   // auto | m | n | 2d
+// The reduced-precision GEMMs' own panels (gemm_bf16.h, gemm_int8.h): other element sizes,
+// other register tiles, so other good sizes than the fp32 GEMM's.
+inline constexpr const char* kGemmBf16Mc = "gemm.bf16_mc";
+inline constexpr const char* kGemmBf16Kc = "gemm.bf16_kc";
+inline constexpr const char* kGemmBf16Nc = "gemm.bf16_nc";
+inline constexpr const char* kGemmInt8Mc = "gemm.int8_mc";
 // Direct and Winograd convolutions.
 inline constexpr const char* kConvVectors = "conv.vectors";      // 0 = auto
 inline constexpr const char* kConvPartition = "conv.partition";  // auto | rows | channels

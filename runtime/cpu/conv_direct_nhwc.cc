@@ -254,11 +254,20 @@ std::shared_ptr<const void> conv2d_direct_prepare(const Step& s, const float* co
   return packed;
 }
 
+std::shared_ptr<const void> conv2d_direct_schedule(const Step& s) {
+  auto schedule = std::make_shared<ConvSchedule>();
+  schedule->geometry = conv_geometry(s);
+  schedule->tiling = std::make_shared<DirectSchedule>(direct_schedule(s));
+  return schedule;
+}
+
 void conv2d_direct_nhwc(const KernelArgs& a) {
   const ConvGeometry& g = scheduled_geometry(a.step);
   CUVIL_CHECK(g.nhwc, "conv2d.direct_nhwc on a non-NHWC step " + a.step.node_name);
   const auto* prepared = static_cast<const PackedWeights*>(a.step.prepared.get());
-  const DirectSchedule sc = prepared ? prepared->schedule : direct_schedule(a.step);
+  // Prepared weights are packed for the schedule they were prepared with.
+  const DirectSchedule& sc =
+      prepared ? prepared->schedule : scheduled_tiling<DirectSchedule>(a.step);
   const DirectShape d = direct_shape(g, sc);
   const float* packed = nullptr;
   if (prepared) {

@@ -23,6 +23,8 @@ struct DirectConvPlan {
 DirectConvPlan conv2d_direct_plan(const Step& step, int threads);
 ir::Attrs conv2d_direct_pin(const Step& step, int threads);
 bool conv2d_direct_supports(const Step& step);
+// Geometry and conv-tiling's knobs, read once (ConvSchedule::tiling).
+std::shared_ptr<const void> conv2d_direct_schedule(const Step& step);
 std::shared_ptr<const void> conv2d_direct_prepare(const Step& step, const float* const* constants);
 
 // conv_direct_nchw16c.cc: direct convolution on blocked nchw16c activations (groups 1): a
@@ -46,12 +48,15 @@ struct WinogradConvPlan {
 WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads);
 ir::Attrs conv2d_winograd_pin(const Step& step, int threads);
 bool conv2d_winograd_supports(const Step& step);
+// Geometry and conv-tiling's knobs, read once (ConvSchedule::tiling).
+std::shared_ptr<const void> conv2d_winograd_schedule(const Step& step);
 std::shared_ptr<const void> conv2d_winograd_prepare(const Step& step,
                                                     const float* const* constants);
 // The same with bf16 transformed inputs and weights, fp32 accumulation (avx512_bf16): chosen by
 // reduced-precision (conv_dtype: bf16) for a node select-lowering gave to Winograd.
 void conv2d_winograd_bf16(const KernelArgs& args);
 bool conv2d_winograd_bf16_supports(const Step& step);
+std::shared_ptr<const void> conv2d_winograd_bf16_schedule(const Step& step);
 std::shared_ptr<const void> conv2d_winograd_bf16_prepare(const Step& step,
                                                          const float* const* constants);
 

@@ -332,6 +332,25 @@ ir::Attrs conv2d_winograd_pin(const Step& step, int threads) {
           {attrs::kConvPartition, std::string(p.thread_parts > 1 ? "channels" : "rows")}};
 }
 
+namespace {
+
+std::shared_ptr<const void> schedule_winograd(const Step& s, bool bf16) {
+  auto schedule = std::make_shared<ConvSchedule>();
+  schedule->geometry = conv_geometry(s);
+  schedule->tiling = std::make_shared<WinogradSchedule>(winograd_schedule(s, bf16));
+  return schedule;
+}
+
+}  // namespace
+
+std::shared_ptr<const void> conv2d_winograd_schedule(const Step& s) {
+  return schedule_winograd(s, false);
+}
+
+std::shared_ptr<const void> conv2d_winograd_bf16_schedule(const Step& s) {
+  return schedule_winograd(s, true);
+}
+
 bool conv2d_winograd_supports(const Step& s) {
   return is_nhwc(s) && winograd_geometry(conv_geometry(s));
 }
@@ -370,7 +389,11 @@ void run_winograd_step(const KernelArgs& a, bool bf16) {
   CUVIL_CHECK(g.nhwc && winograd_geometry(g),
               "conv2d.winograd on an unsupported step " + a.step.node_name);
   const auto* prepared = static_cast<const PreparedWinograd*>(a.step.prepared.get());
-  const WinogradSchedule sc = prepared ? prepared->schedule : winograd_schedule(a.step, bf16);
+  // Prepared weights are transformed for the schedule they were prepared with.
+  const WinogradSchedule& sc =
+      prepared ? prepared->schedule : scheduled_tiling<WinogradSchedule>(a.step);
+  CUVIL_CHECK(sc.bf16 == bf16, "conv2d.winograd step " + a.step.node_name +
+                                   " was scheduled for the other precision");
   const WinogradShape d = winograd_shape(g, sc);
   const WinogradConvPlan plan = resolve(sc, d, a.pool.threads());
   const float* u = prepared ? prepared->u.data() : nullptr;

@@ -170,7 +170,7 @@ void skinny_rows(const Bf16Gemm& g, const uint32_t* ap, int64_t s0, int64_t s1) 
   }
 }
 
-constexpr int64_t kSkinnyRows = 4;
+constexpr int64_t kSkinnyRows = kBf16SkinnyRows;
 
 // Rows [i0, i1) x slivers [s0, s1) of C on thread tid.
 void gemm_block(const Bf16Gemm& g, int64_t i0, int64_t i1, int64_t s0, int64_t s1, ThreadPool& pool,

@@ -22,6 +22,8 @@ namespace cuvil::runtime::cpu {
 
 inline constexpr int kBf16MR = 12;
 inline constexpr int kBf16NR = 32;
+// Products of at most this many rows (decode) stream B once and ignore Bf16Blocking.
+inline constexpr int64_t kBf16SkinnyRows = 4;
 
 // Words (uint32) a packed B of k x n occupies.
 int64_t bf16_packed_words(int64_t k, int64_t n);

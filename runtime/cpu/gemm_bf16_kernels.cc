@@ -5,6 +5,7 @@
 #include "runtime/cpu/gemm_bf16.h"
 #include "runtime/cpu/gemm_bf16_kernels.h"
 #include "runtime/cpu/kernel_util.h"
+#include "runtime/cpu/lowp_gemm_schedule.h"
 #include "runtime/cpu/quantize_conv.h"
 #include "runtime/thread_pool.h"
 
@@ -65,6 +66,7 @@ void linear_bf16(const KernelArgs& a) {
   g.c = a.out, g.ldc = g.n;
   g.bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   g.epilogue = epi.empty() ? nullptr : &epi;
+  g.blocking = scheduled_lowp(a.step).bf16;
   gemm_bf16(g, a.pool);
 }
 
@@ -72,6 +74,7 @@ void matmul_bf16(const KernelArgs& a) {
   const BatchedMatmul mm(a.step);
   const int64_t m = mm.m, k = mm.k, n = mm.n;
   const Epilogue epi(a.step, a.in, a.out);
+  const Bf16Blocking blocking = scheduled_lowp(a.step).bf16;
   // Both operands are activations: B is converted and packed per product.
   uint32_t* packed = reinterpret_cast<uint32_t*>(a.pool.scratch(
       a.pool.current_thread(), ThreadPool::kKernel, static_cast<size_t>(bf16_packed_words(k, n))));
@@ -88,15 +91,18 @@ void matmul_bf16(const KernelArgs& a) {
     g.b = packed;
     g.c = a.out + mm.c_offset(bi), g.ldc = n;
     g.epilogue = epi.empty() ? nullptr : &epi;
+    g.blocking = blocking;
     gemm_bf16(g, a.pool);
   }
 }
 
 void conv2d_bf16(const KernelArgs& a) {
-  const LowpConv& cg = scheduled_lowp_conv(a.step);
+  const LowpSchedule& schedule = scheduled_lowp(a.step);
+  const LowpConv& cg = schedule.conv;
   const auto w = weights_of(a, true);
   const Epilogue epi(a.step, a.in, a.out);
   Bf16Gemm g;
+  g.blocking = schedule.bf16;
   g.n = cg.o, g.k = cg.k();
   g.b = w->words.data();
   g.ldc = cg.o;
@@ -110,7 +116,7 @@ void conv2d_bf16(const KernelArgs& a) {
     return;
   }
   const int64_t ohw = cg.oh * cg.ow;
-  const int64_t pb = lowp_pixel_block(cg, int64_t{1} << 21);
+  const int64_t pb = schedule.pixel_block;
   float* col =
       a.pool.scratch(a.pool.current_thread(), ThreadPool::kKernel, static_cast<size_t>(pb * g.k));
   for (int64_t img = 0; img < cg.n; ++img) {

@@ -157,7 +157,7 @@ void skinny_rows(const Int8Gemm& g, const Columns& cols, int64_t s0, int64_t s1)
   }
 }
 
-constexpr int64_t kSkinnyRows = 4;
+constexpr int64_t kSkinnyRows = kInt8SkinnyRows;
 
 // Rows [i0, i1) x slivers [s0, s1) of C on thread tid; K in one piece.
 void gemm_block(const Int8Gemm& g, const Columns& cols, int64_t i0, int64_t i1, int64_t s0,

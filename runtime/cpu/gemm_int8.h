@@ -22,6 +22,9 @@ namespace cuvil::runtime::cpu {
 
 inline constexpr int kInt8MR = 12;
 inline constexpr int kInt8NR = 32;
+// Products of at most this many rows (decode) stream B once and ignore Int8Gemm::mc.
+inline constexpr int64_t kInt8SkinnyRows = 4;
+inline constexpr int64_t kInt8DefaultMc = 96;
 
 struct Int8PackedWeights {
   int64_t k = 0, n = 0;
@@ -45,7 +48,7 @@ struct Int8Gemm {
   int64_t ldc = 0;
   const float* bias = nullptr;  // bias[n]
   const Epilogue* epilogue = nullptr;
-  int64_t mc = 96;  // rows of A per packed panel (the whole K of each row is packed)
+  int64_t mc = kInt8DefaultMc;  // rows of A per packed panel (the whole K of a row is packed)
 };
 
 // Threads split C; requires cpu_has_avx512_vnni().

@@ -5,6 +5,7 @@
 #include "runtime/cpu/gemm_bf16_kernels.h"
 #include "runtime/cpu/gemm_int8.h"
 #include "runtime/cpu/kernel_util.h"
+#include "runtime/cpu/lowp_gemm_schedule.h"
 #include "runtime/cpu/quantize_conv.h"
 #include "runtime/thread_pool.h"
 
@@ -54,6 +55,7 @@ void linear_int8(const KernelArgs& a) {
   const int64_t count = m * w->k;
   Int8Gemm g;
   g.m = m;
+  g.mc = scheduled_lowp(a.step).int8_mc;
   g.aq = choose_activation_quant(a.in[0], count, a.pool);
   uint8_t* aq = u8_scratch(a.pool, ThreadPool::kKernel, count);
   quantize_u8(a.in[0], count, g.aq, aq, a.pool);
@@ -66,11 +68,13 @@ void linear_int8(const KernelArgs& a) {
 }
 
 void conv2d_int8(const KernelArgs& a) {
-  const LowpConv& cg = scheduled_lowp_conv(a.step);
+  const LowpSchedule& schedule = scheduled_lowp(a.step);
+  const LowpConv& cg = schedule.conv;
   const auto w = weights_of(a, true);
   const Epilogue epi(a.step, a.in, a.out);
   const int64_t count = cg.n * cg.h * cg.w * cg.c;
   Int8Gemm g;
+  g.mc = schedule.int8_mc;
   g.aq = choose_activation_quant(a.in[0], count, a.pool);
   uint8_t* xq = u8_scratch(a.pool, ThreadPool::kKernel2, count);
   quantize_u8(a.in[0], count, g.aq, xq, a.pool);
@@ -87,7 +91,7 @@ void conv2d_int8(const KernelArgs& a) {
   }
   const int64_t k = cg.k();
   const int64_t ohw = cg.oh * cg.ow;
-  const int64_t pb = lowp_pixel_block(cg, int64_t{1} << 23);
+  const int64_t pb = schedule.pixel_block;
   uint8_t* col = u8_scratch(a.pool, ThreadPool::kKernel, pb * k);
   // Taps in the padding hold real zeros, which quantise to the zero point.
   const uint8_t pad = static_cast<uint8_t>(g.aq.zero_point);

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "runtime/cpu/kernel_util.h"
-#include "runtime/kernel_table.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -19,14 +18,6 @@ LowpConv lowp_conv(const Step& s) {
   g.oh = y.h, g.ow = y.w;
   g.sh = stride[0], g.sw = stride[1], g.ph = pad[0], g.pw = pad[1];
   return g;
-}
-
-std::shared_ptr<const void> lowp_conv_schedule(const Step& step) {
-  return std::make_shared<LowpConv>(lowp_conv(step));
-}
-
-const LowpConv& scheduled_lowp_conv(const Step& step) {
-  return schedule_of<LowpConv>(step);
 }
 
 bool lowp_conv_shape_ok(const Step& s) {

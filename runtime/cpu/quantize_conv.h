@@ -20,12 +20,8 @@ struct LowpConv {
   bool is_1x1() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0; }
 };
 
-// Geometry of an NHWC, groups = 1 conv2d step.
+// Geometry of an NHWC, groups = 1 conv2d step (read once at lowering: lowp_gemm_schedule.h).
 LowpConv lowp_conv(const Step& step);
-// The reduced-precision conv kernels' schedule hook: lowp_conv, once at lowering; the runs read
-// it with scheduled_lowp_conv.
-std::shared_ptr<const void> lowp_conv_schedule(const Step& step);
-const LowpConv& scheduled_lowp_conv(const Step& step);
 // Whether the step is an NHWC conv2d with groups = 1 (what the reduced-precision kernels run).
 bool lowp_conv_shape_ok(const Step& step);
 // The weight [o, c, kh, kw] reordered to [o][kh][kw][c].

@@ -240,5 +240,36 @@ TEST(OpSchedule, ConvolutionsRunTheGeometryReadAtScheduling) {
   }
 }
 
+// With run-time weights (nothing prepared) the direct and Winograd kernels still take their
+// conv-tiling knobs from the schedule: values that would fail if read (a Winograd tile of 3,
+// negative vectors and channels per pass) are set after scheduling and no run sees them.
+TEST(OpSchedule, UnpreparedConvolutionsRunTheTilingReadAtScheduling) {
+  const ir::Attrs tiling{{"conv.vectors", int64_t{1}},
+                         {"conv.winograd_tile", int64_t{2}},
+                         {"conv.channels_per_pass", int64_t{3}}};
+  const ir::Attrs changed{{"conv.vectors", int64_t{-1}},
+                          {"conv.winograd_tile", int64_t{3}},
+                          {"conv.channels_per_pass", int64_t{-1}},
+                          {"conv.partition", std::string("diagonal")}};
+  const testing::ConvCase direct = {1, 7, 9, 9, 5, 3, 2, 1, 1, false};
+  const testing::ConvCase winograd = {1, 7, 9, 9, 5, 3, 1, 1, 1, false};
+  EXPECT_LT(testing::kernel_error(testing::conv_graph(direct, "nhwc", true, false),
+                                  "conv2d.direct_nhwc", 2, tiling, nullptr, changed),
+            1e-4);
+  EXPECT_LT(testing::kernel_error(testing::conv_graph(winograd, "nhwc", true, false),
+                                  "conv2d.winograd_nhwc", 2, tiling, nullptr, changed),
+            1e-4);
+}
+
+TEST(OpSchedule, AMalformedConvTilingFailsAtScheduling) {
+  const ir::Graph g = testing::conv_graph({1, 7, 9, 9, 5, 3, 1, 1, 1, false}, "nhwc", true, false);
+  EXPECT_THROW(
+      testing::kernel_error(g, "conv2d.winograd_nhwc", 2, {{"conv.winograd_tile", int64_t{3}}}),
+      UserError);
+  EXPECT_THROW(
+      testing::kernel_error(g, "conv2d.direct_nhwc", 2, {{"conv.channels_per_pass", int64_t{-2}}}),
+      UserError);
+}
+
 }  // namespace
 }  // namespace cuvil::runtime::cpu

@@ -1,0 +1,99 @@
+#include "runtime/cpu/lowp_gemm_schedule.h"
+
+#include <algorithm>
+#include <string>
+
+#include "base/error.h"
+#include "runtime/cpu/attrs.h"
+#include "runtime/kernel_table.h"
+
+namespace cuvil::runtime::cpu {
+
+namespace {
+
+// im2col column buffers of about this many elements (fp32 for bf16, u8 for int8).
+constexpr int64_t kBf16ColumnElements = int64_t{1} << 21;
+constexpr int64_t kInt8ColumnElements = int64_t{1} << 23;
+
+int64_t positive(const Step& step, const char* key, int64_t fallback) {
+  const int64_t v = step.attrs.get_int(key, fallback);
+  if (v < 1) {
+    throw UserError("step '" + step.node_name + "': " + key + " must be positive, got " +
+                    std::to_string(v));
+  }
+  return v;
+}
+
+Bf16Blocking bf16_blocking(const Step& step, int64_t max_rows) {
+  Bf16Blocking b;
+  if (max_rows <= kBf16SkinnyRows) return b;
+  b.mc = positive(step, attrs::kGemmBf16Mc, b.mc);
+  b.kc = positive(step, attrs::kGemmBf16Kc, b.kc);
+  b.nc = positive(step, attrs::kGemmBf16Nc, b.nc);
+  return b;
+}
+
+int64_t int8_mc(const Step& step, int64_t max_rows) {
+  if (max_rows <= kInt8SkinnyRows) return kInt8DefaultMc;
+  return positive(step, attrs::kGemmInt8Mc, kInt8DefaultMc);
+}
+
+int64_t linear_rows(const Step& step) {
+  return ir::num_elements(step.output_shape) / step.input_shapes[1][0];
+}
+
+// The conv geometry and its largest product: all pixels for a 1x1, else one im2col block.
+std::shared_ptr<LowpSchedule> conv_schedule(const Step& step, int64_t column_elements,
+                                            int64_t& max_rows) {
+  auto s = std::make_shared<LowpSchedule>();
+  s->conv = lowp_conv(step);
+  const LowpConv& g = s->conv;
+  if (g.is_1x1()) {
+    max_rows = g.n * g.h * g.w;
+  } else {
+    s->pixel_block = lowp_pixel_block(g, column_elements);
+    max_rows = std::min(s->pixel_block, g.oh * g.ow);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::shared_ptr<const void> linear_bf16_schedule(const Step& step) {
+  auto s = std::make_shared<LowpSchedule>();
+  s->bf16 = bf16_blocking(step, linear_rows(step));
+  return s;
+}
+
+std::shared_ptr<const void> matmul_bf16_schedule(const Step& step) {
+  auto s = std::make_shared<LowpSchedule>();
+  const ir::Shape& a = step.input_shapes[0];
+  s->bf16 = bf16_blocking(step, a[a.size() - 2]);
+  return s;
+}
+
+std::shared_ptr<const void> conv2d_bf16_schedule(const Step& step) {
+  int64_t max_rows = 0;
+  auto s = conv_schedule(step, kBf16ColumnElements, max_rows);
+  s->bf16 = bf16_blocking(step, max_rows);
+  return s;
+}
+
+std::shared_ptr<const void> linear_int8_schedule(const Step& step) {
+  auto s = std::make_shared<LowpSchedule>();
+  s->int8_mc = int8_mc(step, linear_rows(step));
+  return s;
+}
+
+std::shared_ptr<const void> conv2d_int8_schedule(const Step& step) {
+  int64_t max_rows = 0;
+  auto s = conv_schedule(step, kInt8ColumnElements, max_rows);
+  s->int8_mc = int8_mc(step, max_rows);
+  return s;
+}
+
+const LowpSchedule& scheduled_lowp(const Step& step) {
+  return schedule_of<LowpSchedule>(step);
+}
+
+}  // namespace cuvil::runtime::cpu

@@ -1,0 +1,34 @@
+// Schedule hooks (KernelInfo::schedule) of the reduced-precision kernels on gemm_bf16 and
+// gemm_int8: linear.bf16, matmul.bf16, conv2d.bf16, linear.int8 and conv2d.int8. Each reads, once
+// at lowering, the conv geometry and the gemm-tiling pass's bf16/int8 panel sizes into a
+// LowpSchedule; the runs read that struct (scheduled_lowp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "runtime/cpu/gemm_bf16.h"
+#include "runtime/cpu/gemm_int8.h"
+#include "runtime/cpu/quantize_conv.h"
+#include "runtime/plan.h"
+
+namespace cuvil::runtime::cpu {
+
+struct LowpSchedule {
+  LowpConv conv{};                   // conv2d steps only
+  int64_t pixel_block = 0;           // conv2d, not 1x1: output pixels per im2col block
+  Bf16Blocking bf16;                 // bf16 steps
+  int64_t int8_mc = kInt8DefaultMc;  // int8 steps
+};
+
+// A step whose every product has few rows (kBf16SkinnyRows, kInt8SkinnyRows) streams B once and
+// reads no panel size: the knobs reach nothing there (Step::reach).
+std::shared_ptr<const void> linear_bf16_schedule(const Step& step);
+std::shared_ptr<const void> matmul_bf16_schedule(const Step& step);
+std::shared_ptr<const void> conv2d_bf16_schedule(const Step& step);
+std::shared_ptr<const void> linear_int8_schedule(const Step& step);
+std::shared_ptr<const void> conv2d_int8_schedule(const Step& step);
+
+const LowpSchedule& scheduled_lowp(const Step& step);
+
+}  // namespace cuvil::runtime::cpu
