@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "passes/target_cpu.h"
 
 #ifndef CUVIL_SOURCE_DIR
 #define CUVIL_SOURCE_DIR "."
@@ -173,7 +174,10 @@ nlohmann::json machine_fingerprint(int threads) {
           {"logical_cores", std::thread::hardware_concurrency()},
           {"threads", threads},
           {"host", host},
-          {"kernel", std::string(u.sysname) + " " + u.release}};
+          {"kernel", std::string(u.sysname) + " " + u.release},
+          // What the trials' plans were compiled for (CUVIL_CPU_DISABLE counts): tune-gen writes
+          // it as the tuned file's target CPU.
+          {"cpu_features", passes::host_cpu_features()}};
 }
 
 std::string source_commit() {

@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "bench_suite/suites.h"
 #include "bench_suite/verify.h"
+#include "passes/target_cpu.h"
 #include "tuner/confirm.h"
 #include "tuner/importance_report.h"
 #include "tuner/knob_reach.h"
@@ -47,6 +48,26 @@ void check_options(const TuneGenOptions& o) {
   if (o.sensitivity_rounds < 1) throw UserError("--sensitivity-rounds must be at least 1");
   if (o.samples_per_round < 1) throw UserError("--samples-per-round must be at least 1");
   if (!(o.measure_timeout_s > 0)) throw UserError("--measure-timeout must be positive");
+}
+
+// The CPU the chosen trial's plan was compiled for (its machine record), written as the tuned
+// file's target so that the file gives that plan on every host; none for trials from before
+// the record named it.
+std::optional<std::vector<std::string>> measured_cpu_features(const std::string& source,
+                                                              const TrialRecord& best) {
+  const auto it = best.machine.find("cpu_features");
+  if (it == best.machine.end()) return std::nullopt;
+  const std::string where =
+      source + ": trial " + std::to_string(best.number) + ": machine.cpu_features";
+  if (!it->is_array()) throw UserError(where + ": expected a list of CPU feature names");
+  std::vector<std::string> features;
+  for (const nlohmann::json& f : *it) {
+    if (!f.is_string() || !passes::is_cpu_feature_name(f.get<std::string>())) {
+      throw UserError(where + ": '" + f.dump() + "' is not one of " + passes::cpu_feature_names());
+    }
+    features.push_back(f.get<std::string>());
+  }
+  return features;
 }
 
 void print_loud_warning(const std::string& text) {
@@ -510,7 +531,8 @@ int tune_gen(const TuneGenOptions& o) {
   }
   const bool write_pruned = confirmed ? confirmed->keep_pruned : !pruned.reset.empty();
   const nlohmann::json& values = write_pruned ? pruned.values : chosen.best->values;
-  const passes::PipelineConfig config = config_for_values(values, suite.name, target);
+  passes::PipelineConfig config = config_for_values(values, suite.name, target);
+  if (target == "cpu") config.cpu_features = measured_cpu_features(study.source, *chosen.best);
   std::optional<std::vector<SensitivityRow>> sensitivity;
   if (o.sensitivity) sensitivity = sweep_neighbours(o, space.space, values, write_pruned, side);
 

@@ -174,6 +174,40 @@ TEST(TuneGen, TheProvenanceNamesThePeakTheStudyMeasuredAgainst) {
   std::filesystem::remove(o.output);
 }
 
+// The tuned file is compiled for the CPU its trials ran on, on every host: the trials' machine
+// record names the features, tune-gen writes them as the file's cpu_features.
+TEST(TuneGen, TheTunedFileNamesTheCpuItWasTunedFor) {
+  TuneGenOptions o;
+  o.workload.suite = "resnet50";
+  o.fanova = false;
+  o.verify = false;
+  o.refits = 0;
+  o.force = true;
+  o.output = temp_path("features.cuvilpass");
+  o.trial_log = write_log(
+      {{"cpu_model", "Test CPU"}, {"cpu_features", nlohmann::json::array({"avx512_vnni"})}});
+  ASSERT_EQ(tune_gen(o), 0);
+  const passes::PipelineConfig named = passes::load_cuvilpass(o.output);
+  ASSERT_TRUE(named.cpu_features.has_value());
+  EXPECT_EQ(*named.cpu_features, std::vector<std::string>{"avx512_vnni"});
+  std::filesystem::remove(o.trial_log);
+  o.trial_log = write_log({{"cpu_model", "Test CPU"}});  // an older study: the host decides
+  ASSERT_EQ(tune_gen(o), 0);
+  EXPECT_FALSE(passes::load_cuvilpass(o.output).cpu_features.has_value());
+  std::filesystem::remove(o.trial_log);
+  o.trial_log = write_log({{"cpu_features", nlohmann::json::array({"avx512_vnni", "sse9"})}});
+  try {
+    tune_gen(o);
+    ADD_FAILURE() << "an unknown feature in the log was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("machine.cpu_features: '\"sse9\"' is not one of"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(o.trial_log);
+  std::filesystem::remove(o.output);
+}
+
 TEST(TuneGen, ThresholdResetsUnimportantParametersToDefaults) {
   const std::string log = write_log();
   TuneGenOptions o;
