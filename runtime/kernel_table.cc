@@ -92,14 +92,14 @@ std::vector<KernelInfo> build_table() {
       "NHWC groups=1: bf16 weights, 1x1 as GEMM or im2col (avx512_bf16)",
       cpu::conv2d_bf16_supported);
   t.back().precision = "bf16";
-  t.back().schedule = cpu::conv2d_bf16_schedule;
+  t.back().schedule = cpu::bf16_gemm_schedule;
   t.back().prepare = cpu::prepare_conv2d_bf16;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::conv2d, "int8", cpu::conv2d_int8,
       "NHWC groups=1: int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
       cpu::conv2d_int8_supported);
   t.back().precision = "int8";
-  t.back().schedule = cpu::conv2d_int8_schedule;
+  t.back().schedule = cpu::int8_gemm_schedule;
   t.back().prepare = cpu::prepare_conv2d_int8;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "gemm", cpu::linear_gemm, "packed GEMM with B transposed");
@@ -116,20 +116,20 @@ std::vector<KernelInfo> build_table() {
   add(OpKind::linear, "bf16", cpu::linear_bf16,
       "bf16 weights packed in K pairs, fp32 accumulation (avx512_bf16)", cpu::bf16_supported);
   t.back().precision = "bf16";
-  t.back().schedule = cpu::linear_bf16_schedule;
+  t.back().schedule = cpu::bf16_gemm_schedule;
   t.back().prepare = cpu::prepare_linear_bf16;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::linear, "int8", cpu::linear_int8,
       "int8 per-channel weights, u8 per-tensor activations (avx512_vnni)",
       cpu::linear_int8_supported);
   t.back().precision = "int8";
-  t.back().schedule = cpu::linear_int8_schedule;
+  t.back().schedule = cpu::int8_gemm_schedule;
   t.back().prepare = cpu::prepare_linear_int8;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::matmul, "bf16", cpu::matmul_bf16,
       "both operands converted to bf16 per call (avx512_bf16)", cpu::bf16_supported);
   t.back().precision = "bf16";
-  t.back().schedule = cpu::matmul_bf16_schedule;
+  t.back().schedule = cpu::bf16_gemm_schedule;
   add(OpKind::matmul, "onednn", onednn::matmul, "oneDNN matmul primitive (library)");
   t.back().choice = "onednn";
   t.back().prepare = onednn::matmul_prepare;

@@ -38,58 +38,46 @@ int64_t int8_mc(const Step& step, int64_t max_rows) {
   return positive(step, attrs::kGemmInt8Mc, kInt8DefaultMc);
 }
 
-int64_t linear_rows(const Step& step) {
-  return ir::num_elements(step.output_shape) / step.input_shapes[1][0];
-}
+enum class Lowp { bf16, int8 };
 
-// The conv geometry and its largest product: all pixels for a 1x1, else one im2col block.
-std::shared_ptr<LowpSchedule> conv_schedule(const Step& step, int64_t column_elements,
-                                            int64_t& max_rows) {
+// The geometry (conv2d), and the panels where the largest product has more rows than the
+// skinny path takes: a linear's rows, a matmul's rows per product, a 1x1 conv's pixels, another
+// conv's pixels per im2col block.
+std::shared_ptr<const void> schedule(const Step& step, Lowp precision) {
   auto s = std::make_shared<LowpSchedule>();
-  s->conv = lowp_conv(step);
-  const LowpConv& g = s->conv;
-  if (g.is_1x1()) {
-    max_rows = g.n * g.h * g.w;
+  int64_t max_rows = 0;
+  if (step.op == ir::OpKind::conv2d) {
+    s->conv = lowp_conv(step);
+    const LowpConv& g = s->conv;
+    if (g.is_1x1()) {
+      max_rows = g.n * g.h * g.w;
+    } else {
+      s->pixel_block =
+          lowp_pixel_block(g, precision == Lowp::bf16 ? kBf16ColumnElements : kInt8ColumnElements);
+      max_rows = std::min(s->pixel_block, g.oh * g.ow);
+    }
+  } else if (step.op == ir::OpKind::linear) {
+    max_rows = ir::num_elements(step.output_shape) / step.input_shapes[1][0];
   } else {
-    s->pixel_block = lowp_pixel_block(g, column_elements);
-    max_rows = std::min(s->pixel_block, g.oh * g.ow);
+    const ir::Shape& a = step.input_shapes[0];
+    max_rows = a[a.size() - 2];
+  }
+  if (precision == Lowp::bf16) {
+    s->bf16 = bf16_blocking(step, max_rows);
+  } else {
+    s->int8_mc = int8_mc(step, max_rows);
   }
   return s;
 }
 
 }  // namespace
 
-std::shared_ptr<const void> linear_bf16_schedule(const Step& step) {
-  auto s = std::make_shared<LowpSchedule>();
-  s->bf16 = bf16_blocking(step, linear_rows(step));
-  return s;
+std::shared_ptr<const void> bf16_gemm_schedule(const Step& step) {
+  return schedule(step, Lowp::bf16);
 }
 
-std::shared_ptr<const void> matmul_bf16_schedule(const Step& step) {
-  auto s = std::make_shared<LowpSchedule>();
-  const ir::Shape& a = step.input_shapes[0];
-  s->bf16 = bf16_blocking(step, a[a.size() - 2]);
-  return s;
-}
-
-std::shared_ptr<const void> conv2d_bf16_schedule(const Step& step) {
-  int64_t max_rows = 0;
-  auto s = conv_schedule(step, kBf16ColumnElements, max_rows);
-  s->bf16 = bf16_blocking(step, max_rows);
-  return s;
-}
-
-std::shared_ptr<const void> linear_int8_schedule(const Step& step) {
-  auto s = std::make_shared<LowpSchedule>();
-  s->int8_mc = int8_mc(step, linear_rows(step));
-  return s;
-}
-
-std::shared_ptr<const void> conv2d_int8_schedule(const Step& step) {
-  int64_t max_rows = 0;
-  auto s = conv_schedule(step, kInt8ColumnElements, max_rows);
-  s->int8_mc = int8_mc(step, max_rows);
-  return s;
+std::shared_ptr<const void> int8_gemm_schedule(const Step& step) {
+  return schedule(step, Lowp::int8);
 }
 
 const LowpSchedule& scheduled_lowp(const Step& step) {

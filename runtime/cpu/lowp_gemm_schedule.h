@@ -1,5 +1,5 @@
 // Schedule hooks (KernelInfo::schedule) of the reduced-precision kernels on gemm_bf16 and
-// gemm_int8: linear.bf16, matmul.bf16, conv2d.bf16, linear.int8 and conv2d.int8. Each reads, once
+// gemm_int8: linear.bf16, matmul.bf16, conv2d.bf16, linear.int8 and conv2d.int8. They read, once
 // at lowering, the conv geometry and the gemm-tiling pass's bf16/int8 panel sizes into a
 // LowpSchedule; the runs read that struct (scheduled_lowp).
 #pragma once
@@ -21,13 +21,11 @@ struct LowpSchedule {
   int64_t int8_mc = kInt8DefaultMc;  // int8 steps
 };
 
+// The hooks of the bf16 kernels (linear, matmul, conv2d) and of the int8 ones (linear, conv2d).
 // A step whose every product has few rows (kBf16SkinnyRows, kInt8SkinnyRows) streams B once and
 // reads no panel size: the knobs reach nothing there (Step::reach).
-std::shared_ptr<const void> linear_bf16_schedule(const Step& step);
-std::shared_ptr<const void> matmul_bf16_schedule(const Step& step);
-std::shared_ptr<const void> conv2d_bf16_schedule(const Step& step);
-std::shared_ptr<const void> linear_int8_schedule(const Step& step);
-std::shared_ptr<const void> conv2d_int8_schedule(const Step& step);
+std::shared_ptr<const void> bf16_gemm_schedule(const Step& step);
+std::shared_ptr<const void> int8_gemm_schedule(const Step& step);
 
 const LowpSchedule& scheduled_lowp(const Step& step);
 
