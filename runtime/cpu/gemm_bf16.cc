@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "runtime/cpu/lowp_gemm_partition.h"
 #include "runtime/thread_pool.h"
 
 // GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
@@ -399,7 +400,6 @@ void pack_b_bf16(const float* b, int64_t ldb, bool transposed, int64_t k, int64_
 void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
   CUVIL_CHECK(cpu_has_avx512_bf16(), "gemm_bf16 called on a CPU without avx512_bf16");
   if (g.m <= 0 || g.n <= 0) return;
-  const int threads = pool.threads();
   const int64_t slivers = ceil_div(g.n, NR);
   if (g.m <= kSkinnyRows) {
     const int64_t kp = ceil_div(g.k, 2);
@@ -410,36 +410,14 @@ void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
     return;
   }
   const bool amx = cpu_has_amx_bf16();
-  const int64_t row_tile = amx ? kAmxRows : MR;
-  auto block = [&](int64_t i0, int64_t i1, int64_t b0, int64_t b1, int tid) {
-    if (amx) {
-      gemm_block_amx(g, i0, i1, b0, b1, pool, tid);
-    } else {
-      gemm_block(g, i0, i1, b0, b1, pool, tid);
-    }
-  };
-  const int64_t tiles_m = ceil_div(g.m, row_tile);
-  const double work =
-      static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  if (threads == 1 || work < 32.0 * 32 * 64 || (tiles_m < 2 && slivers < 2)) {
-    block(0, g.m, 0, slivers, pool.current_thread());
-    return;
-  }
-  // One strip of C per thread, cut along N (each thread streams only its B slivers) unless N is
-  // too narrow to give every thread a few register tiles.
-  const bool split_n = slivers >= 4 * threads || slivers >= tiles_m;
-  const int64_t tiles = split_n ? slivers : tiles_m;
-  const int64_t parts = std::min<int64_t>(threads, tiles);
-  pool.parallel_for_tid(parts, [&](int tid, int64_t p0, int64_t p1) {
-    for (int64_t part = p0; part < p1; ++part) {
-      const int64_t t0 = tiles * part / parts, t1 = tiles * (part + 1) / parts;
-      if (split_n) {
-        block(0, g.m, t0, t1, tid);
-      } else {
-        block(t0 * row_tile, std::min(g.m, t1 * row_tile), 0, slivers, tid);
-      }
-    }
-  });
+  split_lowp_gemm(pool, g.m, g.n, g.k, NR, amx ? kAmxRows : MR,
+                  [&](int64_t i0, int64_t i1, int64_t b0, int64_t b1, int tid) {
+                    if (amx) {
+                      gemm_block_amx(g, i0, i1, b0, b1, pool, tid);
+                    } else {
+                      gemm_block(g, i0, i1, b0, b1, pool, tid);
+                    }
+                  });
 }
 
 }  // namespace cuvil::runtime::cpu

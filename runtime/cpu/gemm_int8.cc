@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "runtime/cpu/lowp_gemm_partition.h"
 #include "runtime/thread_pool.h"
 
 // GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
@@ -243,31 +244,14 @@ void gemm_int8(const Int8Gemm& g, ThreadPool& pool) {
     comp[j] = g.aq.zero_point * g.b->colsum.data()[j];
   }
   const Columns cols{scale, comp};
-  const int threads = pool.threads();
   if (g.m <= kSkinnyRows) {
     pool.parallel_for(slivers, [&](int64_t s0, int64_t s1) { skinny_rows(g, cols, s0, s1); });
     return;
   }
-  const int64_t tiles_m = ceil_div(g.m, MR);
-  const double work =
-      static_cast<double>(g.m) * static_cast<double>(n) * static_cast<double>(g.b->k);
-  if (threads == 1 || work < 32.0 * 32 * 64 || (tiles_m < 2 && slivers < 2)) {
-    gemm_block(g, cols, 0, g.m, 0, slivers, pool, pool.current_thread());
-    return;
-  }
-  const bool split_n = slivers >= 4 * threads || slivers >= tiles_m;
-  const int64_t tiles = split_n ? slivers : tiles_m;
-  const int64_t parts = std::min<int64_t>(threads, tiles);
-  pool.parallel_for_tid(parts, [&](int tid, int64_t p0, int64_t p1) {
-    for (int64_t part = p0; part < p1; ++part) {
-      const int64_t t0 = tiles * part / parts, t1 = tiles * (part + 1) / parts;
-      if (split_n) {
-        gemm_block(g, cols, 0, g.m, t0, t1, pool, tid);
-      } else {
-        gemm_block(g, cols, t0 * MR, std::min(g.m, t1 * MR), 0, slivers, pool, tid);
-      }
-    }
-  });
+  split_lowp_gemm(pool, g.m, n, g.b->k, NR, MR,
+                  [&](int64_t i0, int64_t i1, int64_t s0, int64_t s1, int tid) {
+                    gemm_block(g, cols, i0, i1, s0, s1, pool, tid);
+                  });
 }
 
 }  // namespace cuvil::runtime::cpu
