@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "runtime/kernel_table.h"
 #include "stats/bootstrap.h"
 
 namespace cuvil::bench {
@@ -128,7 +129,9 @@ Achieved achieved(const RungResult& r, const OpRecord& op) {
   if (!(op.ns_per_iteration > 0)) return a;
   a.gflops = op.flops / op.ns_per_iteration;
   a.gbps = op.bytes / op.ns_per_iteration;
-  if (r.peak_fp32_gflops > 0) a.pct_peak_flops = 100.0 * a.gflops / r.peak_fp32_gflops;
+  if (r.peak_fp32_gflops > 0 && runtime::kernel_arithmetic(op.kernel) == "fp32") {
+    a.pct_peak_flops = 100.0 * a.gflops / r.peak_fp32_gflops;
+  }
   if (r.peak_mem_gbps > 0) a.pct_peak_bw = 100.0 * a.gbps / r.peak_mem_gbps;
   return a;
 }
@@ -185,9 +188,18 @@ Achieved achieved(const RungResult& r, double ns_per_iteration) {
   if (!(ns_per_iteration > 0)) return a;
   a.gflops = r.declared_flops / ns_per_iteration;  // FLOP/ns == GFLOP/s
   a.gbps = r.declared_bytes / ns_per_iteration;
-  if (r.peak_fp32_gflops > 0) a.pct_peak_flops = 100.0 * a.gflops / r.peak_fp32_gflops;
+  if (r.peak_fp32_gflops > 0 && !(r.reduced_precision_flops > 0)) {
+    a.pct_peak_flops = 100.0 * a.gflops / r.peak_fp32_gflops;
+  }
   if (r.peak_mem_gbps > 0) a.pct_peak_bw = 100.0 * a.gbps / r.peak_mem_gbps;
   return a;
+}
+
+std::string format_pct_peak(const Achieved& a) {
+  if (a.pct_peak_flops == 0 && a.gflops > 0) return "-";
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%.1f", a.pct_peak_flops);
+  return buf;
 }
 
 nlohmann::json context_json(const RunContext& c) {
@@ -325,6 +337,7 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
                      {"real", summary_json(rs)},
                      {"cpu", summary_json(cs)},
                      {"declared_flops", r.declared_flops},
+                     {"reduced_precision_flops", r.reduced_precision_flops},
                      {"declared_bytes", r.declared_bytes},
                      {"gflops", at_median.gflops},
                      {"gbps", at_median.gbps},

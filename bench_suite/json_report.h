@@ -89,6 +89,9 @@ struct RungResult {
   Measurement measurement;
   double declared_flops = 0;  // per iteration, kFlopConvention
   double declared_bytes = 0;  // per iteration, kByteConvention
+  // The part of declared_flops done by bf16 or int8 products (runtime::kernel_arithmetic): the
+  // fp32 peak does not bound it, so a rung with any has no %peak of FLOPs.
+  double reduced_precision_flops = 0;
   int64_t arena_bytes = 0;
   int64_t weight_bytes = 0;  // the model's constants as built, at their dtype
   // What the plan holds for weights after prepare: its unreleased constants and the prepared
@@ -123,9 +126,12 @@ struct RunContext {
 // Achieved rates from a time per iteration.
 struct Achieved {
   double gflops = 0, gbps = 0;
-  double pct_peak_flops = 0, pct_peak_bw = 0;  // 0 when the peak is unknown
+  // 0 when the peak is unknown, or does not bound the work (bf16/int8 products: fp32 peak only)
+  double pct_peak_flops = 0, pct_peak_bw = 0;
 };
 Achieved achieved(const RungResult& r, double ns_per_iteration);
+// The %peak of FLOPs for a table, "-" where the work has a rate but no peak bounds it.
+std::string format_pct_peak(const Achieved& a);
 
 // Rates of one step: its declared work over its mean time, against the rung's peaks.
 Achieved achieved(const RungResult& r, const OpRecord& op);

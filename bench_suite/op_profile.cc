@@ -157,10 +157,10 @@ std::string format_ops_table(const RungResult& r, size_t limit) {
   for (size_t k = 0; k < std::min(limit, order.size()); ++k) {
     const OpRecord& op = ops.records[order[k]];
     const Achieved a = achieved(r, op);
-    std::snprintf(buf, sizeof buf, "  %5zu %5.1f%% %9.3f %8.1f %6.1f %7.2f %-16s %-20s %-10s %s\n",
+    std::snprintf(buf, sizeof buf, "  %5zu %5.1f%% %9.3f %8.1f %6s %7.2f %-16s %-20s %-10s %s\n",
                   op.step, total > 0 ? 100.0 * op.ns_per_iteration / total : 0.0,
-                  op.ns_per_iteration * 1e-6, a.gflops, a.pct_peak_flops, a.gbps, op.op.c_str(),
-                  op.kernel.c_str(), op.lowering.c_str(), op.node.c_str());
+                  op.ns_per_iteration * 1e-6, a.gflops, format_pct_peak(a).c_str(), a.gbps,
+                  op.op.c_str(), op.kernel.c_str(), op.lowering.c_str(), op.node.c_str());
     out += buf;
   }
   if (order.size() > limit) {

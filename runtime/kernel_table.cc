@@ -253,6 +253,14 @@ bool replaces_input(const Step& step, size_t input) {
   return k != nullptr && ((k->replaced_inputs >> input) & 1u) != 0;
 }
 
+std::string kernel_arithmetic(const std::string& kernel_name) {
+  for (const KernelInfo& k : kernel_table()) {
+    if (!k.precision.empty() && k.name == kernel_name) return k.precision;
+    if (!k.bf16_variant.empty() && k.bf16_variant == kernel_name) return "bf16";
+  }
+  return "fp32";
+}
+
 std::string lowering_of(const std::string& kernel_name) {
   const size_t dot = kernel_name.rfind('.');
   const std::string variant = dot == std::string::npos ? "" : kernel_name.substr(dot + 1);

@@ -75,5 +75,9 @@ bool replaces_input(const Step& step, size_t input);
 // How a kernel was lowered, from its registered name: "onednn" (the library) or "generated"
 // (cuvil's own kernels), as the pipeline's lowering choice names them.
 std::string lowering_of(const std::string& kernel_name);
+// The arithmetic of a registered kernel's products: "bf16" or "int8" for the reduced-precision
+// kernels (those with a precision, and the bf16 variants they name), else "fp32" (unknown names
+// too). The fp32 FMA peak bounds only fp32 work.
+std::string kernel_arithmetic(const std::string& kernel_name);
 
 }  // namespace cuvil::runtime

@@ -231,8 +231,8 @@ TEST(JsonReport, ContextCarriesEnvironmentConfigAndPeak) {
   for (const char* key :
        {"git_commit", "compiler", "compiler_flags", "cpu_model", "cpu_flags", "scaling_governor",
         "mem_total_bytes", "mem_available_bytes", "cuda_driver", "openmp_wait_policy", "config",
-        "config_hash",
-        "config_yaml", "flop_convention", "machine_peak", "stopping_rule", "warnings"}) {
+        "config_hash", "config_yaml", "flop_convention", "machine_peak", "stopping_rule",
+        "warnings"}) {
     EXPECT_TRUE(cuvil.contains(key)) << key;
   }
   EXPECT_EQ(cuvil["config_yaml"], "cuvil_pass_version: 1\n");
@@ -247,6 +247,31 @@ TEST(JsonReport, AchievedRatesWithoutAPeakHaveNoPercentage) {
   EXPECT_DOUBLE_EQ(a.gflops, 4000);
   EXPECT_EQ(a.pct_peak_flops, 0);
   EXPECT_EQ(achieved(r, 0).gflops, 0);
+}
+
+// The fp32 FMA peak does not bound bf16 or int8 products: no %peak of FLOPs for a rung with
+// any (its bandwidth share stays), nor for such a step; fp32 steps beside them keep theirs.
+TEST(JsonReport, ReducedPrecisionWorkHasNoFp32PeakPercentage) {
+  RungResult r = sample_result();
+  EXPECT_DOUBLE_EQ(achieved(r, 2e6).pct_peak_flops, 50);
+  EXPECT_EQ(format_pct_peak(achieved(r, 2e6)), "50.0");
+  r.reduced_precision_flops = 1e9;
+  const Achieved a = achieved(r, 2e6);
+  EXPECT_DOUBLE_EQ(a.gflops, 4000);
+  EXPECT_EQ(a.pct_peak_flops, 0);
+  EXPECT_EQ(format_pct_peak(a), "-");
+  EXPECT_DOUBLE_EQ(a.pct_peak_bw, 2500);  // 500 GB/s over a peak of 20
+  OpRecord op;
+  op.flops = 2e6;
+  op.ns_per_iteration = 1e3;
+  op.kernel = "linear.gemm";
+  EXPECT_DOUBLE_EQ(achieved(r, op).pct_peak_flops, 25);
+  for (const char* kernel : {"linear.bf16", "conv2d.int8", "conv2d.winograd_bf16"}) {
+    op.kernel = kernel;
+    EXPECT_EQ(achieved(r, op).pct_peak_flops, 0) << kernel;
+  }
+  const nlohmann::json entries = benchmark_entries(r, 0);
+  EXPECT_EQ((*find_aggregate(entries, "median"))["cuvil"]["reduced_precision_flops"], 1e9);
 }
 
 TEST(JsonReport, WriteIsAtomicAndFailsLoudly) {

@@ -318,6 +318,31 @@ TEST_F(Dashboard, AHistoryOfTheMinimumLengthHasNoTooShortNotice) {
   EXPECT_EQ(summary.change_points, 1u);
 }
 
+// A benchmark whose plan had bf16 or int8 products has no %peak against the fp32 peak (a dash);
+// an fp32 one in the same run keeps its share.
+TEST_F(Dashboard, ReducedPrecisionRunsHaveNoFp32PeakShare) {
+  {
+    ResultsStore s(db_path());
+    nlohmann::json doc =
+        reports::testing::run_document({FixtureBenchmark{"resnet50/r0", samples_around(1e6)},
+                                        FixtureBenchmark{"resnet50/r1", samples_around(1e6)}});
+    doc["context"]["cuvil"]["machine_peak"] = {{"fp32_gflops", 50.0}, {"mem_read_gbps", 10.0}};
+    for (auto& e : doc["benchmarks"]) {
+      if (e.value("run_name", "") == "resnet50/r1" && e.value("aggregate_name", "") == "median") {
+        e["cuvil"]["reduced_precision_flops"] = 1e9;
+      }
+    }
+    s.store_run(doc);
+  }
+  ResultsStore s(db_path());
+  const auto histories = load_histories(s);
+  ASSERT_EQ(histories.size(), 2u);
+  for (const BenchmarkHistory& h : histories) {
+    ASSERT_EQ(h.points.size(), 1u);
+    EXPECT_EQ(h.points[0].pct_peak_flops, h.name == "resnet50/r0" ? 25.0 : 0.0) << h.name;
+  }
+}
+
 TEST_F(Dashboard, MachinesHaveTheirOwnHistories) {
   {
     ResultsStore s(db_path());

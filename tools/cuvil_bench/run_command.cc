@@ -34,6 +34,7 @@
 #include "reports/pictures/roofline.h"
 #include "reports/printable.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_table.h"
 #include "stats/summary.h"
 #include "tools/cuvil_bench/commands.h"
 #include "tools/cuvil_bench/run_context.h"
@@ -120,6 +121,10 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
   compiling.reset();
   stage = "allocating the plan's memory";
   result.declared_flops = compiled.plan.total_flops();
+  for (const runtime::Step& step : compiled.plan.steps) {
+    if (runtime::kernel_arithmetic(step.kernel) != "fp32")
+      result.reduced_precision_flops += step.flops;
+  }
   result.declared_bytes = compiled.plan.total_bytes();
   result.arena_bytes = compiled.plan.arena_bytes;
   result.plan_weight_bytes = compiled.plan.weight_bytes();
@@ -168,6 +173,7 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
     for (size_t k = 0; k < torch->variants().size(); ++k) {
       RungResult row = result;
       row.baseline = torch->variants()[k];
+      row.reduced_precision_flops = 0;  // PyTorch's variants run the fp32 model
       row.measurement = std::move(m[k + 1]);
       row.arena_bytes = 0;
       row.plan_weight_bytes = -1;
@@ -275,10 +281,10 @@ void print_row(const RungResult& r) {
   char setup[24] = "-";
   if (!baseline) std::snprintf(setup, sizeof setup, "%.2f", r.compile_s);
   std::printf(
-      "%-22s %5lld %10.3f %7s %10.3f %10.3f %6.2f %9.1f %6.1f %8.2f %6.1f %9s %11s %9s %7s%s\n",
+      "%-22s %5lld %10.3f %7s %10.3f %10.3f %6.2f %9.1f %6s %8.2f %6.1f %9s %11s %9s %7s%s\n",
       (r.suite + "/" + r.rung + (baseline ? "/" + r.baseline : "")).c_str(),
       static_cast<long long>(s.count), s.median * 1e-6, noise, s.min * 1e-6, s.p99 * 1e-6,
-      s.cv * 100.0, a.gflops, a.pct_peak_flops, a.gbps, a.pct_peak_bw,
+      s.cv * 100.0, a.gflops, format_pct_peak(a).c_str(), a.gbps, a.pct_peak_bw,
       baseline ? "-" : mib(r.arena_bytes, 1).c_str(), mib(r.plan_weight_bytes, 1).c_str(),
       baseline ? "-" : mib(r.peak_rss_bytes, 0).c_str(), setup,
       r.measurement.noisy ? "  NOISY" : "");
@@ -404,11 +410,16 @@ pictures::Roofline roofline_of(const std::vector<RungResult>& profiled, const Ru
     roof.peak_note =
         "fp32 " + context.peak.isa + ", " + std::to_string(context.peak.threads) + " thread(s)";
   }
+  bool reduced_precision = false;
   for (const RungResult& r : profiled) {
     for (const OpRecord& op : r.probes.ops.records) {
       roof.ops.push_back({r.rung, op.node, op.op, op.kernel, op.lowering, op.flops, op.bytes,
                           op.ns_per_iteration});
+      reduced_precision = reduced_precision || runtime::kernel_arithmetic(op.kernel) != "fp32";
     }
+  }
+  if (context.target == "cpu" && reduced_precision) {
+    roof.peak_note += "; it does not bound the bf16/int8 ops";
   }
   return roof;
 }
@@ -598,8 +609,10 @@ int run_suite(RunOptions o, const std::string& executable) {
     if (!o.baseline.empty()) compared.emplace_back(r, std::move(baseline_rows));
     if (r.probes.ops_enabled) profiled.push_back(r);
   }
-  std::printf("FLOPs: %s. Bytes: %s. %%peak against this machine's measured peak.\n",
-              kFlopConvention, kByteConvention);
+  std::printf(
+      "FLOPs: %s. Bytes: %s. %%peak against this machine's measured peak (fp32 FMA: rungs with "
+      "bf16 or int8 products show -).\n",
+      kFlopConvention, kByteConvention);
   if (!compared.empty()) print_baseline_table(compared, context.baseline);
   std::fflush(stdout);
   if (noisy > 0) {
