@@ -1,5 +1,6 @@
 #include "bench_suite/environment.h"
 
+#include <malloc.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -399,7 +400,15 @@ void pin_to_cpus(const std::vector<int>& cpus) {
   }
 }
 
+void keep_freed_memory_for_reuse() {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, kKeptFreeBytes);
+}
+
 bool reset_peak_rss() {
+  // What the heap keeps free (keep_freed_memory_for_reuse) goes back first: the peak starts
+  // from what is live.
+  malloc_trim(0);
   std::ofstream out("/proc/self/clear_refs");
   if (!out) return false;
   out << "5";

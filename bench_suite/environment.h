@@ -80,8 +80,16 @@ std::vector<int> available_cpus();
 // executor's pool), to `cpus`. A CPU not available to the process is a UserError naming it.
 void pin_to_cpus(const std::vector<int>& cpus);
 
-// Resets the kernel's RSS high-water mark (/proc/self/clear_refs "5"); false where not
-// permitted, in which case peak_rss_bytes() is cumulative over the process's life.
+// Process-wide, once at start (cuvil-bench's main): large buffers come from the heap instead
+// of their own mappings, and freed ones stay mapped (up to kKeptFreeBytes at the top), so the
+// next weight's or packed form's allocation reuses pages instead of faulting in fresh ones the
+// kernel must clear first: most of SDXL's setup was that (perf, docs/performance.md).
+inline constexpr int kKeptFreeBytes = 1 << 30;
+void keep_freed_memory_for_reuse();
+
+// Returns the heap's free memory to the system, then resets the kernel's RSS high-water mark
+// (/proc/self/clear_refs "5"); false where not permitted, in which case peak_rss_bytes() is
+// cumulative over the process's life.
 bool reset_peak_rss();
 // The process's peak resident set size in bytes (VmHWM, else getrusage's ru_maxrss).
 int64_t peak_rss_bytes();

@@ -23,12 +23,23 @@ std::shared_ptr<Bf16PackedWeights> pack_weights(const float* bt, int64_t n, int6
   return w;
 }
 
-// The step's packed weights: made at lowering, or (weights that are not constants) now.
+// A linear's weight [n, k], or a conv's flattened to [o, (kh, kw, c)], packed on `pool`.
+std::shared_ptr<Bf16PackedWeights> pack_step_weights(const Step& step, const float* w, bool conv,
+                                                     ThreadPool* pool) {
+  if (!conv) {
+    const ir::Shape& s = step.input_shapes[1];
+    return pack_weights(w, s[0], s[1], pool);
+  }
+  const LowpConv g = lowp_conv(step);
+  const std::vector<float> bt = conv_weight_khwc(g, w);
+  return pack_weights(bt.data(), g.o, g.k(), pool);
+}
+
+// The step's packed weights: made at lowering, or (weights that are not constants) now, on the
+// kernel's pool.
 std::shared_ptr<const Bf16PackedWeights> weights_of(const KernelArgs& a, bool conv) {
   if (a.step.prepared) return std::static_pointer_cast<const Bf16PackedWeights>(a.step.prepared);
-  const float* constants[2] = {nullptr, a.in[1]};
-  return std::static_pointer_cast<const Bf16PackedWeights>(
-      conv ? prepare_conv2d_bf16(a.step, constants) : prepare_linear_bf16(a.step, constants));
+  return pack_step_weights(a.step, a.in[1], conv, &a.pool);
 }
 
 }  // namespace
@@ -43,15 +54,14 @@ bool conv2d_bf16_supported(const Step& step) {
 
 std::shared_ptr<const void> prepare_linear_bf16(const Step& step, const float* const* constants) {
   if (!constants[1]) return nullptr;
-  const ir::Shape& w = step.input_shapes[1];
-  return pack_weights(constants[1], w[0], w[1], nullptr);
+  return pack_step_weights(step, constants[1], false,
+                           preparing_pool(ir::num_elements(step.input_shapes[1])).get());
 }
 
 std::shared_ptr<const void> prepare_conv2d_bf16(const Step& step, const float* const* constants) {
   if (!constants[1]) return nullptr;
-  const LowpConv g = lowp_conv(step);
-  const std::vector<float> bt = conv_weight_khwc(g, constants[1]);
-  return pack_weights(bt.data(), g.o, g.k(), nullptr);
+  return pack_step_weights(step, constants[1], true,
+                           preparing_pool(ir::num_elements(step.input_shapes[1])).get());
 }
 
 void linear_bf16(const KernelArgs& a) {

@@ -1,5 +1,9 @@
 #include "runtime/cpu/kernel_util.h"
 
+#include <thread>
+
+#include "runtime/thread_pool.h"
+
 namespace cuvil::runtime::cpu {
 
 namespace {
@@ -21,6 +25,13 @@ double lane_sum(const float* x, int64_t n, F f) {
 
 double sum_f64(const float* x, int64_t n) {
   return lane_sum(x, n, [](double v) { return v; });
+}
+
+std::unique_ptr<ThreadPool> preparing_pool(int64_t elements) {
+  const int threads = static_cast<int>(std::thread::hardware_concurrency());
+  if (elements < kParallelPrepareElements || threads < 2) return nullptr;
+  // No spinning: the pool lives for one weight's packing.
+  return std::make_unique<ThreadPool>(threads, /*spin_us=*/0);
 }
 
 }  // namespace cuvil::runtime::cpu

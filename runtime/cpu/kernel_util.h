@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,5 +62,11 @@ inline std::array<int64_t, 2> attr_pair(const Step& s, const char* key, int64_t 
 
 // Sums in fp64 with independent lanes so the compiler can vectorise them.
 double sum_f64(const float* x, int64_t n);
+
+// Weight work at lowering (packing, precision conversion) runs on every core when it is large:
+// prepare hooks are called outside any plan's pool. A pool of all hardware threads for work of
+// at least kParallelPrepareElements, else null (run inline).
+inline constexpr int64_t kParallelPrepareElements = int64_t{1} << 20;
+std::unique_ptr<ThreadPool> preparing_pool(int64_t elements);
 
 }  // namespace cuvil::runtime::cpu

@@ -36,8 +36,9 @@ std::shared_ptr<const void> linear_gemm_prepare(const Step& step,
   const MicroKernel& micro = pick_micro_kernel(blocking.portable ? GemmIsa::ref : active_gemm_isa(),
                                                blocking.mr, blocking.nr);
   auto prepared = std::make_shared<LinearPrepared>();
+  const std::unique_ptr<ThreadPool> pool = preparing_pool(w[0] * w[1]);
   prepared->weight = pack_b_ahead(constant_inputs[1], w[1], /*transposed=*/true, w[1], w[0],
-                                  blocking.kc, micro.nr, nullptr);
+                                  blocking.kc, micro.nr, pool.get());
   return prepared;
 }
 

@@ -253,6 +253,36 @@ TEST(PeakRss, ResetLowersTheHighWaterMarkWherePermitted) {
   EXPECT_LT(peak_rss_bytes(), high);
 }
 
+int64_t resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return -1;
+}
+
+// cuvil-bench's heap policy: a freed large buffer stays mapped and the next one reuses its
+// pages (no fresh pages to clear); reset_peak_rss hands what is free back first.
+TEST(PeakRss, FreedBuffersAreReusedAndTrimmedAtTheReset) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's allocator ignores mallopt (scripts/sanitize.sh)";
+#endif
+  keep_freed_memory_for_reuse();
+  constexpr size_t kBlock = size_t{256} << 20;
+  const auto touch = [](std::vector<char>& block) {
+    for (size_t i = 0; i < block.size(); i += 4096) block[i] = 1;
+  };
+  const int64_t start = resident_bytes();
+  ASSERT_GT(start, 0);
+  { std::vector<char> first(kBlock); touch(first); }
+  const int64_t after_free = resident_bytes();
+  EXPECT_GT(after_free, start + int64_t{200 << 20}) << "the freed block was unmapped";
+  { std::vector<char> second(kBlock); touch(second); }
+  EXPECT_LT(resident_bytes(), after_free + int64_t{50 << 20}) << "the second block took fresh pages";
+  reset_peak_rss();
+  EXPECT_LT(resident_bytes(), after_free - int64_t{200 << 20}) << "malloc_trim kept the free block";
+}
+
 // A child process spinning through the whole window keeps at least one CPU busy that is not
 // this process's; nothing can keep more CPUs busy than there are.
 TEST(OtherProcesses, ABusyChildProcessIsCounted) {

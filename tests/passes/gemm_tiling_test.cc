@@ -10,6 +10,7 @@
 #include "passes/random_config.h"
 #include "passes/registry.h"
 #include "runtime/cpu/gemm.h"
+#include "runtime/cpu/kernel_util.h"
 #include "runtime/executor.h"
 #include "runtime/reference/interpreter.h"
 #include "tests/passes/test_support.h"
@@ -135,6 +136,17 @@ TEST(GemmTiling, PrepackedWeightsArePackedAtLoweringAndUsed) {
   ASSERT_LT(run_traced(g, config, 2, &t), 1e-4);
   EXPECT_TRUE(t.used_prepacked);
   EXPECT_EQ(t.kc, 16);
+}
+
+// A weight of kParallelPrepareElements or more is packed at lowering on all hardware threads;
+// the packed form is the same, so the product still matches the reference (odd n and k).
+TEST(GemmTiling, LargeWeightsPackedOnAllThreadsMatchTheReference) {
+  const Graph g = one_linear(9, 1027, 1031);
+  ASSERT_GE(1027 * 1031, runtime::cpu::kParallelPrepareElements);
+  const PipelineConfig config = with_params("gemm-tiling", {{"kc", int64_t{100}}});
+  GemmTrace t;
+  EXPECT_LT(run_traced(g, config, 2, &t), 1e-4);
+  EXPECT_TRUE(t.used_prepacked);
 }
 
 TEST(GemmTiling, FewRowProductsReadWeightsInPlace) {

@@ -99,6 +99,18 @@ TEST(ReducedPrecision, Bf16DecoderMatchesReferenceWithinBound) {
   }
 }
 
+// A weight large enough to be converted and packed on all hardware threads at lowering
+// (runtime::cpu::kParallelPrepareElements) gives the same product.
+TEST(ReducedPrecision, Bf16LargeWeightPackedOnAllThreadsMatchesReference) {
+  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  Graph g;
+  const ir::ValueId x = g.add_input("x", {9, 1031});
+  g.mark_output(
+      g.add_node(OpKind::linear, {x, testing::random_constant(g, "w", {1027, 1031}, 3)}, {}, "fc"));
+  const PipelineConfig config = with_precision({{"linear_dtype", std::string("bf16")}});
+  EXPECT_LE(compiled_vs_reference(g, config, 2), kBf16Tolerance);
+}
+
 TEST(ReducedPrecision, Bf16ConvNetMatchesReferenceWithinBound) {
   if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
   const Graph g = testing::tiny_resnet(2, 16, 9);

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "bench_suite/cli_conventions.h"
+#include "bench_suite/environment.h"
 #include "bench_suite/workload_options.h"
 #include "reports/printable.h"
 #include "runtime/cuda/device.h"
@@ -71,6 +72,7 @@ constexpr int kInternalErrorStatus = 70;
 int main(int argc, char** argv) {
   using namespace cuvil::bench::cli;
   choose_openmp_wait_policy(argc, argv);  // first: it may re-execute this program
+  cuvil::bench::keep_freed_memory_for_reuse();
   CLI::App app{
       "cuvil-bench: take the Cuvil pipeline's workloads through the compiler on a ladder "
       "of loads, verify and measure them"};
