@@ -32,7 +32,8 @@ inline constexpr const char* kTimedRegion =
     "the plan's steps only: inputs stay resident (read in place, not copied per iteration) and "
     "outputs stay in the plan's buffers (not copied out)";
 inline constexpr const char* kByteConvention =
-    "per step, bytes of every input and output tensor (weights included) at fp32 storage";
+    "per step, bytes of every input and output tensor (weights included) at fp32 storage, "
+    "except weights a bf16 or int8 kernel replaced by its own copy (2 or 1 bytes each)";
 
 // One counter's value over a region, per iteration. Unsupported counters carry the reason and no
 // value (never a 0 that looks measured).

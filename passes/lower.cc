@@ -277,10 +277,18 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
       step.prepared = k.prepare(step, constant_inputs.data());
       if (step.prepared) step.prepared_bytes = std::max<int64_t>(0, heap_bytes() - before);
     }
+    // A weight a bf16 or int8 kernel replaced by its own copy is read at that copy's size.
+    const std::string arithmetic = runtime::kernel_arithmetic(k.name);
+    const double stored_bytes = arithmetic == "bf16" ? 2 : arithmetic == "int8" ? 1 : 0;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const ir::ValueId id = n.inputs[i];
-      if (graph.value(id).kind != ir::ValueKind::constant) continue;
+      const ir::Value& value = graph.value(id);
+      if (value.kind != ir::ValueKind::constant) continue;
       const size_t v = static_cast<size_t>(id);
+      if (stored_bytes > 0 && runtime::replaces_input(step, i)) {
+        step.bytes -= static_cast<double>(ir::num_elements(value.shape)) *
+                      (static_cast<double>(ir::byte_size(value.dtype)) - stored_bytes);
+      }
       if (!runtime::replaces_input(step, i)) replaced[v] = 0;
       if (--readers_left[v] > 0 || !replaced[v] || !release) continue;
       const PlanTensor& pt = plan.tensors[static_cast<size_t>(step.inputs[i])];

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <cstdlib>
+#include <tuple>
 
 #include "base/error.h"
 #include "passes/lower.h"
@@ -109,6 +110,26 @@ TEST(ReducedPrecision, Bf16LargeWeightPackedOnAllThreadsMatchesReference) {
       g.add_node(OpKind::linear, {x, testing::random_constant(g, "w", {1027, 1031}, 3)}, {}, "fc"));
   const PipelineConfig config = with_precision({{"linear_dtype", std::string("bf16")}});
   EXPECT_LE(compiled_vs_reference(g, config, 2), kBf16Tolerance);
+}
+
+// The declared bytes count a weight a reduced-precision kernel replaced at the size it reads:
+// 2 bytes per element for bf16, 1 for int8; activations and outputs stay fp32.
+TEST(ReducedPrecision, DeclaredBytesCountReplacedWeightsAtTheirStorage) {
+  Graph g;
+  const ir::ValueId x = g.add_input("x", {9, 64});
+  g.mark_output(
+      g.add_node(OpKind::linear, {x, testing::random_constant(g, "w", {32, 64}, 3)}, {}, "fc"));
+  const double activations = (9 * 64 + 9 * 32) * 4.0, weight = 32 * 64;
+  EXPECT_DOUBLE_EQ(compile(g, default_pipeline("cpu"), 1).plan.steps[0].bytes,
+                   activations + 4 * weight);
+  for (const auto& [dtype, bytes, has] :
+       {std::tuple{"bf16", 2.0, has_bf16()}, std::tuple{"int8", 1.0, has_vnni()}}) {
+    if (!has) continue;
+    const Compiled c = compile(
+        g, with_precision({{"linear_dtype", std::string(dtype)}, {"min_k", int64_t{1}}}), 1);
+    ASSERT_EQ(c.plan.steps[0].kernel, std::string("linear.") + dtype);
+    EXPECT_DOUBLE_EQ(c.plan.steps[0].bytes, activations + bytes * weight) << dtype;
+  }
 }
 
 TEST(ReducedPrecision, Bf16ConvNetMatchesReferenceWithinBound) {
