@@ -256,7 +256,8 @@ std::optional<MachinePeak> cached_peak(const nlohmann::json& e, int threads) {
 
 }  // namespace
 
-MachinePeak machine_peak(int threads, bool remeasure, double busy_other_cpus) {
+MachinePeak machine_peak(int threads, bool remeasure, double busy_other_cpus,
+                         const std::function<double()>& busy_other_cpus_after) {
   threads = std::max(1, threads);
   const std::string path = cache_path();
   const std::string key = cache_key(cpu_model(), threads);
@@ -280,6 +281,13 @@ MachinePeak machine_peak(int threads, bool remeasure, double busy_other_cpus) {
   MachinePeak p = measure_machine_peak(threads);
   p.busy_other_cpus = busy_other_cpus;
   p.provisional = !quiet;
+  if (busy_other_cpus_after && !p.provisional) {
+    const double after = busy_other_cpus_after();
+    if (!is_quiet(after)) {
+      p.provisional = true;
+      p.busy_other_cpus = after;
+    }
+  }
   // A peak is an upper bound: a re-measurement on a busy machine must not lower the cached one,
   // and a quiet figure stays quiet.
   if (cached) {

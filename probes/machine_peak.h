@@ -3,6 +3,7 @@
 // count) in $XDG_CACHE_HOME/cuvil/ (else ~/.cache/cuvil/); re-measurable on demand.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace cuvil::probes {
@@ -32,6 +33,10 @@ MachinePeak measure_machine_peak(int threads);
 // at kQuietBusyCpus or more (or unknown), the figures are stored provisional. A re-measurement
 // keeps the higher of the old and new figures, since a busy machine can only make a peak look
 // lower. A cache that cannot be written is not an error: it is measured again next time.
-MachinePeak machine_peak(int threads, bool remeasure = false, double busy_other_cpus = -1);
+// When it measures, `busy_other_cpus_after` (if given) is asked again right after: a machine
+// that became busy during the measurement (one quiet moment before it is no proof) stores the
+// figures provisional too.
+MachinePeak machine_peak(int threads, bool remeasure = false, double busy_other_cpus = -1,
+                         const std::function<double()>& busy_other_cpus_after = nullptr);
 
 }  // namespace cuvil::probes

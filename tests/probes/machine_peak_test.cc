@@ -88,6 +88,19 @@ TEST(MachinePeak, AQuietRunReplacesAProvisionalPeak) {
   EXPECT_FALSE(machine_peak(1, false, 1.0).provisional);
 }
 
+// One quiet moment before the measurement is no proof: a machine found busy right after it
+// stores the figures provisional, and the next quiet run measures again.
+TEST(MachinePeak, BusyRightAfterTheMeasurementIsProvisional) {
+  ScopedCacheHome home("peak_busy_after");
+  const MachinePeak busy = machine_peak(1, false, 0.0, [] { return 1.5; });
+  EXPECT_TRUE(busy.provisional);
+  EXPECT_DOUBLE_EQ(busy.busy_other_cpus, 1.5);
+  const MachinePeak quiet = machine_peak(1, false, 0.0, [] { return 0.0; });
+  EXPECT_FALSE(quiet.from_cache);  // the provisional one was measured again
+  EXPECT_FALSE(quiet.provisional);
+  EXPECT_TRUE(machine_peak(1, false, 0.0, [] { return 1.5; }).from_cache);  // kept: no re-measure
+}
+
 TEST(MachinePeak, ABusyRemeasureKeepsAQuietPeakQuiet) {
   ScopedCacheHome home("peak_busy_remeasure");
   const MachinePeak quiet = machine_peak(1, false, 0.0);

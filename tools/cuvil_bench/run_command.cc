@@ -533,7 +533,8 @@ int run_suite(RunOptions o, const std::string& executable) {
 
   ProgressLine progress_line(stderr, o.quiet);
   progress_line.update("measuring this machine's peak FLOP/s and bandwidth", /*force=*/true);
-  context.peak = probes::machine_peak(threads, o.remeasure_peak, busy_others);
+  context.peak = probes::machine_peak(threads, o.remeasure_peak, busy_others,
+                                      [] { return other_processes_busy_cpus(kBusyProbeWindowS); });
   progress_line.clear();
   if (context.peak.provisional) {
     char buf[320];
