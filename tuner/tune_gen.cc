@@ -518,6 +518,9 @@ int tune_gen(const TuneGenOptions& o) {
   const std::string space_note = space_mismatch_note(study, space);
   const TrialsRead read = read_trials(o, study);
   const Chosen chosen = choose_trials(o, workload, study, read.trials);
+  // Read before anything is measured: a malformed record fails now.
+  const std::optional<std::vector<std::string>> cpu_features =
+      target == "cpu" ? measured_cpu_features(study.source, *chosen.best) : std::nullopt;
   const Ranking ranking =
       rank_parameters(o, suite, space.space, chosen, read.trials, study.bridge.get());
   study.bridge.reset();  // done with the study: measuring children must not hold its pipes
@@ -532,7 +535,7 @@ int tune_gen(const TuneGenOptions& o) {
   const bool write_pruned = confirmed ? confirmed->keep_pruned : !pruned.reset.empty();
   const nlohmann::json& values = write_pruned ? pruned.values : chosen.best->values;
   passes::PipelineConfig config = config_for_values(values, suite.name, target);
-  if (target == "cpu") config.cpu_features = measured_cpu_features(study.source, *chosen.best);
+  config.cpu_features = cpu_features;
   std::optional<std::vector<SensitivityRow>> sensitivity;
   if (o.sensitivity) sensitivity = sweep_neighbours(o, space.space, values, write_pruned, side);
 
