@@ -48,7 +48,7 @@ std::vector<ParamSpec> GemmTilingPass::params() const {
                 Scale::log),
       int_param("int8_mc", 8, 2048, 96,
                 "int8 GEMM: rows of A per packed panel (the whole depth of a row is packed); "
-                "rounded up to 12",
+                "rounded up to 12 (VPDPBUSD) or 32 (AMX tiles)",
                 Scale::log),
   };
 }

@@ -18,6 +18,8 @@
 
 // Compiled for AVX512_VNNI whatever -march says; only called after cpu_has_avx512_vnni().
 #define CUVIL_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+#define CUVIL_AMX_INT8_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,amx-tile,amx-int8")))
 
 namespace cuvil::runtime::cpu {
 
@@ -196,6 +198,114 @@ void gemm_block(const Int8Gemm& g, const Columns& cols, int64_t i0, int64_t i1, 
   }
 }
 
+// ---- AMX-INT8 path (rows > kSkinnyRows when cpu_has_amx_int8()) ----
+// Tiles: C 32 x 32 int32 in tmm0..3 (two row halves x two column halves), A rows in tmm4/5 (16
+// rows x 64 u8), B in tmm6/7 (16 K quads x 16 columns): the packed sliver layout is two B tiles
+// side by side with a row stride of NR words, so the same packed weights serve both paths. A is
+// copied to row-major u8 per panel, K zero-padded to whole tile steps: zeros of A meet whatever
+// B holds past its K (the next sliver, or the allocation's tail) and add nothing.
+constexpr int kAmxRows = 32;  // C rows per tile block
+constexpr int kAmxK = 64;     // K elements per TDPBUSD
+
+struct TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+CUVIL_AMX_INT8_TARGET void amx_configure() {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  _tile_loadconfig(&cfg);
+}
+
+// Rows [0, rows) of u8 A -> row-major dst[rows_pad][k_pad], zero-padded.
+void pack_a_rowmajor(const uint8_t* a, int64_t lda, int64_t rows, int64_t rows_pad, int64_t k,
+                     int64_t k_pad, uint8_t* dst) {
+  for (int64_t r = 0; r < rows_pad; ++r) {
+    uint8_t* d = dst + r * k_pad;
+    if (r < rows) std::memcpy(d, a + r * lda, static_cast<size_t>(k));
+    std::memset(d + (r < rows ? k : 0), 0, static_cast<size_t>(k_pad - (r < rows ? k : 0)));
+  }
+}
+
+// acc[32][32] = A[32, k_pad] x B sliver over k_pad / 64 steps.
+CUVIL_AMX_INT8_TARGET void amx_block(const uint8_t* a, int64_t k_pad, const uint32_t* b,
+                                     int32_t* acc) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  constexpr int64_t bs = NR * sizeof(uint32_t), cs = NR * sizeof(int32_t);
+  for (int64_t t = 0; t < k_pad / kAmxK; ++t) {
+    _tile_loadd(4, a + t * kAmxK, k_pad);
+    _tile_loadd(5, a + 16 * k_pad + t * kAmxK, k_pad);
+    _tile_loadd(6, b + t * 16 * NR, bs);
+    _tile_loadd(7, b + t * 16 * NR + 16, bs);
+    _tile_dpbusd(0, 4, 6);
+    _tile_dpbusd(1, 4, 7);
+    _tile_dpbusd(2, 5, 6);
+    _tile_dpbusd(3, 5, 7);
+  }
+  _tile_stored(0, acc, cs);
+  _tile_stored(1, acc + 16, cs);
+  _tile_stored(2, acc + 16 * NR, cs);
+  _tile_stored(3, acc + 16 * NR + 16, cs);
+}
+
+// rows x nr of C = (acc - comp) * scale, the int32 sums of a tile block dequantised.
+CUVIL_AMX_INT8_TARGET void dequantize_block(const int32_t* acc, int64_t rows, int64_t nr,
+                                            const float* scale, const int32_t* comp, float* c,
+                                            int64_t ldc) {
+  const __mmask16 m0 = nr >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << nr) - 1);
+  const __mmask16 m1 = nr <= 16   ? 0
+                       : nr >= 32 ? 0xFFFF
+                                  : static_cast<__mmask16>((1u << (nr - 16)) - 1);
+  const __m512 s0 = _mm512_loadu_ps(scale), s1 = _mm512_loadu_ps(scale + 16);
+  const __m512i z0 = _mm512_loadu_si512(comp), z1 = _mm512_loadu_si512(comp + 16);
+  for (int64_t i = 0; i < rows; ++i) {
+    const __m512i a0 = _mm512_loadu_si512(acc + i * NR), a1 = _mm512_loadu_si512(acc + i * NR + 16);
+    float* row = c + i * ldc;
+    _mm512_mask_storeu_ps(row, m0, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a0, z0)), s0));
+    _mm512_mask_storeu_ps(row + 16, m1,
+                          _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a1, z1)), s1));
+  }
+}
+
+// Rows [i0, i1) x slivers [s0, s1) of C on thread tid on AMX tiles; K in one piece.
+void gemm_block_amx(const Int8Gemm& g, const Columns& cols, int64_t i0, int64_t i1, int64_t s0,
+                    int64_t s1, ThreadPool& pool, int tid) {
+  amx_configure();
+  const int64_t n = g.b->n, k = g.b->k;
+  const int64_t kq = ceil_div(k, 4);
+  const int64_t k_pad = round_up(std::max<int64_t>(k, 1), kAmxK);
+  const int64_t mc_max = round_up(std::max<int64_t>(1, g.mc), kAmxRows);
+  const int64_t rows_cap = std::min(mc_max, round_up(i1 - i0, kAmxRows));
+  uint8_t* ap = reinterpret_cast<uint8_t*>(
+      pool.scratch(tid, ThreadPool::kPackA, static_cast<size_t>(rows_cap * k_pad / 4 + 16)));
+  int32_t* acc = reinterpret_cast<int32_t*>(pool.scratch(tid, ThreadPool::kTile, kAmxRows * NR));
+  const int64_t col0 = s0 * NR, ncols = std::min(n, s1 * NR) - col0;
+  for (int64_t ic = i0; ic < i1; ic += mc_max) {
+    const int64_t mc = std::min(mc_max, i1 - ic);
+    const int64_t mc_pad = round_up(mc, kAmxRows);
+    pack_a_rowmajor(g.a + ic * g.lda, g.lda, mc, mc_pad, k, k_pad, ap);
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t j0 = s * NR;
+      const int64_t nr = std::min<int64_t>(NR, n - j0);
+      const uint32_t* bs = g.b->words.data() + s * kq * NR;
+      for (int64_t ir = 0; ir < mc_pad; ir += kAmxRows) {
+        amx_block(ap + ir * k_pad, k_pad, bs, acc);
+        dequantize_block(acc, std::min<int64_t>(kAmxRows, mc - ir), nr, cols.scale + j0,
+                         cols.comp + j0, g.c + (ic + ir) * g.ldc + j0, g.ldc);
+      }
+    }
+    if (g.bias || g.epilogue) {
+      for (int64_t i = 0; i < mc; ++i) finish_row(g, g.c + (ic + i) * g.ldc + col0, col0, ncols);
+    }
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<Int8PackedWeights> quantize_pack_int8(const float* bt, int64_t n, int64_t k,
@@ -205,7 +315,8 @@ std::shared_ptr<Int8PackedWeights> quantize_pack_int8(const float* bt, int64_t n
   w->n = n;
   const int64_t kq = ceil_div(k, 4);
   const int64_t slivers = ceil_div(n, NR);
-  w->words = AlignedArray<uint32_t>(slivers * kq * NR);
+  // A tile step past the last sliver's K reads up to one step (16 quads) beyond it.
+  w->words = AlignedArray<uint32_t>(slivers * kq * NR + 16 * NR);
   w->scale = AlignedArray<float>(slivers * NR);
   w->colsum = AlignedArray<int32_t>(slivers * NR);
   std::vector<int8_t> q(static_cast<size_t>(std::max<int64_t>(k, 1)));
@@ -248,9 +359,14 @@ void gemm_int8(const Int8Gemm& g, ThreadPool& pool) {
     pool.parallel_for(slivers, [&](int64_t s0, int64_t s1) { skinny_rows(g, cols, s0, s1); });
     return;
   }
-  split_lowp_gemm(pool, g.m, n, g.b->k, NR, MR,
+  const bool amx = cpu_has_amx_int8();
+  split_lowp_gemm(pool, g.m, n, g.b->k, NR, amx ? kAmxRows : MR,
                   [&](int64_t i0, int64_t i1, int64_t s0, int64_t s1, int tid) {
-                    gemm_block(g, cols, i0, i1, s0, s1, pool, tid);
+                    if (amx) {
+                      gemm_block_amx(g, cols, i0, i1, s0, s1, pool, tid);
+                    } else {
+                      gemm_block(g, cols, i0, i1, s0, s1, pool, tid);
+                    }
                   });
 }
 

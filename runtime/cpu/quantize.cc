@@ -34,17 +34,38 @@ bool cpu_has_avx512_vnni() {
 #endif
 }
 
-bool cpu_has_amx_bf16() {
 #if defined(__x86_64__) && defined(__linux__)
-  static const bool granted = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-    const bool tile = (d >> 24) & 1u, bf16 = (d >> 22) & 1u;
-    if (!tile || !bf16) return false;
+namespace {
+
+// CPUID leaf 7 EDX: AMX-TILE (bit 24) and the tile unit `unit_bit` (22: bf16, 25: int8); and
+// Linux's permission for the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM), asked once.
+bool amx_unit_granted(int unit_bit) {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  if (!((d >> 24) & 1u) || !((d >> unit_bit) & 1u)) return false;
+  static const bool permitted = [] {
     constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
     return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
   }();
+  return permitted;
+}
+
+}  // namespace
+#endif
+
+bool cpu_has_amx_bf16() {
+#if defined(__x86_64__) && defined(__linux__)
+  static const bool granted = amx_unit_granted(22);
   return granted && cpu_has_avx512_bf16() && !cpu_feature_disabled("amx_bf16");
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_amx_int8() {
+#if defined(__x86_64__) && defined(__linux__)
+  static const bool granted = amx_unit_granted(25);
+  return granted && cpu_has_avx512_vnni() && !cpu_feature_disabled("amx_int8");
 #else
   return false;
 #endif

@@ -23,6 +23,8 @@ bool cpu_has_avx512_vnni();
 // AMX-BF16 tiles (TDPBF16PS) usable: CPUID says so and Linux granted this process the tile data
 // state (arch_prctl ARCH_REQ_XCOMP_PERM, asked once). "amx_bf16" in CUVIL_CPU_DISABLE says no.
 bool cpu_has_amx_bf16();
+// AMX-INT8 tiles (TDPBUSD, u8 x s8): as AMX-BF16, "amx_int8" in CUVIL_CPU_DISABLE says no.
+bool cpu_has_amx_int8();
 
 // Stated accuracy of one reduced-precision product against fp64, as ir::max_relative_error
 // (errors of elements below the reference's RMS measured against the RMS). bf16 keeps 8 mantissa

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "passes/ir/tensor.h"
@@ -141,6 +142,27 @@ TEST_F(Int8GemmTest, CompensationIsExactForIntegerData) {
     ASSERT_FLOAT_EQ(used.scale, 1.0f);
     const ir::Tensor ref = naive(m, n, k, a, w, nullptr);
     for (size_t i = 0; i < c.data.size(); ++i) ASSERT_EQ(c.data[i], ref.data[i]) << m << " " << i;
+  }
+}
+
+// AMX tiles and VPDPBUSD both sum in exact int32 and dequantise the same way: the two paths give
+// the same bits, at odd sizes, K tails inside a tile step, edge rows and columns, with a bias.
+TEST_F(Int8GemmTest, AmxAndVnniPathsGiveTheSameProduct) {
+  if (!cpu_has_amx_int8()) GTEST_SKIP() << "CPU lacks AMX-INT8 (or Linux did not grant it)";
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{5, 33, 7},
+                                {33, 45, 65},
+                                {70, 65, 300},
+                                {97, 129, 1000}}) {
+    const auto a = random_vector(m * k, 21, -1.0f, 1.0f);
+    const auto w = random_vector(n * k, 22, -1.0f, 1.0f);
+    const auto b = random_vector(n, 23, -1.0f, 1.0f);
+    const ir::Tensor amx = int8_product(m, n, k, a, w, b.data());
+    setenv("CUVIL_CPU_DISABLE", "amx_int8", 1);
+    EXPECT_FALSE(cpu_has_amx_int8());
+    const ir::Tensor vnni = int8_product(m, n, k, a, w, b.data());
+    unsetenv("CUVIL_CPU_DISABLE");
+    EXPECT_EQ(amx.data, vnni.data) << m << "x" << n << "x" << k;
+    EXPECT_LE(ir::max_relative_error(amx, naive(m, n, k, a, w, b.data())), kBound);
   }
 }
 
