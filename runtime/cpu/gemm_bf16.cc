@@ -12,6 +12,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "runtime/cpu/amx_tiles.h"
 #include "runtime/cpu/kernel_util.h"
 
 // Compiled for AVX512_BF16 whatever -march says; only called after cpu_has_avx512_bf16().
@@ -230,18 +231,6 @@ void gemm_block(const Bf16Gemm& g, int64_t i0, int64_t i1, int64_t s0, int64_t s
 constexpr int kAmxRows = 32;  // C rows per tile block
 constexpr int kAmxK = 32;     // K elements per TDPBF16PS
 
-struct TileConfig {
-  uint8_t palette = 1, start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-CUVIL_AMX_TARGET void amx_configure() {
-  TileConfig cfg;
-  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
-  _tile_loadconfig(&cfg);
-}
 
 // Rows [0, rows) x columns [k0, k0 + kc) of fp32 A -> row-major bf16 dst[rows_pad][kc_pad],
 // zero-padded.
@@ -301,7 +290,7 @@ CUVIL_AMX_TARGET void amx_block(const uint16_t* a, int64_t kc_pad, const uint32_
 
 void gemm_block_amx(const Bf16Gemm& g, int64_t i0, int64_t i1, int64_t s0, int64_t s1,
                     ThreadPool& pool, int tid) {
-  amx_configure();
+  configure_amx_tiles();
   const int64_t kp = ceil_div(g.k, 2);
   const int64_t kcb = round_up(std::max<int64_t>(kAmxK, g.blocking.kc), kAmxK);
   const int64_t mc_max = round_up(std::max<int64_t>(1, g.blocking.mc), kAmxRows);

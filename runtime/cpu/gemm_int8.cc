@@ -14,6 +14,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "runtime/cpu/amx_tiles.h"
 #include "runtime/cpu/kernel_util.h"
 
 // Compiled for AVX512_VNNI whatever -march says; only called after cpu_has_avx512_vnni().
@@ -207,18 +208,6 @@ void gemm_block(const Int8Gemm& g, const Columns& cols, int64_t i0, int64_t i1, 
 constexpr int kAmxRows = 32;  // C rows per tile block
 constexpr int kAmxK = 64;     // K elements per TDPBUSD
 
-struct TileConfig {
-  uint8_t palette = 1, start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-CUVIL_AMX_INT8_TARGET void amx_configure() {
-  TileConfig cfg;
-  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
-  _tile_loadconfig(&cfg);
-}
 
 // Rows [0, rows) of u8 A -> row-major dst[rows_pad][k_pad], zero-padded.
 void pack_a_rowmajor(const uint8_t* a, int64_t lda, int64_t rows, int64_t rows_pad, int64_t k,
@@ -276,7 +265,7 @@ CUVIL_AMX_INT8_TARGET void dequantize_block(const int32_t* acc, int64_t rows, in
 // Rows [i0, i1) x slivers [s0, s1) of C on thread tid on AMX tiles; K in one piece.
 void gemm_block_amx(const Int8Gemm& g, const Columns& cols, int64_t i0, int64_t i1, int64_t s0,
                     int64_t s1, ThreadPool& pool, int tid) {
-  amx_configure();
+  configure_amx_tiles();
   const int64_t n = g.b->n, k = g.b->k;
   const int64_t kq = ceil_div(k, 4);
   const int64_t k_pad = round_up(std::max<int64_t>(k, 1), kAmxK);
