@@ -114,11 +114,9 @@ void pack_weights(const ConvGeometry& g, const DirectShape& d, const float* w, f
   }
 }
 
-// Made once at lowering (prepare): the packed weights and the schedule read from the step's
-// attributes, so the measured calls parse no attributes.
+// Made once at lowering (prepare): the weights packed for the step's schedule.
 struct PackedWeights {
   std::vector<float> data;
-  DirectSchedule schedule;
 };
 
 using TileArgs = DirectTileArgs;
@@ -245,10 +243,10 @@ bool conv2d_direct_supports(const Step& s) {
 
 std::shared_ptr<const void> conv2d_direct_prepare(const Step& s, const float* const* constants) {
   if (!constants[1]) return nullptr;  // weights computed at run time: packed per call
-  const ConvGeometry g = conv_geometry(s);
+  // The schedule hook ran first (KernelInfo::schedule): its geometry and tiling.
+  const ConvGeometry& g = scheduled_geometry(s);
   auto packed = std::make_shared<PackedWeights>();
-  packed->schedule = direct_schedule(s);
-  const DirectShape d = direct_shape(g, packed->schedule);
+  const DirectShape d = direct_shape(g, scheduled_tiling<DirectSchedule>(s));
   packed->data.resize(static_cast<size_t>(packed_floats(g, d)));
   pack_weights(g, d, constants[1], packed->data.data());
   return packed;
@@ -265,9 +263,7 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
   const ConvGeometry& g = scheduled_geometry(a.step);
   CUVIL_CHECK(g.nhwc, "conv2d.direct_nhwc on a non-NHWC step " + a.step.node_name);
   const auto* prepared = static_cast<const PackedWeights*>(a.step.prepared.get());
-  // Prepared weights are packed for the schedule they were prepared with.
-  const DirectSchedule& sc =
-      prepared ? prepared->schedule : scheduled_tiling<DirectSchedule>(a.step);
+  const DirectSchedule& sc = scheduled_tiling<DirectSchedule>(a.step);
   const DirectShape d = direct_shape(g, sc);
   const float* packed = nullptr;
   if (prepared) {

@@ -298,7 +298,6 @@ void to_bf16_pairs(const ConvGeometry& g, const WinogradShape& d, const float* u
 struct PreparedWinograd {
   std::vector<float> u;          // conv2d.winograd_nhwc
   std::vector<uint16_t> u_bf16;  // conv2d.winograd_bf16
-  WinogradSchedule schedule;
 };
 
 WinogradConvPlan resolve(const WinogradSchedule& sc, const WinogradShape& d, int threads) {
@@ -360,10 +359,13 @@ namespace {
 std::shared_ptr<const void> prepare_winograd(const Step& s, const float* const* constants,
                                              bool bf16) {
   if (!constants[1]) return nullptr;  // weights computed at run time: transformed per call
-  const ConvGeometry g = conv_geometry(s);
+  // The schedule hook ran first (KernelInfo::schedule): its geometry and tiling.
+  const ConvGeometry& g = scheduled_geometry(s);
+  const WinogradSchedule& sc = scheduled_tiling<WinogradSchedule>(s);
+  CUVIL_CHECK(sc.bf16 == bf16,
+              "conv2d.winograd step " + s.node_name + " was scheduled for the other precision");
   auto prepared = std::make_shared<PreparedWinograd>();
-  prepared->schedule = winograd_schedule(s, bf16);
-  const WinogradShape d = winograd_shape(g, prepared->schedule);
+  const WinogradShape d = winograd_shape(g, sc);
   prepared->u.resize(static_cast<size_t>(transformed_floats(g, d)));
   transform_weights(g, d, constants[1], prepared->u.data());
   if (bf16) {
@@ -389,11 +391,7 @@ void run_winograd_step(const KernelArgs& a, bool bf16) {
   CUVIL_CHECK(g.nhwc && winograd_geometry(g),
               "conv2d.winograd on an unsupported step " + a.step.node_name);
   const auto* prepared = static_cast<const PreparedWinograd*>(a.step.prepared.get());
-  // Prepared weights are transformed for the schedule they were prepared with.
-  const WinogradSchedule& sc =
-      prepared ? prepared->schedule : scheduled_tiling<WinogradSchedule>(a.step);
-  CUVIL_CHECK(sc.bf16 == bf16, "conv2d.winograd step " + a.step.node_name +
-                                   " was scheduled for the other precision");
+  const WinogradSchedule& sc = scheduled_tiling<WinogradSchedule>(a.step);
   const WinogradShape d = winograd_shape(g, sc);
   const WinogradConvPlan plan = resolve(sc, d, a.pool.threads());
   const float* u = prepared ? prepared->u.data() : nullptr;
