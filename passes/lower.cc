@@ -285,11 +285,12 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
       const ir::Value& value = graph.value(id);
       if (value.kind != ir::ValueKind::constant) continue;
       const size_t v = static_cast<size_t>(id);
-      if (stored_bytes > 0 && runtime::replaces_input(step, i)) {
+      const bool replaced_here = runtime::replaces_input(step, i);
+      if (stored_bytes > 0 && replaced_here) {
         step.bytes -= static_cast<double>(ir::num_elements(value.shape)) *
                       (static_cast<double>(ir::byte_size(value.dtype)) - stored_bytes);
       }
-      if (!runtime::replaces_input(step, i)) replaced[v] = 0;
+      if (!replaced_here) replaced[v] = 0;
       if (--readers_left[v] > 0 || !replaced[v] || !release) continue;
       const PlanTensor& pt = plan.tensors[static_cast<size_t>(step.inputs[i])];
       plan.constants[static_cast<size_t>(pt.index)].reset();

@@ -208,14 +208,14 @@ void gemm_block(const Int8Gemm& g, const Columns& cols, int64_t i0, int64_t i1, 
 constexpr int kAmxRows = 32;  // C rows per tile block
 constexpr int kAmxK = 64;     // K elements per TDPBUSD
 
-
 // Rows [0, rows) of u8 A -> row-major dst[rows_pad][k_pad], zero-padded.
 void pack_a_rowmajor(const uint8_t* a, int64_t lda, int64_t rows, int64_t rows_pad, int64_t k,
                      int64_t k_pad, uint8_t* dst) {
   for (int64_t r = 0; r < rows_pad; ++r) {
     uint8_t* d = dst + r * k_pad;
-    if (r < rows) std::memcpy(d, a + r * lda, static_cast<size_t>(k));
-    std::memset(d + (r < rows ? k : 0), 0, static_cast<size_t>(k_pad - (r < rows ? k : 0)));
+    const int64_t copied = r < rows ? k : 0;
+    if (copied > 0) std::memcpy(d, a + r * lda, static_cast<size_t>(copied));
+    std::memset(d + copied, 0, static_cast<size_t>(k_pad - copied));
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/cpu/conv_schedule.h"
+#include "runtime/cpu/kernel_util.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::runtime::cpu {
@@ -17,13 +18,11 @@ GemmBlocking blocking_for(const Step& step, int64_t max_rows) {
 }  // namespace
 
 std::shared_ptr<const void> linear_gemm_schedule(const Step& step) {
-  return std::make_shared<GemmBlocking>(
-      blocking_for(step, ir::num_elements(step.output_shape) / step.input_shapes[1][0]));
+  return std::make_shared<GemmBlocking>(blocking_for(step, linear_rows(step)));
 }
 
 std::shared_ptr<const void> matmul_gemm_schedule(const Step& step) {
-  const ir::Shape& a = step.input_shapes[0];
-  return std::make_shared<GemmBlocking>(blocking_for(step, a[a.size() - 2]));
+  return std::make_shared<GemmBlocking>(blocking_for(step, matmul_rows(step)));
 }
 
 std::shared_ptr<const void> conv2d_gemm_schedule(const Step& step) {

@@ -37,6 +37,16 @@ inline bool has_operand(const Step& s, size_t index) {
   return index < op_input_count(s);
 }
 
+// Rows of a linear's product (all leading dimensions of its input) and of each of a batched
+// matmul's products.
+inline int64_t linear_rows(const Step& s) {
+  return ir::num_elements(s.output_shape) / s.input_shapes[1][0];
+}
+inline int64_t matmul_rows(const Step& s) {
+  const ir::Shape& a = s.input_shapes[0];
+  return a[a.size() - 2];
+}
+
 struct Dims4 {
   int64_t n, c, h, w;
 };

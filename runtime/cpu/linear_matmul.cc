@@ -20,10 +20,6 @@ struct LinearPrepared {
   PackedB weight;
 };
 
-int64_t linear_rows(const Step& step) {
-  return ir::num_elements(step.output_shape) / step.input_shapes[1][0];
-}
-
 }  // namespace
 
 std::shared_ptr<const void> linear_gemm_prepare(const Step& step,

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "runtime/cpu/attrs.h"
+#include "runtime/cpu/kernel_util.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::runtime::cpu {
@@ -56,11 +57,8 @@ std::shared_ptr<const void> schedule(const Step& step, Lowp precision) {
           lowp_pixel_block(g, precision == Lowp::bf16 ? kBf16ColumnElements : kInt8ColumnElements);
       max_rows = std::min(s->pixel_block, g.oh * g.ow);
     }
-  } else if (step.op == ir::OpKind::linear) {
-    max_rows = ir::num_elements(step.output_shape) / step.input_shapes[1][0];
   } else {
-    const ir::Shape& a = step.input_shapes[0];
-    max_rows = a[a.size() - 2];
+    max_rows = step.op == ir::OpKind::linear ? linear_rows(step) : matmul_rows(step);
   }
   if (precision == Lowp::bf16) {
     s->bf16 = bf16_blocking(step, max_rows);
