@@ -1,5 +1,7 @@
 #include "passes/pipeline.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "passes/ir/verifier.h"
 #include "passes/lower.h"
@@ -17,7 +19,9 @@ ParamMap resolve_params(const Pass& pass, const ParamMap& given) {
   ParamMap params;
   const std::vector<ParamSpec> specs = pass.params();
   for (const ParamSpec& spec : specs) params[spec.name] = spec.default_value;
-  for (const auto& [key, value] : given) {
+  for (const auto& entry : given) {
+    const std::string& key = entry.first;
+    const ParamValue& value = entry.second;
     auto it = params.find(key);
     if (it == params.end()) {
       throw UserError("pass '" + std::string(pass.name()) + "': unknown parameter '" + key + "'");
@@ -25,6 +29,15 @@ ParamMap resolve_params(const Pass& pass, const ParamMap& given) {
     if (it->second.index() != value.index()) {
       throw UserError("pass '" + std::string(pass.name()) + "': parameter '" + key +
                       "' has the wrong type (" + format_value(value) + ")");
+    }
+    const ParamSpec& spec = *std::find_if(specs.begin(), specs.end(),
+                                          [&](const ParamSpec& s) { return s.name == key; });
+    const int64_t* i = std::get_if<int64_t>(&value);
+    const double* r = std::get_if<double>(&value);
+    if ((i && (*i < spec.int_min || *i > spec.int_max)) ||
+        (r && !(*r >= spec.real_min && *r <= spec.real_max))) {
+      throw UserError("pass '" + std::string(pass.name()) + "': parameter '" + key + "' value " +
+                      format_value(value) + " is out of range: expected " + describe_range(spec));
     }
     it->second = value;
   }

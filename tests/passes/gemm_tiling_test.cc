@@ -149,6 +149,20 @@ TEST(GemmTiling, LargeWeightsPackedOnAllThreadsMatchTheReference) {
   EXPECT_TRUE(t.used_prepacked);
 }
 
+// The bf16/int8 panel knobs are checked against their registered ranges like every knob.
+TEST(GemmTiling, ReducedPrecisionPanelsOutsideTheirRangeAreUserErrors) {
+  Graph g = one_linear(9, 16, 16);
+  for (const char* knob : {"bf16_mc", "bf16_kc", "bf16_nc", "int8_mc"}) {
+    Graph copy = g;
+    EXPECT_THROW(run_pipeline(copy, with_params("gemm-tiling", {{knob, int64_t{1}}})), UserError)
+        << knob;
+    Graph again = g;
+    EXPECT_THROW(run_pipeline(again, with_params("gemm-tiling", {{knob, int64_t{1} << 20}})),
+                 UserError)
+        << knob;
+  }
+}
+
 TEST(GemmTiling, FewRowProductsReadWeightsInPlace) {
   const Graph g = one_linear(3, 45, 31);
   const PipelineConfig config = with_params("gemm-tiling", {{"prepack_weights", true}});

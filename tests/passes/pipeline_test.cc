@@ -114,6 +114,21 @@ TEST(Pipeline, WrongParamTypeInCodeBuiltConfigIsUserError) {
   EXPECT_THROW(run_pipeline(g, config), UserError);
 }
 
+// Ranges are the registry's for code-built configs too (the file loader checks them as well).
+TEST(Pipeline, OutOfRangeParamInCodeBuiltConfigIsUserError) {
+  Graph g = testing::tiny_resnet(1, 3, 5);
+  PipelineConfig config;
+  config.passes.push_back({"fuse-elementwise", {{"max_fusion_depth", int64_t{-3}}}});
+  try {
+    run_pipeline(g, config);
+    ADD_FAILURE() << "accepted max_fusion_depth -3";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'max_fusion_depth' value -3 is out of range"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Pipeline, SuiteConfigFilesAreValidDefaults) {
   for (const char* suite : {"resnet50", "llama3-8b", "sdxl", "model"}) {
     const std::string path = std::string(CUVIL_SOURCE_DIR) + "/configs/" + suite + ".cpu.cuvilpass";
