@@ -11,6 +11,7 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <system_error>
@@ -135,7 +136,10 @@ double measure_fma(int threads, const std::string& isa) {
 
 double measure_read_bandwidth(int threads) {
   const size_t count = kReadBufferBytes / sizeof(float);
-  std::unique_ptr<float[]> buffer(new float[count]);
+  // Under an address-space or memory limit the buffer may not be had: not measured (0), which
+  // machine_peak keeps provisional, rather than an error ending the run.
+  std::unique_ptr<float[]> buffer(new (std::nothrow) float[count]);
+  if (!buffer) return 0;
   // Each thread first-touches its own part (so pages sit near the thread that reads them).
   const size_t chunk = count / static_cast<size_t>(threads);
   on_threads(threads, [&](int t) {
@@ -280,7 +284,7 @@ MachinePeak machine_peak(int threads, bool remeasure, double busy_other_cpus,
 
   MachinePeak p = measure_machine_peak(threads);
   p.busy_other_cpus = busy_other_cpus;
-  p.provisional = !quiet;
+  p.provisional = !quiet || !(p.mem_read_gbps > 0);
   if (busy_other_cpus_after && !p.provisional) {
     const double after = busy_other_cpus_after();
     if (!is_quiet(after)) {

@@ -1,6 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "probes/machine_peak.h"
@@ -90,6 +95,41 @@ TEST(MachinePeak, AQuietRunReplacesAProvisionalPeak) {
 
 // One quiet moment before the measurement is no proof: a machine found busy right after it
 // stores the figures provisional, and the next quiet run measures again.
+int64_t address_space_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stoll(line.substr(7)) * 1024;
+  }
+  return -1;
+}
+
+// Under an address-space limit that leaves no room for the 512 MiB read buffer the bandwidth is
+// not measured (0) and the figures are provisional: the run goes on (cli.run_out_of_memory saw
+// the buffer's bad_alloc end a run).
+TEST(MachinePeak, NoRoomForTheReadBufferLeavesBandwidthUnmeasured) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves address space of its own";
+#endif
+  ScopedCacheHome home("peak_no_room");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const rlimit limit{static_cast<rlim_t>(address_space_bytes() + (int64_t{256} << 20)),
+                       RLIM_INFINITY};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+    try {
+      const MachinePeak p = machine_peak(1, /*remeasure=*/true, 0.0);
+      _exit(p.mem_read_gbps == 0 && p.provisional && p.fp32_gflops > 0 ? 0 : 1);
+    } catch (...) {
+      _exit(2);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: measured or not provisional, 2: threw, 3: no limit";
+}
+
 TEST(MachinePeak, BusyRightAfterTheMeasurementIsProvisional) {
   ScopedCacheHome home("peak_busy_after");
   const MachinePeak busy = machine_peak(1, false, 0.0, [] { return 1.5; });
