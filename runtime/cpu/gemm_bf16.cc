@@ -28,7 +28,8 @@ constexpr int MR = kBf16MR;
 constexpr int NR = kBf16NR;
 static_assert(NR == 32, "a sliver row of K pairs is two 16-lane vectors");
 
-inline __m512bh as_bh(__m512i v) {
+// Compiled for the bf16 target too: a 64-byte vector passed by value outside it changes the ABI.
+CUVIL_BF16_TARGET inline __m512bh as_bh(__m512i v) {
   return reinterpret_cast<__m512bh&>(v);
 }
 
