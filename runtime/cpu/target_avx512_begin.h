@@ -9,8 +9,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #ifdef __clang__
 // clang ignores GCC's target pragma (the fuzz build uses clang): the attribute on every function.
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2"))), \
-                             apply_to = function)
+#pragma clang attribute push( \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2"))), apply_to = function)
 #else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2")
