@@ -22,7 +22,7 @@
 namespace cuvil::runtime::cpu {
 
 KernelIsa sdpa_flash_isa() {
-  return kernel_isa();
+  return kernel_isa_avx512_or_portable();
 }
 
 namespace {

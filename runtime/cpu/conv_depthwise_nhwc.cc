@@ -119,7 +119,7 @@ constexpr TileTable kPortableTiles = tile_table<Tiles>();
 }  // namespace
 
 KernelIsa conv2d_depthwise_nhwc_isa() {
-  return kernel_isa();
+  return kernel_isa_avx512_or_portable();
 }
 
 namespace {

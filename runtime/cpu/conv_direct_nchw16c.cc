@@ -158,7 +158,7 @@ const float* padded_input(const ConvGeometry& g, const BlockedShape& d, const fl
 }  // namespace
 
 KernelIsa conv2d_direct_nchw16c_isa() {
-  return kernel_isa();
+  return kernel_isa_avx512_or_portable();
 }
 
 bool conv2d_direct_nchw16c_supports(const Step& s) {

@@ -122,8 +122,8 @@ struct PackedWeights {
 using TileArgs = DirectTileArgs;
 using TileFn = DirectTileFn;
 
-// The portable tile (the reference of the AVX-512 one in conv_direct_nhwc_avx512.cc), with the
-// same data layout.
+// The portable tile (the reference of the AVX-512 and AVX2 ones in conv_direct_nhwc_avx512.cc and
+// conv_direct_nhwc_avx2.cc), with the same data layout.
 template <int MR, int NV>
 void tile(const TileArgs& t) {
   float acc[MR][NV * kLanes] = {};
@@ -172,8 +172,15 @@ KernelIsa conv2d_direct_nhwc_isa() {
 namespace {
 
 const DirectTileTable& tiles() {
-  return conv2d_direct_nhwc_isa() == KernelIsa::avx512 ? direct_nhwc_tiles_avx512()
-                                                       : kPortableTiles;
+  switch (conv2d_direct_nhwc_isa()) {
+    case KernelIsa::avx512:
+      return direct_nhwc_tiles_avx512();
+    case KernelIsa::avx2:
+      return direct_nhwc_tiles_avx2();
+    case KernelIsa::portable:
+      break;
+  }
+  return kPortableTiles;
 }
 
 // The zero-bordered input: rows 0 .. hp, columns 0 .. wp cover every window; returns x itself

@@ -1,5 +1,6 @@
-// What conv2d.direct_nhwc's portable driver (conv_direct_nhwc.cc) and its AVX-512 register
-// tiles (conv_direct_nhwc_avx512.cc) share: a tile's arguments and the tables of tiles.
+// What conv2d.direct_nhwc's portable driver (conv_direct_nhwc.cc) and its AVX-512 and AVX2
+// register tiles (conv_direct_nhwc_avx512.cc, conv_direct_nhwc_avx2.cc) share: a tile's arguments
+// and the tables of tiles.
 #pragma once
 
 #include <array>
@@ -37,5 +38,6 @@ using DirectTileFn = void (*)(const DirectTileArgs&);
 // The tile of each shape, indexed by register_tile_index(mr, nv) (null where it does not fit).
 using DirectTileTable = std::array<DirectTileFn, kMaxMR * kMaxNV>;
 const DirectTileTable& direct_nhwc_tiles_avx512();
+const DirectTileTable& direct_nhwc_tiles_avx2();
 
 }  // namespace cuvil::runtime::cpu

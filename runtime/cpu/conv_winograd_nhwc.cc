@@ -316,7 +316,7 @@ WinogradConvPlan resolve(const WinogradSchedule& sc, const WinogradShape& d, int
 }  // namespace
 
 KernelIsa conv2d_winograd_nhwc_isa() {
-  return kernel_isa();
+  return kernel_isa_avx512_or_portable();
 }
 
 WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads) {

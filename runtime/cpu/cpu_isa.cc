@@ -34,11 +34,31 @@ bool cpu_has_avx2() {
 }
 
 const char* to_string(KernelIsa isa) {
-  return isa == KernelIsa::avx512 ? "avx512" : "portable";
+  switch (isa) {
+    case KernelIsa::avx512:
+      return "avx512";
+    case KernelIsa::avx2:
+      return "avx2";
+    case KernelIsa::portable:
+      break;
+  }
+  return "portable";
 }
 
 KernelIsa kernel_isa() {
-  return active_gemm_isa() == GemmIsa::avx512 ? KernelIsa::avx512 : KernelIsa::portable;
+  switch (active_gemm_isa()) {
+    case GemmIsa::avx512:
+      return KernelIsa::avx512;
+    case GemmIsa::avx2:
+      return KernelIsa::avx2;
+    case GemmIsa::ref:
+      break;
+  }
+  return KernelIsa::portable;
+}
+
+KernelIsa kernel_isa_avx512_or_portable() {
+  return kernel_isa() == KernelIsa::avx512 ? KernelIsa::avx512 : KernelIsa::portable;
 }
 
 std::vector<KernelFamilyIsa> kernel_family_isas() {

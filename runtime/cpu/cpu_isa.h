@@ -2,7 +2,8 @@
 // (convolutions, Winograd, flash attention, norms, elementwise math). Each such kernel keeps its
 // portable loops (packing, blocking, threading) in one file and its register tiles in per-ISA
 // files: the portable tile beside it (the reference of the fast one), the AVX-512 one in
-// `<kernel>_avx512.cc`, compiled for AVX-512 by target_avx512_begin.h whatever -march says. The
+// `<kernel>_avx512.cc`, compiled for AVX-512 by target_avx512_begin.h whatever -march says, and
+// for some an AVX2 one in `<kernel>_avx2.cc` (target_avx2_begin.h). The
 // choice is made here, from CPUID, so native (-march=native) and portable (CUVIL_NATIVE=OFF)
 // builds run the same code on the same CPU.
 #pragma once
@@ -22,14 +23,17 @@ bool cpu_has_avx512();
 // Whether the CPU has AVX2 and FMA, and CUVIL_CPU_DISABLE does not list "avx2".
 bool cpu_has_avx2();
 
-enum class KernelIsa : uint8_t { portable = 0, avx512 = 1 };
+enum class KernelIsa : uint8_t { portable = 0, avx512 = 1, avx2 = 2 };
 
 const char* to_string(KernelIsa isa);
 
-// The instruction set of the kernels above: avx512 when the GEMM's is (active_gemm_isa(): the
-// best the CPU supports, CUVIL_ISA, or set_gemm_isa), else the portable tiles. So
-// CUVIL_CPU_DISABLE=avx512, CUVIL_ISA=ref and CUVIL_ISA=avx2 all select the portable tiles.
+// The instruction set of the kernels above follows the GEMM's (active_gemm_isa(): the best the
+// CPU supports, CUVIL_ISA, or set_gemm_isa): avx512, avx2, or the portable tiles for ref. So
+// CUVIL_CPU_DISABLE=avx512 or CUVIL_ISA=avx2 select the AVX2 tiles, and CUVIL_ISA=ref the
+// portable ones.
 KernelIsa kernel_isa();
+// kernel_isa() for a family without AVX2 tiles: avx512, else portable.
+KernelIsa kernel_isa_avx512_or_portable();
 
 // The kernel families with per-ISA micro-kernels and the instruction set each runs now (what its
 // own dispatch picks for the general case; conv2d.depthwise_nhwc with a channel multiplier > 1

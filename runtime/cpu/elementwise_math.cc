@@ -27,7 +27,7 @@ void map_unary(const float* x, float* y, int64_t n, S scalar) {
 }  // namespace
 
 KernelIsa elementwise_math_isa() {
-  return kernel_isa();
+  return kernel_isa_avx512_or_portable();
 }
 
 void unary_run(ir::OpKind op, const float* x, float* y, int64_t n, const ir::UnaryParams& p) {

@@ -18,7 +18,7 @@
 namespace cuvil::runtime::cpu {
 
 KernelIsa norms_isa() {
-  return kernel_isa();
+  return kernel_isa_avx512_or_portable();
 }
 
 namespace {

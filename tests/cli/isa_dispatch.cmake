@@ -6,3 +6,9 @@ add_test(NAME runtime.kernel_isa_disabled
     --gtest_filter=KernelIsa.*:ConvDirect*:ConvNchw16c*:ConvDepthwise*:ConvWinograd*:AttentionKernels.*:NormKernels.*:ActivationMath.*)
 set_tests_properties(runtime.kernel_isa_disabled PROPERTIES TIMEOUT 900
   ENVIRONMENT CUVIL_CPU_DISABLE=avx512)
+
+# conv2d.direct_nhwc also has AVX2 tiles (what the run above picks for it): its portable tiles
+# under CUVIL_ISA=ref.
+add_test(NAME runtime.kernel_isa_portable
+  COMMAND $<TARGET_FILE:runtime_tests> --gtest_filter=ConvDirect*)
+set_tests_properties(runtime.kernel_isa_portable PROPERTIES TIMEOUT 900 ENVIRONMENT CUVIL_ISA=ref)

@@ -1,7 +1,8 @@
 // The run-time instruction-set choice of the kernels with per-ISA micro-kernels (cpu_isa.h):
 // AVX-512 wherever the CPU has it, in the portable build (CUVIL_NATIVE=OFF) as in the native one;
-// the portable tiles under CUVIL_CPU_DISABLE=avx512 (ctest runtime.kernel_isa_disabled runs this
-// program's kernel tests so) or CUVIL_ISA=ref; and the same results on both paths.
+// AVX2 (the families that have AVX2 tiles) or the portable tiles under CUVIL_CPU_DISABLE=avx512
+// (ctest runtime.kernel_isa_disabled runs this program's kernel tests so), the portable tiles
+// under CUVIL_ISA=ref; and the same results on every path.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -37,6 +38,15 @@ bool cpuid_has_avx512() {
 // set and unset CUVIL_CPU_DISABLE later).
 const bool kAvx512DisabledAtStart = env_lists("CUVIL_CPU_DISABLE", "avx512");
 
+bool cpuid_has_avx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+// The families with AVX2 tiles; the others run the portable ones where the GEMM runs AVX2.
+bool has_avx2_tiles(const std::string& family) {
+  return family == "conv2d.direct_nhwc";
+}
+
 bool isa_from_environment() {
   const char* isa = std::getenv("CUVIL_ISA");
   return isa && *isa;
@@ -54,13 +64,15 @@ TEST(KernelIsa, Avx512WhereTheCpuHasIt) {
     EXPECT_EQ(cpu::cpu_has_avx512(), expect);
   }
   EXPECT_EQ(cpu::active_gemm_isa() == cpu::GemmIsa::avx512, expect);
-  const KernelIsa want = expect ? KernelIsa::avx512 : KernelIsa::portable;
+  const bool avx2 = !expect && cpuid_has_avx2() && !env_lists("CUVIL_CPU_DISABLE", "avx2");
+  const KernelIsa want = expect ? KernelIsa::avx512 : avx2 ? KernelIsa::avx2 : KernelIsa::portable;
   EXPECT_EQ(cpu::kernel_isa(), want);
   const std::vector<cpu::KernelFamilyIsa> families = cpu::kernel_family_isas();
   EXPECT_EQ(families.size(), 7u);
   for (const cpu::KernelFamilyIsa& f : families) {
     std::cout << f.family << ": " << cpu::to_string(f.isa) << "\n";
-    EXPECT_EQ(f.isa, want) << f.family;
+    const bool portable_instead = want == KernelIsa::avx2 && !has_avx2_tiles(f.family);
+    EXPECT_EQ(f.isa, portable_instead ? KernelIsa::portable : want) << f.family;
   }
 }
 
@@ -78,6 +90,14 @@ TEST(KernelIsa, FollowsTheGemmOverride) {
   EXPECT_EQ(cpu::kernel_isa(), KernelIsa::portable);
   for (const cpu::KernelFamilyIsa& f : cpu::kernel_family_isas()) {
     EXPECT_EQ(f.isa, KernelIsa::portable) << f.family;
+  }
+  if (cpu::cpu_supports(cpu::GemmIsa::avx2)) {
+    cpu::set_gemm_isa(cpu::GemmIsa::avx2);
+    EXPECT_EQ(cpu::kernel_isa(), KernelIsa::avx2);
+    for (const cpu::KernelFamilyIsa& f : cpu::kernel_family_isas()) {
+      EXPECT_EQ(f.isa, has_avx2_tiles(f.family) ? KernelIsa::avx2 : KernelIsa::portable)
+          << f.family;
+    }
   }
   if (cpu::cpu_supports(cpu::GemmIsa::avx512)) {
     cpu::set_gemm_isa(cpu::GemmIsa::avx512);
@@ -129,20 +149,24 @@ std::vector<float> run_under(cpu::GemmIsa isa, const ir::Graph& g, const std::st
   return out;
 }
 
-// The kernel under the portable tiles and under AVX-512: both match the reference, and each other.
-void expect_same_on_both_paths(const ir::Graph& g, const std::string& kernel, double bound) {
+// The kernel under the portable tiles and under AVX2 and AVX-512 where the CPU has them: each
+// matches the reference, and the portable tiles.
+void expect_same_on_every_path(const ir::Graph& g, const std::string& kernel, double bound) {
   const std::vector<ir::Tensor> inputs = ir::random_inputs(g, 11);
   const ir::Tensor want = reference::interpret(g, inputs).at(0);
   const ir::Shape& shape = want.shape;
   const ir::Tensor portable(shape, run_under(cpu::GemmIsa::ref, g, kernel, inputs));
   EXPECT_LT(ir::max_relative_error(portable, want), bound) << kernel << " portable";
-  if (!cpu::cpu_supports(cpu::GemmIsa::avx512)) return;
-  const ir::Tensor fast(shape, run_under(cpu::GemmIsa::avx512, g, kernel, inputs));
-  EXPECT_LT(ir::max_relative_error(fast, want), bound) << kernel << " avx512";
-  EXPECT_LT(ir::max_relative_error(fast, portable), bound) << kernel << " avx512 vs portable";
+  for (cpu::GemmIsa isa : {cpu::GemmIsa::avx2, cpu::GemmIsa::avx512}) {
+    if (!cpu::cpu_supports(isa)) continue;
+    const ir::Tensor fast(shape, run_under(isa, g, kernel, inputs));
+    EXPECT_LT(ir::max_relative_error(fast, want), bound) << kernel << " " << cpu::to_string(isa);
+    EXPECT_LT(ir::max_relative_error(fast, portable), bound)
+        << kernel << " " << cpu::to_string(isa) << " vs portable";
+  }
 }
 
-TEST(KernelIsa, ConvolutionsAgreeOnBothPaths) {
+TEST(KernelIsa, ConvolutionsAgreeOnEveryPath) {
   using testing::conv_graph;
   using testing::ConvCase;
   // n, c, h, w, o, k, stride, pad, groups, bias: odd channel counts around the 16-lane vectors.
@@ -150,15 +174,15 @@ TEST(KernelIsa, ConvolutionsAgreeOnBothPaths) {
   const ConvCase strided{2, 33, 13, 13, 70, 3, 2, 1, 1, false};
   const ConvCase pointwise{1, 48, 7, 9, 65, 1, 1, 0, 1, true};
   for (const ConvCase& cc : {direct, strided, pointwise}) {
-    expect_same_on_both_paths(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", 1e-4);
-    expect_same_on_both_paths(conv_graph(cc, "nchw16c", false, false), "conv2d.direct_nchw16c",
+    expect_same_on_every_path(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", 1e-4);
+    expect_same_on_every_path(conv_graph(cc, "nchw16c", false, false), "conv2d.direct_nchw16c",
                               1e-4);
   }
-  expect_same_on_both_paths(conv_graph(direct, "nhwc", false, true), "conv2d.winograd_nhwc", 1e-3);
+  expect_same_on_every_path(conv_graph(direct, "nhwc", false, true), "conv2d.winograd_nhwc", 1e-3);
   const ConvCase big{1, 40, 17, 15, 50, 3, 1, 1, 1, true};  // F(4x4) tiles
-  expect_same_on_both_paths(conv_graph(big, "nhwc", false, false), "conv2d.winograd_nhwc", 1e-3);
+  expect_same_on_every_path(conv_graph(big, "nhwc", false, false), "conv2d.winograd_nhwc", 1e-3);
   const ConvCase depthwise{2, 35, 11, 11, 35, 3, 1, 1, 35, true};
-  expect_same_on_both_paths(conv_graph(depthwise, "nhwc", false, true), "conv2d.depthwise_nhwc",
+  expect_same_on_every_path(conv_graph(depthwise, "nhwc", false, true), "conv2d.depthwise_nhwc",
                             1e-5);
 }
 
@@ -174,20 +198,20 @@ ir::Graph one_node(ir::OpKind op, const std::vector<ir::Shape>& shapes, ir::Attr
   return g;
 }
 
-TEST(KernelIsa, AttentionNormsAndActivationsAgreeOnBothPaths) {
+TEST(KernelIsa, AttentionNormsAndActivationsAgreeOnEveryPath) {
   // batch, heads, positions, head dim: grouped-query causal prefill at odd sizes.
-  expect_same_on_both_paths(
+  expect_same_on_every_path(
       one_node(ir::OpKind::sdpa, {{1, 6, 37, 72}, {1, 2, 37, 72}, {1, 2, 37, 72}},
                {{"causal", int64_t{1}}}),
       "sdpa.flash", 1e-4);
-  expect_same_on_both_paths(one_node(ir::OpKind::rms_norm, {{5, 1031}, {1031}}, {}), "rms_norm.cpu",
+  expect_same_on_every_path(one_node(ir::OpKind::rms_norm, {{5, 1031}, {1031}}, {}), "rms_norm.cpu",
                             1e-4);
-  expect_same_on_both_paths(one_node(ir::OpKind::layer_norm, {{3, 2053}, {2053}, {2053}}, {}),
+  expect_same_on_every_path(one_node(ir::OpKind::layer_norm, {{3, 2053}, {2053}, {2053}}, {}),
                             "layer_norm.cpu", 1e-4);
-  expect_same_on_both_paths(one_node(ir::OpKind::softmax, {{7, 77}}, {}), "softmax.cpu", 1e-4);
+  expect_same_on_every_path(one_node(ir::OpKind::softmax, {{7, 77}}, {}), "softmax.cpu", 1e-4);
   for (ir::OpKind op : {ir::OpKind::gelu, ir::OpKind::silu, ir::OpKind::tanh, ir::OpKind::exp}) {
     const KernelInfo& k = default_kernel(op);
-    expect_same_on_both_paths(one_node(op, {{3, 45}}, {}), k.name, 1e-4);
+    expect_same_on_every_path(one_node(op, {{3, 45}}, {}), k.name, 1e-4);
   }
 }
 
