@@ -38,21 +38,41 @@ HalfMasks half_masks(uint16_t mask) {
           _mm256_cmpgt_epi32(_mm256_set1_epi32(valid - kHalf), lane)};
 }
 
+// Input channel c of P pixels times its 16 weights into the accumulators.
+template <int P>
+__attribute__((always_inline)) inline void channel_step(const float* const (&xp)[P], int64_t c,
+                                                        const float* w, __m256 (&lo)[P],
+                                                        __m256 (&hi)[P]) {
+  const __m256 w0 = _mm256_loadu_ps(w);
+  const __m256 w1 = _mm256_loadu_ps(w + kHalf);
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p) {
+    const __m256 xb = _mm256_broadcast_ss(xp[p] + c);
+    lo[p] = _mm256_fmadd_ps(xb, w0, lo[p]);
+    hi[p] = _mm256_fmadd_ps(xb, w1, hi[p]);
+  }
+}
+
 // P pixels from the tile's pixel p0 x the tile's vector v of 16 output channels.
 template <int P>
 void sub_tile(const TileArgs& t, int p0, int v, bool full, const HalfMasks& m, bool prefetch) {
   float* y = t.y + p0 * t.y_pix_stride + v * kLanes;
+  // Every loop over P fully unrolled (pragmas, no branch inside): only then does GCC keep the
+  // accumulator arrays in registers instead of storing them after every FMA.
   __m256 lo[P], hi[P];
-  for (int p = 0; p < P; ++p) {
-    float* yp = y + p * t.y_pix_stride;
-    if (!t.accumulate) {
-      lo[p] = hi[p] = _mm256_setzero_ps();
-    } else if (full) {
-      lo[p] = _mm256_loadu_ps(yp);
-      hi[p] = _mm256_loadu_ps(yp + kHalf);
-    } else {
-      lo[p] = _mm256_maskload_ps(yp, m.lo);
-      hi[p] = _mm256_maskload_ps(yp + kHalf, m.hi);
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p) lo[p] = hi[p] = _mm256_setzero_ps();
+  if (t.accumulate && full) {
+#pragma GCC unroll 6
+    for (int p = 0; p < P; ++p) {
+      lo[p] = _mm256_loadu_ps(y + p * t.y_pix_stride);
+      hi[p] = _mm256_loadu_ps(y + p * t.y_pix_stride + kHalf);
+    }
+  } else if (t.accumulate) {
+#pragma GCC unroll 6
+    for (int p = 0; p < P; ++p) {
+      lo[p] = _mm256_maskload_ps(y + p * t.y_pix_stride, m.lo);
+      hi[p] = _mm256_maskload_ps(y + p * t.y_pix_stride + kHalf, m.hi);
     }
   }
   const float* x = t.x + p0 * t.pix_stride;
@@ -63,26 +83,21 @@ void sub_tile(const TileArgs& t, int p0, int v, bool full, const HalfMasks& m, b
     for (int64_t ki = 0; ki < t.kh; ++ki) {
       for (int64_t kj = 0; kj < t.kw; ++kj) {
         const float* xc = x + ki * t.row_stride + kj * t.tap_stride + c0;
-        auto step = [&](int64_t c) {
-          const __m256 w0 = _mm256_loadu_ps(wp);
-          const __m256 w1 = _mm256_loadu_ps(wp + kHalf);
-          for (int p = 0; p < P; ++p) {
-            const __m256 xb = _mm256_broadcast_ss(xc + p * t.pix_stride + c);
-            lo[p] = _mm256_fmadd_ps(xb, w0, lo[p]);
-            hi[p] = _mm256_fmadd_ps(xb, w1, hi[p]);
-          }
-          wp += t.bw;
-        };
         if (pf) {
           for (int i = 0; i < t.prefetch_lines_per_group && pf < t.prefetch_end; ++i, pf += 64) {
             _mm_prefetch(pf, _MM_HINT_T1);
           }
         }
+        const float* xp[P];
+#pragma GCC unroll 6
+        for (int p = 0; p < P; ++p) xp[p] = xc + p * t.pix_stride;
         if (cn == kLanes) {
+          // A whole block of 16 channels: unrolled, the channel offsets become displacements
+          // (with them computed per pixel, the loop issued more integer than FMA instructions).
 #pragma GCC unroll 16
-          for (int64_t c = 0; c < kLanes; ++c) step(c);
+          for (int64_t c = 0; c < kLanes; ++c, wp += t.bw) channel_step<P>(xp, c, wp, lo, hi);
         } else {
-          for (int64_t c = 0; c < cn; ++c) step(c);
+          for (int64_t c = 0; c < cn; ++c, wp += t.bw) channel_step<P>(xp, c, wp, lo, hi);
         }
       }
     }
@@ -93,15 +108,17 @@ void sub_tile(const TileArgs& t, int p0, int v, bool full, const HalfMasks& m, b
     b_lo = full ? _mm256_loadu_ps(b) : _mm256_maskload_ps(b, m.lo);
     b_hi = full ? _mm256_loadu_ps(b + kHalf) : _mm256_maskload_ps(b + kHalf, m.hi);
   }
-  for (int p = 0; p < P; ++p) {
-    float* yp = y + p * t.y_pix_stride;
-    const __m256 r_lo = _mm256_add_ps(lo[p], b_lo), r_hi = _mm256_add_ps(hi[p], b_hi);
-    if (full) {
-      _mm256_storeu_ps(yp, r_lo);
-      _mm256_storeu_ps(yp + kHalf, r_hi);
-    } else {
-      _mm256_maskstore_ps(yp, m.lo, r_lo);
-      _mm256_maskstore_ps(yp + kHalf, m.hi, r_hi);
+  if (full) {
+#pragma GCC unroll 6
+    for (int p = 0; p < P; ++p) {
+      _mm256_storeu_ps(y + p * t.y_pix_stride, _mm256_add_ps(lo[p], b_lo));
+      _mm256_storeu_ps(y + p * t.y_pix_stride + kHalf, _mm256_add_ps(hi[p], b_hi));
+    }
+  } else {
+#pragma GCC unroll 6
+    for (int p = 0; p < P; ++p) {
+      _mm256_maskstore_ps(y + p * t.y_pix_stride, m.lo, _mm256_add_ps(lo[p], b_lo));
+      _mm256_maskstore_ps(y + p * t.y_pix_stride + kHalf, m.hi, _mm256_add_ps(hi[p], b_hi));
     }
   }
 }
