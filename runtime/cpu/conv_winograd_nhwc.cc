@@ -83,7 +83,8 @@ namespace cuvil::runtime::cpu::winograd {
 namespace {
 
 // One vector of 16 channels for the transforms: a plain array the compiler vectorises as it can
-// (the reference of the AVX-512 register in conv_winograd_nhwc_avx512.cc).
+// (the reference of the AVX-512 register in conv_winograd_nhwc_avx512.cc and the AVX2 pair in
+// conv_winograd_nhwc_avx2.cc).
 struct Vec {
   float l[kLanes];
 };
@@ -316,7 +317,7 @@ WinogradConvPlan resolve(const WinogradSchedule& sc, const WinogradShape& d, int
 }  // namespace
 
 KernelIsa conv2d_winograd_nhwc_isa() {
-  return kernel_isa_avx512_or_portable();
+  return kernel_isa();
 }
 
 WinogradConvPlan conv2d_winograd_plan(const Step& step, int threads) {
@@ -379,11 +380,18 @@ std::shared_ptr<const void> prepare_winograd(const Step& s, const float* const* 
 template <class T>
 void run_with(const KernelArgs& a, const ConvGeometry& g, const WinogradShape& d,
               const WinogradConvPlan& plan, const T* u) {
-  if (conv2d_winograd_nhwc_isa() == KernelIsa::avx512) {
+  const KernelIsa isa = conv2d_winograd_nhwc_isa();
+  if (isa == KernelIsa::avx512) {
     winograd::run_avx512(a, g, d, plan, u);
-  } else {
-    winograd::run_with(a, g, d, plan, u);
+    return;
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (isa == KernelIsa::avx2) {
+      winograd::run_avx2(a, g, d, plan, u);
+      return;
+    }
+  }
+  winograd::run_with(a, g, d, plan, u);
 }
 
 void run_winograd_step(const KernelArgs& a, bool bf16) {

@@ -1,6 +1,7 @@
 // What conv2d.winograd_nhwc's portable file (conv_winograd_nhwc.cc: schedule, weight transform,
-// portable transforms and GEMM tile) and its AVX-512 file (conv_winograd_nhwc_avx512.cc) share:
-// the transform matrices, the shape of a call, and the AVX-512 entry points.
+// portable transforms and GEMM tile) and its AVX-512 and AVX2 files (conv_winograd_nhwc_avx512.cc,
+// conv_winograd_nhwc_avx2.cc) share: the transform matrices, the shape of a call, and their entry
+// points.
 #pragma once
 
 #include <cstdint>
@@ -71,5 +72,9 @@ void run_avx512(const KernelArgs& a, const ConvGeometry& g, const WinogradShape&
                 const WinogradConvPlan& plan, const float* u);
 void run_avx512(const KernelArgs& a, const ConvGeometry& g, const WinogradShape& d,
                 const WinogradConvPlan& plan, const uint16_t* u);
+// The fp32 convolution with AVX2 transforms and GEMM tiles (conv_winograd_nhwc_avx2.cc); called
+// only when conv2d_winograd_nhwc_isa() is avx2.
+void run_avx2(const KernelArgs& a, const ConvGeometry& g, const WinogradShape& d,
+              const WinogradConvPlan& plan, const float* u);
 
 }  // namespace cuvil::runtime::cpu::winograd
