@@ -1,5 +1,5 @@
-// The portable unary and binary loops (the reference of the AVX-512 ones in
-// elementwise_math_avx512.cc), and the run-time choice between the two (kernel_isa()).
+// The portable unary and binary loops (the reference of the AVX-512 and AVX2 ones in
+// elementwise_math_avx512.cc and elementwise_math_avx2.cc), and the run-time choice among them.
 #include "runtime/cpu/elementwise_math.h"
 
 #include <cmath>
@@ -27,12 +27,17 @@ void map_unary(const float* x, float* y, int64_t n, S scalar) {
 }  // namespace
 
 KernelIsa elementwise_math_isa() {
-  return kernel_isa_avx512_or_portable();
+  return kernel_isa();
 }
 
 void unary_run(ir::OpKind op, const float* x, float* y, int64_t n, const ir::UnaryParams& p) {
-  if (elementwise_math_isa() == KernelIsa::avx512) {
+  const KernelIsa isa = elementwise_math_isa();
+  if (isa == KernelIsa::avx512) {
     unary_run_avx512(op, x, y, n, p);
+    return;
+  }
+  if (isa == KernelIsa::avx2) {
+    unary_run_avx2(op, x, y, n, p);
     return;
   }
   if (unary_loops(op, x, y, n, p)) return;
@@ -65,15 +70,22 @@ void unary_run(ir::OpKind op, const float* x, float* y, int64_t n, const ir::Una
 
 void binary_run(ir::OpKind op, const float* a, const float* b, int64_t b_stride, float* y,
                 int64_t n) {
-  if (elementwise_math_isa() == KernelIsa::avx512) {
+  const KernelIsa isa = elementwise_math_isa();
+  if (isa == KernelIsa::avx512) {
     binary_run_avx512(op, a, b, b_stride, y, n);
+    return;
+  }
+  if (isa == KernelIsa::avx2) {
+    binary_run_avx2(op, a, b, b_stride, y, n);
     return;
   }
   binary_loops(op, a, b, b_stride, y, n);
 }
 
 double exp_affine_sum(const float* x, float a, float b, float* y, int64_t n) {
-  if (elementwise_math_isa() == KernelIsa::avx512) return exp_affine_sum_avx512(x, a, b, y, n);
+  const KernelIsa isa = elementwise_math_isa();
+  if (isa == KernelIsa::avx512) return exp_affine_sum_avx512(x, a, b, y, n);
+  if (isa == KernelIsa::avx2) return exp_affine_sum_avx2(x, a, b, y, n);
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
     y[i] = std::exp(a * x[i] + b);

@@ -1,5 +1,5 @@
 // Unary activations and binary arithmetic on contiguous runs of floats, shared by the
-// elementwise kernels and by fused epilogues. AVX-512 versions where the CPU has them.
+// elementwise kernels and by fused epilogues. AVX-512 or AVX2 versions where the CPU has them.
 #pragma once
 
 #include <cstdint>

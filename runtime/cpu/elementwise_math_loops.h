@@ -1,7 +1,7 @@
-// What elementwise_math.cc (portable) and elementwise_math_avx512.cc share: the AVX-512 entry
-// points, and the loops without a vector form of their own. The loops sit in an unnamed
-// namespace, so each file compiles them for its own instruction set (the AVX-512 file includes
-// this header after its target pragma, having included the headers below before it, so its
+// What elementwise_math.cc (portable), elementwise_math_avx512.cc and elementwise_math_avx2.cc
+// share: the vector entry points, and the loops without a vector form of their own. The loops sit
+// in an unnamed namespace, so each file compiles them for its own instruction set (the AVX-512 file
+// includes this header after its target pragma, having included the headers below before it, so its
 // copies are vectorised for AVX-512 whatever -march says) and no copy is shared between the two.
 #pragma once
 
@@ -21,6 +21,12 @@ void unary_run_avx512(ir::OpKind op, const float* x, float* y, int64_t n,
 void binary_run_avx512(ir::OpKind op, const float* a, const float* b, int64_t b_stride, float* y,
                        int64_t n);
 double exp_affine_sum_avx512(const float* x, float a, float b, float* y, int64_t n);
+// The AVX2 versions (elementwise_math_avx2.cc); called only when elementwise_math_isa() is avx2.
+void unary_run_avx2(ir::OpKind op, const float* x, float* y, int64_t n,
+                    const ir::UnaryParams& params);
+void binary_run_avx2(ir::OpKind op, const float* a, const float* b, int64_t b_stride, float* y,
+                     int64_t n);
+double exp_affine_sum_avx2(const float* x, float a, float b, float* y, int64_t n);
 
 namespace {
 

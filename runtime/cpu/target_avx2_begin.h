@@ -7,4 +7,5 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #endif
+#define CUVIL_AVX2_FILE
 #include <immintrin.h>

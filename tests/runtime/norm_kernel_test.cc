@@ -2,6 +2,7 @@
 // both layouts, and inputs far from zero mean (the variance must not cancel).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -145,6 +146,35 @@ TEST(ActivationMath, SiluAndSigmoidMatchScalar) {
     const double sig = 1.0 / (1.0 + std::exp(-static_cast<double>(x[i])));
     EXPECT_NEAR(s[i], sig, 1e-6) << x[i];
     EXPECT_NEAR(si[i], x[i] * sig, 1e-6 * std::max(1.0, std::abs(static_cast<double>(x[i]))));
+  }
+}
+
+TEST(ActivationMath, ExpWithinFourUlpUpToFloatMax) {
+  // The whole finite range: exp(88.7) is near FLT_MAX, where building 2^n from exponent bits
+  // overflows unless split; below -87.3 the clamp gives ~1e-38.
+  std::vector<float> x;
+  for (double v = -87.0; v <= 88.7; v += 1.0 / 256) x.push_back(static_cast<float>(v));
+  x.push_back(88.7f);
+  std::vector<float> y(x.size());
+  cpu::unary_run(OpKind::exp, x.data(), y.data(), static_cast<int64_t>(x.size()));
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(static_cast<double>(x[i]));
+    ASSERT_TRUE(std::isfinite(y[i])) << x[i];
+    worst = std::max(worst, std::abs(y[i] - want) / want);
+  }
+  EXPECT_LT(worst, 4.8e-7);  // four ulp of a float
+}
+
+TEST(ActivationMath, TanhAndErfMatchScalar) {
+  std::vector<float> x;
+  for (double v = -9.0; v <= 9.0; v += 1.0 / 128) x.push_back(static_cast<float>(v));
+  std::vector<float> th(x.size()), er(x.size());
+  cpu::unary_run(OpKind::tanh, x.data(), th.data(), static_cast<int64_t>(x.size()));
+  cpu::unary_run(OpKind::erf, x.data(), er.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_NEAR(th[i], std::tanh(static_cast<double>(x[i])), 1e-6) << x[i];
+    EXPECT_NEAR(er[i], std::erf(static_cast<double>(x[i])), 1e-6) << x[i];
   }
 }
 
