@@ -12,11 +12,11 @@
 // whole chunk. Bias initialises the accumulators; the epilogue runs on each finished chunk while
 // it is in cache.
 //
-// The AVX-512 tile (conv_depthwise_nhwc_avx512.cc) runs when conv2d_depthwise_nhwc_isa() is
-// avx512 (kernel_isa(), runtime/cpu/cpu_isa.h: the CPU has AVX-512 and the GEMM's instruction set
-// is avx512, so CUVIL_ISA=ref or CUVIL_CPU_DISABLE=avx512 selects the portable path) and the
-// multiplier is 1; a multiplier > 1 (each output channel reads input channel oc / mult) runs the
-// portable tile.
+// The AVX-512 or AVX2 tile (conv_depthwise_nhwc_avx512.cc, conv_depthwise_nhwc_avx2.cc) runs
+// as conv2d_depthwise_nhwc_isa() says (kernel_isa(), runtime/cpu/cpu_isa.h: the GEMM's
+// instruction set, so CUVIL_CPU_DISABLE=avx512 selects AVX2 and CUVIL_ISA=ref the portable path)
+// when the multiplier is 1; a multiplier > 1 (each output channel reads input channel oc / mult)
+// runs the portable tile.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -119,15 +119,22 @@ constexpr TileTable kPortableTiles = tile_table<Tiles>();
 }  // namespace
 
 KernelIsa conv2d_depthwise_nhwc_isa() {
-  return kernel_isa_avx512_or_portable();
+  return kernel_isa();
 }
 
 namespace {
 
-TileFn tile_fn(bool avx512, bool tail, int mr, int nv) {
+TileFn tile_fn(KernelIsa isa, bool tail, int mr, int nv) {
   const size_t i = register_tile_index(mr, nv);
-  if (!avx512) return kPortableTiles[i];
-  return tail ? depthwise::tail_tiles_avx512()[i] : depthwise::tiles_avx512()[i];
+  switch (isa) {
+    case KernelIsa::avx512:
+      return tail ? depthwise::tail_tiles_avx512()[i] : depthwise::tiles_avx512()[i];
+    case KernelIsa::avx2:
+      return tail ? depthwise::tail_tiles_avx2()[i] : depthwise::tiles_avx2()[i];
+    case KernelIsa::portable:
+      break;
+  }
+  return kPortableTiles[i];
 }
 
 // How a call walks its output: interior pixel range, tile shape and thread split.
@@ -201,7 +208,8 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
   const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   const Epilogue epi(a.step, a.in, a.out);
   const int64_t mult = g.og;
-  const bool avx512 = mult == 1 && conv2d_depthwise_nhwc_isa() == KernelIsa::avx512;
+  // The vector tiles take multiplier 1 only.
+  const KernelIsa isa = mult == 1 ? conv2d_depthwise_nhwc_isa() : KernelIsa::portable;
   const DepthwiseShape d = depthwise_shape(g, a.pool.threads());
   const int64_t rest = g.o % kLanes;
   const uint16_t last_mask = static_cast<uint16_t>(rest == 0 ? 0xffffu : (1u << rest) - 1u);
@@ -241,7 +249,7 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
           t.x = nki > 0 && nkj > 0 ? xrow + (ox * g.sw - g.pw + kj0) * g.c : x;
           t.w = packed + (ki0 * g.kw + kj0) * op + oc0;
           t.y = yrow + ox * g.o;
-          tile_fn(avx512, tail, mr, nv)(t);
+          tile_fn(isa, tail, mr, nv)(t);
         };
         auto border = [&](int64_t ox) {
           const int64_t ix0 = ox * g.sw - g.pw;

@@ -1,5 +1,6 @@
-// What conv2d.depthwise_nhwc's portable driver (conv_depthwise_nhwc.cc) and its AVX-512 register
-// tiles (conv_depthwise_nhwc_avx512.cc) share: a tile's arguments and the tables of tiles.
+// What conv2d.depthwise_nhwc's portable driver (conv_depthwise_nhwc.cc) and its AVX-512 and AVX2
+// register tiles (conv_depthwise_nhwc_avx512.cc, conv_depthwise_nhwc_avx2.cc) share: a tile's
+// arguments and the tables of tiles.
 #pragma once
 
 #include <array>
@@ -44,5 +45,8 @@ constexpr TileTable tile_table() {
 // The AVX-512 tiles (multiplier 1 only): all vectors full, or the last one masked by tail_mask.
 const TileTable& tiles_avx512();
 const TileTable& tail_tiles_avx512();
+// The AVX2 tiles (conv_depthwise_nhwc_avx2.cc), likewise.
+const TileTable& tiles_avx2();
+const TileTable& tail_tiles_avx2();
 
 }  // namespace cuvil::runtime::cpu::depthwise

@@ -1,0 +1,120 @@
+// AVX2 + FMA register tiles of conv2d.depthwise_nhwc (the driver and the portable tile are in
+// conv_depthwise_nhwc.cc). This file alone is compiled for AVX2 (the target pragma below) and
+// runs only when conv2d_depthwise_nhwc_isa() is avx2; headers come before the pragma, so that no
+// inline code of theirs is compiled for it. A tile of MR pixels x NV vectors of 16 channels runs
+// one vector at a time (2 * MR accumulators and two weight registers of the 16 ymm; the inputs
+// are FMA memory operands), walking the window once per vector.
+#include <cstdint>
+
+#include "runtime/cpu/conv_depthwise_nhwc_tiles.h"
+#include "runtime/cpu/register_tile.h"
+
+#include "runtime/cpu/target_avx2_begin.h"
+
+namespace cuvil::runtime::cpu::depthwise {
+
+namespace {
+
+constexpr int kHalf = 8;  // floats per ymm register
+
+// The bias of a tile without one.
+alignas(64) constexpr float kZeros[kLanes] = {};
+
+// Channels [v * 16, v * 16 + 16) of MR pixels; kMasked: only the lanes of t.tail_mask (a template
+// parameter: with both paths in one loop the two masks stay live and an accumulator spills).
+template <int MR, bool kMasked>
+void vector_tile(const TileArgs& t, int v) {
+  constexpr bool masked = kMasked;
+  const int valid = masked ? __builtin_popcount(t.tail_mask) : kLanes;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i m_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), lane);
+  const __m256i m_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid - kHalf), lane);
+  const float* bias = t.bias ? t.bias + v * kLanes : kZeros;
+  const __m256 b_lo = _mm256_maskload_ps(bias, m_lo), b_hi = _mm256_maskload_ps(bias + kHalf, m_hi);
+  float* y = t.y + v * kLanes;
+  auto store = [&](int p, __m256 lo, __m256 hi) {
+    float* dst = y + p * t.y_pix_stride;
+    if (masked) {
+      _mm256_maskstore_ps(dst, m_lo, lo);
+      _mm256_maskstore_ps(dst + kHalf, m_hi, hi);
+    } else {
+      _mm256_storeu_ps(dst, lo);
+      _mm256_storeu_ps(dst + kHalf, hi);
+    }
+  };
+  const int64_t taps = t.nki * t.nkj;
+  if (taps <= 0) {  // the window lies wholly in the padding
+#pragma GCC unroll 6
+    for (int p = 0; p < MR; ++p) store(p, b_lo, b_hi);
+    return;
+  }
+  __m256 lo[MR], hi[MR];
+#pragma GCC unroll 6
+  for (int p = 0; p < MR; ++p) lo[p] = b_lo, hi[p] = b_hi;
+  // As the AVX-512 tile: one input pointer per pixel moved along the window, a do loop.
+  const int64_t x_row_step = t.row_stride - (t.nkj - 1) * t.tap_stride;
+  const int64_t w_row_step = t.w_row_stride - (t.nkj - 1) * t.w_tap_stride;
+  const float* xp[MR];
+#pragma GCC unroll 6
+  for (int p = 0; p < MR; ++p) xp[p] = t.x + p * t.pix_stride + v * kLanes;
+  const float* wk = t.w + v * kLanes;
+  int64_t k = 0, kj = 1;
+  do {
+    // Padded weight lanes are zero, so the unmasked lanes past the channels add nothing; the
+    // inputs are loaded masked there (they may lie past the tensor).
+    const __m256 w_lo = _mm256_loadu_ps(wk), w_hi = _mm256_loadu_ps(wk + kHalf);
+#pragma GCC unroll 6
+    for (int p = 0; p < MR; ++p) {
+      const __m256 x_lo = masked ? _mm256_maskload_ps(xp[p], m_lo) : _mm256_loadu_ps(xp[p]);
+      const __m256 x_hi =
+          masked ? _mm256_maskload_ps(xp[p] + kHalf, m_hi) : _mm256_loadu_ps(xp[p] + kHalf);
+      lo[p] = _mm256_fmadd_ps(x_lo, w_lo, lo[p]);
+      hi[p] = _mm256_fmadd_ps(x_hi, w_hi, hi[p]);
+    }
+    const bool row_end = kj == t.nkj;
+    const int64_t x_step = row_end ? x_row_step : t.tap_stride;
+#pragma GCC unroll 6
+    for (int p = 0; p < MR; ++p) xp[p] += x_step;
+    wk += row_end ? w_row_step : t.w_tap_stride;
+    kj = row_end ? 1 : kj + 1;
+  } while (++k < taps);
+#pragma GCC unroll 6
+  for (int p = 0; p < MR; ++p) store(p, lo[p], hi[p]);
+}
+
+template <int MR, int NV, bool kTail>
+void tile_avx2(const TileArgs& args) {
+  const TileArgs t = args;  // a local copy: the output stores cannot alias it
+  for (int v = 0; v < NV; ++v) {
+    if (kTail && v == NV - 1) {
+      vector_tile<MR, true>(t, v);
+    } else {
+      vector_tile<MR, false>(t, v);
+    }
+  }
+}
+
+template <bool kTail>
+struct Tiles {
+  template <int MR, int NV>
+  static constexpr TileFn fn() {
+    return &tile_avx2<MR, NV, kTail>;
+  }
+};
+
+constexpr TileTable kTiles = tile_table<Tiles<false>>();
+constexpr TileTable kTailTiles = tile_table<Tiles<true>>();
+
+}  // namespace
+
+const TileTable& tiles_avx2() {
+  return kTiles;
+}
+
+const TileTable& tail_tiles_avx2() {
+  return kTailTiles;
+}
+
+}  // namespace cuvil::runtime::cpu::depthwise
+
+#include "runtime/cpu/target_end.h"
