@@ -59,29 +59,26 @@ struct Exp {
   __m512 operator()(__m512 v) const { return avx512::exp(v); }
 };
 
+struct VectorOps {
+  template <class F>
+  static void map(const float* x, float* y, int64_t n, F f) {
+    map_unary(x, y, n, f);
+  }
+  using Sigmoid = cpu::Sigmoid;
+  using Silu = cpu::Silu;
+  using Gelu = cpu::Gelu;
+  using Tanh = cpu::Tanh;
+  using Erf = cpu::Erf;
+  using Sqrt = cpu::Sqrt;
+  using Exp = cpu::Exp;
+};
+
 }  // namespace
 
 void unary_run_avx512(ir::OpKind op, const float* x, float* y, int64_t n,
                       const ir::UnaryParams& p) {
   if (unary_loops(op, x, y, n, p)) return;
-  switch (op) {
-    case ir::OpKind::sigmoid:
-      return map_unary(x, y, n, Sigmoid{});
-    case ir::OpKind::silu:
-      return map_unary(x, y, n, Silu{});
-    case ir::OpKind::gelu:
-      return map_unary(x, y, n, Gelu{});
-    case ir::OpKind::tanh:
-      return map_unary(x, y, n, Tanh{});
-    case ir::OpKind::erf:
-      return map_unary(x, y, n, Erf{});
-    case ir::OpKind::sqrt:
-      return map_unary(x, y, n, Sqrt{});
-    case ir::OpKind::exp:
-      return map_unary(x, y, n, Exp{});
-    default:
-      CUVIL_CHECK(false, "unary_run: not a unary op");
-  }
+  map_vector_unary<VectorOps>(op, x, y, n);
 }
 
 void binary_run_avx512(ir::OpKind op, const float* a, const float* b, int64_t b_stride, float* y,

@@ -87,6 +87,31 @@ inline void map_binary(const float* a, const float* b, int64_t bs, float* y, int
   }
 }
 
+// The unary ops computed through an instruction set's vector function objects: Ops has
+// `static void map(x, y, n, F)` and the types Sigmoid, Silu, Gelu, Tanh, Erf, Sqrt and Exp (one
+// switch for the AVX-512 and AVX2 files).
+template <class Ops>
+void map_vector_unary(ir::OpKind op, const float* x, float* y, int64_t n) {
+  switch (op) {
+    case ir::OpKind::sigmoid:
+      return Ops::map(x, y, n, typename Ops::Sigmoid{});
+    case ir::OpKind::silu:
+      return Ops::map(x, y, n, typename Ops::Silu{});
+    case ir::OpKind::gelu:
+      return Ops::map(x, y, n, typename Ops::Gelu{});
+    case ir::OpKind::tanh:
+      return Ops::map(x, y, n, typename Ops::Tanh{});
+    case ir::OpKind::erf:
+      return Ops::map(x, y, n, typename Ops::Erf{});
+    case ir::OpKind::sqrt:
+      return Ops::map(x, y, n, typename Ops::Sqrt{});
+    case ir::OpKind::exp:
+      return Ops::map(x, y, n, typename Ops::Exp{});
+    default:
+      CUVIL_CHECK(false, "unary_run: not a unary op");
+  }
+}
+
 inline void binary_loops(ir::OpKind op, const float* a, const float* b, int64_t b_stride, float* y,
                          int64_t n) {
   switch (op) {
