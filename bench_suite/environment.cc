@@ -314,6 +314,7 @@ Environment capture_environment() {
   env.git_commit = commit && *commit ? commit
                    : *built          ? std::string(built)
                                      : git_commit_of(CUVIL_SOURCE_DIR);
+  env.git_modified = !(commit && *commit) && *built && build_info().modified;
   env.cuda_driver = read_cuda_driver();
   env.openmp_wait_policy = openmp_wait_policy();
   return env;

@@ -35,6 +35,9 @@ struct Environment {
   std::string compiler_flags;  // the C++ flags bench_suite was built with
   std::string build_type;      // "release" | "debug" (NDEBUG), Google Benchmark's words
   std::string git_commit = "unknown";
+  // The binary was built from a tree whose tracked files differed from git_commit (known only
+  // when git_commit is the build's own; false otherwise).
+  bool git_modified = false;
   std::string cuda_driver = "none";
   // OpenMP's (oneDNN's) idle-thread policy and who chose it: openmp_wait_policy() below.
   std::string openmp_wait_policy;

@@ -242,6 +242,7 @@ nlohmann::json context_json(const RunContext& c) {
       {"byte_convention", kByteConvention},
       {"timed_region", kTimedRegion},
       {"git_commit", env.git_commit},
+      {"git_modified", env.git_modified},
       {"working_directory", working_directory()},
       {"compiler", env.compiler},
       {"compiler_flags", env.compiler_flags},

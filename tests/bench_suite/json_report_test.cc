@@ -229,15 +229,23 @@ TEST(JsonReport, ContextCarriesEnvironmentConfigAndPeak) {
   const nlohmann::json c = context_json(sample_context());
   const nlohmann::json& cuvil = c["cuvil"];
   for (const char* key :
-       {"git_commit", "compiler", "compiler_flags", "cpu_model", "cpu_flags", "scaling_governor",
-        "mem_total_bytes", "mem_available_bytes", "cuda_driver", "openmp_wait_policy", "config",
-        "config_hash", "config_yaml", "flop_convention", "machine_peak", "stopping_rule",
-        "warnings"}) {
+       {"git_commit", "git_modified", "compiler", "compiler_flags", "cpu_model", "cpu_flags",
+        "scaling_governor", "mem_total_bytes", "mem_available_bytes", "cuda_driver",
+        "openmp_wait_policy", "config", "config_hash", "config_yaml", "flop_convention",
+        "machine_peak", "stopping_rule", "warnings"}) {
     EXPECT_TRUE(cuvil.contains(key)) << key;
   }
   EXPECT_EQ(cuvil["config_yaml"], "cuvil_pass_version: 1\n");
   EXPECT_DOUBLE_EQ(cuvil["machine_peak"]["fp32_gflops"].get<double>(), 100);
   EXPECT_EQ(cuvil["stopping_rule"]["min_samples"], kDefaultMinSamples);
+}
+
+TEST(JsonReport, ContextSaysWhetherTheBuildDifferedFromItsCommit) {
+  RunContext c = sample_context();
+  for (bool modified : {false, true}) {
+    c.environment.git_modified = modified;
+    EXPECT_EQ(context_json(c)["cuvil"]["git_modified"].get<bool>(), modified);
+  }
 }
 
 TEST(JsonReport, AchievedRatesWithoutAPeakHaveNoPercentage) {

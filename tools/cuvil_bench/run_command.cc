@@ -556,12 +556,12 @@ int run_suite(RunOptions o, const std::string& executable) {
               pinned.empty() ? "" : (" pinned to --cpus " + o.cpus).c_str(),
               o.pipeline.target.c_str());
   std::printf(
-      "machine: %s, %d CPUs, governor %s, commit %.12s, peak %.0f GFLOP/s fp32 (%s), "
+      "machine: %s, %d CPUs, governor %s, commit %.12s%s, peak %.0f GFLOP/s fp32 (%s), "
       "%.1f GB/s read (%s %s%s)\n",
       env.cpu_model.c_str(), env.logical_cpus, env.governor.c_str(), env.git_commit.c_str(),
-      context.peak.fp32_gflops, context.peak.isa.c_str(), context.peak.mem_read_gbps,
-      context.peak.from_cache ? "cached, measured" : "measured", context.peak.measured_at.c_str(),
-      context.peak.provisional ? ", provisional" : "");
+      env.git_modified ? " (modified)" : "", context.peak.fp32_gflops, context.peak.isa.c_str(),
+      context.peak.mem_read_gbps, context.peak.from_cache ? "cached, measured" : "measured",
+      context.peak.measured_at.c_str(), context.peak.provisional ? ", provisional" : "");
   std::printf(
       "stopping: median known to +-%.2f%% (95%% CI), >= %d samples and %.2fs, timeout %.0fs\n",
       o.measure.max_noise * 100, o.measure.min_samples, o.measure.min_time_s, o.measure.timeout_s);
