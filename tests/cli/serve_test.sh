@@ -38,9 +38,11 @@ expect_error "two rungs" "serve takes one rung" -- --suite resnet50 --rung b1,b4
 expect_error "unknown rung" "unknown rung 'b3'" -- --suite resnet50 --rung b3
 expect_error "unknown suite" "unknown suite 'resnet51'" -- --suite resnet51
 
-# A short real Server search: a generous target so the knee exists however loaded the machine.
+# A short real Server search: a generous target so the knee exists however loaded the machine
+# (1000 ms was missed once, on a Zen 3 VM beside another test: a 190 ms batch and one stalled
+# query at 1049 ms).
 if "$BENCH" serve --suite resnet50 --rung b1 --duration 0.2 --min-queries 8 --bisect-steps 1 \
-    --target-p99-ms 1000 --out "$TMP/curve.json" >"$TMP/server.txt" 2>"$TMP/stderr"; then
+    --target-p99-ms 5000 --out "$TMP/curve.json" >"$TMP/server.txt" 2>"$TMP/stderr"; then
   cat "$TMP/server.txt"
   grep -q '<- knee' "$TMP/server.txt" || fail "server: table has no knee row"
   /usr/bin/python3 - "$TMP/curve.json" <<'PY' || fail "server: curve.json"
@@ -49,7 +51,7 @@ doc = json.load(open(sys.argv[1]))
 assert "context" in doc, doc.keys()
 s = doc["serve"]
 assert s["suite"] == "resnet50" and s["rung"] == "b1" and s["scenario"] == "server"
-assert s["targets"]["p99_ms"] == 1000
+assert s["targets"]["p99_ms"] == 5000
 curve = s["curve"]
 assert len(curve) >= 2, curve
 for step in curve:
@@ -66,7 +68,7 @@ PY
   grep -qF "wrote $TMP/curve.load-latency.svg" "$TMP/server.txt" || fail "server: picture not said"
   "$(dirname "$0")/picture_browser_check.sh" "$TMP/curve.load-latency.svg" 2 \
     "offered load (queries/s)" "latency (ms)" 'class="ref slo"' 'class="ref knee"' \
-    'SLO: p99 &lt;= 1000 ms' || fail "server: load-latency picture"
+    'SLO: p99 &lt;= 5000 ms' || fail "server: load-latency picture"
 else
   fail "server run exited $?"; cat "$TMP/stderr"
 fi
