@@ -11,6 +11,8 @@
 
 #include "runtime/cpu/target_avx2_begin.h"
 
+#include "runtime/cpu/elementwise_math_avx2.h"
+
 namespace cuvil::runtime::cpu::depthwise {
 
 namespace {
@@ -26,9 +28,7 @@ template <int MR, bool kMasked>
 void vector_tile(const TileArgs& t, int v) {
   constexpr bool masked = kMasked;
   const int valid = masked ? __builtin_popcount(t.tail_mask) : kLanes;
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i m_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid), lane);
-  const __m256i m_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(valid - kHalf), lane);
+  const __m256i m_lo = avx2::first_lanes(valid), m_hi = avx2::first_lanes(valid - kHalf);
   const float* bias = t.bias ? t.bias + v * kLanes : kZeros;
   const __m256 b_lo = _mm256_maskload_ps(bias, m_lo), b_hi = _mm256_maskload_ps(bias + kHalf, m_hi);
   float* y = t.y + v * kLanes;

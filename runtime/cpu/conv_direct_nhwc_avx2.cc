@@ -16,6 +16,8 @@
 
 #include "runtime/cpu/target_avx2_begin.h"
 
+#include "runtime/cpu/elementwise_math_avx2.h"
+
 namespace cuvil::runtime::cpu {
 
 namespace {
@@ -32,10 +34,8 @@ struct HalfMasks {
 };
 
 HalfMasks half_masks(uint16_t mask) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const int valid = __builtin_popcount(mask);
-  return {_mm256_cmpgt_epi32(_mm256_set1_epi32(valid), lane),
-          _mm256_cmpgt_epi32(_mm256_set1_epi32(valid - kHalf), lane)};
+  return {avx2::first_lanes(valid), avx2::first_lanes(valid - kHalf)};
 }
 
 // Input channel c of P pixels times its 16 weights into the accumulators.

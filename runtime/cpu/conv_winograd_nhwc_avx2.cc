@@ -18,6 +18,8 @@
 
 #include "runtime/cpu/target_avx2_begin.h"
 
+#include "runtime/cpu/elementwise_math_avx2.h"
+
 namespace cuvil::runtime::cpu::winograd {
 
 namespace {
@@ -31,12 +33,10 @@ struct Vec {
 
 // Lanes [0, 8) and [8, 16) of a lane mask (contiguous low bits) as ymm load/store masks.
 inline __m256i lo_mask(uint16_t mask) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(__builtin_popcount(mask)),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return avx2::first_lanes(__builtin_popcount(mask));
 }
 inline __m256i hi_mask(uint16_t mask) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(__builtin_popcount(mask) - kHalf),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return avx2::first_lanes(__builtin_popcount(mask) - kHalf);
 }
 
 inline Vec vzero() {

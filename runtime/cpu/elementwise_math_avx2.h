@@ -73,7 +73,8 @@ inline __m256 gelu(__m256 x) {
   return _mm256_fmadd_ps(half_x, e, half_x);
 }
 
-// A load/store mask of the first n (0..8) lanes.
+// A load/store mask of the first n lanes (n <= 0: none, n >= 8: all); the convolutions build
+// their two half masks of a 16-lane vector from it.
 inline __m256i first_lanes(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
