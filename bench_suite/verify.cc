@@ -16,10 +16,23 @@ bool VerifyResult::ok() const {
   return !outputs.empty();
 }
 
+ReferenceRun run_reference(const ir::Graph& graph, uint64_t seed) {
+  ReferenceRun run;
+  run.inputs = ir::random_inputs(graph, seed);
+  run.expected = runtime::reference::interpret(graph, run.inputs);
+  return run;
+}
+
 VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& config, int threads,
                           uint64_t seed, const std::string& label, const passes::Pins* pins) {
-  const std::vector<ir::Tensor> inputs = ir::random_inputs(graph, seed);
-  const std::vector<ir::Tensor> expected = runtime::reference::interpret(graph, inputs);
+  return verify_graph(graph, run_reference(graph, seed), config, threads, label, pins);
+}
+
+VerifyResult verify_graph(const ir::Graph& graph, const ReferenceRun& reference,
+                          const passes::PipelineConfig& config, int threads,
+                          const std::string& label, const passes::Pins* pins) {
+  const std::vector<ir::Tensor>& inputs = reference.inputs;
+  const std::vector<ir::Tensor>& expected = reference.expected;
   passes::Compiled compiled = passes::compile(graph, config, threads, pins);
   VerifyResult result;
   for (const runtime::Step& s : compiled.plan.steps) ++result.kernels[s.kernel];

@@ -32,10 +32,22 @@ struct VerifyResult {
   bool ok() const;
 };
 
-// Compiles `graph` with `config`, runs it and the reference interpreter on the same random
-// inputs (deterministic in seed), and compares every output.
-// With `pins` (passes::resolve_pins of the graph that is measured), the checked graph runs the
-// kernels and schedules the measured one runs.
+// The reference interpreter's outputs for a graph on random inputs (deterministic in seed):
+// computed once and checked against every pipeline variant, since the fp64 interpreter costs
+// several times a compiled run (80% of `verify --each-pass` before it was shared).
+struct ReferenceRun {
+  std::vector<ir::Tensor> inputs;
+  std::vector<ir::Tensor> expected;
+};
+ReferenceRun run_reference(const ir::Graph& graph, uint64_t seed);
+
+// Compiles `graph` with `config`, runs it on the reference run's inputs and compares every
+// output with the interpreter's. With `pins` (passes::resolve_pins of the graph that is
+// measured), the checked graph runs the kernels and schedules the measured one runs.
+VerifyResult verify_graph(const ir::Graph& graph, const ReferenceRun& reference,
+                          const passes::PipelineConfig& config, int threads,
+                          const std::string& label, const passes::Pins* pins = nullptr);
+// The same on a fresh reference run.
 VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& config, int threads,
                           uint64_t seed, const std::string& label,
                           const passes::Pins* pins = nullptr);

@@ -5,6 +5,7 @@
 #endif
 
 #include <omp.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -41,10 +42,25 @@ bool spin_while(int spin_us, Pred pred) {
     if (std::chrono::steady_clock::now() >= deadline) return !pred();
   }
 }
+// The CPUs this process may run on (its affinity mask; the online CPUs where that is unknown).
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw > 0 ? static_cast<int>(hw) : 1;
+}
+
+int effective_spin_us(int threads, int spin_us) {
+  if (spin_us <= 0) return 0;
+  return threads > usable_cpus() ? 0 : spin_us;
+}
 }  // namespace
 
 ThreadPool::ThreadPool(int threads, int spin_us, ThreadRuntime runtime)
-    : threads_(threads < 1 ? 1 : threads), spin_us_(spin_us < 0 ? 0 : spin_us), runtime_(runtime) {
+    : threads_(threads < 1 ? 1 : threads),
+      spin_us_(effective_spin_us(threads_, spin_us)),
+      runtime_(runtime) {
   buffers_.resize(static_cast<size_t>(threads_) * kSlotCount);
   claimed_ = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(threads_));
   if (runtime_ == ThreadRuntime::openmp) return;  // the OpenMP runtime owns the threads

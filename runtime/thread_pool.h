@@ -5,7 +5,10 @@
 // worker spins for `spin_us` microseconds, then sleeps on a condition variable; the caller spins as
 // long for the last part before sleeping. Waking a sleeping thread costs tens of microseconds on a
 // VM, several times per kernel, so the spin covers the gaps between a plan's steps. Threads are
-// reused across steps: no thread churn per step.
+// reused across steps: no thread churn per step. A pool with more threads than the process may run
+// on does not spin at all: a spinning thread would hold a core that another of its threads (or an
+// OpenMP team) needs to finish the loop (51 threads spinning 10 ms on 2 CPUs made a scaled-down
+// SDXL step 13x slower than without spinning). libgomp lowers its spin count likewise.
 #pragma once
 
 #include <atomic>
@@ -36,6 +39,8 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int threads() const { return threads_; }
+  // The spin in effect: the one asked for, or 0 where the threads outnumber the CPUs.
+  int spin_us() const { return spin_us_; }
 
   // Calls f(tid, begin, end) on min(n, threads) disjoint, contiguous, static parts of [0, n),
   // one part per thread; tid identifies the thread (for scratch). A call from inside a parallel

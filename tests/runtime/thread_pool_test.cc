@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +70,23 @@ TEST(ThreadPool, WithoutSpinningWorkersSleepAndWakeForEveryLoop) {
     const int64_t n = 1 + rep * 13 % 97;
     ASSERT_EQ(visits(pool, n), std::vector<int>(static_cast<size_t>(n), 1)) << "n=" << n;
   }
+}
+
+int cpus_in_affinity_mask() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  return CPU_COUNT(&set);
+}
+
+// More threads than CPUs: a spinning worker would hold a core another needs, so none spins.
+TEST(ThreadPool, ThreadsBeyondTheCpusDoNotSpin) {
+  const int cpus = cpus_in_affinity_mask();
+  ThreadPool fits(cpus, /*spin_us=*/2000);
+  EXPECT_EQ(fits.spin_us(), 2000);
+  ThreadPool oversubscribed(cpus + 1, /*spin_us=*/2000);
+  EXPECT_EQ(oversubscribed.spin_us(), 0);
+  EXPECT_EQ(visits(oversubscribed, 37), std::vector<int>(37, 1));
 }
 
 TEST(ThreadPool, OpenmpRuntimeCoversEveryIndexOnceWithDistinctThreadIds) {

@@ -148,11 +148,12 @@ int run_verify(const VerifyOptions& o) {
     const ir::Graph graph = suite.build(rung, !o.full_size);
     // Scaled down, each variant is pinned to the kernels its full-size graph runs.
     const ir::Graph full = o.full_size ? ir::Graph() : suite.build(rung, /*tiny=*/false);
+    const ReferenceRun reference = run_reference(graph, o.seed);
     std::vector<ir::Tensor> config_outputs;  // variants[0] is the config itself
     for (const auto& [label, variant] : variants) {
       const passes::Pins pins =
           o.full_size ? passes::Pins{} : passes::resolve_pins(full, variant, threads);
-      const VerifyResult result = verify_graph(graph, variant, threads, o.seed, label, &pins);
+      const VerifyResult result = verify_graph(graph, reference, variant, threads, label, &pins);
       for (const OutputCheck& out : result.outputs) {
         std::printf(
             "%-16s %-26s %-26s %12.3e  %s\n", rung.name.c_str(), label.c_str(), out.name.c_str(),
