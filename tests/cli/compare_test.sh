@@ -95,11 +95,11 @@ if [ "$WITH_RUN" = "--with-run" ]; then
   # empty pipeline keeps this independent of the default config's passes.
   printf 'cuvil_pass_version: 1\ntarget: cpu\npasses: []\n' >"$TMP/empty.cuvilpass"
   for i in 1 2; do
-    run_bench "run $i stores" 0 run --suite resnet50 --rungs b1 --warmup 0 --min-repetitions 3 \
-      --min-time 0 --config "$TMP/empty.cuvilpass" -q && expect_out "run $i" "stored run $i in $XDG_DATA_HOME/cuvil/results.db"
+    run_bench "run $i stores" 0 run --suite resnet50 --rungs b1 --warmup 0 --warmup-time 0 \
+      --min-repetitions 3 --max-repetitions 3 --min-time 0 --config "$TMP/empty.cuvilpass" -q && expect_out "run $i" "stored run $i in $XDG_DATA_HOME/cuvil/results.db"
   done
   run_bench "run --no-db stores nothing" 0 run --suite resnet50 --rungs b1 --warmup 0 \
-    --min-repetitions 2 --min-time 0 --config "$TMP/empty.cuvilpass" -q --no-db
+    --warmup-time 0 --min-repetitions 2 --max-repetitions 2 --min-time 0 --config "$TMP/empty.cuvilpass" -q --no-db
   if run_bench "history" 0 history --suite resnet50; then
     expect_out "history" "resnet50"
     [ "$(grep -c 'resnet50 ' "$TMP/stdout")" -eq 2 ] || { fail "history: expected 2 runs"; cat "$TMP/stdout"; }

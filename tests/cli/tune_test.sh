@@ -104,7 +104,7 @@ grep -q "importance" tuned.cuvilpass
 "$BENCH" verify --suite resnet50 --rungs b1 --config tuned.cuvilpass
 NO_DB=()
 if "$BENCH" run --help | grep -q -- --no-db; then NO_DB=(--no-db); fi
-"$BENCH" run --suite resnet50 --rungs b1 --config tuned.cuvilpass --warmup 0 --min-samples 1 \
-  --min-time 0 "${NO_DB[@]}"
+"$BENCH" run --suite resnet50 --rungs b1 --config tuned.cuvilpass --warmup 0 --warmup-time 0 \
+  --min-samples 1 --max-samples 2 --min-time 0 "${NO_DB[@]}"
 expect_fail "no trials of study 'cuvil-llama3-8b'" "$TUNE_GEN" --study "$TMP/study.db" --trial-log study.db.trials.jsonl --suite llama3-8b -o x.cuvilpass
 echo "tune test ok"
