@@ -30,6 +30,16 @@ double nearest_rank_percentile(const std::vector<double>& sorted, double percent
   return sorted[static_cast<size_t>(rank - 1)];
 }
 
+double linear_quantile(const std::vector<double>& sorted, double q) {
+  const size_t n = sorted.size();
+  if (n == 0) return 0;
+  const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(n - 1);
+  const size_t below = static_cast<size_t>(position);
+  if (below + 1 >= n) return sorted[n - 1];
+  const double fraction = position - static_cast<double>(below);
+  return sorted[below] * (1 - fraction) + sorted[below + 1] * fraction;
+}
+
 int64_t median_ci_rank(int64_t n, double level) {
   if (n <= 0) return 0;
   const double tail = (1.0 - level) / 2.0;

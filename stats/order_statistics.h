@@ -24,6 +24,11 @@ double median_in_place(std::vector<double>& samples);
 // Nearest-rank percentile of ascending `sorted` samples, `percent` in [0, 100]; 0 when empty.
 double nearest_rank_percentile(const std::vector<double>& sorted, double percent);
 
+// Quantile `q` in [0, 1] of ascending `sorted` samples, interpolating linearly between the order
+// statistics around position q * (n - 1) (Hyndman and Fan's type 7, numpy's default): smooth in
+// q, for summarising bootstrap replicates; 0 when empty.
+double linear_quantile(const std::vector<double>& sorted, double q);
+
 // Distribution-free interval of the median from order statistics: [x_(k), x_(n+1-k)] with the
 // largest k whose binomial(n, 1/2) coverage is at least `level`. Exact for any continuous
 // distribution and cheap (two selections), so the stopping rule can evaluate it as samples arrive.

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "stats/order_statistics.h"
 
 namespace cuvil::tuner {
 
@@ -32,12 +33,8 @@ struct Handles {
 };
 
 double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t i = static_cast<size_t>(pos);
-  const double frac = pos - static_cast<double>(i);
-  return i + 1 < v.size() ? v[i] * (1 - frac) + v[i + 1] * frac : v[i];
+  return stats::linear_quantile(v, q);
 }
 
 std::vector<double> mean_abs(const ShapFit& fit, size_t params) {

@@ -38,8 +38,8 @@ Speedup speedup_interval(const TrialRecord& baseline, const TrialRecord& best, i
     ratios.push_back(std::exp(log_ratio / static_cast<double>(best.rungs.size())));
   }
   std::sort(ratios.begin(), ratios.end());
-  s.low = ratios[static_cast<size_t>(0.025 * (ratios.size() - 1))];
-  s.high = ratios[static_cast<size_t>(0.975 * (ratios.size() - 1))];
+  s.low = stats::nearest_rank_percentile(ratios, 2.5);  // as stats::bootstrap_median_ci
+  s.high = stats::nearest_rank_percentile(ratios, 97.5);
   return s;
 }
 

@@ -34,8 +34,8 @@ PHASE_S = 0.3
 
 
 def percentile(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, int(round(p / 100 * len(xs) + 0.5)) - 1))] if xs else float("nan")
+    """Nearest rank (numpy's inverted CDF), as the harness's stats::nearest_rank_percentile."""
+    return float(np.percentile(xs, p, method="inverted_cdf")) if xs else float("nan")
 
 
 def drive(call, threads, duration):

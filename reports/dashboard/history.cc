@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "reports/dashboard/config_diff.h"
+#include "stats/order_statistics.h"
 
 namespace cuvil::reports::dashboard {
 
@@ -90,13 +91,6 @@ std::string BenchmarkHistory::key() const {
   return raw;
 }
 
-double nearest_rank(const std::vector<double>& sorted, double percent) {
-  if (sorted.empty()) return 0;
-  const double rank = std::ceil(percent / 100.0 * static_cast<double>(sorted.size()));
-  const size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
-  return sorted[std::min(index, sorted.size() - 1)];
-}
-
 std::vector<double> stored_samples(ResultsStore& store, int64_t benchmark_id) {
   Statement select =
       store.database().prepare("SELECT real_ns FROM samples WHERE benchmark_id = ?1 ORDER BY idx");
@@ -165,8 +159,10 @@ std::vector<BenchmarkHistory> load_histories(ResultsStore& store) {
     }
     std::vector<double> sorted = stored_samples(store, p.benchmark_id);
     std::sort(sorted.begin(), sorted.end());
-    p.low_ns = sorted.empty() ? p.median_ns : nearest_rank(sorted, kSpreadLowPercent);
-    p.high_ns = sorted.empty() ? p.median_ns : nearest_rank(sorted, kSpreadHighPercent);
+    p.low_ns =
+        sorted.empty() ? p.median_ns : stats::nearest_rank_percentile(sorted, kSpreadLowPercent);
+    p.high_ns =
+        sorted.empty() ? p.median_ns : stats::nearest_rank_percentile(sorted, kSpreadHighPercent);
     histories[it->second].points.push_back(std::move(p));
   }
   const std::map<std::string, std::string> texts = config_texts(db);

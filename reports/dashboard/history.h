@@ -55,8 +55,4 @@ std::vector<BenchmarkHistory> load_histories(ResultsStore& store);
 // The raw samples (ns) of one stored benchmark row.
 std::vector<double> stored_samples(ResultsStore& store, int64_t benchmark_id);
 
-// Nearest-rank percentile of ascending samples (the harness's definition): the smallest sample
-// with at least `percent` % of the samples at or below it; 0 when empty.
-double nearest_rank(const std::vector<double>& sorted, double percent);
-
 }  // namespace cuvil::reports::dashboard

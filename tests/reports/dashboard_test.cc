@@ -588,14 +588,5 @@ TEST(Format, EscapesAndUnits) {
   EXPECT_EQ(short_commit(""), "-");
 }
 
-TEST(NearestRank, IsTheHarnessDefinition) {
-  const std::vector<double> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  EXPECT_EQ(nearest_rank(v, 10), 1);
-  EXPECT_EQ(nearest_rank(v, 90), 9);
-  EXPECT_EQ(nearest_rank(v, 100), 10);
-  EXPECT_EQ(nearest_rank({}, 50), 0);
-  EXPECT_EQ(nearest_rank({3}, 10), 3);
-}
-
 }  // namespace
 }  // namespace cuvil::reports::dashboard

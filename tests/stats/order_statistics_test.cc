@@ -29,6 +29,24 @@ TEST(Percentiles, NearestRankOnTenSamplesHitsExactRanks) {
   EXPECT_EQ(nearest_rank_percentile(sorted, 99.9), 10);
 }
 
+TEST(Percentiles, NearestRankOfNoneOrOneSample) {
+  EXPECT_EQ(nearest_rank_percentile({}, 50), 0);
+  EXPECT_EQ(nearest_rank_percentile({3}, 10), 3);
+  EXPECT_EQ(nearest_rank_percentile({3}, 100), 3);
+}
+
+TEST(Percentiles, LinearQuantileInterpolatesBetweenOrderStatistics) {
+  const std::vector<double> sorted = {10, 20, 30, 40, 50};
+  EXPECT_DOUBLE_EQ(linear_quantile(sorted, 0.5), 30);   // position 2
+  EXPECT_DOUBLE_EQ(linear_quantile(sorted, 0.05), 12);  // position 0.2
+  EXPECT_DOUBLE_EQ(linear_quantile(sorted, 0.95), 48);  // position 3.8
+  EXPECT_DOUBLE_EQ(linear_quantile(sorted, 0), 10);
+  EXPECT_DOUBLE_EQ(linear_quantile(sorted, 1), 50);
+  EXPECT_DOUBLE_EQ(linear_quantile({1, 2, 3, 4}, 0.5), 2.5);  // the median of an even count
+  EXPECT_EQ(linear_quantile({}, 0.5), 0);
+  EXPECT_EQ(linear_quantile({7}, 0.3), 7);
+}
+
 TEST(MedianCi, OrderStatisticRankByHand) {
   // Coverage of [x_(k), x_(n+1-k)] is 1 - 2 P(Bin(n, 1/2) <= k - 1).
   EXPECT_EQ(median_ci_rank(5, 0.95), 0);   // 1 - 2/32 = 93.75% < 95%: no interval
