@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/text_file.h"
 #include "bench_suite/version.h"
 
 #ifndef CUVIL_CXX_COMPILER
@@ -33,14 +34,6 @@
 namespace cuvil::bench {
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string trim(const std::string& s) {
   const auto begin = s.find_first_not_of(" \t\r\n");
@@ -123,7 +116,7 @@ bool read_ticks(CpuTicks* t) {
     }
   }
   // /proc/self/stat: utime and stime are fields 14 and 15, after the ")" closing the name.
-  const std::string self = read_file("/proc/self/stat");
+  const std::string self = read_file_or_empty("/proc/self/stat");
   const auto paren = self.rfind(')');
   if (t->total <= 0 || t->cpus == 0 || paren == std::string::npos) return false;
   std::istringstream fields(self.substr(paren + 2));
@@ -280,7 +273,7 @@ Environment capture_environment() {
   env.host_name = host;
   utsname u{};
   if (uname(&u) == 0) env.kernel = std::string(u.sysname) + " " + u.release;
-  const std::string cpuinfo = read_file("/proc/cpuinfo");
+  const std::string cpuinfo = read_file_or_empty("/proc/cpuinfo");
   env.cpu_model = cpuinfo_field(cpuinfo, "model name");
   if (env.cpu_model.empty()) env.cpu_model = "unknown";
   env.cpu_flags = relevant_cpu_flags(cpuinfo_field(cpuinfo, "flags"));
@@ -294,7 +287,7 @@ Environment capture_environment() {
     env.load_avg_known = true;
     env.load_avg = {load[0], load[1], load[2]};
   }
-  const std::string meminfo = read_file("/proc/meminfo");
+  const std::string meminfo = read_file_or_empty("/proc/meminfo");
   env.mem_total_bytes = meminfo_bytes(meminfo, "MemTotal");
   env.mem_available_bytes = meminfo_bytes(meminfo, "MemAvailable");
   env.caches = read_caches();
@@ -342,7 +335,8 @@ std::vector<std::string> environment_warnings(const Environment& env, int measur
     warnings.push_back(buf);
   }
   if (env.build_type == "debug") {
-    warnings.push_back("cuvil was built without NDEBUG (debug): timings are not representative");
+    // Constructed in place: GCC 12 at -O3 reports a false -Warray-bounds on the moved temporary.
+    warnings.emplace_back("cuvil was built without NDEBUG (debug): timings are not representative");
   }
   return warnings;
 }
@@ -418,7 +412,7 @@ bool reset_peak_rss() {
 }
 
 int64_t peak_rss_bytes() {
-  const int64_t hwm = meminfo_bytes(read_file("/proc/self/status"), "VmHWM");
+  const int64_t hwm = meminfo_bytes(read_file_or_empty("/proc/self/status"), "VmHWM");
   if (hwm >= 0) return hwm;
   rusage usage{};
   if (getrusage(RUSAGE_SELF, &usage) == 0) return static_cast<int64_t>(usage.ru_maxrss) * 1024;

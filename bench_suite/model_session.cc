@@ -1,11 +1,10 @@
 #include "bench_suite/model_session.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "base/error.h"
+#include "base/text_file.h"
 #include "passes/pipeline.h"
 
 namespace cuvil::bench {
@@ -23,10 +22,7 @@ ModelSession::ModelSession(const SessionSpec& spec) {
     throw UserError(config_path_ + ": is a pipeline for target " + config_.target + ", not " +
                     spec.target);
   }
-  std::ifstream in(config_path_);
-  std::stringstream text;
-  text << in.rdbuf();
-  config_text_ = text.str();
+  config_text_ = read_file_or_empty(config_path_);
   if (spec.threads < 0)
     throw UserError("threads must be >= 0, got " + std::to_string(spec.threads));
   threads_ = spec.threads > 0 ? spec.threads

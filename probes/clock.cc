@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
+#include "base/text_file.h"
 #include "stats/order_statistics.h"
 
 namespace cuvil::probes {
@@ -19,15 +19,9 @@ int64_t read(clockid_t id) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string current_clocksource() {
-  std::string s = read_file("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string s =
+      read_file_or_empty("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }
@@ -123,7 +117,7 @@ bool cpuinfo_has_invariant_tsc(const std::string& cpuinfo) {
 }
 
 bool cpu_has_invariant_tsc() {
-  return cpuinfo_has_invariant_tsc(read_file("/proc/cpuinfo"));
+  return cpuinfo_has_invariant_tsc(read_file_or_empty("/proc/cpuinfo"));
 }
 
 namespace detail {

@@ -5,11 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "base/error.h"
+#include "base/text_file.h"
 #include "reports/json_input.h"
 #include "reports/run_document.h"
 #include "stats/summary.h"
@@ -95,15 +94,6 @@ std::string fnv1a_hex(const std::string& text) {
 int64_t int_at(const json& j, const char* pointer, int64_t fallback) {
   const json::json_pointer p(pointer);
   return j.contains(p) && j.at(p).is_number_integer() ? j.at(p).get<int64_t>() : fallback;
-}
-
-std::string file_text(const std::string& path) {
-  std::error_code ec;
-  if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return {};
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string join(const std::vector<std::string>& parts, const std::string& separator) {
@@ -263,7 +253,7 @@ int64_t ResultsStore::config_id(const json& context) {
   std::string yaml =
       first_string(context, {"/cuvil/config_yaml", "/cuvil/config_text", "/cuvil/config/yaml"});
   // Older documents name the config file only; keep its text if it is still there.
-  if (yaml.empty()) yaml = file_text(first_string(context, {"/cuvil/config"}));
+  if (yaml.empty()) yaml = read_file_or_empty(first_string(context, {"/cuvil/config"}));
   if (hash.empty()) return 0;
   db_->prepare(
          "INSERT INTO configs(hash, yaml) VALUES (?1, ?2) ON CONFLICT(hash) DO UPDATE "

@@ -181,8 +181,11 @@ nlohmann::json machine_fingerprint(int threads) {
 }
 
 std::string source_commit() {
-  const std::string cmd = std::string("git -C '") + CUVIL_SOURCE_DIR +
-                          "' describe --always --dirty --abbrev=12 2>/dev/null";
+  // Appended, not `std::string(...) + CUVIL_SOURCE_DIR + ...`: GCC 12 at -O3 reports a false
+  // -Warray-bounds on that temporary's short-string copy.
+  std::string cmd = "git -C '";
+  cmd += CUVIL_SOURCE_DIR;
+  cmd += "' describe --always --dirty --abbrev=12 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return "unknown";
   char buffer[128] = {};

@@ -1,20 +1,12 @@
 #include "tools/cuvil_bench/run_context.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
+#include "base/text_file.h"
 #include "bench_suite/environment.h"
 #include "bench_suite/progress.h"
 
 namespace cuvil::bench::cli {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 RunContext measurement_context(const std::string& executable, const std::string& config_path,
                                const passes::PipelineConfig& config, const std::string& target,
@@ -25,7 +17,7 @@ RunContext measurement_context(const std::string& executable, const std::string&
   context.config_source = config_path;
   context.config_hash = passes::config_hash(config);
   context.target = target;
-  context.config_yaml = read_text(config_path);
+  context.config_yaml = read_file_or_empty(config_path);
   context.environment = capture_environment();
   context.threads = threads;
   context.warnings = environment_warnings(context.environment, threads);

@@ -14,9 +14,6 @@ namespace cuvil::bench::cli {
 inline constexpr double kBusyOtherCpusWarning = 0.5;
 inline constexpr double kBusyProbeWindowS = 0.25;
 
-// A file's whole text ("" when it cannot be read).
-std::string read_text(const std::string& path);
-
 // The fields both commands fill; `noisy_what` names what the load disturbs ("timings",
 // "latencies"). `busy_other_cpus` receives how many CPUs other processes were using.
 RunContext measurement_context(const std::string& executable, const std::string& config_path,
