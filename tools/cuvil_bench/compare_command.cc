@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "bench_suite/environment.h"
 #include "reports/compare.h"
 #include "reports/printable.h"
 #include "reports/results_store.h"
@@ -138,7 +139,7 @@ int compare(const CompareCommandOptions& o) {
   std::fputs(reports::format_comparison(c, old_label, new_label).c_str(), stdout);
   std::fflush(stdout);
   for (const std::string& line : reports::comparison_warnings(c)) {
-    std::fprintf(stderr, "cuvil-bench: warning: %s\n", reports::printable(line).c_str());
+    print_warning(reports::printable(line));
   }
   if (!o.fail_on_regression_pct) return 0;
   const auto regressed = reports::regressions(c, *o.fail_on_regression_pct);

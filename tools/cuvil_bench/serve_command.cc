@@ -160,9 +160,7 @@ int run_serve(ServeOptions o, bool p99_given, bool tpot_given) {
   progress.clear();
   report.warnings = serve::report_warnings(report);
   serve::print_table(stdout, report);
-  for (const std::string& w : report.warnings) {
-    std::fprintf(stderr, "cuvil-bench: warning: %s\n", w.c_str());
-  }
+  for (const std::string& w : report.warnings) print_warning(w);
   if (!o.out.empty()) {
     nlohmann::json document;
     document["context"] = context_json(context);
