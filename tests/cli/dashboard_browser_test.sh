@@ -12,11 +12,7 @@ trap 'rm -rf "$TMP"' EXIT
 failures=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 
-CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -z "$CHROMIUM" ]; then
-  echo "FAIL chromium not found: install Debian's chromium package (scripts/setup.sh) or set CHROMIUM"
-  exit 1
-fi
+. "$(dirname "$0")/headless_chromium.sh"
 
 # Two short real runs of one rung; an empty pipeline keeps this independent of the passes. The
 # second is profiled and made in its own folder with a relative -o, and its flame graph written
@@ -50,10 +46,7 @@ fi
 
 # --dump-dom prints the DOM after load; --enable-logging=stderr shows console messages as
 # ":CONSOLE" lines. Network is off (--host-resolver-rules) so a remote load would fail loudly.
-timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
-  --disable-component-update --disable-sync --no-first-run --user-data-dir="$TMP/profile" \
-  --host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0 \
-  --dump-dom "file://$TMP/site/index.html" >"$TMP/dom.html" 2>"$TMP/chromium.log"
+headless_chromium "$TMP/profile" --dump-dom "file://$TMP/site/index.html" >"$TMP/dom.html" 2>"$TMP/chromium.log"
 status=$?
 [ "$status" -eq 0 ] || { fail "chromium exit status $status"; tail -n 20 "$TMP/chromium.log"; }
 if grep -q ':CONSOLE' "$TMP/chromium.log"; then
@@ -86,10 +79,7 @@ labels=$(grep -oE '<text class="x-label"[^>]*>[^<]*' "$TMP/dom.html" | sed 's/.*
 expect_dom "flame link" '<a href="flame/run-2.svg">'
 
 # The linked flame graph renders, without console messages, with a link back to the dashboard.
-timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
-  --disable-component-update --disable-sync --no-first-run --user-data-dir="$TMP/profile" \
-  --host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0 \
-  --dump-dom "file://$TMP/site/flame/run-2.svg" >"$TMP/flame-dom.html" 2>"$TMP/flame-chromium.log" ||
+headless_chromium "$TMP/profile" --dump-dom "file://$TMP/site/flame/run-2.svg" >"$TMP/flame-dom.html" 2>"$TMP/flame-chromium.log" ||
   fail "chromium on the flame graph"
 if grep -q ':CONSOLE' "$TMP/flame-chromium.log"; then
   fail "console messages while loading the flame graph:"; grep ':CONSOLE' "$TMP/flame-chromium.log"

@@ -14,11 +14,7 @@ shift 2
 fail() { echo "FAIL $(basename "$FILE"): $*"; failures=$((failures + 1)); }
 failures=0
 
-CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -z "$CHROMIUM" ]; then
-  echo "FAIL chromium not found: install Debian's chromium package (scripts/setup.sh) or set CHROMIUM"
-  exit 1
-fi
+. "$(dirname "$0")/headless_chromium.sh"
 [ -s "$FILE" ] || { echo "FAIL $FILE: missing or empty"; exit 1; }
 if grep -oE '(src|href)="https?://[^"]*"' "$FILE" | grep -q .; then
   fail "refers to the network: $(grep -oE '(src|href)="https?://[^"]*"' "$FILE" | head -3)"
@@ -27,10 +23,7 @@ if grep -qiE '<script|@import|@font-face' "$FILE"; then fail "has a script or lo
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
-  --disable-component-update --disable-sync --no-first-run --user-data-dir="$WORK/profile" \
-  --host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0 \
-  --dump-dom "file://$(realpath "$FILE")" >"$WORK/dom" 2>"$WORK/chromium.log"
+headless_chromium "$WORK/profile" --dump-dom "file://$(realpath "$FILE")" >"$WORK/dom" 2>"$WORK/chromium.log"
 status=$?
 [ "$status" -eq 0 ] || { fail "chromium exit status $status"; tail -n 20 "$WORK/chromium.log"; }
 [ -s "$WORK/dom" ] || fail "empty DOM"

@@ -50,16 +50,11 @@ if run_bench "all formats" 0 report flame "$TMP/run.json" -o "$TMP/out/all"; the
 fi
 
 # The SVG's script runs without errors in a real browser, zooming and searching through the URL.
-# Without Chromium this FAILS, as every browser test here: a picture must not pass unseen
-# (scripts/setup.sh installs Debian's chromium).
-CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -z "$CHROMIUM" ]; then
-  fail "no chromium (apt install chromium, or set CHROMIUM): the SVG's script cannot be checked"
-elif [ -s "$TMP/out/all.svg" ]; then
+# Without Chromium this FAILS, as every browser test here (headless_chromium.sh).
+. "$(dirname "$0")/headless_chromium.sh"
+if [ -s "$TMP/out/all.svg" ]; then
   profile=$(mktemp -d -p "$TMP")
-  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
-    --disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" \
-    --enable-logging=stderr --v=0 --screenshot="$TMP/all.png" --window-size=1200,300 \
+  headless_chromium "$profile" --screenshot="$TMP/all.png" --window-size=1200,300 \
     "file://$TMP/out/all.svg?z=layer1&s=conv" >"$TMP/chromium.log" 2>&1
   [ -s "$TMP/all.png" ] || { fail "chromium: no screenshot"; tail -5 "$TMP/chromium.log"; }
   if grep -F "CONSOLE" "$TMP/chromium.log"; then fail "chromium: console messages from the SVG"; fi
