@@ -10,10 +10,6 @@ namespace cuvil::runtime::cuda::codegen {
 
 namespace {
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw UserError(message);
-}
-
 int rows_per_warp(const AttentionTiles& t) {
   return t.block_q / t.warps;
 }
@@ -166,11 +162,6 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) {{NAME}}(const Params p
   }
 }
 )CUDA";
-
-void replace_all(std::string& text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-}
 
 }  // namespace
 

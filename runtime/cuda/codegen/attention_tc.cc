@@ -8,10 +8,6 @@ namespace cuvil::runtime::cuda::codegen::detail {
 
 namespace {
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw UserError(message);
-}
-
 // Thread mapping (FlashAttention-2 style): block (x, y, z) = (query tile, query head, batch);
 // warp w owns query rows w*16 .. w*16+15 of the tile (block_q = 16 * warps). Its Q rows live in
 // registers as mma A fragments for the whole kernel. Per K/V tile (block_kv keys, staged in shared
@@ -192,11 +188,6 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) {{NAME}}(const Params p
   }
 }
 )CUDA";
-
-void replace_all(std::string& text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-}
 
 }  // namespace
 

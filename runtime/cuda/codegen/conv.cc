@@ -42,10 +42,6 @@ std::string name_for(const ConvProblem& p, const GemmTiles& t) {
          std::to_string(t.warp_n) + "_s" + std::to_string(t.stages) + (p.exact_f32 ? "_x3" : "");
 }
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw UserError(message);
-}
-
 }  // namespace
 
 int64_t ConvProblem::out_h() const {

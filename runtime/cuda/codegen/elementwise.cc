@@ -9,10 +9,6 @@ namespace cuvil::runtime::cuda::codegen {
 
 namespace {
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw UserError(message);
-}
-
 bool is_binary_step(ir::OpKind op) {
   return op == ir::OpKind::add || op == ir::OpKind::sub || op == ir::OpKind::mul ||
          op == ir::OpKind::div;

@@ -277,15 +277,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{NAME}}(const Params p) {
 }
 )CUDA";
 
-void replace_all(std::string& text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-}
-
-void require(bool ok, const std::string& message) {
-  if (!ok) throw UserError(message);
-}
-
 int mma_k(ElemType in) {
   return in == ElemType::f32 ? 8 : 16;
 }

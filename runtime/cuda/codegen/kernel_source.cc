@@ -4,6 +4,15 @@
 
 namespace cuvil::runtime::cuda::codegen {
 
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw UserError(message);
+}
+
 std::string_view to_string(ElemType type) {
   switch (type) {
     case ElemType::f32:

@@ -34,6 +34,11 @@ struct LaunchGeometry {
 inline constexpr int kMaxSharedBytesSm90 = 227 * 1024;
 inline constexpr int kMaxThreadsPerBlock = 1024;
 
+// The generators' shared helpers: every `from` in `text` replaced by `to` (their {{NAME}}
+// templates), and a user error for a problem or tiling they cannot generate.
+void replace_all(std::string& text, const std::string& from, const std::string& to);
+void require(bool ok, const std::string& message);
+
 // Device helpers every generated kernel starts with: typed loads/stores that convert to and from
 // fp32 through PTX (no cuda_fp16.h/cuda_bf16.h: NVRTC compiles faster without them), the
 // epilogue activations, and warp reductions.

@@ -9,10 +9,6 @@ namespace cuvil::runtime::cuda::codegen {
 
 namespace {
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw UserError(message);
-}
-
 std::string_view kind_name(NormKind kind) {
   switch (kind) {
     case NormKind::layer_norm:
@@ -138,11 +134,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) {{NAME}}(const Params p) {
   }
 }
 )CUDA";
-
-void replace_all(std::string& text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-}
 
 }  // namespace
 
