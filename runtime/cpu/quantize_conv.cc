@@ -7,16 +7,8 @@
 namespace cuvil::runtime::cpu {
 
 LowpConv lowp_conv(const Step& s) {
-  LowpConv g{};
-  const Dims4 x = dims4(s.input_shapes[0], true);
-  const Dims4 y = dims4(s.output_shape, true);
-  const ir::Shape& w = s.input_shapes[1];
-  const auto stride = attr_pair(s, "stride", 1);
-  const auto pad = attr_pair(s, "pad", 0);
-  g.n = x.n, g.c = x.c, g.h = x.h, g.w = x.w;
-  g.o = w[0], g.kh = w[2], g.kw = w[3];
-  g.oh = y.h, g.ow = y.w;
-  g.sh = stride[0], g.sw = stride[1], g.ph = pad[0], g.pw = pad[1];
+  LowpConv g;
+  static_cast<ConvGeometry&>(g) = conv_geometry(s);
   return g;
 }
 

@@ -7,17 +7,15 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/cpu/conv_geometry.h"
 #include "runtime/plan.h"
 
 namespace cuvil::runtime::cpu {
 
-struct LowpConv {
-  int64_t n, c, h, w;      // input, NHWC
-  int64_t o, kh, kw;       // weight [o, c, kh, kw]
-  int64_t oh, ow;          // output
-  int64_t sh, sw, ph, pw;  // stride, padding
+// An NHWC, groups = 1 convolution as a GEMM of K = kh * kw * c.
+struct LowpConv : ConvGeometry {
   int64_t k() const { return kh * kw * c; }
-  bool is_1x1() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0; }
+  bool is_1x1() const { return is_1x1_unit_stride(); }
 };
 
 // Geometry of an NHWC, groups = 1 conv2d step (read once at lowering: lowp_gemm_schedule.h).
