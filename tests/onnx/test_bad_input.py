@@ -220,6 +220,24 @@ def test_constant_that_does_not_broadcast_names_the_node(tmp_path):
                       "node 'ln' (LayerNormalization)", "does not broadcast")
 
 
+@pytest.mark.parametrize("folded", [False, True])
+def test_clip_with_min_above_max_names_the_node(tmp_path, folded):
+    # Run time and constant folding alike (folding it once handed unordered bounds to std::clamp).
+    lo = numpy_helper.from_array(np.array(2.0, np.float32), "lo")
+    hi = numpy_helper.from_array(np.array(1.0, np.float32), "hi")
+    inits = [lo, hi]
+    nodes = [helper.make_node("Clip", ["c" if folded else "x", "lo", "hi"], ["k"], name="clip")]
+    if folded:
+        inits.append(numpy_helper.from_array(np.ones((2, 3), np.float32), "c"))
+    nodes.append(helper.make_node("Add", ["x", "k"], ["y"], name="add"))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    m = helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")], "node 'clip' (Clip)",
+                      "min is greater than max")
+
+
 def test_input_and_output_counts_are_checked_against_the_schema(tmp_path):
     # Where with one input of its three (found by fuzz_onnx: read past the node's inputs).
     m = one_node_model(helper.make_node("Where", ["x"], ["y"], name="short"), (2, 3), [])

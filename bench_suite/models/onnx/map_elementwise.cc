@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "base/error.h"
 #include "bench_suite/models/onnx/node_context.h"
@@ -332,8 +333,9 @@ void map_unary(NodeContext& c) {
   c.set_output(0, c.add(kind, {x}, attrs));
 }
 
-void map_clip(NodeContext& c) {
-  require_float(c, 0);
+// Clip's bounds: attributes before opset 11, optional constant inputs from 11; unbounded where
+// absent. min above max is refused (the run-time and the constant-folding paths alike).
+std::pair<double, double> clip_bounds(NodeContext& c) {
   double lo = -std::numeric_limits<double>::infinity(),
          hi = std::numeric_limits<double>::infinity();
   if (c.opset() < 11) {
@@ -344,20 +346,19 @@ void map_clip(NodeContext& c) {
     if (c.has_input(2)) hi = c.constant(2).number(0);
   }
   if (lo > hi) c.fail("min is greater than max");
+  return {lo, hi};
+}
+
+void map_clip(NodeContext& c) {
+  require_float(c, 0);
+  const auto [lo, hi] = clip_bounds(c);
   if (lo == 0 && hi == std::numeric_limits<double>::infinity())
     return c.set_output(0, c.add(OpKind::relu, {c.value(0)}));
   c.set_output(0, c.add(OpKind::clip, {c.value(0)}, {{"min", lo}, {"max", hi}}));
 }
+
 bool fold_clip(NodeContext& c) {
-  double lo = -std::numeric_limits<double>::infinity(),
-         hi = std::numeric_limits<double>::infinity();
-  if (c.opset() < 11) {
-    lo = c.attr_float("min", lo);
-    hi = c.attr_float("max", hi);
-  } else {
-    if (c.has_input(1)) lo = c.constant(1).number(0);
-    if (c.has_input(2)) hi = c.constant(2).number(0);
-  }
+  const auto [lo, hi] = clip_bounds(c);  // std::clamp's bounds must be ordered
   HostTensor t = c.constant(0);
   for (float& v : t.f) v = static_cast<float>(std::clamp<double>(v, lo, hi));
   for (int64_t& v : t.i)
