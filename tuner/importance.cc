@@ -71,6 +71,20 @@ void set_params(BoosterHandle b, const GbtOptions& o) {
   for (const auto& [k, v] : params) xgb(XGBoosterSetParam(b, k, v.c_str()), "SetParam");
 }
 
+// The gradient-boosted trees of every fit: `rows` x `cols` features with their labels, trained
+// into h.train and h.booster.
+void train_booster(Handles& h, const float* x, size_t rows, size_t cols, const float* labels,
+                   const GbtOptions& options) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  xgb(XGDMatrixCreateFromMat(x, rows, cols, nan, &h.train), "DMatrix");
+  xgb(XGDMatrixSetFloatInfo(h.train, "label", labels, rows), "labels");
+  xgb(XGBoosterCreate(&h.train, 1, &h.booster), "BoosterCreate");
+  set_params(h.booster, options);
+  for (int i = 0; i < options.rounds; ++i) {
+    xgb(XGBoosterUpdateOneIter(h.booster, i, h.train), "UpdateOneIter");
+  }
+}
+
 }  // namespace
 
 Dataset drop_params(const Dataset& data, const std::set<std::string>& names) {
@@ -172,16 +186,10 @@ ShapFit fit_and_explain(const Dataset& data, const std::vector<size_t>& fit_rows
               data.x.begin() + static_cast<std::ptrdiff_t>((r + 1) * cols));
     fy.push_back(data.y[r]);
   }
-  const float nan = std::numeric_limits<float>::quiet_NaN();
   Handles h;
-  xgb(XGDMatrixCreateFromMat(fx.data(), fit_rows.size(), cols, nan, &h.train), "DMatrix");
-  xgb(XGDMatrixSetFloatInfo(h.train, "label", fy.data(), fy.size()), "labels");
+  train_booster(h, fx.data(), fit_rows.size(), cols, fy.data(), options);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   xgb(XGDMatrixCreateFromMat(data.x.data(), data.rows(), cols, nan, &h.all), "DMatrix");
-  xgb(XGBoosterCreate(&h.train, 1, &h.booster), "BoosterCreate");
-  set_params(h.booster, options);
-  for (int i = 0; i < options.rounds; ++i) {
-    xgb(XGBoosterUpdateOneIter(h.booster, i, h.train), "UpdateOneIter");
-  }
   bst_ulong len = 0;
   const float* out = nullptr;
   xgb(XGBoosterPredict(h.booster, h.all, /*option_mask=*/4, 0, 0, &len, &out), "pred_contribs");
@@ -309,15 +317,8 @@ ImportanceReport rank_importance(const Dataset& data, int refits, int top,
 
   // Pairwise SHAP interaction values among the top parameters (one more fit on every trial).
   const size_t cols = data.columns.size();
-  const float nan = std::numeric_limits<float>::quiet_NaN();
   Handles h;
-  xgb(XGDMatrixCreateFromMat(data.x.data(), data.rows(), cols, nan, &h.train), "DMatrix");
-  xgb(XGDMatrixSetFloatInfo(h.train, "label", data.y.data(), data.y.size()), "labels");
-  xgb(XGBoosterCreate(&h.train, 1, &h.booster), "BoosterCreate");
-  set_params(h.booster, options);
-  for (int i = 0; i < options.rounds; ++i) {
-    xgb(XGBoosterUpdateOneIter(h.booster, i, h.train), "UpdateOneIter");
-  }
+  train_booster(h, data.x.data(), data.rows(), cols, data.y.data(), options);
   bst_ulong len = 0;
   const float* out = nullptr;
   xgb(XGBoosterPredict(h.booster, h.train, /*option_mask=*/16, 0, 0, &len, &out),
