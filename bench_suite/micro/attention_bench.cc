@@ -3,7 +3,7 @@
 // FLOPs: 2 per multiply-accumulate of Q K^T and P V; causal counts only the visible pairs. %peak
 // is against probes::machine_peak (measured fp32 FMA peak at the same thread count).
 // The tiles/ family sweeps flash tile sizes (--benchmark_filter=-tiles/ skips it, about a minute).
-// Run: cuvil-micro-attention [--benchmark_filter=sdxl] (threads: CUVIL_THREADS, default 2).
+// Run: cuvil-micro-attention [--benchmark_filter=sdxl] (threads: CUVIL_THREADS, else all).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_suite/micro/bench_threads.h"
 #include "bench_suite/micro/counters.h"
 #include "passes/ir/graph.h"
 #include "probes/machine_peak.h"
@@ -23,6 +24,8 @@
 namespace {
 
 namespace micro = cuvil::bench::micro;
+using micro::bench_pool;
+using micro::bench_threads;
 
 using cuvil::runtime::KernelArgs;
 using cuvil::runtime::Step;
@@ -43,19 +46,9 @@ const Shape kShapes[] = {
     {"llama_decode_ctx2048", 32, 8, 1, 2048, 128, true},
 };
 
-int threads() {
-  const char* env = std::getenv("CUVIL_THREADS");
-  return env ? std::max(1, std::atoi(env)) : 2;
-}
-
-ThreadPool& pool() {
-  static ThreadPool p(threads());
-  return p;
-}
-
 // This machine's measured fp32 FMA peak at the pool's thread count (cached per machine).
 double peak_gflops() {
-  static const double peak = cuvil::probes::machine_peak(threads()).fp32_gflops;
+  static const double peak = cuvil::probes::machine_peak(bench_threads()).fp32_gflops;
   return peak;
 }
 
@@ -97,7 +90,7 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
   step.output_shape = {1, s.hq, s.sq, s.d};
   cuvil::runtime::schedule_step(step, *k);
   const float* in[] = {q.data(), kk.data(), v.data()};
-  const KernelArgs args{step, in, out.data(), pool()};
+  const KernelArgs args{step, in, out.data(), bench_pool()};
   const double peak = peak_gflops();
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
@@ -109,7 +102,7 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
   const double gflops = flops(s) * 1e-9 * static_cast<double>(state.iterations()) / seconds;
   state.counters["GFLOP/s"] = gflops;
   state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak);
-  state.counters["threads"] = pool().threads();
+  state.counters["threads"] = bench_pool().threads();
 }
 
 const int kRegistered = [] {

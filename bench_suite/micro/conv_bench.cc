@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "bench_suite/micro/bench_threads.h"
 #include "bench_suite/micro/counters.h"
 #include "passes/ir/graph.h"
 #include "passes/lower.h"
@@ -36,24 +37,16 @@
 namespace {
 
 namespace micro = cuvil::bench::micro;
+using micro::bench_pool;
+using micro::bench_threads;
 
 using cuvil::ir::Graph;
 using cuvil::ir::OpKind;
 using cuvil::ir::Shape;
 
-int bench_threads() {
-  if (const char* env = std::getenv("CUVIL_THREADS")) return std::max(1, std::atoi(env));
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 std::string bench_layout() {
   const char* env = std::getenv("CUVIL_LAYOUT");
   return env && std::string(env) == "nchw" ? "nchw" : "nhwc";
-}
-
-cuvil::runtime::ThreadPool& pool() {
-  static cuvil::runtime::ThreadPool p(bench_threads());
-  return p;
 }
 
 // conv-tiling attributes from CUVIL_CONV ("key=value,..."), to explore the knobs' effect.
@@ -186,7 +179,7 @@ void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
     const auto& constant = plan.constants[static_cast<size_t>(t.index)];
     in.push_back(constant ? constant->data() : nullptr);
   }
-  const cuvil::runtime::KernelArgs args{step, in.data(), out.get(), pool()};
+  const cuvil::runtime::KernelArgs args{step, in.data(), out.get(), bench_pool()};
   step.fn(args);  // warm-up: scratch buffers, first-touch, oneDNN's JIT on first execution
   const micro::LoopTimer timer;
   for (auto _ : state) {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_suite/micro/bench_threads.h"
 #include "bench_suite/micro/counters.h"
 #include "probes/machine_peak.h"
 #include "runtime/cpu/gemm.h"
@@ -29,6 +30,8 @@
 namespace {
 
 namespace micro = cuvil::bench::micro;
+using micro::bench_pool;
+using micro::bench_threads;
 
 using cuvil::runtime::ThreadPool;
 namespace cpu = cuvil::runtime::cpu;
@@ -55,18 +58,8 @@ cpu::GemmBlocking bench_blocking(const char* variable = "CUVIL_GEMM") {
   return cpu::gemm_blocking(attrs);
 }
 
-int bench_threads() {
-  if (const char* env = std::getenv("CUVIL_THREADS")) return std::max(1, std::atoi(env));
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
 const cuvil::probes::MachinePeak& peak() {
   static const cuvil::probes::MachinePeak p = cuvil::probes::machine_peak(bench_threads());
-  return p;
-}
-
-ThreadPool& pool() {
-  static ThreadPool p(bench_threads());
   return p;
 }
 
@@ -142,7 +135,8 @@ void run_cuvil(benchmark::State& state, const cpu::GemmBlocking& blocking) {
   if (prepack) {
     const cpu::MicroKernel& mk =
         cpu::pick_micro_kernel(cpu::active_gemm_isa(), p.blocking.mr, p.blocking.nr);
-    packed = cpu::pack_b_ahead(w.copies[0].data(), k, true, k, n, p.blocking.kc, mk.nr, &pool());
+    packed =
+        cpu::pack_b_ahead(w.copies[0].data(), k, true, k, n, p.blocking.kc, mk.nr, &bench_pool());
     p.packed_b = &packed;
   }
   size_t next = 0;
@@ -150,7 +144,7 @@ void run_cuvil(benchmark::State& state, const cpu::GemmBlocking& blocking) {
   for (auto _ : state) {
     p.b = w.copies[next].data();
     next = (next + 1) % w.copies.size();
-    cpu::gemm(p, pool());
+    cpu::gemm(p, bench_pool());
     benchmark::DoNotOptimize(c.data());
   }
   const double seconds =
@@ -220,7 +214,7 @@ void BM_stream_read(benchmark::State& state) {
   const micro::LoopTimer timer;
   for (auto _ : state) {
     std::vector<double> sums(static_cast<size_t>(threads));
-    pool().parallel_for_tid(threads, [&](int tid, int64_t, int64_t) {
+    bench_pool().parallel_for_tid(threads, [&](int tid, int64_t, int64_t) {
       const size_t n = buffer.size(), b = n * tid / threads, e = n * (tid + 1) / threads;
       float acc[16] = {};
       for (size_t i = b; i + 16 <= e; i += 16) {

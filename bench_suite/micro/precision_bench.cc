@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_suite/micro/bench_threads.h"
 #include "bench_suite/micro/counters.h"
 #include "passes/ir/graph.h"
 #include "runtime/cpu/quantize.h"
@@ -20,22 +21,14 @@
 namespace {
 
 namespace micro = cuvil::bench::micro;
+using micro::bench_pool;
+using micro::bench_threads;
 
 using cuvil::ir::OpKind;
 using cuvil::runtime::KernelArgs;
 using cuvil::runtime::KernelInfo;
 using cuvil::runtime::Step;
 using cuvil::runtime::ThreadPool;
-
-int threads() {
-  const char* env = std::getenv("CUVIL_THREADS");
-  return env ? std::max(1, std::atoi(env)) : 2;
-}
-
-ThreadPool& pool() {
-  static ThreadPool p(threads());
-  return p;
-}
 
 std::vector<float> random_vector(int64_t n, uint64_t seed, float stddev) {
   std::vector<float> v(static_cast<size_t>(n));
@@ -71,7 +64,7 @@ void run_step(benchmark::State& state, Step step, const std::string& kernel,
   if (k->prepare) step.prepared = k->prepare(step, constants);
   std::vector<float> out(static_cast<size_t>(cuvil::ir::num_elements(step.output_shape)));
   const float* in[2] = {x.data(), w.data()};
-  const KernelArgs args{step, in, out.data(), pool()};
+  const KernelArgs args{step, in, out.data(), bench_pool()};
   const micro::LoopTimer timer;
   for (auto _ : state) {
     k->fn(args);
