@@ -8,6 +8,7 @@
 #include "passes/pipeline.h"
 #include "passes/reduced_precision.h"
 #include "passes/registry.h"
+#include "tests/base/user_error_of.h"
 #include "tests/cuda/cuda_test_util.h"
 
 namespace cuvil::passes {
@@ -16,12 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string rejection(const std::string& text) {
-  try {
-    parse_cuvilpass(text, "bad.cuvilpass");
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
+  return user_error_of([&] { parse_cuvilpass(text, "bad.cuvilpass"); });
 }
 
 TEST(CudaConfig, DefaultPipelineListsSharedAndCudaPassesInRegistryOrder) {

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "passes/registry.h"
+#include "tests/base/user_error_of.h"
 
 namespace cuvil::passes {
 namespace {
@@ -17,12 +18,7 @@ using ::testing::HasSubstr;
 
 // The message a rejected config gives, or "" when it was accepted.
 std::string rejection(const std::string& text) {
-  try {
-    parse_cuvilpass(text, "bad.cuvilpass");
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
+  return user_error_of([&] { parse_cuvilpass(text, "bad.cuvilpass"); });
 }
 
 // Every rejection names the file, the line and the field, in that order, on one line.

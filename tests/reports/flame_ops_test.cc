@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "reports/flame/op_records.h"
+#include "tests/base/user_error_of.h"
 #include "tests/reports/flame_fixture.h"
 
 namespace cuvil::reports::flame {
@@ -11,17 +12,6 @@ namespace {
 using testing::FixtureRung;
 using testing::resnet_like;
 using testing::run_with_ops;
-
-// The message of the UserError `f` throws, or "" when it throws none.
-template <typename F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(FlameOps, ReadsEveryRecordInStepOrder) {
   const auto rungs = read_op_records(run_with_ops({resnet_like()}), "r.json");

@@ -13,6 +13,7 @@
 #include "reports/flame/folded.h"
 #include "reports/flame/op_records.h"
 #include "reports/flame/speedscope.h"
+#include "tests/base/user_error_of.h"
 #include "tests/reports/flame_fixture.h"
 #include "tests/reports/run_json_fixture.h"
 
@@ -21,16 +22,6 @@ namespace {
 
 using testing::resnet_like;
 using testing::run_with_ops;
-
-template <typename F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::string ops_error(const std::function<void(nlohmann::json&)>& edit) {
   nlohmann::json doc = run_with_ops({resnet_like()});

@@ -8,21 +8,12 @@
 #include <cstdint>
 
 #include "base/error.h"
+#include "tests/base/user_error_of.h"
 
 namespace cuvil::reports {
 namespace {
 
 using nlohmann::json;
-
-template <typename F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(ParseJson, ReadsWhatNlohmannReads) {
   const std::string text =

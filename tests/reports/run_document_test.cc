@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "tests/base/user_error_of.h"
 #include "tests/reports/run_json_fixture.h"
 
 namespace cuvil::reports {
@@ -117,18 +118,6 @@ TEST(RunDocument, MalformedJsonIsAUserErrorWithItsPosition) {
     EXPECT_NE(message.find("bad.json: malformed JSON"), std::string::npos) << message;
     EXPECT_NE(message.find("line 2"), std::string::npos) << message;
   }
-}
-
-// The message of the UserError `f` throws, or "" when it throws none (or throws another kind:
-// the readers used to let nlohmann's own exceptions through).
-template <typename F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::string error_of_document(const std::string& text) {
