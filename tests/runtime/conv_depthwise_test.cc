@@ -11,6 +11,7 @@
 #include "conv_kernel_support.h"
 #include "conv_test_graphs.h"
 #include "runtime/cpu/gemm_ukernel.h"
+#include "tests/runtime/isa_sweep.h"
 
 namespace cuvil::runtime {
 namespace {
@@ -39,18 +40,7 @@ bool has_output(const ConvCase& cc) {
   return cc.h + 2 * cc.pad >= cc.k && cc.w + 2 * cc.pad >= cc.k;
 }
 
-// Runs the body under each instruction set this CPU has (the tile follows the GEMM's choice).
-template <class Fn>
-void for_each_isa(Fn fn) {
-  const cpu::GemmIsa before = cpu::active_gemm_isa();
-  for (cpu::GemmIsa isa : {cpu::GemmIsa::ref, cpu::GemmIsa::avx512}) {
-    if (!cpu::cpu_supports(isa)) continue;
-    SCOPED_TRACE(cpu::to_string(isa));
-    cpu::set_gemm_isa(isa);
-    fn();
-  }
-  cpu::set_gemm_isa(before);
-}
+using testing::for_each_isa;
 
 // Every channel count x spatial size x kernel x stride x padding with an output; batch, bias,
 // the fused relu + residual epilogue and the thread count cycle through all 16 combinations

@@ -9,17 +9,10 @@
 #include "passes/ir/tensor.h"
 #include "runtime/cpu/gemm_bf16.h"
 #include "runtime/thread_pool.h"
+#include "tests/runtime/random_data.h"
 
 namespace cuvil::runtime::cpu {
 namespace {
-
-std::vector<float> random_vector(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // C = A B (+ bias) in fp64; B is [k, n], or B^T stored [n, k] when transposed.
 ir::Tensor naive(int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
@@ -39,9 +32,9 @@ ir::Tensor naive(int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
 
 double bf16_error(int64_t m, int64_t n, int64_t k, bool transposed, bool bias,
                   Bf16Blocking blocking = {}, int threads = 2) {
-  const auto a = random_vector(m * k, 1);
-  const auto b = random_vector(k * n, 2);
-  const auto bv = random_vector(n, 3);
+  const auto a = testing::uniform_vector(m * k, 1);
+  const auto b = testing::uniform_vector(k * n, 2);
+  const auto bv = testing::uniform_vector(n, 3);
   AlignedArray<uint32_t> packed(bf16_packed_words(k, n));
   pack_b_bf16(b.data(), transposed ? k : n, transposed, k, n, packed.data());
   ThreadPool pool(threads);

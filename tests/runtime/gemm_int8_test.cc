@@ -11,17 +11,10 @@
 #include "passes/ir/tensor.h"
 #include "runtime/cpu/gemm_int8.h"
 #include "runtime/thread_pool.h"
+#include "tests/runtime/random_data.h"
 
 namespace cuvil::runtime::cpu {
 namespace {
-
-std::vector<float> random_vector(int64_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // C = A W^T (+ bias) in fp64, W stored [n, k].
 ir::Tensor naive(int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
@@ -59,9 +52,9 @@ ir::Tensor int8_product(int64_t m, int64_t n, int64_t k, const std::vector<float
 }
 
 double int8_error(int64_t m, int64_t n, int64_t k, float lo, float hi, bool bias) {
-  const auto a = random_vector(m * k, 11, lo, hi);
-  const auto w = random_vector(n * k, 12, -1.0f, 1.0f);
-  const auto bv = random_vector(n, 13, -1.0f, 1.0f);
+  const auto a = testing::uniform_vector(m * k, 11, lo, hi);
+  const auto w = testing::uniform_vector(n * k, 12, -1.0f, 1.0f);
+  const auto bv = testing::uniform_vector(n, 13, -1.0f, 1.0f);
   const float* b = bias ? bv.data() : nullptr;
   return ir::max_relative_error(int8_product(m, n, k, a, w, b), naive(m, n, k, a, w, b));
 }
@@ -95,8 +88,8 @@ TEST_F(Int8GemmTest, OddSizesSignedActivationsWithinBound) {
 // A single dot product: its error is bounded relative to sum_k |a_k w_k| (no cancellation).
 TEST_F(Int8GemmTest, SingleOutputErrorBoundedByMagnitudes) {
   for (int64_t k : {1, 3, 7, 300}) {
-    const auto a = random_vector(k, 31, -1.0f, 1.0f);
-    const auto w = random_vector(k, 32, -1.0f, 1.0f);
+    const auto a = testing::uniform_vector(k, 31, -1.0f, 1.0f);
+    const auto w = testing::uniform_vector(k, 32, -1.0f, 1.0f);
     const ir::Tensor c = int8_product(1, 1, k, a, w, nullptr);
     double exact = 0, magnitude = 0;
     for (int64_t p = 0; p < k; ++p) {
@@ -110,7 +103,7 @@ TEST_F(Int8GemmTest, SingleOutputErrorBoundedByMagnitudes) {
 
 TEST_F(Int8GemmTest, NonNegativeActivationsUseZeroPointZero) {
   ThreadPool pool(1);
-  const auto a = random_vector(100, 5, 0.0f, 3.0f);
+  const auto a = testing::uniform_vector(100, 5, 0.0f, 3.0f);
   const ActivationQuant q = choose_activation_quant(a.data(), 100, pool);
   EXPECT_EQ(q.zero_point, 0);
   for (int64_t m : {2, 19}) EXPECT_LE(int8_error(m, 45, 77, 0.0f, 3.0f, true), kBound) << m;
@@ -118,7 +111,7 @@ TEST_F(Int8GemmTest, NonNegativeActivationsUseZeroPointZero) {
 
 TEST_F(Int8GemmTest, NegativeActivationsUseZeroPoint128) {
   ThreadPool pool(1);
-  const auto a = random_vector(100, 5, -3.0f, -0.5f);
+  const auto a = testing::uniform_vector(100, 5, -3.0f, -0.5f);
   const ActivationQuant q = choose_activation_quant(a.data(), 100, pool);
   EXPECT_EQ(q.zero_point, 128);
   for (int64_t m : {1, 4, 19}) EXPECT_LE(int8_error(m, 45, 77, -3.0f, -0.5f, true), kBound) << m;
@@ -153,9 +146,9 @@ TEST_F(Int8GemmTest, AmxAndVnniPathsGiveTheSameProduct) {
                                 {33, 45, 65},
                                 {70, 65, 300},
                                 {97, 129, 1000}}) {
-    const auto a = random_vector(m * k, 21, -1.0f, 1.0f);
-    const auto w = random_vector(n * k, 22, -1.0f, 1.0f);
-    const auto b = random_vector(n, 23, -1.0f, 1.0f);
+    const auto a = testing::uniform_vector(m * k, 21, -1.0f, 1.0f);
+    const auto w = testing::uniform_vector(n * k, 22, -1.0f, 1.0f);
+    const auto b = testing::uniform_vector(n, 23, -1.0f, 1.0f);
     const ir::Tensor amx = int8_product(m, n, k, a, w, b.data());
     setenv("CUVIL_CPU_DISABLE", "amx_int8", 1);
     EXPECT_FALSE(cpu_has_amx_int8());
@@ -167,8 +160,8 @@ TEST_F(Int8GemmTest, AmxAndVnniPathsGiveTheSameProduct) {
 }
 
 TEST_F(Int8GemmTest, SingleThreadMatchesBound) {
-  const auto a = random_vector(50 * 260, 21, -2.0f, 2.0f);
-  const auto w = random_vector(70 * 260, 22, -1.0f, 1.0f);
+  const auto a = testing::uniform_vector(50 * 260, 21, -2.0f, 2.0f);
+  const auto w = testing::uniform_vector(70 * 260, 22, -1.0f, 1.0f);
   EXPECT_LE(ir::max_relative_error(int8_product(50, 70, 260, a, w, nullptr, 1),
                                    naive(50, 70, 260, a, w, nullptr)),
             kBound);

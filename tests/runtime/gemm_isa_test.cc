@@ -11,16 +11,14 @@
 #include "runtime/cpu/gemm_ukernel.h"
 #include "runtime/cpu/gemv.h"
 #include "runtime/thread_pool.h"
+#include "tests/runtime/isa_sweep.h"
+#include "tests/runtime/random_data.h"
 
 namespace cuvil::runtime::cpu {
 namespace {
 
 std::vector<float> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
+  return testing::normal_vector(static_cast<int64_t>(n), seed);
 }
 
 // 64-byte aligned copy (micro-kernels load B slivers aligned).
@@ -33,13 +31,7 @@ struct Aligned {
   float* data;
 };
 
-std::vector<GemmIsa> available_isas() {
-  std::vector<GemmIsa> out;
-  for (GemmIsa isa : {GemmIsa::ref, GemmIsa::avx2, GemmIsa::avx512}) {
-    if (cpu_supports(isa)) out.push_back(isa);
-  }
-  return out;
-}
+using testing::available_isas;
 
 // Restores the instruction set chosen at start-up when a test ends.
 class GemmIsaTest : public ::testing::Test {

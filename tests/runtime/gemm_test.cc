@@ -7,16 +7,13 @@
 #include "passes/ir/tensor.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/thread_pool.h"
+#include "tests/runtime/random_data.h"
 
 namespace cuvil::runtime::cpu {
 namespace {
 
 std::vector<float> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
+  return testing::normal_vector(static_cast<int64_t>(n), seed);
 }
 
 struct Case {
