@@ -16,6 +16,7 @@
 #include "passes/ir/edit_distance.h"
 #include "passes/registry.h"
 #include "passes/target_cpu.h"
+#include "passes/targets.h"
 #include "passes/yaml_document.h"
 
 namespace cuvil::passes {
@@ -26,8 +27,10 @@ constexpr int kVersion = 1;
 const char* const kTopLevelKeys[] = {"cuvil_pass_version", "target", "suite",
                                      "cpu_features",       "passes", "provenance"};
 
-bool valid_target(const std::string& target) {
-  return target == "cpu" || target == "cuda";
+std::string target_list() {
+  std::string out;
+  for (std::string_view t : kTargets) out += (out.empty() ? "" : " or ") + std::string(t);
+  return out;
 }
 
 // Reports problems as "FILE:LINE: FIELD: message", with lines taken from yaml-cpp marks.
@@ -252,12 +255,12 @@ PipelineConfig read_config(const Reader& reader, const YAML::Node& root) {
   }
 
   it = fields.find("target");
-  if (it == fields.end()) reader.fail(1, "target", "missing: expected cpu or cuda");
+  if (it == fields.end()) reader.fail(1, "target", "missing: expected " + target_list());
   {
     const YAML::Node& t = it->second.first;
-    if (!t.IsScalar() || !valid_target(t.Scalar())) {
+    if (!t.IsScalar() || !is_known_target(t.Scalar())) {
       reader.fail(Reader::line_of(t, it->second.second), "target",
-                  "expected cpu or cuda, got " + describe(t));
+                  "expected " + target_list() + ", got " + describe(t));
     }
     config.target = t.Scalar();
   }
@@ -419,8 +422,8 @@ void save_cuvilpass(const PipelineConfig& config, const std::string& path) {
 }
 
 PipelineConfig default_pipeline(const std::string& target) {
-  if (!valid_target(target))
-    throw UserError("unknown target '" + target + "' (expected cpu or cuda)");
+  if (!is_known_target(target))
+    throw UserError("unknown target '" + target + "' (expected " + target_list() + ")");
   PipelineConfig config;
   config.target = target;
   config.source = "<default pipeline>";

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "passes/pass.h"
+#include "passes/targets.h"
 
 namespace cuvil::passes {
 
@@ -12,9 +13,7 @@ class FoldBatchNormPass final : public Pass {
   std::string_view summary() const override {
     return "fold batch_norm after a single-use conv2d into the conv's weight and bias";
   }
-  bool applies_to(std::string_view target) const override {
-    return target == "cpu" || target == "cuda";
-  }
+  bool applies_to(std::string_view target) const override { return is_known_target(target); }
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "passes/pass.h"
+#include "passes/targets.h"
 
 namespace cuvil::passes {
 
@@ -16,9 +17,7 @@ class LayoutPass final : public Pass {
     return "assign nchw, nhwc or (chosen convs) nchw16c to layout-aware ops, converting only at "
            "layout boundaries";
   }
-  bool applies_to(std::string_view target) const override {
-    return target == "cpu" || target == "cuda";
-  }
+  bool applies_to(std::string_view target) const override { return is_known_target(target); }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

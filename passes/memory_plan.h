@@ -3,6 +3,7 @@
 #pragma once
 
 #include "passes/pass.h"
+#include "passes/targets.h"
 
 namespace cuvil::passes {
 
@@ -15,9 +16,7 @@ class MemoryPlanPass final : public Pass {
   std::string_view summary() const override {
     return "place intermediates in one arena, sharing memory between values never live together";
   }
-  bool applies_to(std::string_view target) const override {
-    return target == "cpu" || target == "cuda";
-  }
+  bool applies_to(std::string_view target) const override { return is_known_target(target); }
   std::vector<ParamSpec> params() const override;
   void run(ir::Graph& graph, const ParamMap& params) const override;
 };

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "passes/targets.h"
 
 namespace cuvil::passes {
 
@@ -373,7 +374,7 @@ std::vector<ParamSpec> RecognizePatternsPass::params() const {
 }
 
 bool RecognizePatternsPass::applies_to(std::string_view target) const {
-  return target == "cpu" || target == "cuda";
+  return is_known_target(target);  // a graph rewrite: every target
 }
 
 void RecognizePatternsPass::run(Graph& graph, const ParamMap& params) const {

@@ -16,6 +16,7 @@
 #include "passes/recognize_patterns.h"
 #include "passes/reduced_precision.h"
 #include "passes/select_lowering.h"
+#include "passes/targets.h"
 #include "passes/threading.h"
 
 namespace cuvil::passes {
@@ -53,7 +54,7 @@ std::vector<std::unique_ptr<Pass>> make_registry() {
 
 std::string applicable_targets(const Pass& pass) {
   std::string out;
-  for (const char* target : {"cpu", "cuda"}) {
+  for (std::string_view target : kTargets) {
     if (pass.applies_to(target)) out += (out.empty() ? "" : ", ") + std::string(target);
   }
   return out;

@@ -8,6 +8,7 @@
 #include "bench_suite/cli_conventions.h"
 #include "bench_suite/environment.h"
 #include "bench_suite/workload_options.h"
+#include "passes/targets.h"
 #include "reports/printable.h"
 #include "runtime/cuda/device.h"
 #include "tools/cuvil_bench/commands.h"
@@ -46,7 +47,8 @@ void add_pipeline_options(CLI::App& command, PipelineOptions& options) {
   command.add_flag("--force", options.force,
                    "use a --config whose suite: names another suite or model");
   command.add_option("--target", options.target, "cpu | cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+      ->check(CLI::IsMember(
+          std::vector<std::string>(std::begin(passes::kTargets), std::end(passes::kTargets))));
   command.add_option("--threads", options.threads, "worker threads (0: every core)")
       ->check(CLI::Range(0, 1024));
 }
