@@ -21,7 +21,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BENCH=${CUVIL_BENCH:-$ROOT/build/bench_suite/cuvil-bench}
 PAIRS=20
-ROUNDS=5  # the nightly's NIGHTLY_CONFIRM_ROUNDS default
+ROUNDS=8  # the nightly's NIGHTLY_CONFIRM_ROUNDS default
 LOAD=0
 SUITE=resnet50
 RUNGS=b1

@@ -16,7 +16,7 @@
 #   NIGHTLY_QUICK=1          few samples and no minimum time (tests, smoke checks)
 #   NIGHTLY_MAX_SLOWDOWN_PCT a significant slowdown beyond this is a regression (default 3)
 #   NIGHTLY_CONFIRM_ROUNDS   a suspected regression is re-measured in this many rounds of old
-#                            build and new build, ABBA (default 5); `cuvil-bench confirm`
+#                            build and new build, ABBA (default 8); `cuvil-bench confirm`
 #                            decides on them. The job keeps each commit's cuvil-bench in
 #                            $NIGHTLY_WORK/bin/ (the newest 10) so the old side can be re-run.
 #   NIGHTLY_RUN_ARGS         extra arguments for every `cuvil-bench run` (e.g. --threads 8)
@@ -38,7 +38,7 @@ WORK=${NIGHTLY_WORK:-}
 SITE=${NIGHTLY_SITE:-}
 QUICK=${NIGHTLY_QUICK:-0}
 MAX_SLOWDOWN=${NIGHTLY_MAX_SLOWDOWN_PCT:-3}
-CONFIRM_ROUNDS=${NIGHTLY_CONFIRM_ROUNDS:-5}
+CONFIRM_ROUNDS=${NIGHTLY_CONFIRM_ROUNDS:-8}
 KEEP_BUILDS=10
 PROBES=${NIGHTLY_PROBES-ops}
 read -r -a EXTRA_RUN_ARGS <<<"${NIGHTLY_RUN_ARGS:-}"

@@ -53,7 +53,9 @@ TEST(Confirmation, MoreRoundsConfirmASlowdownUnderDriftMoreOften) {
   // Rounds drifting by 5% (a loaded machine): three rounds must not overlap at all, five may.
   const double three = confirmed_rate(0.10, 0.05, 0.02, 1000, 3);
   const double five = confirmed_rate(0.10, 0.05, 0.02, 1000, 5);
+  const double eight = confirmed_rate(0.10, 0.05, 0.02, 1000, 8);  // the nightly's default
   EXPECT_GT(five, three + 0.1) << "three rounds " << three << ", five " << five;
+  EXPECT_GT(eight, five + 0.05) << "five rounds " << five << ", eight " << eight;
 }
 
 TEST(Confirmation, ATenPercentSlowdownIsConfirmed) {
