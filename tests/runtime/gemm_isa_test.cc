@@ -2,7 +2,6 @@
 // through the whole GEMM at odd sizes; instruction-set selection and its must-fail cases.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <vector>
 
 #include "base/error.h"
@@ -16,10 +15,6 @@
 
 namespace cuvil::runtime::cpu {
 namespace {
-
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-  return testing::normal_vector(static_cast<int64_t>(n), seed);
-}
 
 // 64-byte aligned copy (micro-kernels load B slivers aligned).
 struct Aligned {
@@ -56,8 +51,8 @@ ir::Tensor naive(int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
 
 double run_gemm(int64_t m, int64_t n, int64_t k, GemmBlocking blocking, int threads,
                 bool prepack = false) {
-  const auto a = random_vector(m * k, 11);
-  const auto bt = random_vector(n * k, 12);
+  const auto a = testing::normal_vector(m * k, 11);
+  const auto bt = testing::normal_vector(n * k, 12);
   ir::Tensor out({m, n});
   ThreadPool pool(threads);
   GemmProblem p;
@@ -83,11 +78,11 @@ TEST(GemmUkernel, EveryAvailableKernelMatchesTheReferenceOfItsTile) {
       ASSERT_EQ(ref.mr, mk.mr);
       ASSERT_EQ(ref.nr, mk.nr);
       for (int64_t kc : {1, 3, 17}) {
-        const Aligned a(random_vector(static_cast<size_t>(kc * mk.mr), 1));
-        const Aligned b(random_vector(static_cast<size_t>(kc * mk.nr), 2));
+        const Aligned a(testing::normal_vector(kc * mk.mr, 1));
+        const Aligned b(testing::normal_vector(kc * mk.nr, 2));
         const int64_t ldc = mk.nr + 5;
         for (bool accumulate : {false, true}) {
-          std::vector<float> got = random_vector(static_cast<size_t>(mk.mr * ldc), 3);
+          std::vector<float> got = testing::normal_vector(mk.mr * ldc, 3);
           std::vector<float> want = got;
           mk.fn(kc, a.data, b.data, got.data(), ldc, accumulate);
           ref.fn(kc, a.data, b.data, want.data(), ldc, accumulate);
@@ -107,12 +102,12 @@ TEST(GemmUkernel, EdgeKernelsWriteOnlyTheirRowsAndColumns) {
     for (const MicroKernel& mk : micro_kernels(isa)) {
       if (!mk.edge) continue;
       const int64_t kc = 13, ldc = mk.nr + 3;
-      const Aligned a(random_vector(static_cast<size_t>(kc * mk.mr), 1));
-      const Aligned b(random_vector(static_cast<size_t>(kc * mk.nr), 2));
+      const Aligned a(testing::normal_vector(kc * mk.mr, 1));
+      const Aligned b(testing::normal_vector(kc * mk.nr, 2));
       for (int m : {1, 3, mk.mr - 1, mk.mr}) {
         for (int n : {1, 7, 16, 17, mk.nr - 1, mk.nr}) {
           for (bool accumulate : {false, true}) {
-            const std::vector<float> before = random_vector(static_cast<size_t>(mk.mr * ldc), 3);
+            const std::vector<float> before = testing::normal_vector(mk.mr * ldc, 3);
             std::vector<float> full = before, got = before;
             mk.fn(kc, a.data, b.data, full.data(), ldc, accumulate);
             mk.edge(kc, a.data, b.data, got.data(), ldc, accumulate, m, n);
@@ -154,8 +149,8 @@ TEST_F(GemmIsaTest, EveryGemvMatchesTheReference) {
     for (int64_t m = 1; m <= 5; ++m) {
       for (int64_t k : {1, 7, 16, 33}) {
         const int64_t n = 19;
-        const auto a = random_vector(m * k, 4);
-        const auto b = random_vector(n * k, 5);
+        const auto a = testing::normal_vector(m * k, 4);
+        const auto b = testing::normal_vector(n * k, 5);
         std::vector<float> got(m * n, -1.0f), want(m * n, -1.0f);
         gemv(m, k, a.data(), k, b.data(), k, got.data(), n, 2, n);
         gemv_bt_ref(m, k, a.data(), k, b.data(), k, want.data(), n, 2, n);

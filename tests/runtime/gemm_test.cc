@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "passes/ir/tensor.h"
@@ -11,10 +10,6 @@
 
 namespace cuvil::runtime::cpu {
 namespace {
-
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-  return testing::normal_vector(static_cast<int64_t>(n), seed);
-}
 
 struct Case {
   int64_t m, n, k;
@@ -41,9 +36,9 @@ ir::Tensor naive(const Case& c, const std::vector<float>& a, const std::vector<f
 
 double run_case(const Case& c, int threads, GemmBlocking blocking, bool with_bias,
                 bool bias_per_row = false) {
-  const auto a = random_vector(c.m * c.k, 1);
-  const auto b = random_vector(c.k * c.n, 2);
-  const auto bias = random_vector(bias_per_row ? c.m : c.n, 3);
+  const auto a = testing::normal_vector(c.m * c.k, 1);
+  const auto b = testing::normal_vector(c.k * c.n, 2);
+  const auto bias = testing::normal_vector(bias_per_row ? c.m : c.n, 3);
   ir::Tensor out({c.m, c.n});
   ThreadPool pool(threads);
   GemmProblem p;
@@ -146,9 +141,9 @@ TEST(Gemm, TwoThreadsSplitAlongEitherDimension) {
 
 TEST(Gemm, EpilogueAppliedToEveryElement) {
   const Case c{37, 45, 29, true};
-  const auto a = random_vector(c.m * c.k, 4);
-  const auto b = random_vector(c.k * c.n, 5);
-  const auto residual = random_vector(c.n, 6);
+  const auto a = testing::normal_vector(c.m * c.k, 4);
+  const auto b = testing::normal_vector(c.k * c.n, 5);
+  const auto residual = testing::normal_vector(c.n, 6);
   // A step whose output is [m, n]: relu, then add input 0 (a per-column vector).
   Step step;
   step.inputs = {0};

@@ -1,4 +1,10 @@
-// Seeded random inputs for the kernel tests: the same values on every platform and run.
+// Seeded random inputs for the kernel tests (std::mt19937 with the standard distributions: the
+// same values for every build with the same standard library).
+//
+// Not ir::generate: drawn from it, the bf16 GEMM's odd-size sweep fails at 1x1x33 (a single
+// output that nearly cancels, judged by a relative error), so the sweep's data stays as it was
+// until its bound is made relative to the products' magnitude (as the int8 test's
+// SingleOutputErrorBoundedByMagnitudes is).
 #pragma once
 
 #include <cstdint>
