@@ -72,6 +72,7 @@ YAML
 
 expect_error "unknown suite" "unknown suite 'resnet51'" -- run --suite resnet51
 expect_error "unknown rung" "unknown rung 'b3'" -- run --suite resnet50 --rungs b3
+expect_error "unknown target" "--target: tpu not in {cpu,cuda}" -- run --suite resnet50 --target tpu
 expect_error "missing config" "$TMP/nope.cuvilpass" -- run --suite resnet50 --config "$TMP/nope.cuvilpass"
 expect_error "malformed yaml" "malformed.cuvilpass:" -- run --suite resnet50 --config "$TMP/malformed.cuvilpass"
 expect_error "unknown pass" "unknown_pass.cuvilpass:5:" -- run --suite resnet50 --config "$TMP/unknown_pass.cuvilpass"
