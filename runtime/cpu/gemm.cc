@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "runtime/cpu/attrs.h"
+#include "runtime/cpu/gemm_loops.h"
 #include "runtime/cpu/gemv.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/thread_pool.h"
@@ -186,94 +187,106 @@ bool is_few_rows(const GemmProblem& g) {
   return gemm_reads_in_place(g.m);
 }
 
-// ---- the blocked loops ------------------------------------------------------------------------
+// ---- the blocked loops (gemm_loops.h) with fp32 panels ----------------------------------------
 
-void blocked(const GemmProblem& g, const Resolved& r, ThreadPool& pool, int tid) {
-  const int MR = r.micro->mr, NR = r.micro->nr;
-  const MicroKernelFn micro = r.micro->fn;
-  const MicroKernelEdgeFn edge = r.micro->edge;
-  const MicroKernelPrefetchFn prefetching = g.blocking.prefetch_b ? r.micro->prefetching : nullptr;
-  const int64_t kc_cap = std::min(r.kc, std::max<int64_t>(g.k, 1));
-  float* ap = pool.scratch(tid, ThreadPool::kPackA,
-                           static_cast<size_t>(std::min(r.mc, round_up(g.m, MR)) * kc_cap));
-  float* bp = r.use_packed
-                  ? nullptr
-                  : pool.scratch(tid, ThreadPool::kPackB,
-                                 static_cast<size_t>(std::min(r.nc, round_up(g.n, NR)) * kc_cap));
-  float* tile = pool.scratch(tid, ThreadPool::kTile, static_cast<size_t>(MR * NR));
+// A packed per panel; B packed per panel, or read from weights packed at lowering (PackedB).
+class F32Panels {
+ public:
+  F32Panels(const GemmProblem& g, const Resolved& r, ThreadPool& pool, int tid, int64_t rows)
+      : g_(g), r_(r) {
+    const int64_t kc_cap = std::min(r.kc, std::max<int64_t>(g.k, 1));
+    ap_ = pool.scratch(tid, ThreadPool::kPackA,
+                       static_cast<size_t>(std::min(r.mc, round_up(rows, mr())) * kc_cap));
+    if (!r.use_packed) {
+      bp_ = pool.scratch(tid, ThreadPool::kPackB,
+                         static_cast<size_t>(std::min(r.nc, round_up(g.n, nr())) * kc_cap));
+    }
+    tile_ = pool.scratch(tid, ThreadPool::kTile, static_cast<size_t>(mr() * nr()));
+    prefetching_ = g.blocking.prefetch_b ? r.micro->prefetching : nullptr;
+  }
+  int mr() const { return r_.micro->mr; }
+  int nr() const { return r_.micro->nr; }
+  int64_t k_steps() const { return g_.k; }
 
-  for (int64_t jc = 0; jc < g.n; jc += r.nc) {
-    const int64_t nc = std::min(r.nc, g.n - jc);
-    for (int64_t pc = 0; pc < g.k || pc == 0; pc += r.kc) {
-      const int64_t kc = std::min(r.kc, g.k - pc);
-      const bool first = pc == 0;
-      const bool last = pc + kc >= g.k;
-      const float* bpanel;
-      if (r.use_packed) {
-        bpanel = g.k > 0 ? g.packed_b->block(pc, g.packed_col0 + jc) : nullptr;
-      } else {
-        if (g.b_transposed) {
-          pack_b(NR, g.b + jc * g.ldb + pc, g.ldb, true, kc, nc, bp);
-        } else {
-          pack_b(NR, g.b + pc * g.ldb + jc, g.ldb, false, kc, nc, bp);
-        }
-        bpanel = bp;
-      }
-      for (int64_t ic = 0; ic < g.m; ic += r.mc) {
-        const int64_t mc = std::min(r.mc, g.m - ic);
-        pack_a(MR, g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
-        // While one B sliver serves every row tile, the tiles prefetch the next sliver into L2
-        // in equal parts: its first use then finds it there, not in L3 or memory.
-        const int64_t sliver_lines = kc * NR / 16;
-        const int64_t row_tiles = (mc + MR - 1) / MR;
-        const int64_t pf_part = (sliver_lines + row_tiles - 1) / row_tiles;
-        for (int64_t jr = 0; jr < nc; jr += NR) {
-          const int64_t nr = std::min<int64_t>(NR, nc - jr);
-          const float* next_sliver = jr + NR < nc ? bpanel + (jr + NR) * kc : nullptr;
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            const int64_t mr = std::min<int64_t>(MR, mc - ir);
-            float* c = g.c + (ic + ir) * g.ldc + jc + jr;
-            if (mr == MR && nr == NR && prefetching && next_sliver) {
-              const int64_t first_line = ir / MR * pf_part;
-              prefetching(kc, ap + ir * kc, bpanel + jr * kc, c, g.ldc, !first,
-                          next_sliver + first_line * 16,
-                          std::max<int64_t>(0, std::min(pf_part, sliver_lines - first_line)));
-            } else if (mr == MR && nr == NR) {
-              micro(kc, ap + ir * kc, bpanel + jr * kc, c, g.ldc, !first);
-            } else if (edge) {
-              edge(kc, ap + ir * kc, bpanel + jr * kc, c, g.ldc, !first, static_cast<int>(mr),
-                   static_cast<int>(nr));
-            } else {
-              // Edge tile: compute the whole register tile aside, keep the valid part.
-              micro(kc, ap + ir * kc, bpanel + jr * kc, tile, NR, false);
-              for (int64_t i = 0; i < mr; ++i) {
-                for (int64_t j = 0; j < nr; ++j) {
-                  c[i * g.ldc + j] = (first ? 0.0f : c[i * g.ldc + j]) + tile[i * NR + j];
-                }
-              }
-            }
-          }
-        }
-        if (last && (g.bias || g.epilogue)) {
-          // Finish this mc x nc block while it is in cache.
-          for (int64_t i = 0; i < mc; ++i) {
-            float* row = g.c + (ic + i) * g.ldc + jc;
-            if (g.bias) {
-              if (g.bias_per_row) {
-                const float bv = g.bias[ic + i];
-                for (int64_t j = 0; j < nc; ++j) row[j] += bv;
-              } else {
-                const float* bv = g.bias + jc;
-                for (int64_t j = 0; j < nc; ++j) row[j] += bv[j];
-              }
-            }
-            if (g.epilogue) g.epilogue->apply(row, nc);
-          }
-        }
-      }
-      if (g.k == 0) break;
+  void begin_b_panel(int64_t j0, int64_t cols, int64_t p0, int64_t kc) {
+    panel_j0_ = j0;
+    if (r_.use_packed) {
+      bpanel_ = g_.k > 0 ? g_.packed_b->block(p0, g_.packed_col0 + j0) : nullptr;
+    } else if (g_.b_transposed) {
+      pack_b(nr(), g_.b + j0 * g_.ldb + p0, g_.ldb, true, kc, cols, bp_);
+      bpanel_ = bp_;
+    } else {
+      pack_b(nr(), g_.b + p0 * g_.ldb + j0, g_.ldb, false, kc, cols, bp_);
+      bpanel_ = bp_;
     }
   }
+
+  void pack_a(int64_t i0, int64_t rows, int64_t p0, int64_t kc) {
+    cpu::pack_a(mr(), g_.a + i0 * g_.lda + p0, g_.lda, rows, kc, ap_);
+  }
+
+  void tile(const GemmTile& t) {
+    const int MR = mr(), NR = nr();
+    const float* a = ap_ + t.ir * t.kc;
+    const float* b = bpanel_ + (t.j - panel_j0_) * t.kc;
+    float* c = g_.c + t.i * g_.ldc + t.j;
+    const bool full = t.rows == MR && t.cols == NR;
+    if (full && prefetching_ && t.next_sliver) {
+      // While one B sliver serves every row tile, the tiles prefetch the next sliver into L2 in
+      // equal parts: its first use then finds it there, not in L3 or memory.
+      const int64_t sliver_lines = t.kc * NR / 16;
+      const int64_t part = ceil_div(sliver_lines, t.row_tiles);
+      const int64_t first_line = t.row_tile * part;
+      prefetching_(t.kc, a, b, c, g_.ldc, t.accumulate, b + NR * t.kc + first_line * 16,
+                   std::max<int64_t>(0, std::min(part, sliver_lines - first_line)));
+    } else if (full) {
+      r_.micro->fn(t.kc, a, b, c, g_.ldc, t.accumulate);
+    } else if (r_.micro->edge) {
+      r_.micro->edge(t.kc, a, b, c, g_.ldc, t.accumulate, t.rows, t.cols);
+    } else {
+      // Edge tile: compute the whole register tile aside, keep the valid part.
+      r_.micro->fn(t.kc, a, b, tile_, NR, false);
+      for (int64_t i = 0; i < t.rows; ++i) {
+        for (int64_t j = 0; j < t.cols; ++j) {
+          c[i * g_.ldc + j] = (t.accumulate ? c[i * g_.ldc + j] : 0.0f) + tile_[i * NR + j];
+        }
+      }
+    }
+  }
+
+  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    if (!g_.bias && !g_.epilogue) return;
+    for (int64_t i = i0; i < i0 + rows; ++i) {
+      float* row = g_.c + i * g_.ldc + j0;
+      if (g_.bias) {
+        if (g_.bias_per_row) {
+          const float bv = g_.bias[i];
+          for (int64_t j = 0; j < cols; ++j) row[j] += bv;
+        } else {
+          const float* bv = g_.bias + j0;
+          for (int64_t j = 0; j < cols; ++j) row[j] += bv[j];
+        }
+      }
+      if (g_.epilogue) g_.epilogue->apply(row, cols);
+    }
+  }
+
+ private:
+  const GemmProblem& g_;
+  const Resolved& r_;
+  MicroKernelPrefetchFn prefetching_ = nullptr;
+  float* ap_ = nullptr;
+  float* bp_ = nullptr;
+  float* tile_ = nullptr;
+  const float* bpanel_ = nullptr;
+  int64_t panel_j0_ = 0;
+};
+
+// Rows [i0, i1) x columns [j0, j1) of C on thread tid.
+void blocked(const GemmProblem& g, const Resolved& r, ThreadPool& pool, int tid, int64_t i0,
+             int64_t i1, int64_t j0, int64_t j1) {
+  F32Panels panels(g, r, pool, tid, i1 - i0);
+  gemm_loops(panels, GemmPanels{r.mc, r.kc, r.nc}, i0, i1, j0, j1);
 }
 
 GemmTrace make_trace(const GemmProblem& g, const Resolved& r) {
@@ -287,19 +300,6 @@ GemmTrace make_trace(const GemmProblem& g, const Resolved& r) {
   t.used_prepacked = r.use_packed;
   t.few_rows = is_few_rows(g);
   return t;
-}
-
-// Rows [i0, i1) x columns [j0, j1) of g as its own problem (i0, j0 on register-tile bounds).
-GemmProblem sub_problem(const GemmProblem& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-  GemmProblem s = g;
-  s.m = i1 - i0;
-  s.n = j1 - j0;
-  s.a = g.a + i0 * g.lda;
-  s.b = g.b_transposed ? g.b + j0 * g.ldb : g.b + j0;
-  s.c = g.c + i0 * g.ldc + j0;
-  s.packed_col0 = g.packed_col0 + j0;
-  if (g.bias) s.bias = g.bias_per_row ? g.bias + i0 : g.bias + j0;
-  return s;
 }
 
 }  // namespace
@@ -411,7 +411,7 @@ void gemm_serial(const GemmProblem& g, ThreadPool& pool, int tid) {
     few_rows(g, pick_gemv_bt(r.micro->isa), 0, g.n);
     return;
   }
-  blocked(g, r, pool, tid);
+  blocked(g, r, pool, tid, 0, g.m, 0, g.n);
 }
 
 void gemm(const GemmProblem& g, ThreadPool& pool) {
@@ -435,68 +435,15 @@ void gemm(const GemmProblem& g, ThreadPool& pool) {
     });
     return;
   }
-  const int MR = r.micro->mr, NR = r.micro->nr;
-  const int64_t tiles_m = (g.m + MR - 1) / MR;
-  const int64_t tiles_n = (g.n + NR - 1) / NR;
-  const double work =
-      static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  if (threads == 1 || work < 32.0 * 32 * 64 || (tiles_m < 2 && tiles_n < 2)) {
-    trace.partition = GemmPartition::n;
-    record(trace);
-    blocked(g, r, pool, pool.current_thread());
-    return;
-  }
-  // A pm x pn grid of blocks, one per thread.
-  int64_t pm = 1, pn = 1;
-  switch (g.blocking.partition) {
-    case GemmPartition::automatic:
-      // Along N (each thread packs only its B columns) unless N is too narrow to give every
-      // thread a few register tiles.
-      if (tiles_n >= 4 * threads || tiles_n >= tiles_m) {
-        pn = threads;
-      } else {
-        pm = threads;
-      }
-      break;
-    case GemmPartition::m:
-      pm = threads;
-      break;
-    case GemmPartition::n:
-      pn = threads;
-      break;
-    case GemmPartition::grid: {
-      // Each thread packs (m / pm) x k of A and k x (n / pn) of B: take the factorisation of
-      // `threads` that packs least.
-      double best = -1;
-      for (int64_t f = 1; f <= threads; ++f) {
-        if (threads % f != 0) continue;
-        const double cost = static_cast<double>(g.m) / f + static_cast<double>(g.n) * f / threads;
-        if (best < 0 || cost < best) best = cost, pm = f, pn = threads / f;
-      }
-      break;
-    }
-  }
-  pm = std::min(pm, tiles_m);
-  pn = std::min(pn, tiles_n);
-  trace.partition = pm > 1 && pn > 1 ? GemmPartition::grid
-                    : pm > 1         ? GemmPartition::m
-                                     : GemmPartition::n;
-  trace.parts = static_cast<int>(pm * pn);
+  const GemmSplit split =
+      plan_gemm_split(threads, g.m, g.n, g.k, r.micro->mr, r.micro->nr, g.blocking.partition);
+  trace.partition = split.resolved();
+  trace.parts = static_cast<int>(split.parts());
   record(trace);
-  if (pm * pn == 1) {
-    blocked(g, r, pool, pool.current_thread());
-    return;
-  }
-  pool.parallel_for_tid(pm * pn, [&](int tid, int64_t p0, int64_t p1) {
-    for (int64_t part = p0; part < p1; ++part) {
-      const int64_t bi = part / pn, bj = part % pn;
-      const int64_t i0 = std::min(g.m, tiles_m * bi / pm * MR);
-      const int64_t i1 = std::min(g.m, tiles_m * (bi + 1) / pm * MR);
-      const int64_t j0 = std::min(g.n, tiles_n * bj / pn * NR);
-      const int64_t j1 = std::min(g.n, tiles_n * (bj + 1) / pn * NR);
-      if (i1 > i0 && j1 > j0) blocked(sub_problem(g, i0, i1, j0, j1), r, pool, tid);
-    }
-  });
+  run_gemm_split(pool, split, g.m, g.n,
+                 [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, int tid) {
+                   blocked(g, r, pool, tid, i0, i1, j0, j1);
+                 });
 }
 
 }  // namespace cuvil::runtime::cpu

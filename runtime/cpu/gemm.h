@@ -13,6 +13,7 @@
 
 #include "passes/ir/graph.h"
 #include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/gemm_partition.h"
 #include "runtime/cpu/gemm_ukernel.h"
 #include "runtime/cpu/gemv.h"
 
@@ -21,16 +22,6 @@ class ThreadPool;
 }
 
 namespace cuvil::runtime::cpu {
-
-// How gemm() splits C between threads.
-enum class GemmPartition : uint8_t {
-  automatic,  // along N when it has enough register tiles per thread, else along M
-  m,          // row strips (each thread packs all of B it uses, shares nothing)
-  n,          // column strips (each thread packs only its columns of B)
-  grid,       // a pm x pn grid of blocks, pm * pn = threads, least packing per thread
-};
-const char* to_string(GemmPartition partition);
-GemmPartition parse_gemm_partition(const std::string& name);  // UserError if unknown
 
 struct GemmBlocking {
   int64_t mc = 192;       // rows of A per packed panel (L2 resident); rounded up to MR

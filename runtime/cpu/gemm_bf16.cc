@@ -3,7 +3,8 @@
 #include <algorithm>
 
 #include "base/error.h"
-#include "runtime/cpu/lowp_gemm_partition.h"
+#include "runtime/cpu/gemm_loops.h"
+#include "runtime/cpu/gemm_partition.h"
 #include "runtime/thread_pool.h"
 
 // GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
@@ -185,55 +186,62 @@ void skinny_rows(const Bf16Gemm& g, const uint32_t* ap, int64_t s0, int64_t s1) 
 
 constexpr int64_t kSkinnyRows = kBf16SkinnyRows;
 
-// Rows [i0, i1) x slivers [s0, s1) of C on thread tid.
-void gemm_block(const Bf16Gemm& g, int64_t i0, int64_t i1, int64_t s0, int64_t s1, ThreadPool& pool,
-                int tid) {
-  const int64_t kp = ceil_div(g.k, 2);
-  const int64_t mc_max = round_up(std::max<int64_t>(1, g.blocking.mc), MR);
-  const int64_t kcp_max = std::max<int64_t>(1, g.blocking.kc / 2);
-  const int64_t ncs = std::max<int64_t>(1, g.blocking.nc / NR);
-  const int64_t kcp_cap = std::min(kcp_max, std::max<int64_t>(kp, 1));
-  uint32_t* ap = reinterpret_cast<uint32_t*>(
-      pool.scratch(tid, ThreadPool::kPackA,
-                   static_cast<size_t>(std::min(mc_max, round_up(i1 - i0, MR)) * kcp_cap)));
-  float* tile = pool.scratch(tid, ThreadPool::kTile, MR * NR);
+// Finishes rows [i0, i0 + rows) x columns [j0, j0 + cols) of C (bias, epilogue).
+void finish_rows(const Bf16Gemm& g, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  if (!g.bias && !g.epilogue) return;
+  for (int64_t i = i0; i < i0 + rows; ++i) finish_row(g, g.c + i * g.ldc + j0, j0, cols);
+}
 
-  for (int64_t js = s0; js < s1; js += ncs) {
-    const int64_t je = std::min(s1, js + ncs);
-    const int64_t col0 = js * NR, cols = std::min(g.n, je * NR) - col0;
-    for (int64_t pc = 0; pc < kp || pc == 0; pc += kcp_max) {
-      const int64_t kcp = std::min(kcp_max, kp - pc);
-      const bool first = pc == 0, last = pc + kcp >= kp;
-      for (int64_t ic = i0; ic < i1; ic += mc_max) {
-        const int64_t mc = std::min(mc_max, i1 - ic);
-        pack_a(g.a + ic * g.lda, g.lda, mc, 2 * pc, std::min(g.k, 2 * (pc + kcp)), kcp, ap);
-        for (int64_t s = js; s < je; ++s) {
-          const int64_t j0 = s * NR;
-          const int64_t nr = std::min<int64_t>(NR, g.n - j0);
-          const uint32_t* bs = g.b + (s * kp + pc) * NR;
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            const int64_t mr = std::min<int64_t>(MR, mc - ir);
-            float* c = g.c + (ic + ir) * g.ldc + j0;
-            if (mr == MR && nr == NR) {
-              micro(kcp, ap + ir * kcp, bs, c, g.ldc, !first);
-            } else {
-              micro(kcp, ap + ir * kcp, bs, tile, NR, false);
-              for (int64_t i = 0; i < mr; ++i) {
-                for (int64_t j = 0; j < nr; ++j) {
-                  c[i * g.ldc + j] = (first ? 0.0f : c[i * g.ldc + j]) + tile[i * NR + j];
-                }
-              }
-            }
-          }
-        }
-        if (last && (g.bias || g.epilogue)) {
-          for (int64_t i = 0; i < mc; ++i) finish_row(g, g.c + (ic + i) * g.ldc + col0, col0, cols);
-        }
+// The blocked loops' panels (gemm_loops.h) on VDPBF16PS: K in pairs, A converted to MR-row
+// slivers of pairs per panel, B the packed weights' slivers.
+class Bf16Panels {
+ public:
+  Bf16Panels(const Bf16Gemm& g, ThreadPool& pool, int tid, int64_t rows)
+      : g_(g), kp_(ceil_div(g.k, 2)) {
+    const GemmPanels b = panels();
+    const int64_t kc_cap = std::min(b.kc, std::max<int64_t>(kp_, 1));
+    ap_ = reinterpret_cast<uint32_t*>(pool.scratch(
+        tid, ThreadPool::kPackA, static_cast<size_t>(std::min(b.mc, round_up(rows, MR)) * kc_cap)));
+    tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
+  }
+  GemmPanels panels() const {
+    return {round_up(std::max<int64_t>(1, g_.blocking.mc), MR),
+            std::max<int64_t>(1, g_.blocking.kc / 2),
+            std::max<int64_t>(1, g_.blocking.nc / NR) * NR};
+  }
+  int mr() const { return MR; }
+  int nr() const { return NR; }
+  int64_t k_steps() const { return kp_; }
+  void begin_b_panel(int64_t, int64_t, int64_t p0, int64_t) { p0_ = p0; }
+  void pack_a(int64_t i0, int64_t rows, int64_t p0, int64_t kc) {
+    cpu::pack_a(g_.a + i0 * g_.lda, g_.lda, rows, 2 * p0, std::min(g_.k, 2 * (p0 + kc)), kc, ap_);
+  }
+  void tile(const GemmTile& t) {
+    const uint32_t* a = ap_ + t.ir * t.kc;
+    const uint32_t* b = g_.b + (t.j / NR * kp_ + p0_) * NR;
+    float* c = g_.c + t.i * g_.ldc + t.j;
+    if (t.rows == MR && t.cols == NR) {
+      micro(t.kc, a, b, c, g_.ldc, t.accumulate);
+      return;
+    }
+    micro(t.kc, a, b, tile_, NR, false);
+    for (int64_t i = 0; i < t.rows; ++i) {
+      for (int64_t j = 0; j < t.cols; ++j) {
+        c[i * g_.ldc + j] = (t.accumulate ? c[i * g_.ldc + j] : 0.0f) + tile_[i * NR + j];
       }
-      if (kp == 0) break;
     }
   }
-}
+  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    finish_rows(g_, i0, rows, j0, cols);
+  }
+
+ private:
+  const Bf16Gemm& g_;
+  const int64_t kp_;
+  uint32_t* ap_ = nullptr;
+  float* tile_ = nullptr;
+  int64_t p0_ = 0;
+};
 
 // ---- AMX-BF16 path (rows > kSkinnyRows when cpu_has_amx_bf16()) ----
 // Tiles: C 32 x 32 in tmm0..3 (two row halves x two column halves), A rows in tmm4/5 (16 rows x
@@ -298,59 +306,64 @@ CUVIL_AMX_TARGET void amx_block(const uint16_t* a, int64_t kc_pad, const uint32_
   _tile_stored(3, c + 16 * ldc + 16, cs);
 }
 
-void gemm_block_amx(const Bf16Gemm& g, int64_t i0, int64_t i1, int64_t s0, int64_t s1,
-                    ThreadPool& pool, int tid) {
-  configure_amx_tiles();
-  const int64_t kp = ceil_div(g.k, 2);
-  const int64_t kcb = round_up(std::max<int64_t>(kAmxK, g.blocking.kc), kAmxK);
-  const int64_t mc_max = round_up(std::max<int64_t>(1, g.blocking.mc), kAmxRows);
-  const int64_t ncs = std::max<int64_t>(1, g.blocking.nc / NR);
-  const int64_t rows_cap = std::min(mc_max, round_up(i1 - i0, kAmxRows));
-  const int64_t kc_cap = std::min(kcb, round_up(std::max<int64_t>(g.k, 1), kAmxK));
-  uint16_t* ap = reinterpret_cast<uint16_t*>(
-      pool.scratch(tid, ThreadPool::kPackA, static_cast<size_t>(rows_cap * kc_cap / 2 + 16)));
-  float* tile = pool.scratch(tid, ThreadPool::kTile, kAmxRows * NR);
-  for (int64_t js = s0; js < s1; js += ncs) {
-    const int64_t je = std::min(s1, js + ncs);
-    const int64_t col0 = js * NR, cols = std::min(g.n, je * NR) - col0;
-    for (int64_t pc = 0; pc < g.k || pc == 0; pc += kcb) {
-      const int64_t kc = std::min(kcb, g.k - pc);
-      const int64_t kc_pad = round_up(std::max<int64_t>(kc, 1), kAmxK);
-      const bool first = pc == 0, last = pc + kc >= g.k;
-      for (int64_t ic = i0; ic < i1; ic += mc_max) {
-        const int64_t mc = std::min(mc_max, i1 - ic);
-        const int64_t mc_pad = round_up(mc, kAmxRows);
-        convert_a_rowmajor(g.a + ic * g.lda, g.lda, mc, mc_pad, pc, kc, kc_pad, ap);
-        for (int64_t s = js; s < je; ++s) {
-          const int64_t j0 = s * NR;
-          const int64_t nr = std::min<int64_t>(NR, g.n - j0);
-          const uint32_t* bs = g.b + (s * kp + pc / 2) * NR;
-          for (int64_t ir = 0; ir < mc_pad; ir += kAmxRows) {
-            const int64_t mr = std::min<int64_t>(kAmxRows, mc - ir);
-            float* c = g.c + (ic + ir) * g.ldc + j0;
-            if (mr == kAmxRows && nr == NR) {
-              amx_block(ap + ir * kc_pad, kc_pad, bs, kc_pad / kAmxK, c, g.ldc, !first);
-              continue;
-            }
-            // Edge block: through a 32 x 32 buffer holding the valid part of C.
-            std::fill(tile, tile + kAmxRows * NR, 0.0f);
-            if (!first) {
-              for (int64_t i = 0; i < mr; ++i)
-                std::copy(c + i * g.ldc, c + i * g.ldc + nr, tile + i * NR);
-            }
-            amx_block(ap + ir * kc_pad, kc_pad, bs, kc_pad / kAmxK, tile, NR, !first);
-            for (int64_t i = 0; i < mr; ++i)
-              std::copy(tile + i * NR, tile + i * NR + nr, c + i * g.ldc);
-          }
-        }
-        if (last && (g.bias || g.epilogue)) {
-          for (int64_t i = 0; i < mc; ++i) finish_row(g, g.c + (ic + i) * g.ldc + col0, col0, cols);
-        }
-      }
-      if (g.k == 0) break;
-    }
+// The blocked loops' panels on AMX-BF16 tiles: K in pairs, each panel a whole number of tile
+// steps; A converted to row-major bf16 per panel, B the packed weights' slivers.
+class Bf16AmxPanels {
+ public:
+  Bf16AmxPanels(const Bf16Gemm& g, ThreadPool& pool, int tid, int64_t rows)
+      : g_(g), kp_(ceil_div(g.k, 2)) {
+    configure_amx_tiles();
+    const GemmPanels b = panels();
+    const int64_t rows_cap = std::min(b.mc, round_up(rows, kAmxRows));
+    const int64_t kc_cap = std::min(2 * b.kc, round_up(std::max<int64_t>(g.k, 1), kAmxK));
+    ap_ = reinterpret_cast<uint16_t*>(
+        pool.scratch(tid, ThreadPool::kPackA, static_cast<size_t>(rows_cap * kc_cap / 2 + 16)));
+    tile_ = pool.scratch(tid, ThreadPool::kTile, kAmxRows * NR);
   }
-}
+  GemmPanels panels() const {
+    return {round_up(std::max<int64_t>(1, g_.blocking.mc), kAmxRows),
+            round_up(std::max<int64_t>(kAmxK, g_.blocking.kc), kAmxK) / 2,
+            std::max<int64_t>(1, g_.blocking.nc / NR) * NR};
+  }
+  int mr() const { return kAmxRows; }
+  int nr() const { return NR; }
+  int64_t k_steps() const { return kp_; }
+  void begin_b_panel(int64_t, int64_t, int64_t p0, int64_t) { p0_ = p0; }
+  void pack_a(int64_t i0, int64_t rows, int64_t p0, int64_t kc) {
+    const int64_t k0 = 2 * p0, len = std::min(2 * kc, g_.k - k0);
+    kc_pad_ = round_up(std::max<int64_t>(len, 1), kAmxK);
+    convert_a_rowmajor(g_.a + i0 * g_.lda, g_.lda, rows, round_up(rows, kAmxRows), k0, len, kc_pad_,
+                       ap_);
+  }
+  void tile(const GemmTile& t) {
+    const uint16_t* a = ap_ + t.ir * kc_pad_;
+    const uint32_t* b = g_.b + (t.j / NR * kp_ + p0_) * NR;
+    float* c = g_.c + t.i * g_.ldc + t.j;
+    if (t.rows == kAmxRows && t.cols == NR) {
+      amx_block(a, kc_pad_, b, kc_pad_ / kAmxK, c, g_.ldc, t.accumulate);
+      return;
+    }
+    // Edge block: through a 32 x 32 buffer holding the valid part of C.
+    std::fill(tile_, tile_ + kAmxRows * NR, 0.0f);
+    if (t.accumulate) {
+      for (int64_t i = 0; i < t.rows; ++i)
+        std::copy(c + i * g_.ldc, c + i * g_.ldc + t.cols, tile_ + i * NR);
+    }
+    amx_block(a, kc_pad_, b, kc_pad_ / kAmxK, tile_, NR, t.accumulate);
+    for (int64_t i = 0; i < t.rows; ++i)
+      std::copy(tile_ + i * NR, tile_ + i * NR + t.cols, c + i * g_.ldc);
+  }
+  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    finish_rows(g_, i0, rows, j0, cols);
+  }
+
+ private:
+  const Bf16Gemm& g_;
+  const int64_t kp_;
+  uint16_t* ap_ = nullptr;
+  float* tile_ = nullptr;
+  int64_t p0_ = 0, kc_pad_ = kAmxK;
+};
 
 }  // namespace
 
@@ -409,14 +422,18 @@ void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
     return;
   }
   const bool amx = cpu_has_amx_bf16();
-  split_lowp_gemm(pool, g.m, g.n, g.k, NR, amx ? kAmxRows : MR,
-                  [&](int64_t i0, int64_t i1, int64_t b0, int64_t b1, int tid) {
-                    if (amx) {
-                      gemm_block_amx(g, i0, i1, b0, b1, pool, tid);
-                    } else {
-                      gemm_block(g, i0, i1, b0, b1, pool, tid);
-                    }
-                  });
+  const GemmSplit split =
+      plan_gemm_split(pool.threads(), g.m, g.n, g.k, amx ? kAmxRows : MR, NR, g.blocking.partition);
+  run_gemm_split(pool, split, g.m, g.n,
+                 [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, int tid) {
+                   if (amx) {
+                     Bf16AmxPanels panels(g, pool, tid, i1 - i0);
+                     gemm_loops(panels, panels.panels(), i0, i1, j0, j1);
+                   } else {
+                     Bf16Panels panels(g, pool, tid, i1 - i0);
+                     gemm_loops(panels, panels.panels(), i0, i1, j0, j1);
+                   }
+                 });
 }
 
 }  // namespace cuvil::runtime::cpu

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/gemm_partition.h"
 #include "runtime/cpu/quantize.h"
 
 namespace cuvil::runtime {
@@ -42,6 +43,7 @@ struct Bf16Blocking {
   int64_t mc = 192;   // rows of A per packed panel, rounded up to MR
   int64_t kc = 512;   // depth per panel (even; a B sliver of kc x NR bf16 is 32 KiB)
   int64_t nc = 1024;  // columns per block of C finished together, rounded up to NR
+  GemmPartition partition = GemmPartition::automatic;  // the split between threads
 };
 
 struct Bf16Gemm {

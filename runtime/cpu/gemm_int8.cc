@@ -5,7 +5,8 @@
 #include <vector>
 
 #include "base/error.h"
-#include "runtime/cpu/lowp_gemm_partition.h"
+#include "runtime/cpu/gemm_loops.h"
+#include "runtime/cpu/gemm_partition.h"
 #include "runtime/thread_pool.h"
 
 // GCC 12's AVX-512 headers start some intrinsics from an "undefined" register and warn about it
@@ -163,41 +164,58 @@ void skinny_rows(const Int8Gemm& g, const Columns& cols, int64_t s0, int64_t s1)
 
 constexpr int64_t kSkinnyRows = kInt8SkinnyRows;
 
-// Rows [i0, i1) x slivers [s0, s1) of C on thread tid; K in one piece.
-void gemm_block(const Int8Gemm& g, const Columns& cols, int64_t i0, int64_t i1, int64_t s0,
-                int64_t s1, ThreadPool& pool, int tid) {
-  const int64_t n = g.b->n;
-  const int64_t kq = ceil_div(g.b->k, 4);
-  const int64_t mc_max = round_up(std::max<int64_t>(1, g.mc), MR);
-  uint32_t* ap = reinterpret_cast<uint32_t*>(
-      pool.scratch(tid, ThreadPool::kPackA,
-                   static_cast<size_t>(std::min(mc_max, round_up(i1 - i0, MR)) * kq + 1)));
-  float* tile = pool.scratch(tid, ThreadPool::kTile, MR * NR);
-  const int64_t col0 = s0 * NR, ncols = std::min(n, s1 * NR) - col0;
-  for (int64_t ic = i0; ic < i1; ic += mc_max) {
-    const int64_t mc = std::min(mc_max, i1 - ic);
-    pack_a(g.a + ic * g.lda, g.lda, mc, kq, ap);
-    for (int64_t s = s0; s < s1; ++s) {
-      const int64_t j0 = s * NR;
-      const int64_t nr = std::min<int64_t>(NR, n - j0);
-      const uint32_t* bs = g.b->words.data() + s * kq * NR;
-      for (int64_t ir = 0; ir < mc; ir += MR) {
-        const int64_t mr = std::min<int64_t>(MR, mc - ir);
-        float* c = g.c + (ic + ir) * g.ldc + j0;
-        if (mr == MR && nr == NR) {
-          micro(kq, ap + ir * kq, bs, c, g.ldc, cols.scale + j0, cols.comp + j0);
-        } else {
-          micro(kq, ap + ir * kq, bs, tile, NR, cols.scale + j0, cols.comp + j0);
-          for (int64_t i = 0; i < mr; ++i)
-            std::copy(tile + i * NR, tile + i * NR + nr, c + i * g.ldc);
-        }
-      }
-    }
-    if (g.bias || g.epilogue) {
-      for (int64_t i = 0; i < mc; ++i) finish_row(g, g.c + (ic + i) * g.ldc + col0, col0, ncols);
-    }
-  }
+void finish_rows(const Int8Gemm& g, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  if (!g.bias && !g.epilogue) return;
+  for (int64_t i = i0; i < i0 + rows; ++i) finish_row(g, g.c + i * g.ldc + j0, j0, cols);
 }
+
+// Panels of the int8 products: K in quads and in one piece (each tile dequantises its exact
+// int32 sums), every column of a thread's part in one block; `mr` rows per register tile.
+GemmPanels int8_panels(const Int8Gemm& g, int mr) {
+  return {round_up(std::max<int64_t>(1, g.mc), mr), std::max<int64_t>(1, ceil_div(g.b->k, 4)),
+          round_up(std::max<int64_t>(g.b->n, 1), NR)};
+}
+
+// The blocked loops' panels (gemm_loops.h) on VPDPBUSD: A packed in MR-row slivers of quads.
+class Int8Panels {
+ public:
+  Int8Panels(const Int8Gemm& g, const Columns& cols, ThreadPool& pool, int tid, int64_t rows)
+      : g_(g), cols_(cols), kq_(ceil_div(g.b->k, 4)) {
+    ap_ = reinterpret_cast<uint32_t*>(pool.scratch(
+        tid, ThreadPool::kPackA,
+        static_cast<size_t>(std::min(int8_panels(g, MR).mc, round_up(rows, MR)) * kq_ + 1)));
+    tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
+  }
+  int mr() const { return MR; }
+  int nr() const { return NR; }
+  int64_t k_steps() const { return kq_; }
+  void begin_b_panel(int64_t, int64_t, int64_t, int64_t) {}
+  void pack_a(int64_t i0, int64_t rows, int64_t, int64_t) {
+    cpu::pack_a(g_.a + i0 * g_.lda, g_.lda, rows, kq_, ap_);
+  }
+  void tile(const GemmTile& t) {
+    const uint32_t* a = ap_ + t.ir * kq_;
+    const uint32_t* b = g_.b->words.data() + t.j / NR * kq_ * NR;
+    float* c = g_.c + t.i * g_.ldc + t.j;
+    if (t.rows == MR && t.cols == NR) {
+      micro(kq_, a, b, c, g_.ldc, cols_.scale + t.j, cols_.comp + t.j);
+      return;
+    }
+    micro(kq_, a, b, tile_, NR, cols_.scale + t.j, cols_.comp + t.j);
+    for (int64_t i = 0; i < t.rows; ++i)
+      std::copy(tile_ + i * NR, tile_ + i * NR + t.cols, c + i * g_.ldc);
+  }
+  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    finish_rows(g_, i0, rows, j0, cols);
+  }
+
+ private:
+  const Int8Gemm& g_;
+  const Columns& cols_;
+  const int64_t kq_;
+  uint32_t* ap_ = nullptr;
+  float* tile_ = nullptr;
+};
 
 // ---- AMX-INT8 path (rows > kSkinnyRows when cpu_has_amx_int8()) ----
 // Tiles: C 32 x 32 int32 in tmm0..3 (two row halves x two column halves), A rows in tmm4/5 (16
@@ -262,38 +280,43 @@ CUVIL_AMX_INT8_TARGET void dequantize_block(const int32_t* acc, int64_t rows, in
   }
 }
 
-// Rows [i0, i1) x slivers [s0, s1) of C on thread tid on AMX tiles; K in one piece.
-void gemm_block_amx(const Int8Gemm& g, const Columns& cols, int64_t i0, int64_t i1, int64_t s0,
-                    int64_t s1, ThreadPool& pool, int tid) {
-  configure_amx_tiles();
-  const int64_t n = g.b->n, k = g.b->k;
-  const int64_t kq = ceil_div(k, 4);
-  const int64_t k_pad = round_up(std::max<int64_t>(k, 1), kAmxK);
-  const int64_t mc_max = round_up(std::max<int64_t>(1, g.mc), kAmxRows);
-  const int64_t rows_cap = std::min(mc_max, round_up(i1 - i0, kAmxRows));
-  uint8_t* ap = reinterpret_cast<uint8_t*>(
-      pool.scratch(tid, ThreadPool::kPackA, static_cast<size_t>(rows_cap * k_pad / 4 + 16)));
-  int32_t* acc = reinterpret_cast<int32_t*>(pool.scratch(tid, ThreadPool::kTile, kAmxRows * NR));
-  const int64_t col0 = s0 * NR, ncols = std::min(n, s1 * NR) - col0;
-  for (int64_t ic = i0; ic < i1; ic += mc_max) {
-    const int64_t mc = std::min(mc_max, i1 - ic);
-    const int64_t mc_pad = round_up(mc, kAmxRows);
-    pack_a_rowmajor(g.a + ic * g.lda, g.lda, mc, mc_pad, k, k_pad, ap);
-    for (int64_t s = s0; s < s1; ++s) {
-      const int64_t j0 = s * NR;
-      const int64_t nr = std::min<int64_t>(NR, n - j0);
-      const uint32_t* bs = g.b->words.data() + s * kq * NR;
-      for (int64_t ir = 0; ir < mc_pad; ir += kAmxRows) {
-        amx_block(ap + ir * k_pad, k_pad, bs, acc);
-        dequantize_block(acc, std::min<int64_t>(kAmxRows, mc - ir), nr, cols.scale + j0,
-                         cols.comp + j0, g.c + (ic + ir) * g.ldc + j0, g.ldc);
-      }
-    }
-    if (g.bias || g.epilogue) {
-      for (int64_t i = 0; i < mc; ++i) finish_row(g, g.c + (ic + i) * g.ldc + col0, col0, ncols);
-    }
+// The blocked loops' panels on AMX-INT8 tiles: A copied to row-major u8, K zero-padded to whole
+// tile steps; each 32 x 32 block's int32 sums dequantised as they leave the tiles.
+class Int8AmxPanels {
+ public:
+  Int8AmxPanels(const Int8Gemm& g, const Columns& cols, ThreadPool& pool, int tid, int64_t rows)
+      : g_(g), cols_(cols), k_pad_(round_up(std::max<int64_t>(g.b->k, 1), kAmxK)) {
+    configure_amx_tiles();
+    const int64_t rows_cap = std::min(int8_panels(g, kAmxRows).mc, round_up(rows, kAmxRows));
+    ap_ = reinterpret_cast<uint8_t*>(
+        pool.scratch(tid, ThreadPool::kPackA, static_cast<size_t>(rows_cap * k_pad_ / 4 + 16)));
+    acc_ = reinterpret_cast<int32_t*>(pool.scratch(tid, ThreadPool::kTile, kAmxRows * NR));
   }
-}
+  int mr() const { return kAmxRows; }
+  int nr() const { return NR; }
+  int64_t k_steps() const { return ceil_div(g_.b->k, 4); }
+  void begin_b_panel(int64_t, int64_t, int64_t, int64_t) {}
+  void pack_a(int64_t i0, int64_t rows, int64_t, int64_t) {
+    pack_a_rowmajor(g_.a + i0 * g_.lda, g_.lda, rows, round_up(rows, kAmxRows), g_.b->k, k_pad_,
+                    ap_);
+  }
+  void tile(const GemmTile& t) {
+    const uint32_t* b = g_.b->words.data() + t.j / NR * k_steps() * NR;
+    amx_block(ap_ + t.ir * k_pad_, k_pad_, b, acc_);
+    dequantize_block(acc_, t.rows, t.cols, cols_.scale + t.j, cols_.comp + t.j,
+                     g_.c + t.i * g_.ldc + t.j, g_.ldc);
+  }
+  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    finish_rows(g_, i0, rows, j0, cols);
+  }
+
+ private:
+  const Int8Gemm& g_;
+  const Columns& cols_;
+  const int64_t k_pad_;
+  uint8_t* ap_ = nullptr;
+  int32_t* acc_ = nullptr;
+};
 
 }  // namespace
 
@@ -349,14 +372,17 @@ void gemm_int8(const Int8Gemm& g, ThreadPool& pool) {
     return;
   }
   const bool amx = cpu_has_amx_int8();
-  split_lowp_gemm(pool, g.m, n, g.b->k, NR, amx ? kAmxRows : MR,
-                  [&](int64_t i0, int64_t i1, int64_t s0, int64_t s1, int tid) {
-                    if (amx) {
-                      gemm_block_amx(g, cols, i0, i1, s0, s1, pool, tid);
-                    } else {
-                      gemm_block(g, cols, i0, i1, s0, s1, pool, tid);
-                    }
-                  });
+  const GemmSplit split =
+      plan_gemm_split(pool.threads(), g.m, n, g.b->k, amx ? kAmxRows : MR, NR, g.partition);
+  run_gemm_split(pool, split, g.m, n, [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, int tid) {
+    if (amx) {
+      Int8AmxPanels panels(g, cols, pool, tid, i1 - i0);
+      gemm_loops(panels, int8_panels(g, kAmxRows), i0, i1, j0, j1);
+    } else {
+      Int8Panels panels(g, cols, pool, tid, i1 - i0);
+      gemm_loops(panels, int8_panels(g, MR), i0, i1, j0, j1);
+    }
+  });
 }
 
 }  // namespace cuvil::runtime::cpu

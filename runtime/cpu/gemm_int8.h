@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/gemm_partition.h"
 #include "runtime/cpu/quantize.h"
 
 namespace cuvil::runtime {
@@ -49,6 +50,7 @@ struct Int8Gemm {
   const float* bias = nullptr;  // bias[n]
   const Epilogue* epilogue = nullptr;
   int64_t mc = kInt8DefaultMc;  // rows of A per packed panel (the whole K of a row is packed)
+  GemmPartition partition = GemmPartition::automatic;  // the split between threads
 };
 
 // Threads split C; requires cpu_has_avx512_vnni().

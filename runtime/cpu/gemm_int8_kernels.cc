@@ -56,6 +56,7 @@ void linear_int8(const KernelArgs& a) {
   Int8Gemm g;
   g.m = m;
   g.mc = scheduled_lowp(a.step).int8_mc;
+  g.partition = scheduled_lowp(a.step).int8_partition;
   g.aq = choose_activation_quant(a.in[0], count, a.pool);
   uint8_t* aq = u8_scratch(a.pool, ThreadPool::kKernel, count);
   quantize_u8(a.in[0], count, g.aq, aq, a.pool);
@@ -75,6 +76,7 @@ void conv2d_int8(const KernelArgs& a) {
   const int64_t count = cg.n * cg.h * cg.w * cg.c;
   Int8Gemm g;
   g.mc = schedule.int8_mc;
+  g.partition = schedule.int8_partition;
   g.aq = choose_activation_quant(a.in[0], count, a.pool);
   uint8_t* xq = u8_scratch(a.pool, ThreadPool::kKernel2, count);
   quantize_u8(a.in[0], count, g.aq, xq, a.pool);

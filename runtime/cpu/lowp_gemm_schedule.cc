@@ -25,18 +25,24 @@ int64_t positive(const Step& step, const char* key, int64_t fallback) {
   return v;
 }
 
+// The threading pass's split of C (gemm.partition), which the fp32 GEMM reads too.
+GemmPartition partition(const Step& step) {
+  if (!step.attrs.has(attrs::kGemmPartition)) return GemmPartition::automatic;
+  try {
+    return parse_gemm_partition(step.attrs.get_string(attrs::kGemmPartition, "auto"));
+  } catch (const UserError& e) {
+    throw UserError("step '" + step.node_name + "': " + e.what());
+  }
+}
+
 Bf16Blocking bf16_blocking(const Step& step, int64_t max_rows) {
   Bf16Blocking b;
   if (max_rows <= kBf16SkinnyRows) return b;
   b.mc = positive(step, attrs::kGemmBf16Mc, b.mc);
   b.kc = positive(step, attrs::kGemmBf16Kc, b.kc);
   b.nc = positive(step, attrs::kGemmBf16Nc, b.nc);
+  b.partition = partition(step);
   return b;
-}
-
-int64_t int8_mc(const Step& step, int64_t max_rows) {
-  if (max_rows <= kInt8SkinnyRows) return kInt8DefaultMc;
-  return positive(step, attrs::kGemmInt8Mc, kInt8DefaultMc);
 }
 
 enum class Lowp { bf16, int8 };
@@ -63,7 +69,10 @@ std::shared_ptr<const void> schedule(const Step& step, Lowp precision) {
   if (precision == Lowp::bf16) {
     s->bf16 = bf16_blocking(step, max_rows);
   } else {
-    s->int8_mc = int8_mc(step, max_rows);
+    if (max_rows > kInt8SkinnyRows) {
+      s->int8_mc = positive(step, attrs::kGemmInt8Mc, kInt8DefaultMc);
+      s->int8_partition = partition(step);
+    }
   }
   return s;
 }

@@ -1,6 +1,7 @@
 // Schedule hooks (KernelInfo::schedule) of the reduced-precision kernels on gemm_bf16 and
 // gemm_int8: linear.bf16, matmul.bf16, conv2d.bf16, linear.int8 and conv2d.int8. They read, once
-// at lowering, the conv geometry and the gemm-tiling pass's bf16/int8 panel sizes into a
+// at lowering, the conv geometry, the gemm-tiling pass's bf16/int8 panel sizes and the threading
+// pass's split of C (gemm.partition, as the fp32 GEMM reads it) into a
 // LowpSchedule; the runs read that struct (scheduled_lowp).
 #pragma once
 
@@ -19,6 +20,7 @@ struct LowpSchedule {
   int64_t pixel_block = 0;           // conv2d, not 1x1: output pixels per im2col block
   Bf16Blocking bf16;                 // bf16 steps
   int64_t int8_mc = kInt8DefaultMc;  // int8 steps
+  GemmPartition int8_partition = GemmPartition::automatic;
 };
 
 // The hooks of the bf16 kernels (linear, matmul, conv2d) and of the int8 ones (linear, conv2d).

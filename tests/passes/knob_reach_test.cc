@@ -6,6 +6,7 @@
 
 #include "passes/cuvilpass.h"
 #include "passes/pipeline.h"
+#include "runtime/cpu/quantize.h"
 #include "runtime/executor.h"
 #include "tests/passes/test_support.h"
 
@@ -27,8 +28,9 @@ Graph one_linear(int64_t m) {
 }
 
 // The step after one run: lowering records selection and prepare, the first run the rest.
-runtime::Step ran_step(const Graph& g, const std::string& kernel) {
-  Compiled c = compile(g, default_pipeline("cpu"), 1);
+runtime::Step ran_step(const Graph& g, const std::string& kernel,
+                       const PipelineConfig& config = default_pipeline("cpu")) {
+  Compiled c = compile(g, config, 1);
   runtime::Executor executor(std::move(c.plan));
   executor.run(ir::random_inputs(g, 1));
   for (const runtime::Step& s : executor.plan().steps) {
@@ -74,6 +76,28 @@ TEST(KnobReach, FewRowLinearTakesNoGemmBlocking) {
        {"gemm-tiling.mc", "gemm-tiling.kc", "gemm-tiling.nc", "gemm-tiling.mr_nr",
         "gemm-tiling.prefetch_b", "gemm-tiling.prepack_weights", "threading.partition"}) {
     EXPECT_TRUE(has(gemm.reach, knob)) << knob;
+  }
+}
+
+// Issue 18: one GEMM driver, so the split of C between threads is one knob for the fp32, bf16
+// and int8 GEMMs alike (it reached the fp32 GEMM only).
+TEST(KnobReach, ThreadingPartitionReachesEveryPrecision) {
+  EXPECT_TRUE(has(ran_step(one_linear(32), "linear.gemm").reach, "threading.partition"));
+  for (const char* dtype : {"bf16", "int8"}) {
+    const std::string kernel = std::string("linear.") + dtype;
+    const bool runs = std::string(dtype) == "bf16" ? runtime::cpu::cpu_has_avx512_bf16()
+                                                   : runtime::cpu::cpu_has_avx512_vnni();
+    if (!runs) continue;  // the node stays fp32 where the CPU lacks the instructions
+    PipelineConfig config = default_pipeline("cpu");
+    for (PassInvocation& p : config.passes) {
+      if (p.name == "reduced-precision") p.params["linear_dtype"] = std::string(dtype);
+    }
+    const runtime::Step gemm = ran_step(one_linear(32), kernel, config);
+    EXPECT_TRUE(has(gemm.reach, "threading.partition")) << kernel;
+    EXPECT_TRUE(has(gemm.reach, std::string("gemm-tiling.") + dtype + "_mc")) << kernel;
+    // Few rows stream the weights once: neither the split nor the panels reach them.
+    const runtime::Step skinny = ran_step(one_linear(2), kernel, config);
+    EXPECT_FALSE(has(skinny.reach, "threading.partition")) << kernel;
   }
 }
 

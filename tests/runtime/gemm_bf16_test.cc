@@ -110,6 +110,34 @@ TEST_F(Bf16GemmTest, VectorPathWithoutAmxMatchesBound) {
   unsetenv("CUVIL_CPU_DISABLE");
 }
 
+// Each element of C is the same sum whichever thread computes it: every split of C between
+// threads (the threading pass's partition) gives the same bits, edges and split K included.
+TEST_F(Bf16GemmTest, EveryPartitionGivesTheSameProduct) {
+  const int64_t m = 53, n = 97, k = 75;
+  const auto a = testing::uniform_vector(m * k, 4);
+  const auto b = testing::uniform_vector(k * n, 5);
+  AlignedArray<uint32_t> packed(bf16_packed_words(k, n));
+  pack_b_bf16(b.data(), k, true, k, n, packed.data());
+  ThreadPool pool(4);  // 4: the grid partition cuts 2 x 2
+  auto product = [&](GemmPartition partition) {
+    ir::Tensor c({m, n});
+    Bf16Gemm g;
+    g.m = m, g.n = n, g.k = k;
+    g.a = a.data(), g.lda = k;
+    g.b = packed.data();
+    g.c = c.data.data(), g.ldc = n;
+    g.blocking.mc = 24, g.blocking.kc = 32, g.blocking.nc = 64;
+    g.blocking.partition = partition;
+    gemm_bf16(g, pool);
+    return c;
+  };
+  const ir::Tensor automatic = product(GemmPartition::automatic);
+  EXPECT_LE(ir::max_relative_error(automatic, naive(m, n, k, a, b, true, nullptr)), kBound);
+  for (GemmPartition p : {GemmPartition::m, GemmPartition::n, GemmPartition::grid}) {
+    EXPECT_EQ(product(p).data, automatic.data) << to_string(p);
+  }
+}
+
 TEST(Bf16Features, EnvironmentCanDisableBf16) {
   const bool before = cpu_has_avx512_bf16();
   setenv("CUVIL_CPU_DISABLE", "avx512_vnni,avx512_bf16", 1);

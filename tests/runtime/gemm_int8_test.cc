@@ -33,7 +33,8 @@ ir::Tensor naive(int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
 // Runs the whole int8 path (dynamic activation quantisation, per-channel weights) on a, w.
 ir::Tensor int8_product(int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
                         const std::vector<float>& w, const float* bias, int threads = 2,
-                        ActivationQuant* used = nullptr) {
+                        ActivationQuant* used = nullptr,
+                        GemmPartition partition = GemmPartition::automatic, int64_t mc = 0) {
   ThreadPool pool(threads);
   const auto packed = quantize_pack_int8(w.data(), n, k, k);
   std::vector<uint8_t> aq(static_cast<size_t>(u8_buffer_bytes(m * k)));
@@ -47,6 +48,8 @@ ir::Tensor int8_product(int64_t m, int64_t n, int64_t k, const std::vector<float
   ir::Tensor c({m, n});
   g.c = c.data.data(), g.ldc = n;
   g.bias = bias;
+  g.partition = partition;
+  if (mc > 0) g.mc = mc;
   gemm_int8(g, pool);
   return c;
 }
@@ -156,6 +159,22 @@ TEST_F(Int8GemmTest, AmxAndVnniPathsGiveTheSameProduct) {
     unsetenv("CUVIL_CPU_DISABLE");
     EXPECT_EQ(amx.data, vnni.data) << m << "x" << n << "x" << k;
     EXPECT_LE(ir::max_relative_error(amx, naive(m, n, k, a, w, b.data())), kBound);
+  }
+}
+
+// Each element of C is the same exact int32 sum whichever thread computes it: every split of C
+// between threads (the threading pass's partition) gives the same bits.
+TEST_F(Int8GemmTest, EveryPartitionGivesTheSameProduct) {
+  const int64_t m = 53, n = 97, k = 75;
+  const auto a = testing::uniform_vector(m * k, 24, -1.0f, 1.0f);
+  const auto w = testing::uniform_vector(n * k, 25, -1.0f, 1.0f);
+  const auto b = testing::uniform_vector(n, 26, -1.0f, 1.0f);
+  const ir::Tensor automatic =
+      int8_product(m, n, k, a, w, b.data(), 4, nullptr, GemmPartition::automatic, 24);
+  EXPECT_LE(ir::max_relative_error(automatic, naive(m, n, k, a, w, b.data())), kBound);
+  for (GemmPartition p : {GemmPartition::m, GemmPartition::n, GemmPartition::grid}) {
+    EXPECT_EQ(int8_product(m, n, k, a, w, b.data(), 4, nullptr, p, 24).data, automatic.data)
+        << to_string(p);
   }
 }
 
