@@ -246,11 +246,7 @@ class F32Panels {
     } else {
       // Edge tile: compute the whole register tile aside, keep the valid part.
       r_.micro->fn(t.kc, a, b, tile_, NR, false);
-      for (int64_t i = 0; i < t.rows; ++i) {
-        for (int64_t j = 0; j < t.cols; ++j) {
-          c[i * g_.ldc + j] = (t.accumulate ? c[i * g_.ldc + j] : 0.0f) + tile_[i * NR + j];
-        }
-      }
+      store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, t.accumulate);
     }
   }
 

@@ -107,14 +107,6 @@ void convert_rows(const float* a, int64_t lda, int64_t rows, int64_t k, uint32_t
   }
 }
 
-// Writes columns [j0, j0 + nr) of a finished row (bias, epilogue).
-void finish_row(const Bf16Gemm& g, float* row, int64_t j0, int64_t len) {
-  if (g.bias) {
-    for (int64_t j = 0; j < len; ++j) row[j] += g.bias[j0 + j];
-  }
-  if (g.epilogue) g.epilogue->apply(row, len);
-}
-
 // How far ahead of a skinny product's B stream to prefetch: 2 KiB. Llama-3-8B decode at O3 went
 // from 43.6-44.6 to 35.2-35.4 ms with it; 4 and 8 KiB measured the same (docs/performance.md).
 constexpr int64_t kSkinnyPrefetchWords = 512;
@@ -186,12 +178,6 @@ void skinny_rows(const Bf16Gemm& g, const uint32_t* ap, int64_t s0, int64_t s1) 
 
 constexpr int64_t kSkinnyRows = kBf16SkinnyRows;
 
-// Finishes rows [i0, i0 + rows) x columns [j0, j0 + cols) of C (bias, epilogue).
-void finish_rows(const Bf16Gemm& g, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-  if (!g.bias && !g.epilogue) return;
-  for (int64_t i = i0; i < i0 + rows; ++i) finish_row(g, g.c + i * g.ldc + j0, j0, cols);
-}
-
 // The blocked loops' panels (gemm_loops.h) on VDPBF16PS: K in pairs, A converted to MR-row
 // slivers of pairs per panel, B the packed weights' slivers.
 class Bf16Panels {
@@ -225,11 +211,7 @@ class Bf16Panels {
       return;
     }
     micro(t.kc, a, b, tile_, NR, false);
-    for (int64_t i = 0; i < t.rows; ++i) {
-      for (int64_t j = 0; j < t.cols; ++j) {
-        c[i * g_.ldc + j] = (t.accumulate ? c[i * g_.ldc + j] : 0.0f) + tile_[i * NR + j];
-      }
-    }
+    store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, t.accumulate);
   }
   void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
     finish_rows(g_, i0, rows, j0, cols);
@@ -350,8 +332,7 @@ class Bf16AmxPanels {
         std::copy(c + i * g_.ldc, c + i * g_.ldc + t.cols, tile_ + i * NR);
     }
     amx_block(a, kc_pad_, b, kc_pad_ / kAmxK, tile_, NR, t.accumulate);
-    for (int64_t i = 0; i < t.rows; ++i)
-      std::copy(tile_ + i * NR, tile_ + i * NR + t.cols, c + i * g_.ldc);
+    store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, false);
   }
   void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
     finish_rows(g_, i0, rows, j0, cols);

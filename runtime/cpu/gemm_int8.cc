@@ -88,13 +88,6 @@ void pack_a(const uint8_t* a, int64_t lda, int64_t rows, int64_t kq, uint32_t* d
   }
 }
 
-void finish_row(const Int8Gemm& g, float* row, int64_t j0, int64_t len) {
-  if (g.bias) {
-    for (int64_t j = 0; j < len; ++j) row[j] += g.bias[j0 + j];
-  }
-  if (g.epilogue) g.epilogue->apply(row, len);
-}
-
 // Few rows: stream each packed sliver once; two accumulator sets per row.
 template <int M>
 CUVIL_VNNI_TARGET void skinny(const Int8Gemm& g, const Columns& cols, int64_t s0, int64_t s1) {
@@ -164,11 +157,6 @@ void skinny_rows(const Int8Gemm& g, const Columns& cols, int64_t s0, int64_t s1)
 
 constexpr int64_t kSkinnyRows = kInt8SkinnyRows;
 
-void finish_rows(const Int8Gemm& g, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-  if (!g.bias && !g.epilogue) return;
-  for (int64_t i = i0; i < i0 + rows; ++i) finish_row(g, g.c + i * g.ldc + j0, j0, cols);
-}
-
 // Panels of the int8 products: K in quads and in one piece (each tile dequantises its exact
 // int32 sums), every column of a thread's part in one block; `mr` rows per register tile.
 GemmPanels int8_panels(const Int8Gemm& g, int mr) {
@@ -202,8 +190,7 @@ class Int8Panels {
       return;
     }
     micro(kq_, a, b, tile_, NR, cols_.scale + t.j, cols_.comp + t.j);
-    for (int64_t i = 0; i < t.rows; ++i)
-      std::copy(tile_ + i * NR, tile_ + i * NR + t.cols, c + i * g_.ldc);
+    store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, false);
   }
   void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
     finish_rows(g_, i0, rows, j0, cols);

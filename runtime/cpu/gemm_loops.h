@@ -77,4 +77,32 @@ void gemm_loops(Panels& p, const GemmPanels& b, int64_t i0, int64_t i1, int64_t 
   }
 }
 
+// Finishes one row's columns [j0, j0 + len) once its K is complete: bias per column, then the
+// step's epilogue (a GEMM problem with `bias` and `epilogue` members).
+template <class Gemm>
+void finish_row(const Gemm& g, float* row, int64_t j0, int64_t len) {
+  if (g.bias) {
+    for (int64_t j = 0; j < len; ++j) row[j] += g.bias[j0 + j];
+  }
+  if (g.epilogue) g.epilogue->apply(row, len);
+}
+
+// The same for rows [i0, i0 + rows) of C (members c, ldc).
+template <class Gemm>
+void finish_rows(const Gemm& g, int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  if (!g.bias && !g.epilogue) return;
+  for (int64_t i = i0; i < i0 + rows; ++i) finish_row(g, g.c + i * g.ldc + j0, j0, cols);
+}
+
+// An edge tile computed aside (row stride ld): its valid rows x cols written to C, or added to
+// it when C holds the sums of earlier K panels.
+inline void store_tile_part(const float* tile, int64_t ld, float* c, int64_t ldc, int rows,
+                            int cols, bool accumulate) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0.0f) + tile[i * ld + j];
+    }
+  }
+}
+
 }  // namespace cuvil::runtime::cpu

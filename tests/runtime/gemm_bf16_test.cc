@@ -29,11 +29,10 @@ ir::Tensor naive(int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
   return out;
 }
 
-double bf16_error(int64_t m, int64_t n, int64_t k, bool transposed, bool bias,
-                  Bf16Blocking blocking = {}, int threads = 2) {
-  const auto a = testing::uniform_vector(m * k, 1);
-  const auto b = testing::uniform_vector(k * n, 2);
-  const auto bv = testing::uniform_vector(n, 3);
+// C = A B (+ bias) by gemm_bf16 on B packed here.
+ir::Tensor bf16_product(int64_t m, int64_t n, int64_t k, const std::vector<float>& a,
+                        const std::vector<float>& b, bool transposed, const float* bias,
+                        const Bf16Blocking& blocking, int threads) {
   AlignedArray<uint32_t> packed(bf16_packed_words(k, n));
   pack_b_bf16(b.data(), transposed ? k : n, transposed, k, n, packed.data());
   ThreadPool pool(threads);
@@ -43,10 +42,21 @@ double bf16_error(int64_t m, int64_t n, int64_t k, bool transposed, bool bias,
   g.a = a.data(), g.lda = k;
   g.b = packed.data();
   g.c = c.data.data(), g.ldc = n;
-  g.bias = bias ? bv.data() : nullptr;
+  g.bias = bias;
   g.blocking = blocking;
   gemm_bf16(g, pool);
-  return ir::max_relative_error(c, naive(m, n, k, a, b, transposed, bias ? bv.data() : nullptr));
+  return c;
+}
+
+double bf16_error(int64_t m, int64_t n, int64_t k, bool transposed, bool bias,
+                  Bf16Blocking blocking = {}, int threads = 2) {
+  const auto a = testing::uniform_vector(m * k, 1);
+  const auto b = testing::uniform_vector(k * n, 2);
+  const auto bv = testing::uniform_vector(n, 3);
+  const float* bias_data = bias ? bv.data() : nullptr;
+  return ir::max_relative_error(
+      bf16_product(m, n, k, a, b, transposed, bias_data, blocking, threads),
+      naive(m, n, k, a, b, transposed, bias_data));
 }
 
 class Bf16GemmTest : public ::testing::Test {
@@ -116,20 +126,11 @@ TEST_F(Bf16GemmTest, EveryPartitionGivesTheSameProduct) {
   const int64_t m = 53, n = 97, k = 75;
   const auto a = testing::uniform_vector(m * k, 4);
   const auto b = testing::uniform_vector(k * n, 5);
-  AlignedArray<uint32_t> packed(bf16_packed_words(k, n));
-  pack_b_bf16(b.data(), k, true, k, n, packed.data());
-  ThreadPool pool(4);  // 4: the grid partition cuts 2 x 2
+  Bf16Blocking blocking;
+  blocking.mc = 24, blocking.kc = 32, blocking.nc = 64;  // split K, several panels
   auto product = [&](GemmPartition partition) {
-    ir::Tensor c({m, n});
-    Bf16Gemm g;
-    g.m = m, g.n = n, g.k = k;
-    g.a = a.data(), g.lda = k;
-    g.b = packed.data();
-    g.c = c.data.data(), g.ldc = n;
-    g.blocking.mc = 24, g.blocking.kc = 32, g.blocking.nc = 64;
-    g.blocking.partition = partition;
-    gemm_bf16(g, pool);
-    return c;
+    blocking.partition = partition;
+    return bf16_product(m, n, k, a, b, true, nullptr, blocking, 4);  // 4: grid cuts 2 x 2
   };
   const ir::Tensor automatic = product(GemmPartition::automatic);
   EXPECT_LE(ir::max_relative_error(automatic, naive(m, n, k, a, b, true, nullptr)), kBound);
