@@ -19,6 +19,7 @@
 
 #include "base/error.h"
 #include "base/text_file.h"
+#include "bench_suite/heap_huge_pages.h"
 #include "bench_suite/version.h"
 
 #ifndef CUVIL_CXX_COMPILER
@@ -310,6 +311,7 @@ Environment capture_environment() {
   env.git_modified = !(commit && *commit) && *built && build_info().modified;
   env.cuda_driver = read_cuda_driver();
   env.openmp_wait_policy = openmp_wait_policy();
+  env.heap_huge_pages = heap_huge_pages();
   return env;
 }
 

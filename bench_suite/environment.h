@@ -41,6 +41,8 @@ struct Environment {
   std::string cuda_driver = "none";
   // OpenMP's (oneDNN's) idle-thread policy and who chose it: openmp_wait_policy() below.
   std::string openmp_wait_policy;
+  // Whether the heap runs on transparent huge pages, and who chose it (heap_huge_pages.h).
+  std::string heap_huge_pages;
 };
 
 Environment capture_environment();

@@ -257,6 +257,7 @@ nlohmann::json context_json(const RunContext& c) {
       {"mem_available_bytes", env.mem_available_bytes},
       {"cuda_driver", env.cuda_driver},
       {"openmp_wait_policy", env.openmp_wait_policy},
+      {"heap_huge_pages", env.heap_huge_pages},
       {"machine_peak", peak},
       {"stopping_rule",
        {{"warmup_iterations", s.warmup_iterations},

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "bench_suite/heap_huge_pages.h"
 
 namespace cuvil::bench {
 
@@ -59,6 +60,7 @@ PythonChild::PythonChild(PythonChildOptions options) : options_(std::move(option
   if (pid_ == 0) {
     dup2(in_pipe[0], STDIN_FILENO);
     dup2(out_pipe[1], STDOUT_FILENO);
+    restore_heap_tunables();  // Python starts as the user started cuvil-bench
     for (const auto& [key, value] : options_.env) setenv(key.c_str(), value.c_str(), 1);
     const char* argv[] = {options_.python.c_str(), "-u", options_.script.c_str(), nullptr};
     execv(options_.python.c_str(), const_cast<char* const*>(argv));

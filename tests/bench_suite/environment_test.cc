@@ -19,6 +19,7 @@
 
 #include "base/error.h"
 #include "bench_suite/environment.h"
+#include "tests/bench_suite/scoped_variable.h"
 
 namespace cuvil::bench {
 namespace {
@@ -199,18 +200,7 @@ TEST(Environment, LiveCaptureFillsEveryField) {
 }
 
 // Restores an environment variable when it goes out of scope.
-class ScopedVariable {
- public:
-  ScopedVariable(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedVariable() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedVariable;
 
 TEST(OpenmpWaitPolicy, SaysDefaultWhenNothingIsSet) {
   ScopedVariable reason(kOpenmpWaitPolicyReasonVariable, nullptr);

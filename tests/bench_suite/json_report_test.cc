@@ -231,8 +231,8 @@ TEST(JsonReport, ContextCarriesEnvironmentConfigAndPeak) {
   for (const char* key :
        {"git_commit", "git_modified", "compiler", "compiler_flags", "cpu_model", "cpu_flags",
         "scaling_governor", "mem_total_bytes", "mem_available_bytes", "cuda_driver",
-        "openmp_wait_policy", "config", "config_hash", "config_yaml", "flop_convention",
-        "machine_peak", "stopping_rule", "warnings"}) {
+        "openmp_wait_policy", "heap_huge_pages", "config", "config_hash", "config_yaml",
+        "flop_convention", "machine_peak", "stopping_rule", "warnings"}) {
     EXPECT_TRUE(cuvil.contains(key)) << key;
   }
   EXPECT_EQ(cuvil["config_yaml"], "cuvil_pass_version: 1\n");

@@ -11,3 +11,7 @@ set_tests_properties(cli.run_out_of_memory PROPERTIES TIMEOUT 300
 add_test(NAME cli.run_openmp_wait_policy
   COMMAND ${CUVIL_CLI_DIR}/openmp_wait_policy_test.sh $<TARGET_FILE:cuvil-bench>)
 set_tests_properties(cli.run_openmp_wait_policy PROPERTIES TIMEOUT 300)
+# The heap on transparent huge pages (glibc.malloc.hugetlb=1), and its switches.
+add_test(NAME cli.run_heap_huge_pages
+  COMMAND ${CUVIL_CLI_DIR}/heap_huge_pages_test.sh $<TARGET_FILE:cuvil-bench>)
+set_tests_properties(cli.run_heap_huge_pages PROPERTIES TIMEOUT 300)

@@ -12,7 +12,7 @@
 #include "reports/printable.h"
 #include "runtime/cuda/device.h"
 #include "tools/cuvil_bench/commands.h"
-#include "tools/cuvil_bench/openmp_wait_policy.h"
+#include "tools/cuvil_bench/start_environment.h"
 
 namespace cuvil::bench::cli {
 
@@ -73,7 +73,7 @@ constexpr int kInternalErrorStatus = 70;
 
 int main(int argc, char** argv) {
   using namespace cuvil::bench::cli;
-  choose_openmp_wait_policy(argc, argv);  // first: it may re-execute this program
+  choose_start_environment(argc, argv);  // first: it may re-execute this program
   cuvil::bench::keep_freed_memory_for_reuse();
   CLI::App app{
       "cuvil-bench: take the Cuvil pipeline's workloads through the compiler on a ladder "

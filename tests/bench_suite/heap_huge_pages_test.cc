@@ -1,0 +1,87 @@
+// The heap's transparent huge pages setting (bench_suite/heap_huge_pages.h): what it adds to
+// GLIBC_TUNABLES, when it stays out, and that it can be put back.
+#include "bench_suite/heap_huge_pages.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "base/text_file.h"
+#include "tests/bench_suite/scoped_variable.h"
+
+namespace cuvil::bench {
+namespace {
+
+using testing::ScopedVariable;
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "<unset>";
+}
+
+bool kernel_has_thp() {
+  const std::string mode =
+      thp_mode(read_file_or_empty("/sys/kernel/mm/transparent_hugepage/enabled"));
+  return !mode.empty() && mode != "never";
+}
+
+TEST(HeapHugePages, ReadsTheKernelsBracketedMode) {
+  EXPECT_EQ(thp_mode("always [madvise] never\n"), "madvise");
+  EXPECT_EQ(thp_mode("[always] madvise never"), "always");
+  EXPECT_EQ(thp_mode("always madvise [never]"), "never");
+  EXPECT_EQ(thp_mode(""), "");
+  EXPECT_EQ(thp_mode("always madvise never"), "");
+}
+
+TEST(HeapHugePages, AddsTheTunableBesideTheUsersOthers) {
+  EXPECT_EQ(with_heap_hugetlb(""), "glibc.malloc.hugetlb=1");
+  EXPECT_EQ(with_heap_hugetlb("glibc.malloc.arena_max=2"),
+            "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
+}
+
+TEST(HeapHugePages, RequestSetsItOnceAndRestorePutsBackTheUsersTunables) {
+  if (!kernel_has_thp()) GTEST_SKIP() << "transparent huge pages are off in this kernel";
+  ScopedVariable tunables("GLIBC_TUNABLES", "glibc.malloc.arena_max=2");
+  ScopedVariable previous(kHeapHugePagesPreviousVariable, nullptr);
+  ScopedVariable enabled(kHeapHugePagesSwitchVariable, nullptr);
+  ASSERT_TRUE(request_heap_huge_pages());
+  EXPECT_EQ(env("GLIBC_TUNABLES"), "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
+  EXPECT_EQ(heap_huge_pages(), "glibc.malloc.hugetlb=1 (cuvil-bench)");
+  EXPECT_FALSE(request_heap_huge_pages()) << "already in force: no second re-execution";
+  restore_heap_tunables();
+  EXPECT_EQ(env("GLIBC_TUNABLES"), "glibc.malloc.arena_max=2");
+  EXPECT_EQ(env(kHeapHugePagesPreviousVariable), "<unset>");
+}
+
+TEST(HeapHugePages, RestoreUnsetsWhatTheUserDidNotSet) {
+  if (!kernel_has_thp()) GTEST_SKIP() << "transparent huge pages are off in this kernel";
+  ScopedVariable tunables("GLIBC_TUNABLES", nullptr);
+  ScopedVariable previous(kHeapHugePagesPreviousVariable, nullptr);
+  ScopedVariable enabled(kHeapHugePagesSwitchVariable, nullptr);
+  ASSERT_TRUE(request_heap_huge_pages());
+  EXPECT_EQ(env("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1");
+  restore_heap_tunables();
+  EXPECT_EQ(env("GLIBC_TUNABLES"), "<unset>");
+}
+
+TEST(HeapHugePages, KeepsTheUsersOwnSetting) {
+  ScopedVariable tunables("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0");
+  ScopedVariable previous(kHeapHugePagesPreviousVariable, nullptr);
+  ScopedVariable enabled(kHeapHugePagesSwitchVariable, nullptr);
+  EXPECT_FALSE(request_heap_huge_pages());
+  EXPECT_EQ(env("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=0");
+  EXPECT_EQ(heap_huge_pages(), "glibc.malloc.hugetlb=0 (set by the user)");
+}
+
+TEST(HeapHugePages, SwitchedOffSetsNothing) {
+  ScopedVariable tunables("GLIBC_TUNABLES", nullptr);
+  ScopedVariable previous(kHeapHugePagesPreviousVariable, nullptr);
+  ScopedVariable enabled(kHeapHugePagesSwitchVariable, "0");
+  EXPECT_FALSE(request_heap_huge_pages());
+  EXPECT_EQ(env("GLIBC_TUNABLES"), "<unset>");
+  EXPECT_EQ(heap_huge_pages(), "off (CUVIL_HEAP_HUGE_PAGES=0)");
+}
+
+}  // namespace
+}  // namespace cuvil::bench
