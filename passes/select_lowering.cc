@@ -1,5 +1,7 @@
 #include "passes/select_lowering.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "passes/lower.h"
 #include "runtime/cpu/conv_geometry.h"
@@ -87,6 +89,12 @@ int64_t winograd_tiles(const ir::Graph& graph, const ir::Node& n) {
   return y[0] * ((h + 1) / 2) * ((w + 1) / 2);
 }
 
+// KiB of a convolution's weights (fp32, as built) per 2x2 output tile.
+double weight_kib_per_tile(const ir::Graph& graph, const ir::Node& n) {
+  const double bytes = 4.0 * static_cast<double>(ir::num_elements(graph.value(n.inputs[1]).shape));
+  return bytes / 1024.0 / static_cast<double>(std::max<int64_t>(1, winograd_tiles(graph, n)));
+}
+
 std::vector<ParamSpec> SelectLoweringPass::params() const {
   std::vector<ParamSpec> out;
   for (const ClassSpec& c : classes()) {
@@ -100,6 +108,15 @@ std::vector<ParamSpec> SelectLoweringPass::params() const {
                           "conv_3x3 nodes lowered to Winograd with fewer 2x2 output tiles than "
                           "this (batch x ceil(OH/2) x ceil(OW/2)) run the direct kernel: with few "
                           "tiles Winograd streams its larger transformed weights for little work"));
+  // SDXL 256px and 512px on a Zen 5 class EPYC, every conv_3x3 by Winograd and direct
+  // (cuvil-bench run --probes ops, docs/performance.md): up to 169 KiB of fp32 weights per tile
+  // Winograd was 1.3-2.7x faster; from 225 KiB direct was as fast or faster, 1.5-1.6x at 900-1800
+  // KiB (SDXL's 1280- to 2560-channel 16x16 convolutions); ResNet-50's have at most 48 KiB. bf16
+  // Winograd (O3) moves the crossing to 675-900 KiB (configs/opt/O3.cpu.cuvilpass).
+  out.push_back(int_param("winograd_max_tile_kib", 1, int64_t{1} << 20, 192,
+                          "conv_3x3 nodes lowered to Winograd with more than this many KiB of "
+                          "weights per 2x2 output tile run the direct kernel: few tiles cannot "
+                          "amortise the larger transformed weights of many channels"));
   return out;
 }
 
@@ -114,8 +131,12 @@ void SelectLoweringPass::run(ir::Graph& graph, const ParamMap& params) const {
     }
     if (!spec) continue;
     std::string choice = param_choice(params, spec->param);
-    if (choice == "winograd" && winograd_tiles(graph, n) < param_int(params, "winograd_min_tiles"))
+    if (choice == "winograd" &&
+        (winograd_tiles(graph, n) < param_int(params, "winograd_min_tiles") ||
+         weight_kib_per_tile(graph, n) >
+             static_cast<double>(param_int(params, "winograd_max_tile_kib")))) {
       choice = "direct";
+    }
     // The kernel table says which kernel each choice names (runtime::KernelInfo::choice).
     const std::string op(ir::to_string(n.op));
     const bool blocked = is_blocked(n);
@@ -127,10 +148,11 @@ void SelectLoweringPass::run(ir::Graph& graph, const ParamMap& params) const {
       CUVIL_CHECK(k, "select-lowering: no " + op + " kernel is named '" + fallback + "'");
       ++fallbacks;
     }
-    // The class's choice picked the kernel; winograd_min_tiles had its say where it was asked.
+    // The class's choice picked the kernel; the Winograd limits had their say where it was
+    // asked for.
     std::string origin = "select-lowering." + std::string(spec->param);
     if (param_choice(params, spec->param) == "winograd")
-      origin += ",select-lowering.winograd_min_tiles";
+      origin += ",select-lowering.winograd_min_tiles,select-lowering.winograd_max_tile_kib";
     n.attrs.set("impl", k->name, origin);
     ++chosen;
   }

@@ -220,6 +220,29 @@ TEST(SelectLowering, WinogradWithFewTilesRunsDirect) {
   EXPECT_EQ(impls(7, 0), "conv2d.winograd_nhwc");
 }
 
+// Above winograd_max_tile_kib KiB of weights per 2x2 output tile a conv_3x3 chosen for Winograd
+// runs direct: many channels over few tiles.
+TEST(SelectLowering, WinogradWithHeavyWeightsPerTileRunsDirect) {
+  auto impls = [](int64_t channels, int64_t spatial, int64_t max_kib) {
+    Graph g;
+    const ValueId x = g.add_input("x", {1, channels, spatial, spatial});
+    g.mark_output(add_conv(g, x, channels, channels, 3, 1, false, 1));
+    run_pass(g, "layout", {{"memory_layout", "nhwc"}});
+    run_pass(g, "select-lowering", {{"conv_3x3", "winograd"},
+                                    {"winograd_min_tiles", int64_t{0}},
+                                    {"winograd_max_tile_kib", max_kib}});
+    for (const ir::Node& n : g.nodes()) {
+      if (n.op == OpKind::conv2d) return n.attrs.get_string("impl", "");
+    }
+    return std::string();
+  };
+  // 64 channels: 144 KiB of weights; 16x16 outputs have 64 tiles (2.25 KiB each), 2x2 one tile.
+  EXPECT_EQ(impls(64, 16, 128), "conv2d.winograd_nhwc");
+  EXPECT_EQ(impls(64, 2, 128), "conv2d.direct_nhwc");
+  EXPECT_EQ(impls(64, 2, 144), "conv2d.winograd_nhwc");  // exactly at the limit: Winograd
+  EXPECT_EQ(impls(64, 16, 2), "conv2d.direct_nhwc");
+}
+
 TEST(SelectLowering, EveryProductChoiceMatchesReference) {
   for (const char* choice : {"gemm", "onednn"}) {
     for (int threads : {1, 2}) {
