@@ -204,6 +204,7 @@ class F32Panels {
     tile_ = pool.scratch(tid, ThreadPool::kTile, static_cast<size_t>(mr() * nr()));
     prefetching_ = g.blocking.prefetch_b ? r.micro->prefetching : nullptr;
   }
+  GemmPanels panels() const { return {r_.mc, r_.kc, r_.nc}; }
   int mr() const { return r_.micro->mr; }
   int nr() const { return r_.micro->nr; }
   int64_t k_steps() const { return g_.k; }
@@ -282,7 +283,7 @@ class F32Panels {
 void blocked(const GemmProblem& g, const Resolved& r, ThreadPool& pool, int tid, int64_t i0,
              int64_t i1, int64_t j0, int64_t j1) {
   F32Panels panels(g, r, pool, tid, i1 - i0);
-  gemm_loops(panels, GemmPanels{r.mc, r.kc, r.nc}, i0, i1, j0, j1);
+  gemm_loops(panels, i0, i1, j0, j1);
 }
 
 GemmTrace make_trace(const GemmProblem& g, const Resolved& r) {
@@ -343,10 +344,13 @@ GemmBlocking gemm_blocking(const ir::Attrs& attrs) {
   b.kc = positive(attrs::kGemmKc, b.kc);
   b.nc = positive(attrs::kGemmNc, b.nc);
   b.prefetch_b = attrs.get_int(attrs::kGemmPrefetchB, 1) != 0;
-  if (attrs.has(attrs::kGemmPartition)) {
-    b.partition = parse_gemm_partition(attrs.get_string(attrs::kGemmPartition, "auto"));
-  }
+  b.partition = gemm_partition(attrs);
   return b;
+}
+
+GemmPartition gemm_partition(const ir::Attrs& attrs) {
+  if (!attrs.has(attrs::kGemmPartition)) return GemmPartition::automatic;
+  return parse_gemm_partition(attrs.get_string(attrs::kGemmPartition, "auto"));
 }
 
 PackedB pack_b_ahead(const float* b, int64_t ldb, bool transposed, int64_t k, int64_t n, int64_t kc,

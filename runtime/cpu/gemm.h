@@ -84,6 +84,10 @@ void gemm_serial(const GemmProblem& p, ThreadPool& pool, int tid);
 // "gemm.nc", "gemm.partition" (auto|m|n|2d), "gemm.prefetch_b" (0|1); absent ones keep their
 // defaults. UserError on malformed values.
 GemmBlocking gemm_blocking(const ir::Attrs& attrs);
+// The threading pass's split of C ("gemm.partition"; automatic when absent), as every GEMM reads
+// it: gemm_blocking() for fp32, the bf16 and int8 schedules (lowp_gemm_schedule.h). UserError
+// when unknown.
+GemmPartition gemm_partition(const ir::Attrs& attrs);
 
 // What the last gemm()/gemm_serial() call resolved its parameters to, for tests that check a
 // knob reaches the kernel. Recorded only while tracing is on.

@@ -178,12 +178,32 @@ void skinny_rows(const Bf16Gemm& g, const uint32_t* ap, int64_t s0, int64_t s1) 
 
 constexpr int64_t kSkinnyRows = kBf16SkinnyRows;
 
-// The blocked loops' panels (gemm_loops.h) on VDPBF16PS: K in pairs, A converted to MR-row
-// slivers of pairs per panel, B the packed weights' slivers.
-class Bf16Panels {
+// What both bf16 Panels types (gemm_loops.h) share: the problem, K in pairs, where a packed B
+// sliver lies at the current panel's pairs, and the finish.
+class Bf16PanelsBase {
  public:
-  Bf16Panels(const Bf16Gemm& g, ThreadPool& pool, int tid, int64_t rows)
-      : g_(g), kp_(ceil_div(g.k, 2)) {
+  int nr() const { return NR; }
+  int64_t k_steps() const { return kp_; }
+  void begin_b_panel(int64_t, int64_t, int64_t p0, int64_t) { p0_ = p0; }
+  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    finish_rows(g_, i0, rows, j0, cols);
+  }
+
+ protected:
+  explicit Bf16PanelsBase(const Bf16Gemm& g) : g_(g), kp_(ceil_div(g.k, 2)) {}
+  const uint32_t* b_sliver(int64_t j) const { return g_.b + (j / NR * kp_ + p0_) * NR; }
+  float* c_at(const GemmTile& t) const { return g_.c + t.i * g_.ldc + t.j; }
+
+  const Bf16Gemm& g_;
+  const int64_t kp_;
+  int64_t p0_ = 0;
+  float* tile_ = nullptr;  // an edge tile computed aside
+};
+
+// On VDPBF16PS: A converted to MR-row slivers of pairs per panel.
+class Bf16Panels : public Bf16PanelsBase {
+ public:
+  Bf16Panels(const Bf16Gemm& g, ThreadPool& pool, int tid, int64_t rows) : Bf16PanelsBase(g) {
     const GemmPanels b = panels();
     const int64_t kc_cap = std::min(b.kc, std::max<int64_t>(kp_, 1));
     ap_ = reinterpret_cast<uint32_t*>(pool.scratch(
@@ -196,33 +216,22 @@ class Bf16Panels {
             std::max<int64_t>(1, g_.blocking.nc / NR) * NR};
   }
   int mr() const { return MR; }
-  int nr() const { return NR; }
-  int64_t k_steps() const { return kp_; }
-  void begin_b_panel(int64_t, int64_t, int64_t p0, int64_t) { p0_ = p0; }
   void pack_a(int64_t i0, int64_t rows, int64_t p0, int64_t kc) {
     cpu::pack_a(g_.a + i0 * g_.lda, g_.lda, rows, 2 * p0, std::min(g_.k, 2 * (p0 + kc)), kc, ap_);
   }
   void tile(const GemmTile& t) {
     const uint32_t* a = ap_ + t.ir * t.kc;
-    const uint32_t* b = g_.b + (t.j / NR * kp_ + p0_) * NR;
-    float* c = g_.c + t.i * g_.ldc + t.j;
+    float* c = c_at(t);
     if (t.rows == MR && t.cols == NR) {
-      micro(t.kc, a, b, c, g_.ldc, t.accumulate);
+      micro(t.kc, a, b_sliver(t.j), c, g_.ldc, t.accumulate);
       return;
     }
-    micro(t.kc, a, b, tile_, NR, false);
+    micro(t.kc, a, b_sliver(t.j), tile_, NR, false);
     store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, t.accumulate);
-  }
-  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-    finish_rows(g_, i0, rows, j0, cols);
   }
 
  private:
-  const Bf16Gemm& g_;
-  const int64_t kp_;
   uint32_t* ap_ = nullptr;
-  float* tile_ = nullptr;
-  int64_t p0_ = 0;
 };
 
 // ---- AMX-BF16 path (rows > kSkinnyRows when cpu_has_amx_bf16()) ----
@@ -288,12 +297,10 @@ CUVIL_AMX_TARGET void amx_block(const uint16_t* a, int64_t kc_pad, const uint32_
   _tile_stored(3, c + 16 * ldc + 16, cs);
 }
 
-// The blocked loops' panels on AMX-BF16 tiles: K in pairs, each panel a whole number of tile
-// steps; A converted to row-major bf16 per panel, B the packed weights' slivers.
-class Bf16AmxPanels {
+// On AMX-BF16 tiles: each K panel a whole number of tile steps, A converted to row-major bf16.
+class Bf16AmxPanels : public Bf16PanelsBase {
  public:
-  Bf16AmxPanels(const Bf16Gemm& g, ThreadPool& pool, int tid, int64_t rows)
-      : g_(g), kp_(ceil_div(g.k, 2)) {
+  Bf16AmxPanels(const Bf16Gemm& g, ThreadPool& pool, int tid, int64_t rows) : Bf16PanelsBase(g) {
     configure_amx_tiles();
     const GemmPanels b = panels();
     const int64_t rows_cap = std::min(b.mc, round_up(rows, kAmxRows));
@@ -308,9 +315,6 @@ class Bf16AmxPanels {
             std::max<int64_t>(1, g_.blocking.nc / NR) * NR};
   }
   int mr() const { return kAmxRows; }
-  int nr() const { return NR; }
-  int64_t k_steps() const { return kp_; }
-  void begin_b_panel(int64_t, int64_t, int64_t p0, int64_t) { p0_ = p0; }
   void pack_a(int64_t i0, int64_t rows, int64_t p0, int64_t kc) {
     const int64_t k0 = 2 * p0, len = std::min(2 * kc, g_.k - k0);
     kc_pad_ = round_up(std::max<int64_t>(len, 1), kAmxK);
@@ -319,10 +323,9 @@ class Bf16AmxPanels {
   }
   void tile(const GemmTile& t) {
     const uint16_t* a = ap_ + t.ir * kc_pad_;
-    const uint32_t* b = g_.b + (t.j / NR * kp_ + p0_) * NR;
-    float* c = g_.c + t.i * g_.ldc + t.j;
+    float* c = c_at(t);
     if (t.rows == kAmxRows && t.cols == NR) {
-      amx_block(a, kc_pad_, b, kc_pad_ / kAmxK, c, g_.ldc, t.accumulate);
+      amx_block(a, kc_pad_, b_sliver(t.j), kc_pad_ / kAmxK, c, g_.ldc, t.accumulate);
       return;
     }
     // Edge block: through a 32 x 32 buffer holding the valid part of C.
@@ -331,19 +334,13 @@ class Bf16AmxPanels {
       for (int64_t i = 0; i < t.rows; ++i)
         std::copy(c + i * g_.ldc, c + i * g_.ldc + t.cols, tile_ + i * NR);
     }
-    amx_block(a, kc_pad_, b, kc_pad_ / kAmxK, tile_, NR, t.accumulate);
+    amx_block(a, kc_pad_, b_sliver(t.j), kc_pad_ / kAmxK, tile_, NR, t.accumulate);
     store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, false);
-  }
-  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-    finish_rows(g_, i0, rows, j0, cols);
   }
 
  private:
-  const Bf16Gemm& g_;
-  const int64_t kp_;
   uint16_t* ap_ = nullptr;
-  float* tile_ = nullptr;
-  int64_t p0_ = 0, kc_pad_ = kAmxK;
+  int64_t kc_pad_ = kAmxK;
 };
 
 }  // namespace
@@ -409,10 +406,10 @@ void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
                  [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, int tid) {
                    if (amx) {
                      Bf16AmxPanels panels(g, pool, tid, i1 - i0);
-                     gemm_loops(panels, panels.panels(), i0, i1, j0, j1);
+                     gemm_loops(panels, i0, i1, j0, j1);
                    } else {
                      Bf16Panels panels(g, pool, tid, i1 - i0);
-                     gemm_loops(panels, panels.panels(), i0, i1, j0, j1);
+                     gemm_loops(panels, i0, i1, j0, j1);
                    }
                  });
 }

@@ -157,49 +157,60 @@ void skinny_rows(const Int8Gemm& g, const Columns& cols, int64_t s0, int64_t s1)
 
 constexpr int64_t kSkinnyRows = kInt8SkinnyRows;
 
-// Panels of the int8 products: K in quads and in one piece (each tile dequantises its exact
-// int32 sums), every column of a thread's part in one block; `mr` rows per register tile.
-GemmPanels int8_panels(const Int8Gemm& g, int mr) {
-  return {round_up(std::max<int64_t>(1, g.mc), mr), std::max<int64_t>(1, ceil_div(g.b->k, 4)),
-          round_up(std::max<int64_t>(g.b->n, 1), NR)};
-}
-
-// The blocked loops' panels (gemm_loops.h) on VPDPBUSD: A packed in MR-row slivers of quads.
-class Int8Panels {
+// What both int8 Panels types (gemm_loops.h) share: the problem and its per-call column data,
+// K in quads and in one piece (each tile dequantises its exact int32 sums), every column of a
+// thread's part in one block, where a packed B sliver lies, and the finish.
+class Int8PanelsBase {
  public:
-  Int8Panels(const Int8Gemm& g, const Columns& cols, ThreadPool& pool, int tid, int64_t rows)
-      : g_(g), cols_(cols), kq_(ceil_div(g.b->k, 4)) {
-    ap_ = reinterpret_cast<uint32_t*>(pool.scratch(
-        tid, ThreadPool::kPackA,
-        static_cast<size_t>(std::min(int8_panels(g, MR).mc, round_up(rows, MR)) * kq_ + 1)));
-    tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
-  }
-  int mr() const { return MR; }
   int nr() const { return NR; }
   int64_t k_steps() const { return kq_; }
   void begin_b_panel(int64_t, int64_t, int64_t, int64_t) {}
+  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    finish_rows(g_, i0, rows, j0, cols);
+  }
+
+ protected:
+  Int8PanelsBase(const Int8Gemm& g, const Columns& cols)
+      : g_(g), cols_(cols), kq_(ceil_div(g.b->k, 4)) {}
+  // Panels for a register tile of `mr` rows.
+  GemmPanels panels_of(int mr) const {
+    return {round_up(std::max<int64_t>(1, g_.mc), mr), std::max<int64_t>(1, kq_),
+            round_up(std::max<int64_t>(g_.b->n, 1), NR)};
+  }
+  const uint32_t* b_sliver(int64_t j) const { return g_.b->words.data() + j / NR * kq_ * NR; }
+  float* c_at(const GemmTile& t) const { return g_.c + t.i * g_.ldc + t.j; }
+
+  const Int8Gemm& g_;
+  const Columns& cols_;
+  const int64_t kq_;
+};
+
+// On VPDPBUSD: A packed in MR-row slivers of quads.
+class Int8Panels : public Int8PanelsBase {
+ public:
+  Int8Panels(const Int8Gemm& g, const Columns& cols, ThreadPool& pool, int tid, int64_t rows)
+      : Int8PanelsBase(g, cols) {
+    ap_ = reinterpret_cast<uint32_t*>(
+        pool.scratch(tid, ThreadPool::kPackA,
+                     static_cast<size_t>(std::min(panels().mc, round_up(rows, MR)) * kq_ + 1)));
+    tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
+  }
+  GemmPanels panels() const { return panels_of(MR); }
+  int mr() const { return MR; }
   void pack_a(int64_t i0, int64_t rows, int64_t, int64_t) {
     cpu::pack_a(g_.a + i0 * g_.lda, g_.lda, rows, kq_, ap_);
   }
   void tile(const GemmTile& t) {
     const uint32_t* a = ap_ + t.ir * kq_;
-    const uint32_t* b = g_.b->words.data() + t.j / NR * kq_ * NR;
-    float* c = g_.c + t.i * g_.ldc + t.j;
     if (t.rows == MR && t.cols == NR) {
-      micro(kq_, a, b, c, g_.ldc, cols_.scale + t.j, cols_.comp + t.j);
+      micro(kq_, a, b_sliver(t.j), c_at(t), g_.ldc, cols_.scale + t.j, cols_.comp + t.j);
       return;
     }
-    micro(kq_, a, b, tile_, NR, cols_.scale + t.j, cols_.comp + t.j);
-    store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, false);
-  }
-  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-    finish_rows(g_, i0, rows, j0, cols);
+    micro(kq_, a, b_sliver(t.j), tile_, NR, cols_.scale + t.j, cols_.comp + t.j);
+    store_tile_part(tile_, NR, c_at(t), g_.ldc, t.rows, t.cols, false);
   }
 
  private:
-  const Int8Gemm& g_;
-  const Columns& cols_;
-  const int64_t kq_;
   uint32_t* ap_ = nullptr;
   float* tile_ = nullptr;
 };
@@ -267,39 +278,30 @@ CUVIL_AMX_INT8_TARGET void dequantize_block(const int32_t* acc, int64_t rows, in
   }
 }
 
-// The blocked loops' panels on AMX-INT8 tiles: A copied to row-major u8, K zero-padded to whole
-// tile steps; each 32 x 32 block's int32 sums dequantised as they leave the tiles.
-class Int8AmxPanels {
+// On AMX-INT8 tiles: A copied to row-major u8, K zero-padded to whole tile steps; each 32 x 32
+// block's int32 sums dequantised as they leave the tiles.
+class Int8AmxPanels : public Int8PanelsBase {
  public:
   Int8AmxPanels(const Int8Gemm& g, const Columns& cols, ThreadPool& pool, int tid, int64_t rows)
-      : g_(g), cols_(cols), k_pad_(round_up(std::max<int64_t>(g.b->k, 1), kAmxK)) {
+      : Int8PanelsBase(g, cols), k_pad_(round_up(std::max<int64_t>(g.b->k, 1), kAmxK)) {
     configure_amx_tiles();
-    const int64_t rows_cap = std::min(int8_panels(g, kAmxRows).mc, round_up(rows, kAmxRows));
+    const int64_t rows_cap = std::min(panels().mc, round_up(rows, kAmxRows));
     ap_ = reinterpret_cast<uint8_t*>(
         pool.scratch(tid, ThreadPool::kPackA, static_cast<size_t>(rows_cap * k_pad_ / 4 + 16)));
     acc_ = reinterpret_cast<int32_t*>(pool.scratch(tid, ThreadPool::kTile, kAmxRows * NR));
   }
+  GemmPanels panels() const { return panels_of(kAmxRows); }
   int mr() const { return kAmxRows; }
-  int nr() const { return NR; }
-  int64_t k_steps() const { return ceil_div(g_.b->k, 4); }
-  void begin_b_panel(int64_t, int64_t, int64_t, int64_t) {}
   void pack_a(int64_t i0, int64_t rows, int64_t, int64_t) {
     pack_a_rowmajor(g_.a + i0 * g_.lda, g_.lda, rows, round_up(rows, kAmxRows), g_.b->k, k_pad_,
                     ap_);
   }
   void tile(const GemmTile& t) {
-    const uint32_t* b = g_.b->words.data() + t.j / NR * k_steps() * NR;
-    amx_block(ap_ + t.ir * k_pad_, k_pad_, b, acc_);
-    dequantize_block(acc_, t.rows, t.cols, cols_.scale + t.j, cols_.comp + t.j,
-                     g_.c + t.i * g_.ldc + t.j, g_.ldc);
-  }
-  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-    finish_rows(g_, i0, rows, j0, cols);
+    amx_block(ap_ + t.ir * k_pad_, k_pad_, b_sliver(t.j), acc_);
+    dequantize_block(acc_, t.rows, t.cols, cols_.scale + t.j, cols_.comp + t.j, c_at(t), g_.ldc);
   }
 
  private:
-  const Int8Gemm& g_;
-  const Columns& cols_;
   const int64_t k_pad_;
   uint8_t* ap_ = nullptr;
   int32_t* acc_ = nullptr;
@@ -364,10 +366,10 @@ void gemm_int8(const Int8Gemm& g, ThreadPool& pool) {
   run_gemm_split(pool, split, g.m, n, [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, int tid) {
     if (amx) {
       Int8AmxPanels panels(g, cols, pool, tid, i1 - i0);
-      gemm_loops(panels, int8_panels(g, kAmxRows), i0, i1, j0, j1);
+      gemm_loops(panels, i0, i1, j0, j1);
     } else {
       Int8Panels panels(g, cols, pool, tid, i1 - i0);
-      gemm_loops(panels, int8_panels(g, MR), i0, i1, j0, j1);
+      gemm_loops(panels, i0, i1, j0, j1);
     }
   });
 }

@@ -5,6 +5,7 @@
 // AMX-INT8): its register tile, its K unit (a float, a pair of bf16, a quad of int8), how A is
 // packed, where a B sliver lies, the tile kernel and the finish. A Panels type provides
 //
+//   GemmPanels panels() const;      MC, KC and NC of this call
 //   int mr() const, nr() const;     register tile: rows, columns
 //   int64_t k_steps() const;        K in the precision's units
 //   void begin_b_panel(int64_t j0, int64_t cols, int64_t p0, int64_t kc);   B block at columns
@@ -43,7 +44,8 @@ struct GemmTile {
 
 // Rows [i0, i1) x columns [j0, j1) of C (i0, j0 on register-tile bounds).
 template <class Panels>
-void gemm_loops(Panels& p, const GemmPanels& b, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+void gemm_loops(Panels& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const GemmPanels b = p.panels();
   const int mr = p.mr(), nr = p.nr();
   const int64_t steps = p.k_steps();
   for (int64_t jc = j0; jc < j1; jc += b.nc) {

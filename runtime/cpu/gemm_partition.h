@@ -14,7 +14,7 @@
 
 namespace cuvil::runtime::cpu {
 
-// How a GEMM splits C between threads (the gemm-tiling pass's `partition`).
+// How a GEMM splits C between threads (the threading pass's `partition`).
 enum class GemmPartition : uint8_t {
   automatic,  // along N when it has enough register tiles per thread, else along M
   m,          // row strips (each thread packs all of B it uses, shares nothing)

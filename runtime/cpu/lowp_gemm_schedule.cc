@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "runtime/cpu/attrs.h"
+#include "runtime/cpu/gemm.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/kernel_table.h"
 
@@ -25,11 +26,10 @@ int64_t positive(const Step& step, const char* key, int64_t fallback) {
   return v;
 }
 
-// The threading pass's split of C (gemm.partition), which the fp32 GEMM reads too.
+// The threading pass's split of C, read as the fp32 GEMM reads it; errors name the step.
 GemmPartition partition(const Step& step) {
-  if (!step.attrs.has(attrs::kGemmPartition)) return GemmPartition::automatic;
   try {
-    return parse_gemm_partition(step.attrs.get_string(attrs::kGemmPartition, "auto"));
+    return gemm_partition(step.attrs);
   } catch (const UserError& e) {
     throw UserError("step '" + step.node_name + "': " + e.what());
   }
