@@ -1,8 +1,8 @@
 #include "bench_suite/heap_huge_pages.h"
 
 #include <cstdlib>
-#include <cstring>
 
+#include "base/error.h"
 #include "base/text_file.h"
 
 namespace cuvil::bench {
@@ -14,12 +14,12 @@ constexpr const char* kHugetlb = "glibc.malloc.hugetlb";
 
 // The value of glibc.malloc.hugetlb in a tunables string, or "" when it is not there.
 std::string hugetlb_value(const std::string& tunables) {
+  const std::string prefix = std::string(kHugetlb) + "=";
   size_t start = 0;
   while (start <= tunables.size()) {
     size_t end = tunables.find(':', start);
     if (end == std::string::npos) end = tunables.size();
     const std::string item = tunables.substr(start, end - start);
-    const std::string prefix = std::string(kHugetlb) + "=";
     if (item.compare(0, prefix.size(), prefix) == 0) return item.substr(prefix.size());
     start = end + 1;
   }
@@ -31,8 +31,14 @@ std::string env_or_empty(const char* name) {
   return v ? v : "";
 }
 
+// CUVIL_HEAP_HUGE_PAGES: unset or "1" on, "0" off; anything else is a UserError (a typo such
+// as "off" must not leave the setting silently on).
 bool switched_off() {
-  return env_or_empty(kHeapHugePagesSwitchVariable) == "0";
+  const std::string v = env_or_empty(kHeapHugePagesSwitchVariable);
+  if (v.empty() || v == "1") return false;
+  if (v == "0") return true;
+  throw UserError(std::string(kHeapHugePagesSwitchVariable) +
+                  ": expected 0 (off) or 1 (on), got '" + v + "'");
 }
 
 std::string kernel_thp_mode() {

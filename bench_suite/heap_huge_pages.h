@@ -17,13 +17,13 @@ namespace cuvil::bench {
 // Set while cuvil-bench's own heap setting is in force: the GLIBC_TUNABLES value it replaced
 // (empty: there was none).
 inline constexpr const char* kHeapHugePagesPreviousVariable = "CUVIL_HEAP_HUGE_PAGES_PREVIOUS";
-// "0" turns the setting off.
+// "0" turns the setting off, "1" (or unset) leaves it on; any other value is a UserError.
 inline constexpr const char* kHeapHugePagesSwitchVariable = "CUVIL_HEAP_HUGE_PAGES";
 
 // Sets GLIBC_TUNABLES to add glibc.malloc.hugetlb=1 (and records what it replaced), unless the
 // user turned it off, set glibc.malloc.hugetlb themselves, the kernel has THP off ("never"), or
 // this process already runs with it. True when it changed the environment: the setting takes
-// effect only in a new process image.
+// effect only in a new process image. UserError for a malformed CUVIL_HEAP_HUGE_PAGES.
 bool request_heap_huge_pages();
 // Puts GLIBC_TUNABLES back as it was before request_heap_huge_pages() (after a failed
 // re-execution, or in a child that should start as the user started cuvil-bench).

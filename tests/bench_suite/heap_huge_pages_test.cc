@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/error.h"
 #include "base/text_file.h"
 #include "tests/bench_suite/scoped_variable.h"
 
@@ -26,6 +27,16 @@ bool kernel_has_thp() {
   return !mode.empty() && mode != "never";
 }
 
+// The three variables the setting reads, set for one test: GLIBC_TUNABLES and the switch as
+// given, no earlier request in force.
+struct HeapVariables {
+  HeapVariables(const char* tunables, const char* enabled)
+      : tunables_("GLIBC_TUNABLES", tunables),
+        previous_(kHeapHugePagesPreviousVariable, nullptr),
+        enabled_(kHeapHugePagesSwitchVariable, enabled) {}
+  ScopedVariable tunables_, previous_, enabled_;
+};
+
 TEST(HeapHugePages, ReadsTheKernelsBracketedMode) {
   EXPECT_EQ(thp_mode("always [madvise] never\n"), "madvise");
   EXPECT_EQ(thp_mode("[always] madvise never"), "always");
@@ -42,9 +53,7 @@ TEST(HeapHugePages, AddsTheTunableBesideTheUsersOthers) {
 
 TEST(HeapHugePages, RequestSetsItOnceAndRestorePutsBackTheUsersTunables) {
   if (!kernel_has_thp()) GTEST_SKIP() << "transparent huge pages are off in this kernel";
-  ScopedVariable tunables("GLIBC_TUNABLES", "glibc.malloc.arena_max=2");
-  ScopedVariable previous(kHeapHugePagesPreviousVariable, nullptr);
-  ScopedVariable enabled(kHeapHugePagesSwitchVariable, nullptr);
+  const HeapVariables vars("glibc.malloc.arena_max=2", nullptr);
   ASSERT_TRUE(request_heap_huge_pages());
   EXPECT_EQ(env("GLIBC_TUNABLES"), "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
   EXPECT_EQ(heap_huge_pages(), "glibc.malloc.hugetlb=1 (cuvil-bench)");
@@ -56,9 +65,7 @@ TEST(HeapHugePages, RequestSetsItOnceAndRestorePutsBackTheUsersTunables) {
 
 TEST(HeapHugePages, RestoreUnsetsWhatTheUserDidNotSet) {
   if (!kernel_has_thp()) GTEST_SKIP() << "transparent huge pages are off in this kernel";
-  ScopedVariable tunables("GLIBC_TUNABLES", nullptr);
-  ScopedVariable previous(kHeapHugePagesPreviousVariable, nullptr);
-  ScopedVariable enabled(kHeapHugePagesSwitchVariable, nullptr);
+  const HeapVariables vars(nullptr, nullptr);
   ASSERT_TRUE(request_heap_huge_pages());
   EXPECT_EQ(env("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=1");
   restore_heap_tunables();
@@ -66,21 +73,31 @@ TEST(HeapHugePages, RestoreUnsetsWhatTheUserDidNotSet) {
 }
 
 TEST(HeapHugePages, KeepsTheUsersOwnSetting) {
-  ScopedVariable tunables("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0");
-  ScopedVariable previous(kHeapHugePagesPreviousVariable, nullptr);
-  ScopedVariable enabled(kHeapHugePagesSwitchVariable, nullptr);
+  const HeapVariables vars("glibc.malloc.hugetlb=0", nullptr);
   EXPECT_FALSE(request_heap_huge_pages());
   EXPECT_EQ(env("GLIBC_TUNABLES"), "glibc.malloc.hugetlb=0");
   EXPECT_EQ(heap_huge_pages(), "glibc.malloc.hugetlb=0 (set by the user)");
 }
 
 TEST(HeapHugePages, SwitchedOffSetsNothing) {
-  ScopedVariable tunables("GLIBC_TUNABLES", nullptr);
-  ScopedVariable previous(kHeapHugePagesPreviousVariable, nullptr);
-  ScopedVariable enabled(kHeapHugePagesSwitchVariable, "0");
+  const HeapVariables vars(nullptr, "0");
   EXPECT_FALSE(request_heap_huge_pages());
   EXPECT_EQ(env("GLIBC_TUNABLES"), "<unset>");
   EXPECT_EQ(heap_huge_pages(), "off (CUVIL_HEAP_HUGE_PAGES=0)");
+}
+
+TEST(HeapHugePages, MalformedSwitchIsAnErrorNamingTheVariable) {
+  const HeapVariables vars(nullptr, "off");
+  try {
+    request_heap_huge_pages();
+    ADD_FAILURE() << "CUVIL_HEAP_HUGE_PAGES=off was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("CUVIL_HEAP_HUGE_PAGES: expected 0 (off) or 1 (on), got 'off'"),
+        std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(env("GLIBC_TUNABLES"), "<unset>");
 }
 
 }  // namespace

@@ -61,4 +61,9 @@ else
     fail "users_choice: heap_huge_pages is '$got'"
 fi
 
+# A malformed switch is refused before anything runs: one line naming the variable, exit 2.
+if CUVIL_HEAP_HUGE_PAGES=off run_bench bad_switch 2 "${FAST[@]}"; then
+  expect_err bad_switch "CUVIL_HEAP_HUGE_PAGES: expected 0 (off) or 1 (on), got 'off'"
+fi
+
 finish "heap huge pages checks failed" "heap huge pages test ok"

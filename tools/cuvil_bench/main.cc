@@ -73,7 +73,12 @@ constexpr int kInternalErrorStatus = 70;
 
 int main(int argc, char** argv) {
   using namespace cuvil::bench::cli;
-  choose_start_environment(argc, argv);  // first: it may re-execute this program
+  try {
+    choose_start_environment(argc, argv);  // first: it may re-execute this program
+  } catch (const cuvil::UserError& e) {
+    std::fprintf(stderr, "cuvil-bench: error: %s\n", cuvil::reports::printable(e.what()).c_str());
+    return 2;
+  }
   cuvil::bench::keep_freed_memory_for_reuse();
   CLI::App app{
       "cuvil-bench: take the Cuvil pipeline's workloads through the compiler on a ladder "

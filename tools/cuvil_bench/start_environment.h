@@ -18,6 +18,7 @@ namespace cuvil::bench::cli {
 // Chooses both settings for the command in argv[1] and, when either changed the environment,
 // re-executes this program with the same arguments (returning only if that fails, with a warning
 // and the environment as it was). A second call after the re-execution returns at once.
+// UserError for a malformed CUVIL_HEAP_HUGE_PAGES.
 void choose_start_environment(int argc, char** argv);
 
 }  // namespace cuvil::bench::cli
