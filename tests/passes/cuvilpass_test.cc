@@ -399,6 +399,13 @@ TEST(Cuvilpass, RejectsWinogradBlockBelowRange) {
       5, "passes[0].params.winograd_block_kib", "out of range");
 }
 
+TEST(Cuvilpass, RejectsWinogradMaxTileKibBelowOne) {
+  expect_rejected(
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: select-lowering\n"
+      "    params: { winograd_max_tile_kib: 0 }\n",
+      5, "passes[0].params.winograd_max_tile_kib", "out of range: expected int in [1, 1048576]");
+}
+
 TEST(Cuvilpass, RejectsUnknownThreadRuntime) {
   expect_rejected(
       "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: threading\n"
