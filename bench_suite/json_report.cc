@@ -351,6 +351,10 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
                      {"peak_rss_bytes", r.peak_rss_bytes},
                      {"peak_rss_scope", r.peak_rss_per_rung ? "rung" : "process"},
                      {"compile_s", r.compile_s}};
+  if (m.turns > 0) {
+    median["cuvil"]["turns"] = {
+        {"count", m.turns}, {"unsettled", m.unsettled_turns}, {"settle_s", m.settle_s}};
+  }
   if (!r.baseline.empty()) {
     median["cuvil"]["baseline"] = r.baseline;
     median["cuvil"]["max_rel_error_vs_cuvil"] =

@@ -1,7 +1,5 @@
 #include "bench_suite/measure.h"
 
-#include <chrono>
-#include <thread>
 #include <utility>
 
 #include "probes/clock.h"
@@ -74,10 +72,13 @@ std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& sampler
   std::vector<double> warmup_ns(n, 0.0);
   std::vector<char> met(n, 0);
   MeasureProgress p;
-  // A turn begins after the machine sat idle for settle_s and with one untimed run.
+  // A turn begins once the workloads' processes are quiet, with one untimed run.
+  const SettleOptions settling{turns.settle_s, turns.max_settle_s, turns.helpers};
   auto begin_turn = [&](size_t i) {
-    if (turns.settle_s > 0)
-      std::this_thread::sleep_for(std::chrono::duration<double>(turns.settle_s));
+    const Settled settled = settle(settling);
+    ++m[i].turns;
+    m[i].unsettled_turns += settled.quiet ? 0 : 1;
+    m[i].settle_s += settled.waited_s;
     const Sample s = samplers[i]();
     m[i].warmup_real_ns.push_back(s.real_ns);
     warmup_ns[i] += s.real_ns;
@@ -102,7 +103,7 @@ std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& sampler
       const size_t i = (k + round) % n;
       const size_t cap = static_cast<size_t>(options.max_samples);
       if (met[i] && m[i].real_ns.size() >= cap) continue;
-      if (round > 0 || k > 0) begin_turn(i);
+      begin_turn(i);  // the first too: the last warm-up was another workload's
       double turn_ns = 0;
       do {
         const Sample s = samplers[i]();

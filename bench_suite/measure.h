@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "bench_suite/settle.h"
 #include "bench_suite/stopping_rule.h"
 #include "passes/ir/tensor.h"
 #include "runtime/executor.h"
@@ -34,6 +35,11 @@ struct Measurement {
   bool noisy = false;    // sampling ended without reaching max_noise
   double noise = 0;      // final relative half-width of the median's interval (inf if unknown)
   double max_noise = 0;  // the target it was held to
+  // measure_interleaved: this workload's turns, how many began with the processes still busy
+  // after max_settle_s, and the idle time spent settling before them.
+  int64_t turns = 0;
+  int64_t unsettled_turns = 0;
+  double settle_s = 0;
 };
 
 // What the progress callback sees after each warm-up run and each sample.
@@ -54,18 +60,21 @@ Measurement measure(const Sampler& sampler, const MeasureOptions& options,
                     const ProgressFn& progress = {});
 
 // Several workloads measured in turns, as `run --baseline` compares cuvil with PyTorch. Each
-// round, every workload takes a turn: the machine sits idle for `settle_s`, one untimed run
-// (kept with the warm-up runs), then samples for about `turn_s`; the order rotates from round to
-// round. Rounds go on until every workload's own stopping rule is met (one met early keeps
-// taking turns, up to its max_samples, so all samples cover the same stretch of time). Load
-// that comes and goes hits them all alike, and their ratios hold on a noisy machine.
+// round, every workload takes a turn: the machine settles (settle.h), one untimed run (kept with
+// the warm-up runs), then samples for about `turn_s`; the order rotates from round to round.
+// Rounds go on until every workload's own stopping rule is met (one met early keeps taking turns,
+// up to its max_samples, so all samples cover the same stretch of time). Load that comes and goes
+// hits them all alike, and their ratios hold on a noisy machine.
 //
-// Why the idle time and the untimed run: runtimes whose idle threads spin after a call keep the
-// CPUs busy after their turn (OpenMP's threads spin ~300000 pauses, ~10-20 ms on current
-// Intel cores), which would otherwise slow the next workload's first samples.
+// Why settle and the untimed run: runtimes whose idle threads spin after a call keep the CPUs
+// busy after their turn (OpenMP's ~10-20 ms, OpenBLAS's ~100 ms), which would otherwise slow the
+// next workload's first samples. The settle waits for this process and `helpers` (the processes
+// the other workloads run in) to go quiet, at least settle_s and at most max_settle_s.
 struct InterleaveOptions {
   double settle_s = 0.02;
   double turn_s = 0.25;
+  double max_settle_s = 1.0;  // 0: settle_s alone, nothing watched
+  std::vector<pid_t> helpers;
 };
 using InterleavedProgressFn = std::function<void(size_t workload, const MeasureProgress&)>;
 std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& samplers,

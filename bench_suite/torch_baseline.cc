@@ -116,6 +116,10 @@ TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir
     throw UserError("the PyTorch baseline worker made no variant of " + spec.module_path);
 }
 
+pid_t TorchBaseline::worker_pid() const {
+  return child_->pid();
+}
+
 Sampler TorchBaseline::sampler(const std::string& variant) {
   return [this, variant] {
     const nlohmann::json r = child_->call_ok({{"op", "run"}, {"variant", variant}, {"count", 1}});

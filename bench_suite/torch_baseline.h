@@ -62,6 +62,8 @@ class TorchBaseline {
   const std::string& torch_version() const { return torch_version_; }
   const std::string& blas() const { return blas_; }
   int threads() const { return threads_; }
+  // The worker's process, whose threads the harness waits on between turns (settle.h).
+  pid_t worker_pid() const;
 
   // One call of the variant per sample, timed inside the worker.
   Sampler sampler(const std::string& variant);

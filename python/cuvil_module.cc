@@ -96,6 +96,10 @@ py::dict measurement_dict(const bench::Measurement& m) {
   d["stop_reason"] = bench::to_string(m.stop_reason);
   d["samples_ns"] = m.real_ns;
   d["warmup_ns"] = m.warmup_real_ns;
+  if (m.turns > 0) {  // measured in turns: how many, and how many began with threads still busy
+    d["turns"] = m.turns;
+    d["unsettled_turns"] = m.unsettled_turns;
+  }
   return d;
 }
 

@@ -263,6 +263,10 @@ def compare(module, inputs, *, threads=0, opt_level="O2", verbose=True, **option
             err = "" if key == "cuvil" else f"{errors[key]:13.2e}"
             print(f"{label:14}{s['median_ms']:12.3f}{lo:11.3f}..{hi:<9.3f}{up:>10}{err}"
                   f"{'  NOISY' if s['noisy'] else ''}")
+        busy = sum(result[k].get("unsettled_turns", 0) for k in ("eager", "torchscript", "cuvil"))
+        if busy:
+            print(f"warning: {busy} turn(s) began while threads of this process still ran "
+                  "after 1 s of waiting: those samples may be slow")
     model.close()
     return result
 

@@ -43,6 +43,11 @@ def test_eager_and_script_rows_beside_cuvil(tmp_path):
         extra = medians[name]["cuvil"]
         assert extra["max_rel_error_vs_cuvil"] <= 1e-4
         assert len(extra["real_ns"]) >= 3
+    # Every row was measured in turns, each after a settle (measure.h).
+    for extra in (m["cuvil"] for m in medians.values()):
+        turns = extra["turns"]
+        assert turns["count"] >= 1 and 0 <= turns["unsettled"] <= turns["count"]
+        assert turns["settle_s"] >= 0.02 * turns["count"]
     base = doc["context"]["cuvil"]["baseline"]
     assert base["framework"] == "torch" and base["version"] == torch.__version__
     assert base["threads"] >= 1 and base["blas"]

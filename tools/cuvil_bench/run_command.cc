@@ -72,6 +72,23 @@ std::string samples_path(const RunOptions& o, const Suite& suite, const Rung& ru
   return o.out + "." + rung.name + ".folded";
 }
 
+// Turns that began with cuvil's or the worker's threads still busy after the settle's limit
+// (measure.h): their first samples ran on fewer CPUs, so the comparison may lean against them.
+void warn_unsettled_turns(const std::vector<Measurement>& m,
+                          const std::vector<std::string>& variants) {
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m[i].unsettled_turns == 0) continue;
+    const std::string who = i == 0 ? "cuvil" : variants[i - 1];
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "%s: %lld of %lld turns began while cuvil or the PyTorch worker still used the "
+                  "CPUs after %.1f s of waiting: those samples may be slow",
+                  who.c_str(), static_cast<long long>(m[i].unsettled_turns),
+                  static_cast<long long>(m[i].turns), InterleaveOptions{}.max_settle_s);
+    print_warning(text);
+  }
+}
+
 // What a compiled CPU plan holds per byte of the graph's weights, with margin: prepared forms
 // replace the originals (SDXL 256px peaks at 1.09x its weights, docs/performance.md § Memory).
 constexpr double kPlanBytesPerWeightByte = 1.2;
@@ -164,10 +181,15 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
     progress_line.update(
         label + "  measuring beside PyTorch (" + std::to_string(samplers.size()) + " interleaved)",
         /*force=*/true);
-    std::vector<Measurement> m =
-        measure_interleaved(samplers, o.measure, [&](size_t i, const MeasureProgress& p) {
+    InterleaveOptions turns;
+    turns.helpers = {torch->worker_pid()};
+    std::vector<Measurement> m = measure_interleaved(
+        samplers, o.measure,
+        [&](size_t i, const MeasureProgress& p) {
           if (i == 0) on_progress(p);
-        });
+        },
+        turns);
+    warn_unsettled_turns(m, torch->variants());
     result.measurement = std::move(m[0]);
     const std::vector<ir::Tensor> ours = executor.run(inputs);
     for (size_t k = 0; k < torch->variants().size(); ++k) {
