@@ -22,7 +22,7 @@
 namespace cuvil::runtime::cpu {
 
 KernelIsa sdpa_flash_isa() {
-  return kernel_isa_avx512_or_portable();
+  return kernel_isa();
 }
 
 namespace {
@@ -47,7 +47,7 @@ void pack_k_panel(const float* k, int64_t skv, int64_t d, int64_t p, float* dst)
   }
 }
 
-// The portable micro-kernels (the reference of attention_flash_avx512.cc's).
+// The portable micro-kernels (the reference of attention_flash_avx512.cc's and _avx2.cc's).
 void qk_rows(int rows, const float* q, int64_t d, const float* kp, float* s, int64_t lds) {
   for (int r = 0; r < rows; ++r) {
     float acc[kPanel] = {};
@@ -89,7 +89,15 @@ void pv_block(int64_t rows, const float* p, int64_t ldp, int64_t n, const float*
 constexpr FlashKernels kPortable{qk_rows, online_softmax_row, pv_block};
 
 const FlashKernels& flash_kernels() {
-  return sdpa_flash_isa() == KernelIsa::avx512 ? flash_kernels_avx512() : kPortable;
+  switch (sdpa_flash_isa()) {
+    case KernelIsa::avx512:
+      return flash_kernels_avx512();
+    case KernelIsa::avx2:
+      return flash_kernels_avx2();
+    case KernelIsa::portable:
+      break;
+  }
+  return kPortable;
 }
 
 Dims dims_of(const Step& step) {
@@ -137,6 +145,9 @@ std::shared_ptr<const void> sdpa_auto_schedule(const Step& step) {
   const Dims m = dims_of(step);
   // Decode-like: a handful of rows per kv head cannot amortise packing the keys.
   if (m.group * m.sq <= 16) return sdpa_blocked_schedule(step);
+  // Without AVX-512 the blocked kernel's two GEMMs were faster: with the AVX2 tiles 1.3-1.4x on
+  // SDXL's and Llama's prefill shapes (cuvil-micro-attention, docs/performance.md).
+  if (sdpa_flash_isa() != KernelIsa::avx512) return sdpa_blocked_schedule(step);
   return sdpa_flash_schedule(step);
 }
 

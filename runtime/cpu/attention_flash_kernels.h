@@ -1,5 +1,6 @@
 // The micro-kernels of flash attention (attention_flash.cc): the portable set there, the AVX-512
-// set in attention_flash_avx512.cc; sdpa_flash_isa() picks one per call.
+// and AVX2 sets in attention_flash_avx512.cc and attention_flash_avx2.cc; sdpa_flash_isa() picks
+// one per call.
 #pragma once
 
 #include <cstdint>
@@ -22,5 +23,6 @@ struct FlashKernels {
 };
 
 const FlashKernels& flash_kernels_avx512();
+const FlashKernels& flash_kernels_avx2();
 
 }  // namespace cuvil::runtime::cpu

@@ -26,6 +26,23 @@ inline __m256 scale_by_pow2(__m256 p, __m256 n) {
   return _mm256_mul_ps(_mm256_mul_ps(p, pow2(n1)), pow2(n2));
 }
 
+// 2^x = 2^n * 2^f with n = round(x), |f| <= 0.5: the degree-6 polynomial of avx512::exp2 (~2
+// ulp). Inputs are clamped to [-127, 127].
+inline __m256 exp2(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
+  const __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 f = _mm256_sub_ps(x, n);
+  // Taylor coefficients of 2^f = e^(f ln2): ln2^k / k!.
+  __m256 p = _mm256_set1_ps(1.5403530393381609954e-4f);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558146428443423e-3f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291076284771620e-3f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504108664821579953e-2f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.24022650695910071233f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.69314718055994530942f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  return scale_by_pow2(p, n);
+}
+
 // exp(x) = 2^n * e^r with n = round(x log2 e), r = x - n ln2 in two parts: a degree-6
 // polynomial for e^r (~2 ulp). Inputs are clamped to [-87.3, 88.7].
 inline __m256 exp(__m256 x) {
@@ -78,6 +95,18 @@ inline __m256 gelu(__m256 x) {
 inline __m256i first_lanes(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// The sum and the max of the 8 lanes.
+inline float reduce_add(__m256 v) {
+  __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+}
+inline float reduce_max(__m256 v) {
+  __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+  return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 namespace cuvil::runtime::cpu {
 
 KernelIsa norms_isa() {
-  return kernel_isa_avx512_or_portable();
+  return kernel_isa();
 }
 
 namespace {
@@ -31,8 +31,8 @@ struct NormSchedule {
   int64_t axis = -1;    // softmax: normalised to [0, rank)
 };
 
-// The portable row kernels (the reference of norms_avx512.cc's): sum over x of f(x) in fp32 over
-// chunks, fp64 across them.
+// The portable row kernels (the reference of norms_avx512.cc's and norms_avx2.cc's): sum over x of
+// f(x) in fp32 over chunks, fp64 across them.
 template <class F>
 double chunked_sum(const float* x, int64_t n, F f) {
   double total = 0;
@@ -72,7 +72,15 @@ constexpr NormRowKernels kPortable{portable_sum,     portable_sum_sq,  portable_
                                    portable_row_max, portable_rms_row, portable_layer_row};
 
 const NormRowKernels& row_kernels() {
-  return norms_isa() == KernelIsa::avx512 ? norm_row_kernels_avx512() : kPortable;
+  switch (norms_isa()) {
+    case KernelIsa::avx512:
+      return norm_row_kernels_avx512();
+    case KernelIsa::avx2:
+      return norm_row_kernels_avx2();
+    case KernelIsa::portable:
+      break;
+  }
+  return kPortable;
 }
 
 // y[c] = x[c] * mul[c] + add[c] over rows of `c` channels (NHWC) or y = x * mul + add over

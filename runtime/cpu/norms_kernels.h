@@ -1,5 +1,5 @@
 // The per-row micro-kernels of the norms and softmax (norms.cc): the portable set in norms.cc, the
-// AVX-512 set in norms_avx512.cc; norms_isa() picks one per call.
+// AVX-512 and AVX2 sets in norms_avx512.cc and norms_avx2.cc; norms_isa() picks one per call.
 #pragma once
 
 #include <cstdint>
@@ -25,5 +25,6 @@ struct NormRowKernels {
 };
 
 const NormRowKernels& norm_row_kernels_avx512();
+const NormRowKernels& norm_row_kernels_avx2();
 
 }  // namespace cuvil::runtime::cpu

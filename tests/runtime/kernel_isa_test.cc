@@ -45,7 +45,8 @@ bool cpuid_has_avx2() {
 // The families with AVX2 tiles; the others run the portable ones where the GEMM runs AVX2.
 bool has_avx2_tiles(const std::string& family) {
   return family == "conv2d.direct_nhwc" || family == "conv2d.winograd_nhwc" ||
-         family == "conv2d.depthwise_nhwc" || family == "elementwise_math";
+         family == "conv2d.depthwise_nhwc" || family == "elementwise_math" ||
+         family == "sdpa.flash" || family == "norms";
 }
 
 bool isa_from_environment() {

@@ -10,6 +10,7 @@
 #include "kernel_reference_util.h"
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/gemm_schedule.h"
+#include "runtime/cpu/gemm_ukernel.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::runtime::cpu {
@@ -94,7 +95,19 @@ TEST(SdpaSchedule, FlashTilesAreReadOnceAndFitTheShape) {
   EXPECT_EQ(sdpa_schedule_of(s).block_kv, 64);
 }
 
+// Sets the kernels' instruction set for the scope (kernel_isa() follows the GEMM's).
+class ScopedIsa {
+ public:
+  explicit ScopedIsa(cpu::GemmIsa isa) : before_(cpu::active_gemm_isa()) { cpu::set_gemm_isa(isa); }
+  ~ScopedIsa() { cpu::set_gemm_isa(before_); }
+
+ private:
+  cpu::GemmIsa before_;
+};
+
 TEST(SdpaSchedule, AutoRunsBlockedOnDecodeShapesAndReadsNoTile) {
+  if (!cpu::cpu_supports(cpu::GemmIsa::avx512)) GTEST_SKIP() << "no AVX-512";
+  ScopedIsa avx512(cpu::GemmIsa::avx512);
   ir::AttrReadRecorder reads;
   ir::Attrs attrs;
   attrs.set("attention.block_q", int64_t{8}, "attention-tiling.block_q");
@@ -103,6 +116,15 @@ TEST(SdpaSchedule, AutoRunsBlockedOnDecodeShapesAndReadsNoTile) {
   EXPECT_TRUE(reads.origins().empty());
   EXPECT_TRUE(sdpa_schedule_of(sdpa_step("sdpa.auto", 17, attrs)).flash);
   EXPECT_EQ(reads.origins().size(), 1u);
+}
+
+// Without AVX-512 the blocked kernel's GEMMs beat the flash tiles (docs/performance.md).
+TEST(SdpaSchedule, AutoRunsBlockedWithoutAvx512) {
+  for (cpu::GemmIsa isa : {cpu::GemmIsa::avx2, cpu::GemmIsa::ref}) {
+    if (!cpu::cpu_supports(isa)) continue;
+    ScopedIsa scoped(isa);
+    EXPECT_FALSE(sdpa_schedule_of(sdpa_step("sdpa.auto", 17, {})).flash) << cpu::to_string(isa);
+  }
 }
 
 // The kernels without tuning knobs read their op's attributes (axes, windows, masks, offsets)
