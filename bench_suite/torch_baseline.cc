@@ -83,11 +83,9 @@ TorchBaseline::TorchBaseline(const TorchBaselineSpec& spec, const std::vector<ir
     write_npy(path, inputs[i].shape, inputs[i].data);
     files.push_back({{"path", path}, {"integer", inputs[i].dtype == ir::DType::i32}});
   }
-  nlohmann::json request = {{"op", "load"},
-                            {"module", spec.module_path},
-                            {"inputs", files},
-                            {"threads", spec.threads},
-                            {"reserve_bytes", spec.reserve_bytes}};
+  nlohmann::json request = {{"op", "load"},        {"module", spec.module_path},
+                            {"inputs", files},     {"threads", spec.threads},
+                            {"dtype", spec.dtype}, {"reserve_bytes", spec.reserve_bytes}};
   if (!spec.builtin.empty()) {
     CUVIL_CHECK(graph != nullptr, "a built-in reference needs the graph's weights");
     const std::string dir = (std::filesystem::path(scratch_.path) / "weights").string();

@@ -26,6 +26,9 @@ struct TorchBaselineSpec {
   // worker freezes a TorchScript copy of the weights only if that fits beside it.
   int64_t reserve_bytes = 0;
   int threads = 1;
+  // "fp32", or "bf16": the module and its floating inputs cast to bfloat16 (variants named
+  // torch-eager-bf16 and torch-script-bf16).
+  std::string dtype = "fp32";
 };
 
 // Suites with a PyTorch reference module.

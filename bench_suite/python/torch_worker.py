@@ -7,7 +7,8 @@ Protocol: one JSON object per line on stdin, one reply per line on stdout.
   {"op": "load", "module": PATH | "builtin": SUITE, "weights_dir": D, "rung": {params},
    "scaled_down": bool (the suite's toy-size topology),
    "inputs": [{"path": .npy, "integer": bool}], "threads": N,
-   "reserve_bytes": B (memory cuvil takes after the load; freezing must leave it)}
+   "reserve_bytes": B (memory cuvil takes after the load; freezing must leave it),
+   "dtype": "fp32" | "bf16" (module and floating inputs cast; variants get a "-bf16" suffix)}
       -> {"ok", "torch", "threads", "blas", "variants": [...], "unavailable": {variant: why}}
   {"op": "run", "variant": V, "count": K}   -> {"ok", "real_ns": [...], "cpu_ns": [...]}
   {"op": "outputs", "variant": V, "dir": D} -> {"ok", "files": [...]}
@@ -127,6 +128,13 @@ class Baseline:
             a = np.load(spec["path"])
             t = torch.from_numpy(np.ascontiguousarray(a))
             self.inputs.append(t.to(torch.int64) if spec.get("integer") else t.to(torch.float32))
+        dtype = req.get("dtype", "fp32")
+        if dtype not in ("fp32", "bf16"):
+            raise ValueError(f"dtype: expected fp32 or bf16, got {dtype!r}")
+        suffix = "" if dtype == "fp32" else "-" + dtype
+        if dtype == "bf16":
+            self.inputs = [t.to(torch.bfloat16) if t.is_floating_point() else t
+                           for t in self.inputs]
         if req.get("builtin"):
             import torch_reference  # beside this script: the built-in suites' modules
 
@@ -134,6 +142,8 @@ class Baseline:
                                            bool(req.get("scaled_down", False)))
         else:
             module = self._load_module(req["module"])
+        if dtype == "bf16":
+            module = module.to(torch.bfloat16)  # in place for an nn.Module: no fp32 copy stays
         with torch.no_grad():
             if isinstance(module, torch.jit.ScriptModule):
                 self.unavailable["torch-eager"] = (
@@ -160,8 +170,17 @@ class Baseline:
                     self.unavailable["torch-script-frozen"] = f"freeze failed: {e}"
                     frozen = scripted
             self.variants["torch-script"] = frozen
-            for f in self.variants.values():  # compile and warm the first call
-                f(*self.inputs)
+            for name, f in self.variants.items():  # compile and warm the first call
+                try:
+                    f(*self.inputs)
+                except RuntimeError as e:
+                    if dtype == "fp32":
+                        raise
+                    raise ValueError(f"PyTorch cannot run this module in {dtype} ({name}): "
+                                     f"{str(e).splitlines()[0]}") from None
+        if suffix:
+            self.variants = {name + suffix: f for name, f in self.variants.items()}
+            self.unavailable = {name + suffix: why for name, why in self.unavailable.items()}
         return {"torch": torch.__version__, "threads": torch.get_num_threads(),
                 "blas": blas_description(), "variants": sorted(self.variants),
                 "unavailable": self.unavailable}

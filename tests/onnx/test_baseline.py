@@ -62,6 +62,31 @@ def test_eager_and_script_rows_beside_cuvil(tmp_path):
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+def test_bf16_rows_beside_cuvil(tmp_path):
+    # --torch-dtype bf16: the module and its input cast to bfloat16, rows named for it.
+    model = small_model(tmp_path)
+    out = tmp_path / "run.json"
+    cuvil("run", "--model", str(model), "--baseline", "torch", "--torch-dtype", "bf16",
+          "--opt-level", "O3", "--out", str(out), *QUICK)
+    doc = json.loads(out.read_text())
+    medians = {b["name"]: b for b in doc["benchmarks"] if b.get("aggregate_name") == "median"}
+    assert set(medians) == {"small/b1_median", "small/b1/torch-eager-bf16_median",
+                            "small/b1/torch-script-bf16_median"}
+    for name in ("small/b1/torch-eager-bf16_median", "small/b1/torch-script-bf16_median"):
+        err = medians[name]["cuvil"]["max_rel_error_vs_cuvil"]
+        assert 0 < err <= 1e-1  # bfloat16 rounding: not fp32's agreement, but the same model
+        assert medians[name]["cuvil"]["reduced_precision_flops"] > 0
+    assert doc["context"]["cuvil"]["baseline"]["dtype"] == "bf16"
+
+
+def test_torch_dtype_bad_input(tmp_path):
+    model = small_model(tmp_path)
+    expect_user_error(["run", "--model", str(model), "--baseline", "torch", "--torch-dtype",
+                       "fp16", *QUICK], "--torch-dtype", "fp16")
+    expect_user_error(["run", "--model", str(model), "--torch-dtype", "bf16", *QUICK],
+                      "--torch-dtype", "--baseline")
+
+
 def test_torchscript_file_has_no_eager_row_and_says_why(tmp_path):
     model = small_model(tmp_path, script=True)
     r = cuvil("run", "--model", str(model), "--baseline", "torch", *QUICK)

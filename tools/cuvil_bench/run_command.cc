@@ -195,7 +195,8 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
     for (size_t k = 0; k < torch->variants().size(); ++k) {
       RungResult row = result;
       row.baseline = torch->variants()[k];
-      row.reduced_precision_flops = 0;  // PyTorch's variants run the fp32 model
+      // PyTorch's variants run the model in one precision: --torch-dtype.
+      row.reduced_precision_flops = o.torch.dtype == "fp32" ? 0 : row.declared_flops;
       row.measurement = std::move(m[k + 1]);
       row.arena_bytes = 0;
       row.plan_weight_bytes = -1;
@@ -204,13 +205,10 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
       row.max_rel_error_vs_cuvil = max_relative_error_vs_cuvil(theirs, ours, row.baseline);
       baseline_rows->push_back(std::move(row));
     }
-    *baseline_info = {{"framework", "torch"},
-                      {"version", torch->torch_version()},
-                      {"threads", torch->threads()},
-                      {"blas", torch->blas()},
-                      {"module", o.torch.module_path},
-                      {"variants", torch->variants()},
-                      {"unavailable", torch->unavailable()}};
+    *baseline_info = {{"framework", "torch"},          {"version", torch->torch_version()},
+                      {"threads", torch->threads()},   {"dtype", o.torch.dtype},
+                      {"blas", torch->blas()},         {"module", o.torch.module_path},
+                      {"variants", torch->variants()}, {"unavailable", torch->unavailable()}};
   } else {
     result.measurement = measure(executor, inputs, o.measure, on_progress);
   }
@@ -392,11 +390,11 @@ void print_baseline_table(const std::vector<std::pair<RungResult, std::vector<Ru
       "\nPyTorch %s beside cuvil (same inputs, %d thread(s), interleaved samples; BLAS: %s)\n",
       info.value("version", std::string("?")).c_str(), info.value("threads", 0),
       info.value("blas", std::string("?")).c_str());
-  std::printf("%-22s %-14s %10s %21s %9s %17s %12s\n", "rung", "variant", "median ms", "95% CI ms",
+  std::printf("%-22s %-17s %10s %21s %9s %17s %12s\n", "rung", "variant", "median ms", "95% CI ms",
               "speed-up", "95% CI", "max rel err");
   for (const auto& [cuvil_row, baselines] : rows) {
     const stats::Summary c = stats::summarize(cuvil_row.measurement.real_ns);
-    std::printf("%-22s %-14s %10.3f %10.3f..%-10.3f %9s %17s %12s\n",
+    std::printf("%-22s %-17s %10.3f %10.3f..%-10.3f %9s %17s %12s\n",
                 (cuvil_row.suite + "/" + cuvil_row.rung).c_str(), "cuvil", c.median * 1e-6,
                 c.median_ci.low * 1e-6, c.median_ci.high * 1e-6, "", "", "");
     for (const RungResult& b : baselines) {
@@ -406,7 +404,7 @@ void print_baseline_table(const std::vector<std::pair<RungResult, std::vector<Ru
                     t.median_ci.high / c.median_ci.low);
       char err[24];
       std::snprintf(err, sizeof err, "%.2e", b.max_rel_error_vs_cuvil);
-      std::printf("%-22s %-14s %10.3f %10.3f..%-10.3f %8.2fx %17s %12s%s\n", "", b.baseline.c_str(),
+      std::printf("%-22s %-17s %10.3f %10.3f..%-10.3f %8.2fx %17s %12s%s\n", "", b.baseline.c_str(),
                   t.median * 1e-6, t.median_ci.low * 1e-6, t.median_ci.high * 1e-6,
                   t.median / c.median, ci, err,
                   b.measurement.noisy || cuvil_row.measurement.noisy ? "  NOISY" : "");
@@ -720,10 +718,18 @@ Action add_run_command(CLI::App& app) {
       ->default_str("auto");
   cmd->add_option("--probe-dir", o->probe_dir,
                   "directory for the samples' folded stacks (default: next to --out)");
-  cmd->add_option("--baseline", o->baseline,
-                  "also measure PyTorch (eager and TorchScript-frozen) on the same inputs and "
-                  "threads, interleaved with cuvil's samples: torch")
-      ->check(CLI::IsMember({"torch"}));
+  CLI::Option* baseline =
+      cmd->add_option("--baseline", o->baseline,
+                      "also measure PyTorch (eager and TorchScript-frozen) on the same inputs and "
+                      "threads, interleaved with cuvil's samples: torch")
+          ->check(CLI::IsMember({"torch"}));
+  cmd->add_option("--torch-dtype", o->torch.dtype,
+                  "PyTorch's precision for --baseline torch: fp32, or bf16 (module and inputs "
+                  "cast to bfloat16, rows torch-eager-bf16 and torch-script-bf16; beside "
+                  "--opt-level O3)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->needs(baseline)
+      ->capture_default_str();
   cmd->add_option("--torch-module", o->torch.module_path,
                   "the PyTorch module for --baseline torch: a torch.save'd nn.Module (eager and "
                   "TorchScript) or a torch.jit.save'd file (default: <model>.pt beside --model)");
