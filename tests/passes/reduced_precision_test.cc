@@ -195,6 +195,32 @@ TEST(ReducedPrecision, NchwConvsStayF32WithAReason) {
   }
 }
 
+// A convolution of few input channels (a stem) stays f32 in bf16 pipelines: its im2col gather
+// costs more than bf16 saves. 16 channels and more go bf16.
+TEST(ReducedPrecision, Bf16StemOfFewChannelsStaysF32WithAReason) {
+  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  Graph g = testing::tiny_resnet(1, 16, 9);
+  testing::run_pass(g, "layout", {{"memory_layout", std::string("nhwc")}});
+  testing::run_pass(g, "reduced-precision",
+                    {{"conv_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+  int stems = 0, bf16 = 0;
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::conv2d) continue;
+    const int64_t channels = g.value(n.inputs[1]).shape[1];
+    if (channels < 16) {
+      ++stems;
+      EXPECT_EQ(n.attrs.get_string("precision", ""), "f32") << n.name;
+      EXPECT_NE(n.attrs.get_string("precision.fallback", "").find("input channels"),
+                std::string::npos)
+          << n.name;
+    } else {
+      bf16 += n.attrs.get_string("precision", "") == "bf16" ? 1 : 0;
+    }
+  }
+  EXPECT_GT(stems, 0);
+  EXPECT_GT(bf16, 0);
+}
+
 TEST(ReducedPrecision, SmallReductionsStayF32BelowMinK) {
   Graph g = testing::tiny_decoder(1, 5, 24);  // every linear has K < 100
   testing::run_pass(g, "reduced-precision",
