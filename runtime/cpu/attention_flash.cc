@@ -145,9 +145,10 @@ std::shared_ptr<const void> sdpa_auto_schedule(const Step& step) {
   const Dims m = dims_of(step);
   // Decode-like: a handful of rows per kv head cannot amortise packing the keys.
   if (m.group * m.sq <= 16) return sdpa_blocked_schedule(step);
-  // Without AVX-512 the blocked kernel's two GEMMs were faster: with the AVX2 tiles 1.3-1.4x on
-  // SDXL's and Llama's prefill shapes (cuvil-micro-attention, docs/performance.md).
-  if (sdpa_flash_isa() != KernelIsa::avx512) return sdpa_blocked_schedule(step);
+  // On the portable tiles the blocked kernel's two GEMMs (which have AVX2 and AVX-512 tiles of
+  // their own) were 1.6-1.7x faster on SDXL's and Llama's prefill shapes (cuvil-micro-attention,
+  // docs/performance.md); with AVX2 or AVX-512 tiles flash attention was faster.
+  if (sdpa_flash_isa() == KernelIsa::portable) return sdpa_blocked_schedule(step);
   return sdpa_flash_schedule(step);
 }
 

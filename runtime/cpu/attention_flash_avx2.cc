@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "runtime/cpu/attention_flash_kernels.h"
+#include "runtime/cpu/register_rows.h"
 
 #include "runtime/cpu/target_avx2_begin.h"
 
@@ -47,30 +48,15 @@ void qk_tile(const float* q, int64_t d, const float* kp, float* s, int64_t lds) 
   }
 }
 
-void qk_tile_rows(int rows, const float* q, int64_t d, const float* kp, float* s, int64_t lds) {
-  switch (rows) {
-    case 1:
-      return qk_tile<1>(q, d, kp, s, lds);
-    case 2:
-      return qk_tile<2>(q, d, kp, s, lds);
-    case 3:
-      return qk_tile<3>(q, d, kp, s, lds);
-    case 4:
-      return qk_tile<4>(q, d, kp, s, lds);
-    case 5:
-      return qk_tile<5>(q, d, kp, s, lds);
-    default:
-      return qk_tile<6>(q, d, kp, s, lds);
-  }
-}
-
 // s[r][0:32] = sum_t q[r*d + t] * kp[t][0:32] for rows <= kFlashQkRows rows: tiles of up to 6 rows,
 // each over the panel's two halves.
 void qk_rows(int rows, const float* q, int64_t d, const float* kp, float* s, int64_t lds) {
   for (int r = 0; r < rows; r += kQkTileRows) {
     const int nr = std::min(kQkTileRows, rows - r);
     for (int64_t half = 0; half < kPanel; half += 2 * kLanes) {
-      qk_tile_rows(nr, q + r * d, d, kp + half, s + r * lds + half, lds);
+      with_rows<kQkTileRows>(nr, [&](auto rr) {
+        qk_tile<decltype(rr)::value>(q + r * d, d, kp + half, s + r * lds + half, lds);
+      });
     }
   }
 }
@@ -111,20 +97,9 @@ void pv_tile(const float* p, int64_t ldp, int64_t n, const float* v, int64_t ldv
 template <int C>
 void pv_rows(int rows, const float* p, int64_t ldp, int64_t n, const float* v, int64_t ldv,
              const float* alpha, float* o, int64_t ldo, __m256i last) {
-  switch (rows) {
-    case 1:
-      return pv_tile<1, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-    case 2:
-      return pv_tile<2, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-    case 3:
-      return pv_tile<3, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-    case 4:
-      return pv_tile<4, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-    case 5:
-      return pv_tile<5, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-    default:
-      return pv_tile<6, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-  }
+  with_rows<kPvRows>(rows, [&](auto r) {
+    pv_tile<decltype(r)::value, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
+  });
 }
 
 // P = 2^(S - m_new) over the `valid` first entries, 0 over [valid, n); updates m and l and

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "runtime/cpu/attention_flash_kernels.h"
+#include "runtime/cpu/register_rows.h"
 
 #include "runtime/cpu/target_avx512_begin.h"
 
@@ -78,49 +79,13 @@ void pv_tile(const float* p, int64_t ldp, int64_t n, const float* v, int64_t ldv
 template <int C>
 void pv_rows(int rows, const float* p, int64_t ldp, int64_t n, const float* v, int64_t ldv,
              const float* alpha, float* o, int64_t ldo, __mmask16 last) {
-  switch (rows) {
-    case 1:
-      return pv_tile<1, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-    case 2:
-      return pv_tile<2, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-    case 3:
-      return pv_tile<3, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-    case 4:
-      return pv_tile<4, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-    case 5:
-      return pv_tile<5, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-    default:
-      return pv_tile<6, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
-  }
+  with_rows<kPvRows>(rows, [&](auto r) {
+    pv_tile<decltype(r)::value, C>(p, ldp, n, v, ldv, alpha, o, ldo, last);
+  });
 }
 
 void qk_rows(int rows, const float* q, int64_t d, const float* kp, float* s, int64_t lds) {
-  switch (rows) {
-    case 1:
-      return qk_tile<1>(q, d, kp, s, lds);
-    case 2:
-      return qk_tile<2>(q, d, kp, s, lds);
-    case 3:
-      return qk_tile<3>(q, d, kp, s, lds);
-    case 4:
-      return qk_tile<4>(q, d, kp, s, lds);
-    case 5:
-      return qk_tile<5>(q, d, kp, s, lds);
-    case 6:
-      return qk_tile<6>(q, d, kp, s, lds);
-    case 7:
-      return qk_tile<7>(q, d, kp, s, lds);
-    case 8:
-      return qk_tile<8>(q, d, kp, s, lds);
-    case 9:
-      return qk_tile<9>(q, d, kp, s, lds);
-    case 10:
-      return qk_tile<10>(q, d, kp, s, lds);
-    case 11:
-      return qk_tile<11>(q, d, kp, s, lds);
-    default:
-      return qk_tile<12>(q, d, kp, s, lds);
-  }
+  with_rows<kFlashQkRows>(rows, [&](auto r) { qk_tile<decltype(r)::value>(q, d, kp, s, lds); });
 }
 
 // P = 2^(S - m_new) over the `valid` first entries, 0 over [valid, n); updates m and l and

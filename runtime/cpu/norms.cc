@@ -12,6 +12,7 @@
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/norms_kernels.h"
+#include "runtime/cpu/norms_row_loops.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
@@ -60,16 +61,9 @@ float portable_row_max(const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]);
   return mx;
 }
-void portable_rms_row(const float* x, float s, const float* gamma, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s * gamma[i];
-}
-void portable_layer_row(const float* x, float mean, float s, const float* gamma, const float* beta,
-                        float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * s * gamma[i] + beta[i];
-}
 
-constexpr NormRowKernels kPortable{portable_sum,     portable_sum_sq,  portable_sum_sq_dev,
-                                   portable_row_max, portable_rms_row, portable_layer_row};
+constexpr NormRowKernels kPortable{portable_sum,     portable_sum_sq, portable_sum_sq_dev,
+                                   portable_row_max, rms_row_loop,    layer_row_loop};
 
 const NormRowKernels& row_kernels() {
   switch (norms_isa()) {

@@ -11,6 +11,7 @@
 #include "runtime/cpu/target_avx2_begin.h"
 
 #include "runtime/cpu/elementwise_math_avx2.h"
+#include "runtime/cpu/norms_row_loops.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -76,16 +77,7 @@ float row_max(const float* x, int64_t n) {
   return avx2::reduce_max(v);
 }
 
-// Plain loops, vectorised here for AVX2.
-void rms_row(const float* x, float s, const float* gamma, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s * gamma[i];
-}
-void layer_row(const float* x, float mean, float s, const float* gamma, const float* beta, float* y,
-               int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * s * gamma[i] + beta[i];
-}
-
-constexpr NormRowKernels kAvx2{sum, sum_sq, sum_sq_dev, row_max, rms_row, layer_row};
+constexpr NormRowKernels kAvx2{sum, sum_sq, sum_sq_dev, row_max, rms_row_loop, layer_row_loop};
 
 }  // namespace
 

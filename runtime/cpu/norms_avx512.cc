@@ -10,6 +10,7 @@
 #include "runtime/cpu/target_avx512_begin.h"
 
 #include "runtime/cpu/elementwise_math_avx512.h"
+#include "runtime/cpu/norms_row_loops.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -68,16 +69,7 @@ float row_max(const float* x, int64_t n) {
   return _mm512_reduce_max_ps(v);
 }
 
-// Plain loops, vectorised here for AVX-512.
-void rms_row(const float* x, float s, const float* gamma, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s * gamma[i];
-}
-void layer_row(const float* x, float mean, float s, const float* gamma, const float* beta, float* y,
-               int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * s * gamma[i] + beta[i];
-}
-
-constexpr NormRowKernels kAvx512{sum, sum_sq, sum_sq_dev, row_max, rms_row, layer_row};
+constexpr NormRowKernels kAvx512{sum, sum_sq, sum_sq_dev, row_max, rms_row_loop, layer_row_loop};
 
 }  // namespace
 
