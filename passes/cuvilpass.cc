@@ -62,6 +62,38 @@ std::string describe(const YAML::Node& node) {
   return "'" + node.Scalar() + "'";
 }
 
+// Why `text` cannot be a name that a .cuvilpass file writes back as it read it (empty when it
+// can): it must be UTF-8 without control characters. Such bytes come from a damaged file, and
+// YAML would not write them back unchanged.
+std::string not_printable_text(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const std::string at = " at byte " + std::to_string(i);
+    if (byte < 0x20 || byte == 0x7f) return "a control character" + at;
+    if (byte < 0x80) {
+      ++i;
+      continue;
+    }
+    // The sequence's length, and the smallest code point of that length (no overlong forms).
+    const int length = byte >= 0xf0 && byte <= 0xf4 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc2 ? 2 : 0;
+    if (length == 0 || byte > 0xf4 || i + length > text.size())
+      return "a byte that is not UTF-8" + at;
+    uint32_t code = byte & (0x7f >> length);
+    for (int k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xc0) != 0x80) return "a byte that is not UTF-8" + at;
+      code = code << 6 | (next & 0x3f);
+    }
+    const uint32_t smallest = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000;
+    if (code < smallest || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+      return "a byte that is not UTF-8" + at;
+    }
+    if (code < 0xa0) return "a control character" + at;  // C1: U+0080..U+009F
+    i += static_cast<size_t>(length);
+  }
+  return "";
+}
+
 std::string closest_pass(const std::string& name) {
   std::string best;
   size_t best_distance = SIZE_MAX;
@@ -270,6 +302,10 @@ PipelineConfig read_config(const Reader& reader, const YAML::Node& root) {
     if (!s.IsScalar()) {
       reader.fail(Reader::line_of(s, it->second.second), "suite",
                   "expected a suite name, got " + describe(s));
+    }
+    if (const std::string bad = not_printable_text(s.Scalar()); !bad.empty()) {
+      reader.fail(Reader::line_of(s, it->second.second), "suite",
+                  "expected a suite or model name (UTF-8 text), got " + bad);
     }
     config.suite = s.Scalar();
   }

@@ -65,6 +65,19 @@ TEST(Cuvilpass, AKeyGivenTwiceInAnEntryIsRejected) {
               HasSubstr("bad.cuvilpass:6: params: given twice"));
 }
 
+// Found by fuzz_cuvilpass: a suite name of bytes that are not UTF-8 read, but to_yaml wrote it
+// back changed. Such names are errors; UTF-8 names (a model's file stem) round-trip.
+TEST(Cuvilpass, ASuiteNameMustBeUtf8WithoutControlCharacters) {
+  const std::string head = "cuvil_pass_version: 1\ntarget: cpu\nsuite: ";
+  expect_rejected(head + "\"res\xffnet\"\npasses: []\n", 3, "suite", "not UTF-8 at byte 3");
+  expect_rejected(head + "\"\xc0\xafx\"\npasses: []\n", 3, "suite", "not UTF-8 at byte 0");
+  expect_rejected(head + "\"a\\eb\"\npasses: []\n", 3, "suite", "a control character at byte 1");
+  const PipelineConfig config =
+      parse_cuvilpass(head + "mod\xc3\xa8le-\xe2\x82\xac\npasses: []\n", "utf8.cuvilpass");
+  EXPECT_EQ(config.suite, "mod\xc3\xa8le-\xe2\x82\xac");
+  EXPECT_EQ(parse_cuvilpass(to_yaml(config), "again").suite, config.suite);
+}
+
 TEST(Cuvilpass, ADirectoryIsNotAConfig) {
   try {
     load_cuvilpass(CUVIL_SOURCE_DIR);
