@@ -73,9 +73,8 @@ std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& sampler
   std::vector<char> met(n, 0);
   MeasureProgress p;
   // A turn begins once the workloads' processes are quiet, with one untimed run.
-  const SettleOptions settling{turns.settle_s, turns.max_settle_s, turns.helpers};
   auto begin_turn = [&](size_t i) {
-    const Settled settled = settle(settling);
+    const Settled settled = settle(turns.settle);
     ++m[i].turns;
     m[i].unsettled_turns += settled.quiet ? 0 : 1;
     m[i].settle_s += settled.waited_s;

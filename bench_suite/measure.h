@@ -36,7 +36,7 @@ struct Measurement {
   double noise = 0;      // final relative half-width of the median's interval (inf if unknown)
   double max_noise = 0;  // the target it was held to
   // measure_interleaved: this workload's turns, how many began with the processes still busy
-  // after max_settle_s, and the idle time spent settling before them.
+  // after the settle's max_s, and the idle time spent settling before them.
   int64_t turns = 0;
   int64_t unsettled_turns = 0;
   double settle_s = 0;
@@ -68,13 +68,11 @@ Measurement measure(const Sampler& sampler, const MeasureOptions& options,
 //
 // Why settle and the untimed run: runtimes whose idle threads spin after a call keep the CPUs
 // busy after their turn (OpenMP's ~10-20 ms, OpenBLAS's ~100 ms), which would otherwise slow the
-// next workload's first samples. The settle waits for this process and `helpers` (the processes
-// the other workloads run in) to go quiet, at least settle_s and at most max_settle_s.
+// next workload's first samples. The settle waits for this process and its helpers (the
+// processes the other workloads run in) to go quiet (settle.h).
 struct InterleaveOptions {
-  double settle_s = 0.02;
+  SettleOptions settle;
   double turn_s = 0.25;
-  double max_settle_s = 1.0;  // 0: settle_s alone, nothing watched
-  std::vector<pid_t> helpers;
 };
 using InterleavedProgressFn = std::function<void(size_t workload, const MeasureProgress&)>;
 std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& samplers,

@@ -89,15 +89,7 @@ void pv_block(int64_t rows, const float* p, int64_t ldp, int64_t n, const float*
 constexpr FlashKernels kPortable{qk_rows, online_softmax_row, pv_block};
 
 const FlashKernels& flash_kernels() {
-  switch (sdpa_flash_isa()) {
-    case KernelIsa::avx512:
-      return flash_kernels_avx512();
-    case KernelIsa::avx2:
-      return flash_kernels_avx2();
-    case KernelIsa::portable:
-      break;
-  }
-  return kPortable;
+  return set_for_isa(sdpa_flash_isa(), flash_kernels_avx512(), flash_kernels_avx2(), kPortable);
 }
 
 Dims dims_of(const Step& step) {

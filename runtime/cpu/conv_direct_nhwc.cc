@@ -172,15 +172,8 @@ KernelIsa conv2d_direct_nhwc_isa() {
 namespace {
 
 const DirectTileTable& tiles() {
-  switch (conv2d_direct_nhwc_isa()) {
-    case KernelIsa::avx512:
-      return direct_nhwc_tiles_avx512();
-    case KernelIsa::avx2:
-      return direct_nhwc_tiles_avx2();
-    case KernelIsa::portable:
-      break;
-  }
-  return kPortableTiles;
+  return set_for_isa(conv2d_direct_nhwc_isa(), direct_nhwc_tiles_avx512(), direct_nhwc_tiles_avx2(),
+                     kPortableTiles);
 }
 
 // The zero-bordered input: rows 0 .. hp, columns 0 .. wp cover every window; returns x itself

@@ -35,6 +35,21 @@ KernelIsa kernel_isa();
 // kernel_isa() for a family without AVX2 tiles: avx512, else portable.
 KernelIsa kernel_isa_avx512_or_portable();
 
+// A family's set of micro-kernels for `isa`, of its three: the one choice of every family's
+// driver.
+template <class Set>
+const Set& set_for_isa(KernelIsa isa, const Set& avx512, const Set& avx2, const Set& portable) {
+  switch (isa) {
+    case KernelIsa::avx512:
+      return avx512;
+    case KernelIsa::avx2:
+      return avx2;
+    case KernelIsa::portable:
+      break;
+  }
+  return portable;
+}
+
 // The kernel families with per-ISA micro-kernels and the instruction set each runs now (what its
 // own dispatch picks for the general case; conv2d.depthwise_nhwc with a channel multiplier > 1
 // always runs the portable tile).

@@ -349,7 +349,6 @@ GemmBlocking gemm_blocking(const ir::Attrs& attrs) {
 }
 
 GemmPartition gemm_partition(const ir::Attrs& attrs) {
-  if (!attrs.has(attrs::kGemmPartition)) return GemmPartition::automatic;
   return parse_gemm_partition(attrs.get_string(attrs::kGemmPartition, "auto"));
 }
 

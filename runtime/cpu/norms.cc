@@ -66,15 +66,7 @@ constexpr NormRowKernels kPortable{portable_sum,     portable_sum_sq, portable_s
                                    portable_row_max, rms_row_loop,    layer_row_loop};
 
 const NormRowKernels& row_kernels() {
-  switch (norms_isa()) {
-    case KernelIsa::avx512:
-      return norm_row_kernels_avx512();
-    case KernelIsa::avx2:
-      return norm_row_kernels_avx2();
-    case KernelIsa::portable:
-      break;
-  }
-  return kPortable;
+  return set_for_isa(norms_isa(), norm_row_kernels_avx512(), norm_row_kernels_avx2(), kPortable);
 }
 
 // y[c] = x[c] * mul[c] + add[c] over rows of `c` channels (NHWC) or y = x * mul + add over

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "base/error.h"
 #include "base/text_file.h"
+#include "tests/base/user_error_of.h"
 #include "tests/bench_suite/scoped_variable.h"
 
 namespace cuvil::bench {
@@ -88,15 +88,10 @@ TEST(HeapHugePages, SwitchedOffSetsNothing) {
 
 TEST(HeapHugePages, MalformedSwitchIsAnErrorNamingTheVariable) {
   const HeapVariables vars(nullptr, "off");
-  try {
-    request_heap_huge_pages();
-    ADD_FAILURE() << "CUVIL_HEAP_HUGE_PAGES=off was accepted";
-  } catch (const UserError& e) {
-    EXPECT_NE(
-        std::string(e.what()).find("CUVIL_HEAP_HUGE_PAGES: expected 0 (off) or 1 (on), got 'off'"),
-        std::string::npos)
-        << e.what();
-  }
+  EXPECT_NE(user_error_of([] {
+              request_heap_huge_pages();
+            }).find("CUVIL_HEAP_HUGE_PAGES: expected 0 (off) or 1 (on), got 'off'"),
+            std::string::npos);
   EXPECT_EQ(env("GLIBC_TUNABLES"), "<unset>");
 }
 

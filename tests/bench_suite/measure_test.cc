@@ -120,7 +120,7 @@ TEST(Measure, TimedSamplerMeasuresRealAndCpuTimeOfTheWork) {
 }
 
 // Turns of one sample (turn_s 0), no idle time: the schedule is visible call by call.
-const InterleaveOptions kOneSampleTurns{0.0, 0.0, 0.0, {}};
+const InterleaveOptions kOneSampleTurns{{0.0, 0.0, {}}, 0.0};
 
 TEST(MeasureInterleaved, TakesTurnsInARotatingOrderUntilEveryRuleIsMet) {
   std::vector<int> order;
@@ -160,7 +160,7 @@ TEST(MeasureInterleaved, ATurnLastsAboutTurnS) {
   };
   MeasureOptions o = quick();
   o.warmup_iterations = 1;
-  measure_interleaved({recorder(0), recorder(1)}, o, {}, InterleaveOptions{0.0, 0.035, 0.0, {}});
+  measure_interleaved({recorder(0), recorder(1)}, o, {}, InterleaveOptions{{0.0, 0.0, {}}, 0.035});
   // After the warm-ups (0, 1): workload 0's first turn, an untimed run and four 10 ms samples,
   // then workload 1's the same.
   ASSERT_GE(order.size(), 12u);

@@ -134,7 +134,7 @@ TEST(Settle, InterleavedTurnsCountTheUnsettledOnes) {
   o.min_time_s = 0;
   o.timeout_s = 1;
   const Sampler fixed = [] { return Sample{1e6, 1e6}; };
-  InterleaveOptions turns{0.0, 0.0, 0.01, {}};
+  const InterleaveOptions turns{{0.0, 0.01, {}}, 0.0};
   std::vector<Measurement> m;
   {
     Spinners busy;

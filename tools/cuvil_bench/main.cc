@@ -71,13 +71,18 @@ void require_runnable_target(const std::string& target) {
 // An exception nothing expected (EX_SOFTWARE): distinct from bad input (2).
 constexpr int kInternalErrorStatus = 70;
 
+// Bad input, from the start environment or a command: one line, exit 2.
+static int bad_input(const cuvil::UserError& e) {
+  std::fprintf(stderr, "cuvil-bench: error: %s\n", cuvil::reports::printable(e.what()).c_str());
+  return 2;
+}
+
 int main(int argc, char** argv) {
   using namespace cuvil::bench::cli;
   try {
     choose_start_environment(argc, argv);  // first: it may re-execute this program
   } catch (const cuvil::UserError& e) {
-    std::fprintf(stderr, "cuvil-bench: error: %s\n", cuvil::reports::printable(e.what()).c_str());
-    return 2;
+    return bad_input(e);
   }
   cuvil::bench::keep_freed_memory_for_reuse();
   CLI::App app{
@@ -121,8 +126,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("report")) return report();
     if (app.got_subcommand("probes")) return probes();
   } catch (const cuvil::UserError& e) {
-    std::fprintf(stderr, "cuvil-bench: error: %s\n", cuvil::reports::printable(e.what()).c_str());
-    return 2;
+    return bad_input(e);
   } catch (const cuvil::OutOfMemory& e) {
     std::fprintf(stderr, "cuvil-bench: error: %s\n", cuvil::reports::printable(e.what()).c_str());
     return 3;

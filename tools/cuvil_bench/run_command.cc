@@ -75,7 +75,7 @@ std::string samples_path(const RunOptions& o, const Suite& suite, const Rung& ru
 // Turns that began with cuvil's or the worker's threads still busy after the settle's limit
 // (measure.h): their first samples ran on fewer CPUs, so the comparison may lean against them.
 void warn_unsettled_turns(const std::vector<Measurement>& m,
-                          const std::vector<std::string>& variants) {
+                          const std::vector<std::string>& variants, double max_settle_s) {
   for (size_t i = 0; i < m.size(); ++i) {
     if (m[i].unsettled_turns == 0) continue;
     const std::string who = i == 0 ? "cuvil" : variants[i - 1];
@@ -84,7 +84,7 @@ void warn_unsettled_turns(const std::vector<Measurement>& m,
                   "%s: %lld of %lld turns began while cuvil or the PyTorch worker still used the "
                   "CPUs after %.1f s of waiting: those samples may be slow",
                   who.c_str(), static_cast<long long>(m[i].unsettled_turns),
-                  static_cast<long long>(m[i].turns), InterleaveOptions{}.max_settle_s);
+                  static_cast<long long>(m[i].turns), max_settle_s);
     print_warning(text);
   }
 }
@@ -182,14 +182,14 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
         label + "  measuring beside PyTorch (" + std::to_string(samplers.size()) + " interleaved)",
         /*force=*/true);
     InterleaveOptions turns;
-    turns.helpers = {torch->worker_pid()};
+    turns.settle.helpers = {torch->worker_pid()};
     std::vector<Measurement> m = measure_interleaved(
         samplers, o.measure,
         [&](size_t i, const MeasureProgress& p) {
           if (i == 0) on_progress(p);
         },
         turns);
-    warn_unsettled_turns(m, torch->variants());
+    warn_unsettled_turns(m, torch->variants(), turns.settle.max_s);
     result.measurement = std::move(m[0]);
     const std::vector<ir::Tensor> ours = executor.run(inputs);
     for (size_t k = 0; k < torch->variants().size(); ++k) {
