@@ -38,6 +38,17 @@ class Broadcast {
   }
   // True when operand element i is result element i.
   bool identity() const { return rank_ == 1 && strides_[0] == 1; }
+  // Where the operand of result element i lies, for a result whose last dim is `columns`: at i
+  // (same shape), at i % columns (one value per column), at 0 (a scalar), or none of these.
+  enum class Pattern { element, column, scalar, other };
+  Pattern pattern(int64_t columns) const {
+    if (identity()) return Pattern::element;
+    if (rank_ == 1 && strides_[0] == 0) return Pattern::scalar;
+    if (rank_ == 2 && strides_[0] == 0 && strides_[1] == 1 && dims_[1] == columns) {
+      return Pattern::column;
+    }
+    return Pattern::other;
+  }
 
  private:
   int rank_ = 1;

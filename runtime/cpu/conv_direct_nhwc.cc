@@ -8,8 +8,9 @@
 // (contiguous pixels). Padding is materialised once per call in a zero-bordered copy of the
 // input, so the inner loops have no bounds checks. Threads split output rows or output channel
 // blocks (conv.partition); conv.channels_per_pass < C sums the input channels in passes whose
-// weights stay in L1. Bias is added in registers and the epilogue runs on each finished chunk of
-// rows while it is in cache.
+// weights stay in L1. Bias is added in registers, and so is the epilogue where it has a lane form
+// (Epilogue::lanes(): a residual add, ReLU, ...); another runs on each finished chunk of rows
+// while it is in cache.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -153,6 +154,9 @@ void tile(const TileArgs& t) {
       }
     }
   }
+  if (!t.finish || !t.epilogue) return;
+  const int64_t width = (NV - 1) * kLanes + __builtin_popcount(t.tail_mask);
+  for (int p = 0; p < MR; ++p) apply_lanes(*t.epilogue, t.y + p * t.y_pix_stride, t.col, width);
 }
 struct Tiles {
   template <int MR, int NV>
@@ -275,6 +279,9 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
   }
   const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   const Epilogue epi(a.step, a.in, a.out);
+  // The tiles apply the epilogue in registers where it has that form; else it runs on each
+  // finished chunk of rows below.
+  const LaneEpilogue* lanes = epi.empty() ? nullptr : epi.lanes();
 
   const int64_t hp = (g.oh - 1) * g.sh + g.kh, wp = (g.ow - 1) * g.sw + g.kw;
   const float* x = padded_input(g, a.in[0], hp, wp, a.pool);
@@ -324,6 +331,8 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
       t.bw = d.bw;
       t.y_pix_stride = g.o;
       t.bias = bias ? bias + grp * g.og + b * d.bw : nullptr;
+      t.epilogue = lanes;
+      t.col = grp * g.og + b * d.bw;
       const int64_t rem = width - int64_t{nv - 1} * kLanes;
       t.tail_mask = static_cast<uint16_t>(rem >= kLanes ? 0xffffu : (1u << rem) - 1u);
       const TileFn full = tile_fn(static_cast<int>(tile_px), nv);
@@ -369,7 +378,7 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
         }
       }
     }
-    if (epi.empty()) return;
+    if (epi.empty() || lanes) return;
     if (gb0 == 0 && gb1 == blocks) {
       epi.apply(a.out + r0 * g.ow * g.o, (r1 - r0) * g.ow * g.o);
       return;

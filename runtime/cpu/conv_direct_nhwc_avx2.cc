@@ -17,6 +17,7 @@
 #include "runtime/cpu/target_avx2_begin.h"
 
 #include "runtime/cpu/elementwise_math_avx2.h"
+#include "runtime/cpu/epilogue_lanes_avx2.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -108,17 +109,27 @@ void sub_tile(const TileArgs& t, int p0, int v, bool full, const HalfMasks& m, b
     b_lo = full ? _mm256_loadu_ps(b) : _mm256_maskload_ps(b, m.lo);
     b_hi = full ? _mm256_loadu_ps(b + kHalf) : _mm256_maskload_ps(b + kHalf, m.hi);
   }
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p) {
+    lo[p] = _mm256_add_ps(lo[p], b_lo);
+    hi[p] = _mm256_add_ps(hi[p], b_hi);
+  }
+  if (t.finish && t.epilogue) {
+    const int64_t col = t.col + v * kLanes;
+    avx2::epilogue_lanes(*t.epilogue, lo, y, t.y_pix_stride, col, m.lo);
+    avx2::epilogue_lanes(*t.epilogue, hi, y + kHalf, t.y_pix_stride, col + kHalf, m.hi);
+  }
   if (full) {
 #pragma GCC unroll 6
     for (int p = 0; p < P; ++p) {
-      _mm256_storeu_ps(y + p * t.y_pix_stride, _mm256_add_ps(lo[p], b_lo));
-      _mm256_storeu_ps(y + p * t.y_pix_stride + kHalf, _mm256_add_ps(hi[p], b_hi));
+      _mm256_storeu_ps(y + p * t.y_pix_stride, lo[p]);
+      _mm256_storeu_ps(y + p * t.y_pix_stride + kHalf, hi[p]);
     }
   } else {
 #pragma GCC unroll 6
     for (int p = 0; p < P; ++p) {
-      _mm256_maskstore_ps(y + p * t.y_pix_stride, m.lo, _mm256_add_ps(lo[p], b_lo));
-      _mm256_maskstore_ps(y + p * t.y_pix_stride + kHalf, m.hi, _mm256_add_ps(hi[p], b_hi));
+      _mm256_maskstore_ps(y + p * t.y_pix_stride, m.lo, lo[p]);
+      _mm256_maskstore_ps(y + p * t.y_pix_stride + kHalf, m.hi, hi[p]);
     }
   }
 }

@@ -10,6 +10,8 @@
 
 #include "runtime/cpu/target_avx512_begin.h"
 
+#include "runtime/cpu/epilogue_lanes_avx512.h"
+
 namespace cuvil::runtime::cpu {
 
 namespace {
@@ -57,12 +59,20 @@ void tile(const TileArgs& t) {
       }
     }
   }
+  if (t.bias && t.finish) {
+    for (int v = 0; v < NV; ++v) {
+      const __mmask16 m = v == NV - 1 ? t.tail_mask : 0xffff;
+      const __m512 b = _mm512_maskz_loadu_ps(m, t.bias + v * kLanes);
+      for (int p = 0; p < MR; ++p) acc[p][v] = _mm512_add_ps(acc[p][v], b);
+    }
+  }
+  if (t.finish && t.epilogue) {
+    avx512::epilogue_lanes(*t.epilogue, acc, t.y, t.y_pix_stride, t.col, t.tail_mask);
+  }
   for (int v = 0; v < NV; ++v) {
     const __mmask16 m = v == NV - 1 ? t.tail_mask : 0xffff;
-    const __m512 b =
-        t.bias && t.finish ? _mm512_maskz_loadu_ps(m, t.bias + v * kLanes) : _mm512_setzero_ps();
     for (int p = 0; p < MR; ++p) {
-      _mm512_mask_storeu_ps(t.y + p * t.y_pix_stride + v * kLanes, m, _mm512_add_ps(acc[p][v], b));
+      _mm512_mask_storeu_ps(t.y + p * t.y_pix_stride + v * kLanes, m, acc[p][v]);
     }
   }
 }

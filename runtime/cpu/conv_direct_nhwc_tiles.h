@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/register_tile.h"
 
 namespace cuvil::runtime::cpu {
@@ -23,7 +24,11 @@ struct DirectTileArgs {
   const float* bias;     // at the block's first channel, or null
   uint16_t tail_mask;    // valid lanes of the last vector
   bool accumulate;       // add to the partial sums already in y (not the first channel chunk)
-  bool finish;           // last channel chunk: add the bias
+  bool finish;           // last channel chunk: add the bias (and apply `epilogue`)
+  // The step's epilogue, applied in registers on the last channel chunk (null: none, or the
+  // driver applies it afterwards); `col` is the output channel of y's first lane.
+  const LaneEpilogue* epilogue;
+  int64_t col;
   // Lines [prefetch, prefetch_end) of the next block's packed weights to bring into L2,
   // prefetch_lines_per_group before each 16 channels x 1 tap (null: none). The hardware
   // prefetcher stops at 4 KiB pages, so a block's first tile would otherwise wait on DRAM line by

@@ -17,9 +17,18 @@
 #include "runtime/cpu/kernel_util.h"
 
 // Compiled for AVX512_BF16 whatever -march says; only called after cpu_has_avx512_bf16().
-#define CUVIL_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+// (avx512dq as well: the epilogue helpers are compiled for it, and every CPU with avx512_bf16
+// has it.)
+#define CUVIL_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 #define CUVIL_AMX_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
+
+// The register-tile epilogue, compiled for AVX-512 (inlined into the bf16 tiles only).
+#include "runtime/cpu/target_avx512_begin.h"
+
+#include "runtime/cpu/epilogue_lanes_avx512.h"
+
+#include "runtime/cpu/target_end.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -34,12 +43,21 @@ CUVIL_BF16_TARGET inline __m512bh as_bh(__m512i v) {
   return reinterpret_cast<__m512bh&>(v);
 }
 
-// C[MR, NR] (+)= A-sliver x B-sliver over kp K pairs; fp32 accumulators.
+// What a full tile does once its K is complete, in registers before its store: bias (at the
+// tile's columns) and the step's epilogue in lane form.
+struct TileFinish {
+  const float* bias = nullptr;             // at column `col`, or null
+  const LaneEpilogue* epilogue = nullptr;  // null: none
+  int64_t col = 0;                         // C's column of the tile's first lane
+};
+
+// C[MR, NR] (+)= A-sliver x B-sliver over kp K pairs; fp32 accumulators. With `finish`, bias and
+// epilogue are applied before the store.
 CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
-                             int64_t ldc, bool accumulate) {
-  __m512 c0[MR], c1[MR];
+                             int64_t ldc, bool accumulate, const TileFinish* finish) {
+  __m512 acc[MR][2];
 #pragma GCC unroll 12
-  for (int i = 0; i < MR; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kp; ++p) {
     const __m512bh b0 = as_bh(_mm512_loadu_si512(b));
     const __m512bh b1 = as_bh(_mm512_loadu_si512(b + 16));
@@ -47,21 +65,35 @@ CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, f
 #pragma GCC unroll 12
     for (int i = 0; i < MR; ++i) {
       const __m512bh ai = as_bh(_mm512_set1_epi32(static_cast<int>(a[i])));
-      c0[i] = _mm512_dpbf16_ps(c0[i], ai, b0);
-      c1[i] = _mm512_dpbf16_ps(c1[i], ai, b1);
+      acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
+      acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
     }
     a += MR;
     b += NR;
   }
+  if (accumulate) {
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; ++i) {
+      acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(c + i * ldc));
+      acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(c + i * ldc + 16));
+    }
+  }
+  if (finish && finish->bias) {
+    const __m512 bias0 = _mm512_loadu_ps(finish->bias);
+    const __m512 bias1 = _mm512_loadu_ps(finish->bias + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; ++i) {
+      acc[i][0] = _mm512_add_ps(acc[i][0], bias0);
+      acc[i][1] = _mm512_add_ps(acc[i][1], bias1);
+    }
+  }
+  if (finish && finish->epilogue) {
+    avx512::epilogue_lanes(*finish->epilogue, acc, c, ldc, finish->col, __mmask16{0xffff});
+  }
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) {
-    float* row = c + i * ldc;
-    if (accumulate) {
-      c0[i] = _mm512_add_ps(c0[i], _mm512_loadu_ps(row));
-      c1[i] = _mm512_add_ps(c1[i], _mm512_loadu_ps(row + 16));
-    }
-    _mm512_storeu_ps(row, c0[i]);
-    _mm512_storeu_ps(row + 16, c1[i]);
+    _mm512_storeu_ps(c + i * ldc, acc[i][0]);
+    _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
   }
 }
 
@@ -200,7 +232,9 @@ class Bf16PanelsBase {
   float* tile_ = nullptr;  // an edge tile computed aside
 };
 
-// On VDPBF16PS: A converted to MR-row slivers of pairs per panel.
+// On VDPBF16PS: A converted to MR-row slivers of pairs per panel. Where the epilogue has a lane
+// form (and C's columns are the output's last dim), each tile is finished in registers on its
+// last K panel, so C is written once.
 class Bf16Panels : public Bf16PanelsBase {
  public:
   Bf16Panels(const Bf16Gemm& g, ThreadPool& pool, int tid, int64_t rows) : Bf16PanelsBase(g) {
@@ -209,6 +243,9 @@ class Bf16Panels : public Bf16PanelsBase {
     ap_ = reinterpret_cast<uint32_t*>(pool.scratch(
         tid, ThreadPool::kPackA, static_cast<size_t>(std::min(b.mc, round_up(rows, MR)) * kc_cap)));
     tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
+    const LaneEpilogue* lanes = g.epilogue ? g.epilogue->lanes() : nullptr;
+    tiles_finish_ = !g.epilogue || (lanes && lanes->columns == g.n);
+    if (tiles_finish_) finish_.epilogue = lanes && lanes->count > 0 ? lanes : nullptr;
   }
   GemmPanels panels() const {
     return {round_up(std::max<int64_t>(1, g_.blocking.mc), MR),
@@ -222,16 +259,25 @@ class Bf16Panels : public Bf16PanelsBase {
   void tile(const GemmTile& t) {
     const uint32_t* a = ap_ + t.ir * t.kc;
     float* c = c_at(t);
+    const bool finish = tiles_finish_ && t.last;
     if (t.rows == MR && t.cols == NR) {
-      micro(t.kc, a, b_sliver(t.j), c, g_.ldc, t.accumulate);
+      finish_.bias = g_.bias ? g_.bias + t.j : nullptr;
+      finish_.col = t.j;
+      micro(t.kc, a, b_sliver(t.j), c, g_.ldc, t.accumulate, finish ? &finish_ : nullptr);
       return;
     }
-    micro(t.kc, a, b_sliver(t.j), tile_, NR, false);
+    micro(t.kc, a, b_sliver(t.j), tile_, NR, false, nullptr);
     store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, t.accumulate);
+    if (finish) finish_rows(g_, t.i, t.rows, t.j, t.cols);
+  }
+  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    if (!tiles_finish_) finish_rows(g_, i0, rows, j0, cols);
   }
 
  private:
   uint32_t* ap_ = nullptr;
+  bool tiles_finish_ = false;
+  TileFinish finish_;
 };
 
 // ---- AMX-BF16 path (rows > kSkinnyRows when cpu_has_amx_bf16()) ----

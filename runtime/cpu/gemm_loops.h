@@ -13,6 +13,7 @@
 //   void pack_a(int64_t i0, int64_t rows, int64_t p0, int64_t kc);          A panel
 //   void tile(const GemmTile& t);   one register tile of C
 //   void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols);        K complete there
+//                                   (nothing left to do where its tiles finished themselves)
 //
 // and keeps its packed panels itself (per-thread scratch). The split between threads is
 // gemm_partition.h; products of a few rows take each precision's own streaming path.
@@ -38,6 +39,7 @@ struct GemmTile {
   int rows = 0, cols = 0;    // the valid part: 1..mr rows, 1..nr columns
   int64_t kc = 0;            // K steps of this panel
   bool accumulate = false;   // C holds the sums of earlier K panels
+  bool last = false;         // K is complete with this panel: a Panels type may finish the tile
   bool next_sliver = false;  // another B sliver of this panel follows at j + nr
   int64_t row_tile = 0, row_tiles = 0;  // this tile's index among the A panel's row tiles
 };
@@ -59,6 +61,7 @@ void gemm_loops(Panels& p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
         GemmTile t;
         t.kc = kc;
         t.accumulate = pc > 0;
+        t.last = pc + kc >= steps;
         t.row_tiles = ceil_div(mc, mr);
         for (int64_t jr = 0; jr < nc; jr += nr) {
           t.j = jc + jr;

@@ -41,6 +41,24 @@ TEST(ConvDirect, FusedReluAndResidualMatchReference) {
   }
 }
 
+// Epilogues the tiles apply in registers (column, scalar and element operands; clip, leaky
+// ReLU, division), and two the driver applies after the tiles, at output channel counts with a
+// vector tail (33, 70) and without (64).
+TEST(ConvDirect, EveryLaneEpilogueMatchesReference) {
+  for (const ConvCase& cc :
+       {ConvCase{1, 17, 9, 9, 33, 3, 1, 1, 1, true}, ConvCase{2, 7, 5, 9, 70, 1, 1, 0, 1, false},
+        ConvCase{1, 16, 30, 31, 64, 3, 1, 1, 1, true}}) {
+    const ir::Graph plain = conv_graph(cc, "nhwc", false, false);
+    const ir::Shape out = plain.value(plain.nodes().back().output).shape;
+    for (const auto& steps : testing::lane_epilogue_cases(out)) {
+      ir::Graph g = conv_graph(cc, "nhwc", false, false);
+      testing::with_epilogue(g, steps);
+      EXPECT_LT(kernel_error(g, "conv2d.direct_nhwc", 2), 1e-4)
+          << describe(cc) << " steps=" << steps.size() << " first=" << ir::to_string(steps[0].op);
+    }
+  }
+}
+
 TEST(ConvDirect, WeightsComputedAtRunTimeArePackedPerCall) {
   for (const ConvCase& cc : conv_cases()) {
     EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", true, false), "conv2d.direct_nhwc", 2), 1e-4)

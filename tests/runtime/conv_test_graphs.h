@@ -59,4 +59,48 @@ inline ir::Graph conv_graph(const ConvCase& cc, const std::string& layout, bool 
   return g;
 }
 
+// One step of a fused epilogue for with_epilogue(): a unary op with its constants, or a binary
+// op whose operand (a graph input of random values) has shape `operand`.
+struct EpilogueCase {
+  ir::OpKind op;
+  ir::Shape operand = {};
+  ir::UnaryParams params = {};
+};
+
+// The last node of g with `steps` fused as its epilogue (after any it has).
+inline void with_epilogue(ir::Graph& g, const std::vector<EpilogueCase>& steps) {
+  std::vector<ir::EpilogueStep> epilogue;
+  std::vector<ir::ValueId> operands;
+  for (const EpilogueCase& e : steps) {
+    ir::EpilogueStep step{e.op, -1, e.params};
+    if (!e.operand.empty()) {
+      const ir::ValueId v = g.add_input("operand" + std::to_string(g.inputs().size()), e.operand);
+      step.input = static_cast<int>(g.nodes().back().inputs.size() + operands.size());
+      operands.push_back(v);
+    }
+    epilogue.push_back(step);
+  }
+  ir::Node& node = g.mutable_nodes().back();
+  node.inputs.insert(node.inputs.end(), operands.begin(), operands.end());
+  node.epilogue.insert(node.epilogue.end(), epilogue.begin(), epilogue.end());
+  g.recompute();
+}
+
+// Epilogues of every kind of step a register tile applies (Epilogue::lanes()), and two it cannot
+// (an op and an operand broadcast without a lane form), for an output of shape `out`
+// ([..., channels]).
+inline std::vector<std::vector<EpilogueCase>> lane_epilogue_cases(const ir::Shape& out) {
+  using ir::OpKind;
+  ir::Shape per_row = out;
+  per_row.back() = 1;
+  const ir::Shape column = {out.back()}, scalar = {1};
+  return {
+      {{OpKind::add, column}, {OpKind::clip, {}, {-0.5f, 0.75f}}, {OpKind::mul, scalar}},
+      {{OpKind::sub, out}, {OpKind::leaky_relu, {}, {0.1f, 0.0f}}, {OpKind::div, column}},
+      {{OpKind::mul, column}, {OpKind::add, out}, {OpKind::relu}},
+      {{OpKind::sigmoid}, {OpKind::add, out}},   // no lane form: sigmoid
+      {{OpKind::add, per_row}, {OpKind::relu}},  // no lane form: a per-pixel operand
+  };
+}
+
 }  // namespace cuvil::runtime::testing
