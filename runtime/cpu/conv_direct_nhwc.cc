@@ -60,6 +60,13 @@ DirectSchedule direct_schedule(const Step& s) {
   return sc;
 }
 
+// 1x1 without padding: a tile's output pixels read contiguous input pixels, across output rows
+// too (a strided input is first gathered into contiguous pixels, a quarter of its size at stride
+// 2: the downsampling convolutions then run the tiles of the unit-stride ones).
+bool runs_flat(const ConvGeometry& g) {
+  return g.kh == 1 && g.kw == 1 && g.ph == 0 && g.pw == 0;
+}
+
 struct DirectShape {
   int nv = 1;                    // vectors per output-channel block
   int64_t bw = kLanes;           // block width in channels (nv * 16)
@@ -70,9 +77,9 @@ struct DirectShape {
 
 DirectShape direct_shape(const ConvGeometry& g, const DirectSchedule& sc) {
   DirectShape d;
-  const int vectors = sc.vectors != kAutoVectors                   ? sc.vectors
-                      : g.is_1x1_unit_stride() || g.ow >= kWideRow ? 4
-                                                                   : 2;
+  const int vectors = sc.vectors != kAutoVectors         ? sc.vectors
+                      : runs_flat(g) || g.ow >= kWideRow ? 4
+                                                         : 2;
   d.nv = static_cast<int>(std::clamp<int64_t>((g.og + kLanes - 1) / kLanes, 1, vectors));
   d.bw = int64_t{d.nv} * kLanes;
   d.blocks_per_group = (g.og + d.bw - 1) / d.bw;
@@ -209,12 +216,28 @@ const float* padded_input(const ConvGeometry& g, const float* x, int64_t hp, int
   return buf;
 }
 
+// The input pixels a strided 1x1 convolution reads, gathered contiguous: [n, oh, ow, c].
+const float* gathered_input(const ConvGeometry& g, const float* x, ThreadPool& pool) {
+  float* buf = pool.scratch(0, ThreadPool::kKernel, static_cast<size_t>(g.n * g.oh * g.ow * g.c));
+  const size_t pixel_bytes = static_cast<size_t>(g.c) * sizeof(float);
+  pool.parallel_for(g.n * g.oh, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t img = r / g.oh, iy = r % g.oh * g.sh;
+      const float* src = x + (img * g.h + iy) * g.w * g.c;
+      float* dst = buf + r * g.ow * g.c;
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        std::memcpy(dst + ox * g.c, src + ox * g.sw * g.c, pixel_bytes);
+      }
+    }
+  });
+  return buf;
+}
+
 DirectConvPlan resolve(const ConvGeometry& g, const DirectSchedule& sc, const DirectShape& d,
                        int threads) {
   DirectConvPlan p;
   p.vectors = d.nv;
-  // 1x1, stride 1, no padding: output pixels read contiguous input pixels across rows too.
-  p.tiles_span_rows = g.is_1x1_unit_stride();
+  p.tiles_span_rows = runs_flat(g);
   p.pixels_per_tile = p.tiles_span_rows ? d.flat_mr : d.mr;
   p.channels_per_pass = channels_per_pass(g, sc);
   // Threads split output rows, or output channel blocks (each thread then reads only its part of
@@ -284,13 +307,15 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
   const LaneEpilogue* lanes = epi.empty() ? nullptr : epi.lanes();
 
   const int64_t hp = (g.oh - 1) * g.sh + g.kh, wp = (g.ow - 1) * g.sw + g.kw;
-  const float* x = padded_input(g, a.in[0], hp, wp, a.pool);
+  const DirectConvPlan plan = resolve(g, sc, d, a.pool.threads());
+  const bool flat = plan.tiles_span_rows;
+  const bool gathered = flat && (g.sh != 1 || g.sw != 1);
+  const float* x =
+      gathered ? gathered_input(g, a.in[0], a.pool) : padded_input(g, a.in[0], hp, wp, a.pool);
   const int64_t row_stride = (g.ph == 0 && g.pw == 0 ? g.w : wp) * g.c;
   const int64_t img_stride = (g.ph == 0 && g.pw == 0 ? g.h : hp) * row_stride;
   const int64_t block_floats = g.kh * g.kw * g.cg * d.bw;
-  const DirectConvPlan plan = resolve(g, sc, d, a.pool.threads());
   const int64_t chunk = plan.channels_per_pass;
-  const bool flat = plan.tiles_span_rows;
   const int64_t rows = g.n * g.oh;
   const int64_t blocks = g.groups * d.blocks_per_group;
   const int64_t parts = plan.thread_parts;
@@ -324,7 +349,7 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
       TileArgs t{};
       t.prefetch_lines_per_group =
           static_cast<int>((lines_per_tile + groups_per_tile - 1) / groups_per_tile);
-      t.pix_stride = g.sw * g.c;
+      t.pix_stride = gathered ? g.c : g.sw * g.c;
       t.row_stride = row_stride;
       t.tap_stride = g.c;
       t.kh = g.kh, t.kw = g.kw;

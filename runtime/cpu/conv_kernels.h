@@ -16,7 +16,7 @@ void conv2d_direct_nhwc(const KernelArgs& args);
 struct DirectConvPlan {
   int vectors = 0;                // output-channel vectors of 16 per register tile
   int pixels_per_tile = 0;        // output pixels per full register tile
-  bool tiles_span_rows = false;   // 1x1 stride 1: tiles run across output rows
+  bool tiles_span_rows = false;   // 1x1 unpadded: tiles run across output rows
   int64_t thread_parts = 1;       // > 1: threads split output channel blocks, else output rows
   int64_t channels_per_pass = 0;  // input channels summed per pass over the output
 };

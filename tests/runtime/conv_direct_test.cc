@@ -130,6 +130,29 @@ TEST(ConvDirect, PlanFollowsTheKnobs) {
   one.mutable_nodes()[0].attrs.set("conv.vectors", int64_t{2});
   p = cpu::conv2d_direct_plan(testing::step_for(one, *k), 2);
   EXPECT_EQ(p.pixels_per_tile, 14);
+  // 1x1 stride 2 (a downsampling conv): its input pixels gathered, the same flat tiles.
+  const ir::Graph strided =
+      conv_graph({1, 64, 14, 14, 128, 1, 2, 0, 1, true}, "nhwc", false, false);
+  p = cpu::conv2d_direct_plan(testing::step_for(strided, *k), 2);
+  EXPECT_TRUE(p.tiles_span_rows);
+  EXPECT_EQ(p.vectors, 4);
+  // Padding needs the bordered input: tiles stay within rows.
+  const ir::Graph padded = conv_graph({1, 64, 7, 7, 128, 1, 2, 1, 1, true}, "nhwc", false, false);
+  EXPECT_FALSE(cpu::conv2d_direct_plan(testing::step_for(padded, *k), 2).tiles_span_rows);
+}
+
+// Strided 1x1 convolutions at odd sizes, rows that do not fill a tile, two images: the gathered
+// input gives the reference's result.
+TEST(ConvDirect, Strided1x1RunsOnGatheredPixels) {
+  for (const ConvCase& cc :
+       {ConvCase{2, 17, 9, 7, 33, 1, 2, 0, 1, true}, ConvCase{1, 40, 14, 14, 70, 1, 2, 0, 1, false},
+        ConvCase{1, 8, 7, 10, 16, 1, 3, 0, 2, true}}) {
+    for (int threads : {1, 2}) {
+      EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", threads),
+                1e-4)
+          << describe(cc) << " threads=" << threads;
+    }
+  }
 }
 
 TEST(ConvDirect, BadScheduleAttributeIsAUserError) {
