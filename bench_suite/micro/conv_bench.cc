@@ -2,8 +2,8 @@
 // folding) through every conv lowering side by side in one binary: 1x1-as-GEMM, im2col + GEMM,
 // direct NHWC, Winograd (3x3 stride 1), direct on blocked nchw16c activations, and the oneDNN
 // library; for 3x3 stride-1 shapes also oneDNN's own Winograd on its blocked layout. Then
-// MobileNetV2's depthwise 3x3 convolutions ("mbv2_dw...", groups = channels) through the
-// depthwise kernel, the direct NHWC and im2col kernels and oneDNN. Winograd's GFLOP/s are
+// MobileNet's depthwise 3x3 convolutions ("mbv2_dw...", "mbv3s_dw...", groups = channels) through
+// the depthwise kernel, the direct NHWC and im2col kernels and oneDNN. Winograd's GFLOP/s are
 // effective ones (the direct convolution's FLOPs over its time). Each case is lowered by
 // passes::lower (so prepare hooks pack or reorder the weights once, outside the timed loop) and
 // its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this
@@ -106,12 +106,13 @@ const ConvShape kShapes[] = {
     {"layer4_3x3_512", 512, 7, 512, 3, 1},
 };
 
-// MobileNetV2's depthwise 3x3 convolutions (224 px; input size, channels, stride), pad 1.
+// MobileNetV2's depthwise 3x3 convolutions (224 px; input size, channels, stride), pad 1, and
+// MobileNetV3-Small's 88-channel one, whose channels end in a part vector (a tail tile).
 const ConvShape kDepthwiseShapes[] = {
     {"mbv2_dw3x3_112_32", 32, 112, 32, 3, 1, 32},   {"mbv2_dw3x3s2_112_96", 96, 112, 96, 3, 2, 96},
     {"mbv2_dw3x3_56_144", 144, 56, 144, 3, 1, 144}, {"mbv2_dw3x3_28_192", 192, 28, 192, 3, 1, 192},
     {"mbv2_dw3x3_14_384", 384, 14, 384, 3, 1, 384}, {"mbv2_dw3x3_14_576", 576, 14, 576, 3, 1, 576},
-    {"mbv2_dw3x3_7_960", 960, 7, 960, 3, 1, 960},
+    {"mbv2_dw3x3_7_960", 960, 7, 960, 3, 1, 960},   {"mbv3s_dw3x3_28_88", 88, 28, 88, 3, 1, 88},
 };
 
 Graph conv_graph(const ConvShape& s, const std::string& layout, const std::string& kernel) {

@@ -31,33 +31,44 @@ void tile_avx512(const TileArgs& args) {
   // Without bias the accumulators start from zeros (a branch would make GCC keep them in memory).
   const float* bias = t.bias ? t.bias : kZeros;
   __m512 b[NV];
+#pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
     b[v] = _mm512_maskz_loadu_ps(v == NV - 1 ? last : 0xffff, bias + v * kLanes);
   }
   const int64_t taps = t.nki * t.nkj;
   if (taps <= 0) {  // the window lies wholly in the padding
+#pragma GCC unroll 14
     for (int p = 0; p < MR; ++p) {
+#pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) store(p, v, b[v]);
     }
     return;
   }
   __m512 acc[MR][NV];
+#pragma GCC unroll 14
   for (int p = 0; p < MR; ++p) {
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[p][v] = b[v];
   }
+  // Every loop over the tile's pixels and vectors is unrolled by pragma: without, GCC kept the
+  // one-vector tail tiles' accumulators in memory, a store after every FMA.
   // The window's taps row by row in one loop. One input pointer per pixel, moved along the window
   // (GCC's own addressing of p * pix_stride + v * 16 spilled offsets to the stack); a do loop, as
   // GCC keeps the accumulators in registers only when the loop is sure to run.
   const int64_t x_row_step = t.row_stride - (t.nkj - 1) * t.tap_stride;
   const int64_t w_row_step = t.w_row_stride - (t.nkj - 1) * t.w_tap_stride;
   const float* xp[MR];
+#pragma GCC unroll 14
   for (int p = 0; p < MR; ++p) xp[p] = t.x + p * t.pix_stride;
   const float* wk = t.w;
   int64_t k = 0, kj = 1;
   do {
     __m512 wv[NV];
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wk + v * kLanes);
+#pragma GCC unroll 14
     for (int p = 0; p < MR; ++p) {
+#pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
         const float* src = xp[p] + v * kLanes;
         const __m512 xv =
@@ -67,11 +78,14 @@ void tile_avx512(const TileArgs& args) {
     }
     const bool row_end = kj == t.nkj;
     const int64_t x_step = row_end ? x_row_step : t.tap_stride;
+#pragma GCC unroll 14
     for (int p = 0; p < MR; ++p) xp[p] += x_step;
     wk += row_end ? w_row_step : t.w_tap_stride;
     kj = row_end ? 1 : kj + 1;
   } while (++k < taps);
+#pragma GCC unroll 14
   for (int p = 0; p < MR; ++p) {
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) store(p, v, acc[p][v]);
   }
 }
