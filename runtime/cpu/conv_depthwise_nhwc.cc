@@ -9,7 +9,8 @@
 // kTilePixels pixels, and border pixels run one by one with their own column range. Threads
 // split output rows (batch x OH), and channel groups too when there are few rows; each walks its
 // rows in chunks of about 128 KiB of output, one channel group (NV vectors) at a time through the
-// whole chunk. Bias initialises the accumulators; the epilogue runs on each finished chunk while
+// whole chunk. Bias initialises the accumulators; an epilogue with a lane form is applied to them
+// before the store, another runs on each finished chunk while
 // it is in cache.
 //
 // The AVX-512 or AVX2 tile (conv_depthwise_nhwc_avx512.cc, conv_depthwise_nhwc_avx2.cc) runs
@@ -103,7 +104,9 @@ void tile_portable(const TileArgs& t) {
     }
   }
   for (int p = 0; p < MR; ++p) {
-    std::memcpy(t.y + p * t.y_pix_stride, acc[p], static_cast<size_t>(lanes) * sizeof(float));
+    float* y = t.y + p * t.y_pix_stride;
+    std::memcpy(y, acc[p], static_cast<size_t>(lanes) * sizeof(float));
+    if (t.epilogue) apply_lanes(*t.epilogue, y, t.oc0, lanes);
   }
 }
 
@@ -207,6 +210,8 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
   const float* x = a.in[0];
   const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
   const Epilogue epi(a.step, a.in, a.out);
+  // The tiles apply the epilogue in registers where it has that form; else it runs on the rows.
+  const LaneEpilogue* lanes = epi.empty() ? nullptr : epi.lanes();
   const int64_t mult = g.og;
   // The vector tiles take multiplier 1 only.
   const KernelIsa isa = mult == 1 ? conv2d_depthwise_nhwc_isa() : KernelIsa::portable;
@@ -227,6 +232,7 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
     t.w_tap_stride = op;
     t.y_pix_stride = g.o;
     t.mult = mult;
+    t.epilogue = lanes;
     for (int64_t gr = gr0; gr < gr1; ++gr) {
       const int64_t b0 = gr * d.nv;
       const int nv = static_cast<int>(std::min<int64_t>(d.nv, d.blocks - b0));
@@ -263,7 +269,7 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
         for (int64_t ox = d.ox_hi; ox < g.ow; ++ox) border(ox);
       }
     }
-    if (epi.empty()) return;
+    if (epi.empty() || lanes) return;
     if (d.parts == 1) {
       epi.apply(a.out + r0 * g.ow * g.o, (r1 - r0) * g.ow * g.o);
       return;

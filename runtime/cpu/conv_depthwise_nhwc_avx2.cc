@@ -12,6 +12,7 @@
 #include "runtime/cpu/target_avx2_begin.h"
 
 #include "runtime/cpu/elementwise_math_avx2.h"
+#include "runtime/cpu/epilogue_lanes_avx2.h"
 
 namespace cuvil::runtime::cpu::depthwise {
 
@@ -22,6 +23,30 @@ constexpr int kHalf = 8;  // floats per ymm register
 // The bias of a tile without one.
 alignas(64) constexpr float kZeros[kLanes] = {};
 
+// The epilogue (in registers) and the store of channels [v * 16, v * 16 + 16) of MR pixels.
+template <int MR, bool kMasked>
+__attribute__((always_inline)) inline void finish_vector(const TileArgs& t, int v, __m256i m_lo,
+                                                         __m256i m_hi, __m256 (&lo)[MR],
+                                                         __m256 (&hi)[MR]) {
+  float* y = t.y + v * kLanes;
+  if (t.epilogue) {
+    const int64_t col = t.oc0 + v * kLanes;
+    avx2::epilogue_lanes(*t.epilogue, lo, y, t.y_pix_stride, col, m_lo);
+    avx2::epilogue_lanes(*t.epilogue, hi, y + kHalf, t.y_pix_stride, col + kHalf, m_hi);
+  }
+#pragma GCC unroll 6
+  for (int p = 0; p < MR; ++p) {
+    float* dst = y + p * t.y_pix_stride;
+    if (kMasked) {
+      _mm256_maskstore_ps(dst, m_lo, lo[p]);
+      _mm256_maskstore_ps(dst + kHalf, m_hi, hi[p]);
+    } else {
+      _mm256_storeu_ps(dst, lo[p]);
+      _mm256_storeu_ps(dst + kHalf, hi[p]);
+    }
+  }
+}
+
 // Channels [v * 16, v * 16 + 16) of MR pixels; kMasked: only the lanes of t.tail_mask (a template
 // parameter: with both paths in one loop the two masks stay live and an accumulator spills).
 template <int MR, bool kMasked>
@@ -31,21 +56,12 @@ void vector_tile(const TileArgs& t, int v) {
   const __m256i m_lo = avx2::first_lanes(valid), m_hi = avx2::first_lanes(valid - kHalf);
   const float* bias = t.bias ? t.bias + v * kLanes : kZeros;
   const __m256 b_lo = _mm256_maskload_ps(bias, m_lo), b_hi = _mm256_maskload_ps(bias + kHalf, m_hi);
-  float* y = t.y + v * kLanes;
-  auto store = [&](int p, __m256 lo, __m256 hi) {
-    float* dst = y + p * t.y_pix_stride;
-    if (masked) {
-      _mm256_maskstore_ps(dst, m_lo, lo);
-      _mm256_maskstore_ps(dst + kHalf, m_hi, hi);
-    } else {
-      _mm256_storeu_ps(dst, lo);
-      _mm256_storeu_ps(dst + kHalf, hi);
-    }
-  };
   const int64_t taps = t.nki * t.nkj;
   if (taps <= 0) {  // the window lies wholly in the padding
+    __m256 out_lo[MR], out_hi[MR];
 #pragma GCC unroll 6
-    for (int p = 0; p < MR; ++p) store(p, b_lo, b_hi);
+    for (int p = 0; p < MR; ++p) out_lo[p] = b_lo, out_hi[p] = b_hi;
+    finish_vector<MR, kMasked>(t, v, m_lo, m_hi, out_lo, out_hi);
     return;
   }
   __m256 lo[MR], hi[MR];
@@ -78,8 +94,7 @@ void vector_tile(const TileArgs& t, int v) {
     wk += row_end ? w_row_step : t.w_tap_stride;
     kj = row_end ? 1 : kj + 1;
   } while (++k < taps);
-#pragma GCC unroll 6
-  for (int p = 0; p < MR; ++p) store(p, lo[p], hi[p]);
+  finish_vector<MR, kMasked>(t, v, m_lo, m_hi, lo, hi);
 }
 
 template <int MR, int NV, bool kTail>

@@ -9,6 +9,8 @@
 
 #include "runtime/cpu/target_avx512_begin.h"
 
+#include "runtime/cpu/epilogue_lanes_avx512.h"
+
 namespace cuvil::runtime::cpu::depthwise {
 
 namespace {
@@ -37,10 +39,17 @@ void tile_avx512(const TileArgs& args) {
   }
   const int64_t taps = t.nki * t.nkj;
   if (taps <= 0) {  // the window lies wholly in the padding
+    __m512 out[MR][NV];
 #pragma GCC unroll 14
     for (int p = 0; p < MR; ++p) {
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) store(p, v, b[v]);
+      for (int v = 0; v < NV; ++v) out[p][v] = b[v];
+    }
+    if (t.epilogue) avx512::epilogue_lanes(*t.epilogue, out, t.y, t.y_pix_stride, t.oc0, last);
+#pragma GCC unroll 14
+    for (int p = 0; p < MR; ++p) {
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) store(p, v, out[p][v]);
     }
     return;
   }
@@ -83,6 +92,7 @@ void tile_avx512(const TileArgs& args) {
     wk += row_end ? w_row_step : t.w_tap_stride;
     kj = row_end ? 1 : kj + 1;
   } while (++k < taps);
+  if (t.epilogue) avx512::epilogue_lanes(*t.epilogue, acc, t.y, t.y_pix_stride, t.oc0, last);
 #pragma GCC unroll 14
   for (int p = 0; p < MR; ++p) {
 #pragma GCC unroll 4

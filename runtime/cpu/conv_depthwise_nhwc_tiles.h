@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/register_tile.h"
 
 namespace cuvil::runtime::cpu::depthwise {
@@ -28,7 +29,10 @@ struct TileArgs {
   int64_t y_pix_stride;  // O
   uint16_t tail_mask;    // valid lanes of the tile's last vector
   int64_t mult;          // output channels per input channel (portable tile only)
-  int64_t oc0;           // the tile's first output channel (portable tile, mult > 1)
+  int64_t oc0;           // the tile's first output channel
+  // The step's epilogue, applied in registers before the store (null: none, or the driver
+  // applies it to the finished rows).
+  const LaneEpilogue* epilogue;
 };
 
 using TileFn = void (*)(const TileArgs&);

@@ -42,6 +42,31 @@ bool has_output(const ConvCase& cc) {
 
 using testing::for_each_isa;
 
+// Epilogues the tiles apply in registers (column, scalar and element operands; clip as in
+// MobileNet's ReLU6, leaky ReLU, division) and two the driver applies to the rows, at channel
+// counts with a vector tail (17, 70, 130: several tiles across the channels) and without (32),
+// windows wholly in the padding included (1 x 1 input, pad 3), on every instruction set.
+TEST(ConvDepthwise, EveryLaneEpilogueMatchesReference) {
+  for_each_isa([] {
+    for (const ConvCase& cc :
+         {depthwise(1, 17, 9, 3, 1, 1, true), depthwise(2, 70, 7, 5, 2, 2, false),
+          depthwise(1, 32, 1, 7, 1, 3, true), depthwise(1, 130, 5, 3, 1, 1, true),
+          depthwise(1, 7, 5, 3, 1, 1, true, 2)}) {
+      const ir::Graph plain = conv_graph(cc, "nhwc", false, false);
+      const ir::Shape out = plain.value(plain.nodes().back().output).shape;
+      for (const auto& steps : testing::lane_epilogue_cases(out)) {
+        ir::Graph g = plain;
+        testing::with_epilogue(g, steps);
+        for (int threads : {1, 2}) {
+          EXPECT_LT(kernel_error(g, kKernel, threads), kBound)
+              << describe(cc) << " first step " << ir::to_string(steps[0].op)
+              << " threads=" << threads;
+        }
+      }
+    }
+  });
+}
+
 // Every channel count x spatial size x kernel x stride x padding with an output; batch, bias,
 // the fused relu + residual epilogue and the thread count cycle through all 16 combinations
 // along the sweep (so few-row cases, where threads split channels, also meet each of them).
