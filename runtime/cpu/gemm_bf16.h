@@ -3,11 +3,11 @@
 // NR-column slivers of K pairs, the layout VDPBF16PS multiplies: word [s][p][j] holds
 // (B[2p][32s + j], B[2p+1][32s + j]) as two bf16. A stays fp32 in memory and is converted to
 // bf16 pairs while it is packed per panel (transposed in registers). The register tiles add the
-// bias and apply an epilogue with a lane form (Epilogue::lanes()) before they store. Products with few rows (decode) stream the packed
-// bf16 B once, half the bytes of fp32. Where the CPU has AMX-BF16 (cpu_has_amx_bf16), larger
-// products run on tiles (TDPBF16PS) instead: the sliver layout is two B tiles side by side, so
-// the same packed weights serve both; measured: VDPBF16PS alone is slower than fp32 FMA on the
-// Sapphire Rapids this was built on, AMX several times faster.
+// bias and apply an epilogue with a lane form (Epilogue::lanes()) before they store. Products with
+// few rows (decode) stream the packed bf16 B once, half the bytes of fp32. Where the CPU has
+// AMX-BF16 (cpu_has_amx_bf16), larger products run on tiles (TDPBF16PS) instead: the sliver layout
+// is two B tiles side by side, so the same packed weights serve both; measured: VDPBF16PS alone is
+// slower than fp32 FMA on the Sapphire Rapids this was built on, AMX several times faster.
 #pragma once
 
 #include <cstdint>
