@@ -27,6 +27,7 @@
 #include "runtime/cpu/target_avx512_begin.h"
 
 #include "runtime/cpu/epilogue_lanes_avx512.h"
+#include "runtime/cpu/transpose_avx512.h"
 
 #include "runtime/cpu/target_end.h"
 
@@ -104,37 +105,6 @@ inline __mmask16 lane_mask(int64_t n) {
                    : static_cast<__mmask16>((1u << n) - 1u);
 }
 
-// Transposes a 16 x 16 block of 32-bit lanes in registers: r[i] lane j <- r[j] lane i.
-CUVIL_BF16_TARGET inline void transpose16(__m512i (&r)[16]) {
-  __m512i t[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-  }
-  // Within each 128-bit lane L: u[4q + j] holds column 4L + j of rows 4q .. 4q + 3.
-  __m512i u[16];
-#pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) {
-    u[4 * q] = _mm512_unpacklo_epi64(t[4 * q], t[4 * q + 2]);
-    u[4 * q + 1] = _mm512_unpackhi_epi64(t[4 * q], t[4 * q + 2]);
-    u[4 * q + 2] = _mm512_unpacklo_epi64(t[4 * q + 1], t[4 * q + 3]);
-    u[4 * q + 3] = _mm512_unpackhi_epi64(t[4 * q + 1], t[4 * q + 3]);
-  }
-  // Gather lane L of u[j], u[4 + j], u[8 + j], u[12 + j]: column 4L + j of all 16 rows.
-#pragma GCC unroll 4
-  for (int j = 0; j < 4; ++j) {
-    const __m512i even_lo = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x88);
-    const __m512i odd_lo = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xdd);
-    const __m512i even_hi = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x88);
-    const __m512i odd_hi = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xdd);
-    r[j] = _mm512_shuffle_i32x4(even_lo, even_hi, 0x88);
-    r[8 + j] = _mm512_shuffle_i32x4(even_lo, even_hi, 0xdd);
-    r[4 + j] = _mm512_shuffle_i32x4(odd_lo, odd_hi, 0x88);
-    r[12 + j] = _mm512_shuffle_i32x4(odd_lo, odd_hi, 0xdd);
-  }
-}
-
 // Converts rows [0, rows) x columns [k0, k1) of fp32 A into MR-row slivers of K pairs:
 // dst[sliver][p][i] (kp pairs per sliver, zero-padded rows and odd tail). 16 pairs of MR rows
 // at a time are converted and transposed in registers (a scatter per row was a third of a
@@ -163,7 +133,7 @@ CUVIL_BF16_TARGET void pack_a(const float* a, int64_t lda, int64_t rows, int64_t
                                                _mm512_maskz_loadu_ps(lo, src));
         r[i] = reinterpret_cast<const __m512i&>(v);
       }
-      transpose16(r);
+      avx512::transpose16x16_epi32(r);
       const int64_t pairs = std::min<int64_t>(16, kp - p0);
 #pragma GCC unroll 16
       for (int c = 0; c < 16; ++c) {

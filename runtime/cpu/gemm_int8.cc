@@ -19,9 +19,19 @@
 #include "runtime/cpu/kernel_util.h"
 
 // Compiled for AVX512_VNNI whatever -march says; only called after cpu_has_avx512_vnni().
-#define CUVIL_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+// (avx512dq as well: the shared AVX-512 helpers are compiled for it; every CPU with VNNI has it.)
+#define CUVIL_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 #define CUVIL_AMX_INT8_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,amx-tile,amx-int8")))
+
+// The sliver transpose and the register-tile epilogue, compiled for AVX-512 (inlined into the
+// VNNI code only).
+#include "runtime/cpu/target_avx512_begin.h"
+
+#include "runtime/cpu/epilogue_lanes_avx512.h"
+#include "runtime/cpu/transpose_avx512.h"
+
+#include "runtime/cpu/target_end.h"
 
 namespace cuvil::runtime::cpu {
 
@@ -43,9 +53,18 @@ struct Columns {
   const int32_t* comp;
 };
 
-// C[MR, NR] = dequant(A-sliver x B-sliver over kq K quads).
+// What a full tile does after dequantising, in registers before its store: bias (at the tile's
+// columns) and the step's epilogue in lane form.
+struct TileFinish {
+  const float* bias = nullptr;             // at column `col`, or null
+  const LaneEpilogue* epilogue = nullptr;  // null: none
+  int64_t col = 0;                         // C's column of the tile's first lane
+};
+
+// C[MR, NR] = dequant(A-sliver x B-sliver over kq K quads), then `finish` where given.
 CUVIL_VNNI_TARGET void micro(int64_t kq, const uint32_t* a, const uint32_t* b, float* c,
-                             int64_t ldc, const float* cs, const int32_t* comp) {
+                             int64_t ldc, const float* cs, const int32_t* comp,
+                             const TileFinish* finish) {
   __m512i c0[MR], c1[MR];
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) c0[i] = c1[i] = _mm512_setzero_si512();
@@ -64,26 +83,54 @@ CUVIL_VNNI_TARGET void micro(int64_t kq, const uint32_t* a, const uint32_t* b, f
   }
   const __m512 s0 = _mm512_loadu_ps(cs), s1 = _mm512_loadu_ps(cs + 16);
   const __m512i z0 = _mm512_loadu_si512(comp), z1 = _mm512_loadu_si512(comp + 16);
+  __m512 out[MR][2];
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) {
-    float* row = c + i * ldc;
-    _mm512_storeu_ps(row, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c0[i], z0)), s0));
-    _mm512_storeu_ps(row + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c1[i], z1)), s1));
+    out[i][0] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c0[i], z0)), s0);
+    out[i][1] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c1[i], z1)), s1);
+  }
+  if (finish && finish->bias) {
+    const __m512 bias0 = _mm512_loadu_ps(finish->bias);
+    const __m512 bias1 = _mm512_loadu_ps(finish->bias + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; ++i) {
+      out[i][0] = _mm512_add_ps(out[i][0], bias0);
+      out[i][1] = _mm512_add_ps(out[i][1], bias1);
+    }
+  }
+  if (finish && finish->epilogue) {
+    avx512::epilogue_lanes(*finish->epilogue, out, c, ldc, finish->col, __mmask16{0xffff});
+  }
+#pragma GCC unroll 12
+  for (int i = 0; i < MR; ++i) {
+    _mm512_storeu_ps(c + i * ldc, out[i][0]);
+    _mm512_storeu_ps(c + i * ldc + 16, out[i][1]);
   }
 }
 
 // Rows [0, rows) of u8 A into MR-row slivers of K quads: dst[sliver][p][i], zero-padded rows.
-void pack_a(const uint8_t* a, int64_t lda, int64_t rows, int64_t kq, uint32_t* dst) {
+// 16 quads of MR rows at a time, loaded as rows and transposed in registers.
+CUVIL_VNNI_TARGET void pack_a(const uint8_t* a, int64_t lda, int64_t rows, int64_t kq,
+                              uint32_t* dst) {
+  static_assert(MR <= 16, "a sliver's rows are lanes of one vector");
+  constexpr __mmask16 kRows = static_cast<__mmask16>((1u << MR) - 1u);
   for (int64_t r0 = 0; r0 < rows; r0 += MR) {
     const int64_t mr = std::min<int64_t>(MR, rows - r0);
     uint32_t* d = dst + r0 * kq;
-    for (int64_t i = 0; i < MR; ++i) {
-      if (i >= mr) {
-        for (int64_t p = 0; p < kq; ++p) d[p * MR + i] = 0;
-        continue;
+    for (int64_t p0 = 0; p0 < kq; p0 += 16) {
+      const int64_t quads = std::min<int64_t>(16, kq - p0);
+      const __mmask64 bytes = quads == 16 ? ~__mmask64{0} : (__mmask64{1} << (4 * quads)) - 1;
+      __m512i r[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) {
+        r[i] = i < mr ? _mm512_maskz_loadu_epi8(bytes, a + (r0 + i) * lda + 4 * p0)
+                      : _mm512_setzero_si512();
       }
-      const uint8_t* src = a + (r0 + i) * lda;
-      for (int64_t p = 0; p < kq; ++p) d[p * MR + i] = load_quad(src + 4 * p);
+      avx512::transpose16x16_epi32(r);
+#pragma GCC unroll 16
+      for (int c = 0; c < 16; ++c) {
+        if (c < quads) _mm512_mask_storeu_epi32(d + (p0 + c) * MR, kRows, r[c]);
+      }
     }
   }
 }
@@ -185,7 +232,8 @@ class Int8PanelsBase {
   const int64_t kq_;
 };
 
-// On VPDPBUSD: A packed in MR-row slivers of quads.
+// On VPDPBUSD: A packed in MR-row slivers of quads. Where the epilogue has a lane form (and C's
+// columns are the output's last dim), full tiles finish in registers.
 class Int8Panels : public Int8PanelsBase {
  public:
   Int8Panels(const Int8Gemm& g, const Columns& cols, ThreadPool& pool, int tid, int64_t rows)
@@ -194,6 +242,9 @@ class Int8Panels : public Int8PanelsBase {
         pool.scratch(tid, ThreadPool::kPackA,
                      static_cast<size_t>(std::min(panels().mc, round_up(rows, MR)) * kq_ + 1)));
     tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
+    const LaneEpilogue* lanes = g.epilogue ? g.epilogue->lanes() : nullptr;
+    tiles_finish_ = !g.epilogue || (lanes && lanes->columns == g.b->n);
+    if (tiles_finish_) finish_.epilogue = lanes && lanes->count > 0 ? lanes : nullptr;
   }
   GemmPanels panels() const { return panels_of(MR); }
   int mr() const { return MR; }
@@ -202,17 +253,27 @@ class Int8Panels : public Int8PanelsBase {
   }
   void tile(const GemmTile& t) {
     const uint32_t* a = ap_ + t.ir * kq_;
+    const bool finish = tiles_finish_ && t.last;  // K is one panel: always the last
     if (t.rows == MR && t.cols == NR) {
-      micro(kq_, a, b_sliver(t.j), c_at(t), g_.ldc, cols_.scale + t.j, cols_.comp + t.j);
+      finish_.bias = g_.bias ? g_.bias + t.j : nullptr;
+      finish_.col = t.j;
+      micro(kq_, a, b_sliver(t.j), c_at(t), g_.ldc, cols_.scale + t.j, cols_.comp + t.j,
+            finish ? &finish_ : nullptr);
       return;
     }
-    micro(kq_, a, b_sliver(t.j), tile_, NR, cols_.scale + t.j, cols_.comp + t.j);
+    micro(kq_, a, b_sliver(t.j), tile_, NR, cols_.scale + t.j, cols_.comp + t.j, nullptr);
     store_tile_part(tile_, NR, c_at(t), g_.ldc, t.rows, t.cols, false);
+    if (finish) finish_rows(g_, t.i, t.rows, t.j, t.cols);
+  }
+  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    if (!tiles_finish_) finish_rows(g_, i0, rows, j0, cols);
   }
 
  private:
   uint32_t* ap_ = nullptr;
   float* tile_ = nullptr;
+  bool tiles_finish_ = false;
+  TileFinish finish_;
 };
 
 // ---- AMX-INT8 path (rows > kSkinnyRows when cpu_has_amx_int8()) ----

@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "conv_test_graphs.h"
 #include "passes/ir/graph.h"
+#include "runtime/cpu/epilogue.h"
 #include "runtime/kernel_table.h"
 #include "runtime/reference/interpreter.h"
 #include "runtime/thread_pool.h"
@@ -70,6 +73,32 @@ inline double kernel_error(const ir::Graph& g, const std::string& kernel, int th
                            uint64_t seed = 5) {
   const std::vector<ir::Tensor> want = reference::interpret(g, ir::random_inputs(g, seed));
   return ir::max_relative_error(kernel_output(g, kernel, threads, seed), want.at(0));
+}
+
+// `kernel` with each of lane_epilogue_cases() fused into the conv `plain` gives the bits of its
+// output without the epilogue, finished by Epilogue::apply: a tile that finishes in registers
+// computes what the pass after the store computes.
+inline void expect_fused_epilogues_match_apply(const ir::Graph& plain, const std::string& kernel) {
+  const ir::Shape out = plain.value(plain.nodes().back().output).shape;
+  const KernelInfo* k = find_kernel(plain.nodes().back().op, kernel);
+  ASSERT_NE(k, nullptr) << kernel;
+  for (const auto& steps : lane_epilogue_cases(out)) {
+    ir::Graph g = plain;
+    with_epilogue(g, steps);
+    // Seeds of the graph's inputs go by position: x is input 0 of both graphs.
+    ir::Tensor want = kernel_output(plain, kernel, 2);
+    const std::vector<ir::Tensor> inputs = ir::random_inputs(g, 5);
+    std::vector<const float*> in;
+    for (ir::ValueId v : g.nodes()[0].inputs) {
+      const auto pos = std::find(g.inputs().begin(), g.inputs().end(), v);
+      in.push_back(pos == g.inputs().end() ? g.constant_data(v).data()
+                                           : inputs[pos - g.inputs().begin()].data.data());
+    }
+    const Step step = step_for(g, *k);
+    cpu::Epilogue(step, in.data(), want.data.data()).apply(want.data.data(), want.numel());
+    EXPECT_EQ(kernel_output(g, kernel, 2).data, want.data)
+        << kernel << " first step " << ir::to_string(steps[0].op);
+  }
 }
 
 }  // namespace cuvil::runtime::testing

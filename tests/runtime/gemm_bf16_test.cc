@@ -151,29 +151,12 @@ TEST_F(Bf16GemmTest, EpiloguesFinishedInRegistersGiveTheBitsOfApplyAfterwards) {
   for (const testing::ConvCase& cc : {testing::ConvCase{1, 40, 9, 9, 64, 1, 1, 0, 1, true},
                                       testing::ConvCase{2, 17, 5, 7, 40, 1, 1, 0, 1, false},
                                       testing::ConvCase{1, 7, 9, 9, 33, 3, 1, 1, 1, true}}) {
-    ir::Graph plain = testing::conv_graph(cc, "nhwc", false, false);
-    const ir::Shape out = plain.value(plain.nodes().back().output).shape;
-    for (const auto& steps : testing::lane_epilogue_cases(out)) {
-      for (int64_t kc : {512, 16}) {
-        plain.mutable_nodes()[0].attrs.set(attrs::kGemmBf16Kc, kc, "gemm-tiling.bf16_kc");
-        ir::Graph g = plain;
-        testing::with_epilogue(g, steps);
-        // Seeds of the graph's inputs go by position: x is input 0 of both graphs.
-        ir::Tensor want = testing::kernel_output(plain, "conv2d.bf16", 2);
-        const std::vector<ir::Tensor> inputs = ir::random_inputs(g, 5);
-        const ir::Node& n = g.nodes()[0];
-        std::vector<const float*> in;
-        for (ir::ValueId v : n.inputs) {
-          const auto pos = std::find(g.inputs().begin(), g.inputs().end(), v);
-          in.push_back(pos == g.inputs().end() ? g.constant_data(v).data()
-                                               : inputs[pos - g.inputs().begin()].data.data());
-        }
-        const Step step = testing::step_for(g, *find_kernel(ir::OpKind::conv2d, "conv2d.bf16"));
-        Epilogue(step, in.data(), want.data.data()).apply(want.data.data(), want.numel());
-        EXPECT_EQ(testing::kernel_output(g, "conv2d.bf16", 2).data, want.data)
-            << "c=" << cc.c << " o=" << cc.o << " k=" << cc.k << " first step "
-            << ir::to_string(steps[0].op) << " kc=" << kc;
-      }
+    for (int64_t kc : {512, 16}) {
+      SCOPED_TRACE("c=" + std::to_string(cc.c) + " o=" + std::to_string(cc.o) +
+                   " k=" + std::to_string(cc.k) + " kc=" + std::to_string(kc));
+      ir::Graph plain = testing::conv_graph(cc, "nhwc", false, false);
+      plain.mutable_nodes()[0].attrs.set(attrs::kGemmBf16Kc, kc, "gemm-tiling.bf16_kc");
+      testing::expect_fused_epilogues_match_apply(plain, "conv2d.bf16");
     }
   }
   unsetenv("CUVIL_CPU_DISABLE");
