@@ -24,11 +24,9 @@
 #define CUVIL_AMX_INT8_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,amx-tile,amx-int8")))
 
-// The sliver transpose and the register-tile epilogue, compiled for AVX-512 (inlined into the
-// VNNI code only).
+// The sliver transpose, compiled for AVX-512 (inlined into the VNNI packing only).
 #include "runtime/cpu/target_avx512_begin.h"
 
-#include "runtime/cpu/epilogue_lanes_avx512.h"
 #include "runtime/cpu/transpose_avx512.h"
 
 #include "runtime/cpu/target_end.h"
@@ -53,18 +51,9 @@ struct Columns {
   const int32_t* comp;
 };
 
-// What a full tile does after dequantising, in registers before its store: bias (at the tile's
-// columns) and the step's epilogue in lane form.
-struct TileFinish {
-  const float* bias = nullptr;             // at column `col`, or null
-  const LaneEpilogue* epilogue = nullptr;  // null: none
-  int64_t col = 0;                         // C's column of the tile's first lane
-};
-
-// C[MR, NR] = dequant(A-sliver x B-sliver over kq K quads), then `finish` where given.
+// C[MR, NR] = dequant(A-sliver x B-sliver over kq K quads).
 CUVIL_VNNI_TARGET void micro(int64_t kq, const uint32_t* a, const uint32_t* b, float* c,
-                             int64_t ldc, const float* cs, const int32_t* comp,
-                             const TileFinish* finish) {
+                             int64_t ldc, const float* cs, const int32_t* comp) {
   __m512i c0[MR], c1[MR];
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) c0[i] = c1[i] = _mm512_setzero_si512();
@@ -83,28 +72,11 @@ CUVIL_VNNI_TARGET void micro(int64_t kq, const uint32_t* a, const uint32_t* b, f
   }
   const __m512 s0 = _mm512_loadu_ps(cs), s1 = _mm512_loadu_ps(cs + 16);
   const __m512i z0 = _mm512_loadu_si512(comp), z1 = _mm512_loadu_si512(comp + 16);
-  __m512 out[MR][2];
 #pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) {
-    out[i][0] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c0[i], z0)), s0);
-    out[i][1] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c1[i], z1)), s1);
-  }
-  if (finish && finish->bias) {
-    const __m512 bias0 = _mm512_loadu_ps(finish->bias);
-    const __m512 bias1 = _mm512_loadu_ps(finish->bias + 16);
-#pragma GCC unroll 12
-    for (int i = 0; i < MR; ++i) {
-      out[i][0] = _mm512_add_ps(out[i][0], bias0);
-      out[i][1] = _mm512_add_ps(out[i][1], bias1);
-    }
-  }
-  if (finish && finish->epilogue) {
-    avx512::epilogue_lanes(*finish->epilogue, out, c, ldc, finish->col, __mmask16{0xffff});
-  }
-#pragma GCC unroll 12
-  for (int i = 0; i < MR; ++i) {
-    _mm512_storeu_ps(c + i * ldc, out[i][0]);
-    _mm512_storeu_ps(c + i * ldc + 16, out[i][1]);
+    float* row = c + i * ldc;
+    _mm512_storeu_ps(row, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c0[i], z0)), s0));
+    _mm512_storeu_ps(row + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c1[i], z1)), s1));
   }
 }
 
@@ -232,8 +204,7 @@ class Int8PanelsBase {
   const int64_t kq_;
 };
 
-// On VPDPBUSD: A packed in MR-row slivers of quads. Where the epilogue has a lane form (and C's
-// columns are the output's last dim), full tiles finish in registers.
+// On VPDPBUSD: A packed in MR-row slivers of quads.
 class Int8Panels : public Int8PanelsBase {
  public:
   Int8Panels(const Int8Gemm& g, const Columns& cols, ThreadPool& pool, int tid, int64_t rows)
@@ -242,9 +213,6 @@ class Int8Panels : public Int8PanelsBase {
         pool.scratch(tid, ThreadPool::kPackA,
                      static_cast<size_t>(std::min(panels().mc, round_up(rows, MR)) * kq_ + 1)));
     tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
-    const LaneEpilogue* lanes = g.epilogue ? g.epilogue->lanes() : nullptr;
-    tiles_finish_ = !g.epilogue || (lanes && lanes->columns == g.b->n);
-    if (tiles_finish_) finish_.epilogue = lanes && lanes->count > 0 ? lanes : nullptr;
   }
   GemmPanels panels() const { return panels_of(MR); }
   int mr() const { return MR; }
@@ -253,27 +221,17 @@ class Int8Panels : public Int8PanelsBase {
   }
   void tile(const GemmTile& t) {
     const uint32_t* a = ap_ + t.ir * kq_;
-    const bool finish = tiles_finish_ && t.last;  // K is one panel: always the last
     if (t.rows == MR && t.cols == NR) {
-      finish_.bias = g_.bias ? g_.bias + t.j : nullptr;
-      finish_.col = t.j;
-      micro(kq_, a, b_sliver(t.j), c_at(t), g_.ldc, cols_.scale + t.j, cols_.comp + t.j,
-            finish ? &finish_ : nullptr);
+      micro(kq_, a, b_sliver(t.j), c_at(t), g_.ldc, cols_.scale + t.j, cols_.comp + t.j);
       return;
     }
-    micro(kq_, a, b_sliver(t.j), tile_, NR, cols_.scale + t.j, cols_.comp + t.j, nullptr);
+    micro(kq_, a, b_sliver(t.j), tile_, NR, cols_.scale + t.j, cols_.comp + t.j);
     store_tile_part(tile_, NR, c_at(t), g_.ldc, t.rows, t.cols, false);
-    if (finish) finish_rows(g_, t.i, t.rows, t.j, t.cols);
-  }
-  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-    if (!tiles_finish_) finish_rows(g_, i0, rows, j0, cols);
   }
 
  private:
   uint32_t* ap_ = nullptr;
   float* tile_ = nullptr;
-  bool tiles_finish_ = false;
-  TileFinish finish_;
 };
 
 // ---- AMX-INT8 path (rows > kSkinnyRows when cpu_has_amx_int8()) ----

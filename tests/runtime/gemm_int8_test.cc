@@ -11,7 +11,6 @@
 #include "passes/ir/tensor.h"
 #include "runtime/cpu/gemm_int8.h"
 #include "runtime/thread_pool.h"
-#include "tests/runtime/conv_kernel_support.h"
 #include "tests/runtime/random_data.h"
 
 namespace cuvil::runtime::cpu {
@@ -185,21 +184,6 @@ TEST_F(Int8GemmTest, SingleThreadMatchesBound) {
   EXPECT_LE(ir::max_relative_error(int8_product(50, 70, 260, a, w, nullptr, 1),
                                    naive(50, 70, 260, a, w, nullptr)),
             kBound);
-}
-
-// conv2d.int8's VNNI tiles finish full tiles in registers after dequantising (bias, then the
-// epilogue's lane form) and edge tiles after their store: the bits of the convolution without
-// the epilogue, finished by Epilogue::apply.
-TEST_F(Int8GemmTest, EpiloguesFinishedInRegistersGiveTheBitsOfApplyAfterwards) {
-  setenv("CUVIL_CPU_DISABLE", "amx_int8", 1);  // the register tiles, not AMX's
-  for (const testing::ConvCase& cc : {testing::ConvCase{1, 40, 9, 9, 64, 1, 1, 0, 1, true},
-                                      testing::ConvCase{2, 17, 5, 7, 40, 1, 1, 0, 1, false},
-                                      testing::ConvCase{1, 7, 9, 9, 33, 3, 1, 1, 1, true}}) {
-    SCOPED_TRACE("c=" + std::to_string(cc.c) + " o=" + std::to_string(cc.o));
-    testing::expect_fused_epilogues_match_apply(testing::conv_graph(cc, "nhwc", false, false),
-                                                "conv2d.int8");
-  }
-  unsetenv("CUVIL_CPU_DISABLE");
 }
 
 TEST(Int8Quantize, PerRowSymmetricScales) {
