@@ -28,16 +28,19 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 template <int R>
 void qk_tile(const float* q, int64_t d, const float* kp, float* s, int64_t lds) {
   __m512 c0[R], c1[R];
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r) c0[r] = c1[r] = _mm512_setzero_ps();
   for (int64_t t = 0; t < d; ++t) {
     const __m512 b0 = _mm512_loadu_ps(kp + t * kPanel);
     const __m512 b1 = _mm512_loadu_ps(kp + t * kPanel + 16);
+#pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const __m512 a = _mm512_set1_ps(q[r * d + t]);
       c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
       c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
     }
   }
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
     _mm512_storeu_ps(s + r * lds, c0[r]);
     _mm512_storeu_ps(s + r * lds + 16, c1[r]);
@@ -50,8 +53,10 @@ template <int R, int C>
 void pv_tile(const float* p, int64_t ldp, int64_t n, const float* v, int64_t ldv,
              const float* alpha, float* o, int64_t ldo, __mmask16 last) {
   __m512 acc[R][C];
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
     const __m512 al = _mm512_set1_ps(alpha[r]);
+#pragma GCC unroll 4
     for (int c = 0; c < C; ++c) {
       const __mmask16 m = c == C - 1 ? last : static_cast<__mmask16>(0xffff);
       acc[r][c] = _mm512_mul_ps(al, _mm512_maskz_loadu_ps(m, o + r * ldo + 16 * c));
@@ -59,16 +64,21 @@ void pv_tile(const float* p, int64_t ldp, int64_t n, const float* v, int64_t ldv
   }
   for (int64_t j = 0; j < n; ++j) {
     __m512 b[C];
+#pragma GCC unroll 4
     for (int c = 0; c < C; ++c) {
       const __mmask16 m = c == C - 1 ? last : static_cast<__mmask16>(0xffff);
       b[c] = _mm512_maskz_loadu_ps(m, v + j * ldv + 16 * c);
     }
+#pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const __m512 a = _mm512_set1_ps(p[r * ldp + j]);
+#pragma GCC unroll 4
       for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
     }
   }
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
     for (int c = 0; c < C; ++c) {
       const __mmask16 m = c == C - 1 ? last : static_cast<__mmask16>(0xffff);
       _mm512_mask_storeu_ps(o + r * ldo + 16 * c, m, acc[r][c]);

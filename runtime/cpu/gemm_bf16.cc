@@ -166,6 +166,7 @@ CUVIL_BF16_TARGET void skinny(const Bf16Gemm& g, const uint32_t* ap, int64_t s0,
   for (int64_t s = s0; s < s1; ++s) {
     const uint32_t* b = g.b + s * kp * NR;
     __m512 acc[M][4];
+#pragma GCC unroll 4
     for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = _mm512_setzero_ps();
     int64_t p = 0;
     for (; p + 2 <= kp; p += 2) {
@@ -179,6 +180,7 @@ CUVIL_BF16_TARGET void skinny(const Bf16Gemm& g, const uint32_t* ap, int64_t s0,
       const __m512bh b1 = as_bh(_mm512_loadu_si512(b + p * NR + 16));
       const __m512bh b2 = as_bh(_mm512_loadu_si512(b + p * NR + 32));
       const __m512bh b3 = as_bh(_mm512_loadu_si512(b + p * NR + 48));
+#pragma GCC unroll 4
       for (int m = 0; m < M; ++m) {
         const __m512bh a0 = as_bh(_mm512_set1_epi32(static_cast<int>(ap[m * kp + p])));
         const __m512bh a1 = as_bh(_mm512_set1_epi32(static_cast<int>(ap[m * kp + p + 1])));
@@ -191,6 +193,7 @@ CUVIL_BF16_TARGET void skinny(const Bf16Gemm& g, const uint32_t* ap, int64_t s0,
     for (; p < kp; ++p) {
       const __m512bh b0 = as_bh(_mm512_loadu_si512(b + p * NR));
       const __m512bh b1 = as_bh(_mm512_loadu_si512(b + p * NR + 16));
+#pragma GCC unroll 4
       for (int m = 0; m < M; ++m) {
         const __m512bh a0 = as_bh(_mm512_set1_epi32(static_cast<int>(ap[m * kp + p])));
         acc[m][0] = _mm512_dpbf16_ps(acc[m][0], a0, b0);
@@ -199,6 +202,7 @@ CUVIL_BF16_TARGET void skinny(const Bf16Gemm& g, const uint32_t* ap, int64_t s0,
     }
     const int64_t j0 = s * NR;
     const int64_t nr = std::min<int64_t>(NR, g.n - j0);
+#pragma GCC unroll 4
     for (int m = 0; m < M; ++m) {
       alignas(64) float out[NR];
       _mm512_store_ps(out, _mm512_add_ps(acc[m][0], acc[m][2]));

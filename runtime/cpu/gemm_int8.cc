@@ -114,6 +114,7 @@ CUVIL_VNNI_TARGET void skinny(const Int8Gemm& g, const Columns& cols, int64_t s0
   for (int64_t s = s0; s < s1; ++s) {
     const uint32_t* b = g.b->words.data() + s * kq * NR;
     __m512i acc[M][4];
+#pragma GCC unroll 4
     for (int m = 0; m < M; ++m) {
       acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = _mm512_setzero_si512();
     }
@@ -123,6 +124,7 @@ CUVIL_VNNI_TARGET void skinny(const Int8Gemm& g, const Columns& cols, int64_t s0
       const __m512i b1 = _mm512_loadu_si512(b + p * NR + 16);
       const __m512i b2 = _mm512_loadu_si512(b + p * NR + 32);
       const __m512i b3 = _mm512_loadu_si512(b + p * NR + 48);
+#pragma GCC unroll 4
       for (int m = 0; m < M; ++m) {
         const uint8_t* a = g.a + m * g.lda + 4 * p;
         const __m512i a0 = _mm512_set1_epi32(static_cast<int>(load_quad(a)));
@@ -136,6 +138,7 @@ CUVIL_VNNI_TARGET void skinny(const Int8Gemm& g, const Columns& cols, int64_t s0
     for (; p < kq; ++p) {
       const __m512i b0 = _mm512_loadu_si512(b + p * NR);
       const __m512i b1 = _mm512_loadu_si512(b + p * NR + 16);
+#pragma GCC unroll 4
       for (int m = 0; m < M; ++m) {
         const __m512i a0 = _mm512_set1_epi32(static_cast<int>(load_quad(g.a + m * g.lda + 4 * p)));
         acc[m][0] = _mm512_dpbusd_epi32(acc[m][0], a0, b0);
@@ -148,6 +151,7 @@ CUVIL_VNNI_TARGET void skinny(const Int8Gemm& g, const Columns& cols, int64_t s0
                  sc1 = _mm512_loadu_ps(cols.scale + j0 + 16);
     const __m512i z0 = _mm512_loadu_si512(cols.comp + j0);
     const __m512i z1 = _mm512_loadu_si512(cols.comp + j0 + 16);
+#pragma GCC unroll 4
     for (int m = 0; m < M; ++m) {
       alignas(64) float out[NR];
       const __m512i t0 = _mm512_sub_epi32(_mm512_add_epi32(acc[m][0], acc[m][2]), z0);
