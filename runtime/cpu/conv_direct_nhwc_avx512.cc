@@ -21,10 +21,10 @@ using TileArgs = DirectTileArgs;
 template <int MR, int NV>
 void tile(const TileArgs& t) {
   __m512 acc[MR][NV];
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
     const __mmask16 m = v == NV - 1 ? t.tail_mask : 0xffff;
-    #pragma GCC unroll 14
+#pragma GCC unroll 14
     for (int p = 0; p < MR; ++p) {
       acc[p][v] = t.accumulate ? _mm512_maskz_loadu_ps(m, t.y + p * t.y_pix_stride + v * kLanes)
                                : _mm512_setzero_ps();
@@ -41,12 +41,12 @@ void tile(const TileArgs& t) {
         const float* xc = t.x + ki * t.row_stride + kj * t.tap_stride + c0;
         auto step = [&](int64_t c) {
           __m512 wv[NV];
-          #pragma GCC unroll 4
+#pragma GCC unroll 4
           for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_ps(wp + v * kLanes);
-          #pragma GCC unroll 14
+#pragma GCC unroll 14
           for (int p = 0; p < MR; ++p) {
             const __m512 xb = _mm512_set1_ps(xc[p * t.pix_stride + c]);
-            #pragma GCC unroll 4
+#pragma GCC unroll 4
             for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_fmadd_ps(xb, wv[v], acc[p][v]);
           }
           wp += t.bw;
@@ -65,21 +65,21 @@ void tile(const TileArgs& t) {
     }
   }
   if (t.bias && t.finish) {
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       const __mmask16 m = v == NV - 1 ? t.tail_mask : 0xffff;
       const __m512 b = _mm512_maskz_loadu_ps(m, t.bias + v * kLanes);
-      #pragma GCC unroll 14
+#pragma GCC unroll 14
       for (int p = 0; p < MR; ++p) acc[p][v] = _mm512_add_ps(acc[p][v], b);
     }
   }
   if (t.finish && t.epilogue) {
     avx512::epilogue_lanes(*t.epilogue, acc, t.y, t.y_pix_stride, t.col, t.tail_mask);
   }
-  #pragma GCC unroll 4
+#pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
     const __mmask16 m = v == NV - 1 ? t.tail_mask : 0xffff;
-    #pragma GCC unroll 14
+#pragma GCC unroll 14
     for (int p = 0; p < MR; ++p) {
       _mm512_mask_storeu_ps(t.y + p * t.y_pix_stride + v * kLanes, m, acc[p][v]);
     }
