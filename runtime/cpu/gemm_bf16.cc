@@ -23,9 +23,11 @@
 #define CUVIL_AMX_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
 
-// The register-tile epilogue, compiled for AVX-512 (inlined into the bf16 tiles only).
+// The register-tile epilogue, the sliver transpose and lane masks, compiled for AVX-512 (inlined
+// into the bf16 code only).
 #include "runtime/cpu/target_avx512_begin.h"
 
+#include "runtime/cpu/elementwise_math_avx512.h"
 #include "runtime/cpu/epilogue_lanes_avx512.h"
 #include "runtime/cpu/transpose_avx512.h"
 
@@ -98,13 +100,6 @@ CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, f
   }
 }
 
-// The first n (clamped to 0 .. 16) lanes.
-inline __mmask16 lane_mask(int64_t n) {
-  return n <= 0    ? __mmask16{0}
-         : n >= 16 ? __mmask16{0xffff}
-                   : static_cast<__mmask16>((1u << n) - 1u);
-}
-
 // Converts rows [0, rows) x columns [k0, k1) of fp32 A into MR-row slivers of K pairs:
 // dst[sliver][p][i] (kp pairs per sliver, zero-padded rows and odd tail). 16 pairs of MR rows
 // at a time are converted and transposed in registers (a scatter per row was a third of a
@@ -119,8 +114,8 @@ CUVIL_BF16_TARGET void pack_a(const float* a, int64_t lda, int64_t rows, int64_t
     uint32_t* d = dst + r0 * kp;
     for (int64_t p0 = 0; p0 < kp; p0 += 16) {
       const int64_t floats = std::min<int64_t>(32, len - 2 * p0);
-      const __mmask16 lo = lane_mask(std::min<int64_t>(16, floats));
-      const __mmask16 hi = lane_mask(floats - 16);
+      const __mmask16 lo = avx512::first_lanes(floats);
+      const __mmask16 hi = avx512::first_lanes(std::max<int64_t>(0, floats - 16));
       __m512i r[16];
 #pragma GCC unroll 16
       for (int i = 0; i < 16; ++i) {
