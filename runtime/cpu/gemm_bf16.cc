@@ -15,6 +15,7 @@
 
 #include "runtime/cpu/amx_tiles.h"
 #include "runtime/cpu/kernel_util.h"
+#include "runtime/cpu/register_rows.h"
 
 // Compiled for AVX512_BF16 whatever -march says; only called after cpu_has_avx512_bf16().
 // (avx512dq as well: the epilogue helpers are compiled for it, and every CPU with avx512_bf16
@@ -54,19 +55,53 @@ struct TileFinish {
   int64_t col = 0;                         // C's column of the tile's first lane
 };
 
-// C[MR, NR] (+)= A-sliver x B-sliver over kp K pairs; fp32 accumulators. With `finish`, bias and
-// epilogue are applied before the store.
+// C[R, NR] (+)= A-sliver x B-sliver over kp K pairs; fp32 accumulators; the A sliver is MR rows
+// wide whatever R (an edge tile uses its first R rows). With `finish`, bias and epilogue are
+// applied before the store. S accumulator sets take alternate K pairs: a tile of few rows has too
+// few independent VDPBF16PS chains to hide their latency with one set.
+template <int R, int S>
 CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
                              int64_t ldc, bool accumulate, const TileFinish* finish) {
-  __m512 acc[MR][2];
+  static_assert(R >= 1 && R <= MR && (S == 1 || S == 2), "a tile of 1..MR rows, 1 or 2 sets");
+  __m512 acc[R][2];
 #pragma GCC unroll 12
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
-  for (int64_t p = 0; p < kp; ++p) {
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  int64_t p = 0;
+  if constexpr (S == 2) {
+    __m512 odd[R][2];
+#pragma GCC unroll 12
+    for (int i = 0; i < R; ++i) odd[i][0] = odd[i][1] = _mm512_setzero_ps();
+    for (; p + 2 <= kp; p += 2) {
+      const __m512bh b0 = as_bh(_mm512_loadu_si512(b));
+      const __m512bh b1 = as_bh(_mm512_loadu_si512(b + 16));
+      const __m512bh b2 = as_bh(_mm512_loadu_si512(b + NR));
+      const __m512bh b3 = as_bh(_mm512_loadu_si512(b + NR + 16));
+      _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(b + 9 * NR), _MM_HINT_T0);
+#pragma GCC unroll 12
+      for (int i = 0; i < R; ++i) {
+        const __m512bh ai = as_bh(_mm512_set1_epi32(static_cast<int>(a[i])));
+        const __m512bh aj = as_bh(_mm512_set1_epi32(static_cast<int>(a[MR + i])));
+        acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
+        acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
+        odd[i][0] = _mm512_dpbf16_ps(odd[i][0], aj, b2);
+        odd[i][1] = _mm512_dpbf16_ps(odd[i][1], aj, b3);
+      }
+      a += 2 * MR;
+      b += 2 * NR;
+    }
+#pragma GCC unroll 12
+    for (int i = 0; i < R; ++i) {
+      acc[i][0] = _mm512_add_ps(acc[i][0], odd[i][0]);
+      acc[i][1] = _mm512_add_ps(acc[i][1], odd[i][1]);
+    }
+  }
+  for (; p < kp; ++p) {
     const __m512bh b0 = as_bh(_mm512_loadu_si512(b));
     const __m512bh b1 = as_bh(_mm512_loadu_si512(b + 16));
     _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
 #pragma GCC unroll 12
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < R; ++i) {
       const __m512bh ai = as_bh(_mm512_set1_epi32(static_cast<int>(a[i])));
       acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
       acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
@@ -76,7 +111,7 @@ CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, f
   }
   if (accumulate) {
 #pragma GCC unroll 12
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < R; ++i) {
       acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(c + i * ldc));
       acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(c + i * ldc + 16));
     }
@@ -85,7 +120,7 @@ CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, f
     const __m512 bias0 = _mm512_loadu_ps(finish->bias);
     const __m512 bias1 = _mm512_loadu_ps(finish->bias + 16);
 #pragma GCC unroll 12
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < R; ++i) {
       acc[i][0] = _mm512_add_ps(acc[i][0], bias0);
       acc[i][1] = _mm512_add_ps(acc[i][1], bias1);
     }
@@ -94,10 +129,24 @@ CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, f
     avx512::epilogue_lanes(*finish->epilogue, acc, c, ldc, finish->col, __mmask16{0xffff});
   }
 #pragma GCC unroll 12
-  for (int i = 0; i < MR; ++i) {
+  for (int i = 0; i < R; ++i) {
     _mm512_storeu_ps(c + i * ldc, acc[i][0]);
     _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
   }
+}
+
+// Tiles of at most this many rows take two accumulator sets (2 x 2 x 5 = 20 registers).
+constexpr int kTwoSetRows = 5;
+
+// The tile of `rows` rows (1..MR): a full one, or the edge of a panel whose rows are not a
+// multiple of MR (ResNet-50's 7 x 7 = 49 pixels: four tiles of 12 and one of 1, which cost as
+// much as a full tile before it had its own count).
+void micro_rows(int rows, int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc,
+                bool accumulate, const TileFinish* finish) {
+  with_rows<MR>(rows, [&](auto r) {
+    constexpr int R = decltype(r)::value;
+    micro<R, (R <= kTwoSetRows ? 2 : 1)>(kp, a, b, c, ldc, accumulate, finish);
+  });
 }
 
 // Converts rows [0, rows) x columns [k0, k1) of fp32 A into MR-row slivers of K pairs:
@@ -274,13 +323,14 @@ class Bf16Panels : public Bf16PanelsBase {
     const uint32_t* a = ap_ + t.ir * t.kc;
     float* c = c_at(t);
     const bool finish = tiles_finish_ && t.last;
-    if (t.rows == MR && t.cols == NR) {
+    if (t.cols == NR) {
       finish_.bias = g_.bias ? g_.bias + t.j : nullptr;
       finish_.col = t.j;
-      micro(t.kc, a, b_sliver(t.j), c, g_.ldc, t.accumulate, finish ? &finish_ : nullptr);
+      micro_rows(t.rows, t.kc, a, b_sliver(t.j), c, g_.ldc, t.accumulate,
+                 finish ? &finish_ : nullptr);
       return;
     }
-    micro(t.kc, a, b_sliver(t.j), tile_, NR, false, nullptr);
+    micro_rows(t.rows, t.kc, a, b_sliver(t.j), tile_, NR, false, nullptr);
     store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, t.accumulate);
     if (finish) finish_rows(g_, t.i, t.rows, t.j, t.cols);
   }

@@ -86,6 +86,19 @@ TEST_F(Bf16GemmTest, OddSizesMatchFp64WithinBound) {
   std::printf("bf16 GEMM worst max_relative_error over odd sizes: %.3g\n", worst);
 }
 
+// Every row count an edge tile can have (1..MR, beside full tiles), with full and part column
+// slivers, an odd number of K pairs (the two-set tiles' tail) and an even one.
+TEST_F(Bf16GemmTest, EveryEdgeRowCountMatchesFp64) {
+  for (int64_t rows = 1; rows <= kBf16MR; ++rows) {
+    for (int64_t n : {int64_t{kBf16NR}, int64_t{2 * kBf16NR + 5}}) {
+      for (int64_t k : {9, 16}) {
+        EXPECT_LE(bf16_error(kBf16MR + rows, n, k, true, true), kBound)
+            << rows << " edge rows, n " << n << ", k " << k;
+      }
+    }
+  }
+}
+
 TEST_F(Bf16GemmTest, NotTransposedBAndBias) {
   for (int64_t m : {2, 13, 50}) {
     EXPECT_LE(bf16_error(m, 37, 29, false, true), kBound) << m;
