@@ -149,22 +149,97 @@ void micro_rows(int rows, int64_t kp, const uint32_t* a, const uint32_t* b, floa
   });
 }
 
+// Where pack_a reads rows of A: a row-major matrix. A Rows type gives, for row i of the current
+// sliver (begin_sliver) and half h of the 32 floats at K index kk (begin_k), those 16 floats
+// (lanes outside `valid` zero).
+struct DenseRows {
+  const float* a;
+  int64_t lda;
+  const float* sliver = nullptr;
+  int64_t kk = 0;
+
+  void begin_sliver(int64_t r0, int64_t) { sliver = a + r0 * lda; }
+  void begin_k(int64_t k, int64_t) { kk = k; }
+  CUVIL_BF16_TARGET __attribute__((always_inline)) __m512 half(int i, int h,
+                                                               __mmask16 valid) const {
+    return _mm512_maskz_loadu_ps(valid, sliver + i * lda + kk + 16 * h);
+  }
+};
+
+// A as the im2col of an NHWC convolution's input, read in place (Bf16Gemm::im2col): row r is
+// output pixel r (images one after another), K runs (kh, kw, c), taps in the padding read 0.
+// The 16 floats of a half lie in one tap's channels unless c is not a multiple of 16 (they are
+// then gathered one by one).
+struct ConvRows {
+  const float* x;
+  const ConvGeometry& g;
+  int64_t row0;  // the GEMM's first row within A
+  // Per row of the sliver: its image's first element, and its window's top-left input pixel.
+  int64_t image[MR] = {}, iy0[MR] = {}, ix0[MR] = {};
+  // Per half: its tap and first channel, whether it crosses into the next tap, its K index.
+  int64_t ki[2] = {}, kj[2] = {}, ch[2] = {}, kk[2] = {};
+  bool crosses[2] = {};
+  int64_t k_end = 0;
+
+  void begin_sliver(int64_t r0, int64_t rows) {
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t pixel = row0 + r0 + i;
+      const int64_t n = pixel / (g.oh * g.ow), p = pixel % (g.oh * g.ow);
+      image[i] = n * g.h * g.w * g.c;
+      iy0[i] = p / g.ow * g.sh - g.ph;
+      ix0[i] = p % g.ow * g.sw - g.pw;
+    }
+  }
+  void begin_k(int64_t k, int64_t k1) {
+    k_end = k1;
+    for (int h = 0; h < 2; ++h) {
+      kk[h] = k + 16 * h;
+      const int64_t tap = kk[h] / g.c;
+      ch[h] = kk[h] % g.c;
+      ki[h] = tap / g.kw;
+      kj[h] = tap % g.kw;
+      crosses[h] = ch[h] + 16 > g.c && kk[h] + (g.c - ch[h]) < k1;
+    }
+  }
+  // Element kk of row i's im2col row (a tap in the padding: 0).
+  float element(int i, int64_t k) const {
+    const int64_t tap = k / g.c, c = k % g.c;
+    const int64_t iy = iy0[i] + tap / g.kw, ix = ix0[i] + tap % g.kw;
+    if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) return 0.0f;
+    return x[image[i] + (iy * g.w + ix) * g.c + c];
+  }
+  CUVIL_BF16_TARGET __attribute__((always_inline)) __m512 half(int i, int h,
+                                                               __mmask16 valid) const {
+    if (crosses[h]) {
+      alignas(64) float v[16] = {};
+      for (int l = 0; l < 16 && kk[h] + l < k_end; ++l) v[l] = element(i, kk[h] + l);
+      return _mm512_maskz_load_ps(valid, v);
+    }
+    const int64_t iy = iy0[i] + ki[h], ix = ix0[i] + kj[h];
+    if (valid == 0 || iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) return _mm512_setzero_ps();
+    return _mm512_maskz_loadu_ps(valid, x + image[i] + (iy * g.w + ix) * g.c + ch[h]);
+  }
+};
+
 // Converts rows [0, rows) x columns [k0, k1) of fp32 A into MR-row slivers of K pairs:
 // dst[sliver][p][i] (kp pairs per sliver, zero-padded rows and odd tail). 16 pairs of MR rows
 // at a time are converted and transposed in registers (a scatter per row was a third of a
 // K = 64 product's time).
-CUVIL_BF16_TARGET void pack_a(const float* a, int64_t lda, int64_t rows, int64_t k0, int64_t k1,
-                              int64_t kp, uint32_t* dst) {
+template <class Rows>
+CUVIL_BF16_TARGET void pack_a(Rows& src, int64_t rows, int64_t k0, int64_t k1, int64_t kp,
+                              uint32_t* dst) {
   static_assert(MR <= 16, "a sliver's rows are lanes of one vector");
   const int64_t len = k1 - k0;
   constexpr __mmask16 kRows = static_cast<__mmask16>((1u << MR) - 1u);
   for (int64_t r0 = 0; r0 < rows; r0 += MR) {
     const int64_t mr = std::min<int64_t>(MR, rows - r0);
+    src.begin_sliver(r0, mr);
     uint32_t* d = dst + r0 * kp;
     for (int64_t p0 = 0; p0 < kp; p0 += 16) {
       const int64_t floats = std::min<int64_t>(32, len - 2 * p0);
       const __mmask16 lo = avx512::first_lanes(floats);
       const __mmask16 hi = avx512::first_lanes(std::max<int64_t>(0, floats - 16));
+      src.begin_k(k0 + 2 * p0, k1);
       __m512i r[16];
 #pragma GCC unroll 16
       for (int i = 0; i < 16; ++i) {
@@ -172,9 +247,7 @@ CUVIL_BF16_TARGET void pack_a(const float* a, int64_t lda, int64_t rows, int64_t
           r[i] = _mm512_setzero_si512();
           continue;
         }
-        const float* src = a + (r0 + i) * lda + k0 + 2 * p0;
-        const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, src + 16),
-                                               _mm512_maskz_loadu_ps(lo, src));
+        const __m512bh v = _mm512_cvtne2ps_pbh(src.half(i, 1, hi), src.half(i, 0, lo));
         r[i] = reinterpret_cast<const __m512i&>(v);
       }
       avx512::transpose16x16_epi32(r);
@@ -317,7 +390,14 @@ class Bf16Panels : public Bf16PanelsBase {
   }
   int mr() const { return MR; }
   void pack_a(int64_t i0, int64_t rows, int64_t p0, int64_t kc) {
-    cpu::pack_a(g_.a + i0 * g_.lda, g_.lda, rows, 2 * p0, std::min(g_.k, 2 * (p0 + kc)), kc, ap_);
+    const int64_t k1 = std::min(g_.k, 2 * (p0 + kc));
+    if (g_.im2col) {
+      ConvRows src{g_.a, *g_.im2col, i0};
+      cpu::pack_a(src, rows, 2 * p0, k1, kc, ap_);
+    } else {
+      DenseRows src{g_.a + i0 * g_.lda, g_.lda};
+      cpu::pack_a(src, rows, 2 * p0, k1, kc, ap_);
+    }
   }
   void tile(const GemmTile& t) {
     const uint32_t* a = ap_ + t.ir * t.kc;
@@ -502,6 +582,7 @@ void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
   if (g.m <= 0 || g.n <= 0) return;
   const int64_t slivers = ceil_div(g.n, NR);
   if (g.m <= kSkinnyRows) {
+    CUVIL_CHECK(!g.im2col, "gemm_bf16: an in-place im2col A of few rows");
     const int64_t kp = ceil_div(g.k, 2);
     uint32_t* ap = reinterpret_cast<uint32_t*>(
         pool.scratch(pool.current_thread(), ThreadPool::kPackB, static_cast<size_t>(g.m * kp + 1)));
@@ -510,6 +591,7 @@ void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
     return;
   }
   const bool amx = cpu_has_amx_bf16();
+  CUVIL_CHECK(!g.im2col || !amx, "gemm_bf16: an in-place im2col A on the AMX path");
   const GemmSplit split =
       plan_gemm_split(pool.threads(), g.m, g.n, g.k, amx ? kAmxRows : MR, NR, g.blocking.partition);
   run_gemm_split(pool, split, g.m, g.n,

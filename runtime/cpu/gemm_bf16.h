@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/gemm_partition.h"
 #include "runtime/cpu/quantize.h"
@@ -51,6 +52,10 @@ struct Bf16Gemm {
   int64_t m = 0, n = 0, k = 0;
   const float* a = nullptr;  // A[m, k] fp32, row stride lda
   int64_t lda = 0;
+  // Set: A is the im2col of this NHWC convolution (groups 1) with `a` its input, read in place
+  // while A is packed (no column buffer); row r is output pixel r, K runs (kh, kw, c), lda is
+  // unused. Only for more than kBf16SkinnyRows rows, on the VDPBF16PS path (not AMX).
+  const ConvGeometry* im2col = nullptr;
   const uint32_t* b = nullptr;  // packed B (pack_b_bf16)
   float* c = nullptr;           // C[m, n], row stride ldc; overwritten
   int64_t ldc = 0;

@@ -126,6 +126,16 @@ void conv2d_bf16(const KernelArgs& a) {
     return;
   }
   const int64_t ohw = cg.oh * cg.ow;
+  if (cg.n * ohw > kBf16SkinnyRows && !cpu_has_amx_bf16()) {
+    // Every output pixel in one product, A gathered from the input as it is packed.
+    g.m = cg.n * ohw;
+    g.a = a.in[0];
+    g.im2col = &cg;
+    g.c = a.out;
+    gemm_bf16(g, a.pool);
+    return;
+  }
+  // A few pixels, or AMX tiles (which take A row-major): im2col blocks in a column buffer.
   const int64_t pb = schedule.pixel_block;
   float* col =
       a.pool.scratch(a.pool.current_thread(), ThreadPool::kKernel, static_cast<size_t>(pb * g.k));

@@ -61,7 +61,9 @@ std::shared_ptr<const void> schedule(const Step& step, Lowp precision) {
     } else {
       s->pixel_block =
           lowp_pixel_block(g, precision == Lowp::bf16 ? kBf16ColumnElements : kInt8ColumnElements);
-      max_rows = std::min(s->pixel_block, g.oh * g.ow);
+      // bf16 without AMX takes every pixel in one product (A gathered in place).
+      max_rows =
+          precision == Lowp::bf16 ? g.n * g.oh * g.ow : std::min(s->pixel_block, g.oh * g.ow);
     }
   } else {
     max_rows = step.op == ir::OpKind::linear ? linear_rows(step) : matmul_rows(step);

@@ -16,9 +16,9 @@
 namespace cuvil::runtime::cpu {
 
 struct LowpSchedule {
-  LowpConv conv{};                   // conv2d steps only
-  int64_t pixel_block = 0;           // conv2d, not 1x1: output pixels per im2col block
-  Bf16Blocking bf16;                 // bf16 steps
+  LowpConv conv{};          // conv2d steps only
+  int64_t pixel_block = 0;  // conv2d, not 1x1: output pixels per im2col block (int8; bf16 on AMX)
+  Bf16Blocking bf16;        // bf16 steps
   int64_t int8_mc = kInt8DefaultMc;  // int8 steps
   GemmPartition int8_partition = GemmPartition::automatic;
 };

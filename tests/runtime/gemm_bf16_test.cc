@@ -175,6 +175,34 @@ TEST_F(Bf16GemmTest, EpiloguesFinishedInRegistersGiveTheBitsOfApplyAfterwards) {
   unsetenv("CUVIL_CPU_DISABLE");
 }
 
+// conv2d.bf16 reads a convolution's im2col rows from its input as it packs them: whole taps of
+// 16 channels, padding, strides, several images in one product, channels that are not a multiple
+// of 16 and K panels that start inside a tap (both gathered one element at a time), and outputs
+// of few pixels (an im2col buffer and the streaming path).
+TEST_F(Bf16GemmTest, ConvGathersItsIm2colRowsInPlace) {
+  setenv("CUVIL_CPU_DISABLE", "amx_bf16", 1);  // AMX tiles take A from an im2col buffer
+  for (const testing::ConvCase& cc : {testing::ConvCase{1, 16, 9, 9, 33, 3, 1, 1, 1, true},
+                                      testing::ConvCase{2, 32, 7, 8, 40, 3, 2, 1, 1, false},
+                                      testing::ConvCase{3, 16, 5, 5, 8, 3, 1, 0, 1, false},
+                                      testing::ConvCase{1, 64, 9, 9, 64, 1, 2, 0, 1, true},
+                                      testing::ConvCase{1, 17, 11, 9, 20, 5, 3, 2, 1, true},
+                                      testing::ConvCase{1, 7, 9, 9, 33, 3, 1, 1, 1, true},
+                                      testing::ConvCase{2, 48, 1, 1, 16, 3, 1, 1, 1, true}}) {
+    for (int64_t kc : {512, 6}) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE("n=" + std::to_string(cc.n) + " c=" + std::to_string(cc.c) +
+                     " h=" + std::to_string(cc.h) + " k=" + std::to_string(cc.k) +
+                     " stride=" + std::to_string(cc.stride) + " kc=" + std::to_string(kc) +
+                     " threads=" + std::to_string(threads));
+        ir::Graph g = testing::conv_graph(cc, "nhwc", false, false);
+        g.mutable_nodes()[0].attrs.set(attrs::kGemmBf16Kc, kc, "gemm-tiling.bf16_kc");
+        EXPECT_LE(testing::kernel_error(g, "conv2d.bf16", threads), kBound);
+      }
+    }
+  }
+  unsetenv("CUVIL_CPU_DISABLE");
+}
+
 TEST(Bf16Features, EnvironmentCanDisableBf16) {
   const bool before = cpu_has_avx512_bf16();
   setenv("CUVIL_CPU_DISABLE", "avx512_vnni,avx512_bf16", 1);
