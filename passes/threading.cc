@@ -11,7 +11,9 @@ std::vector<ParamSpec> ThreadingPass::params() const {
                 "cores)"),
       choice_param("partition", {"auto", "m", "n", "2d"}, "auto",
                    "how a GEMM splits C between threads: auto (N strips when N has >= 4 "
-                   "register tiles per thread, else M strips), m (row strips), n (column "
+                   "register tiles per thread, else M strips; bf16, whose B is packed before "
+                   "the product, takes M strips when M has >= 4 tiles per thread and 2M >= N), "
+                   "m (row strips), n (column "
                    "strips), 2d (a grid that packs least per thread); products of <= 4 rows "
                    "always split N"),
       int_param("spin_us", 0, 20000, 50,

@@ -141,8 +141,9 @@ constexpr int kTwoSetRows = 5;
 // The tile of `rows` rows (1..MR): a full one, or the edge of a panel whose rows are not a
 // multiple of MR (ResNet-50's 7 x 7 = 49 pixels: four tiles of 12 and one of 1, which cost as
 // much as a full tile before it had its own count).
-void micro_rows(int rows, int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc,
-                bool accumulate, const TileFinish* finish) {
+inline void micro_rows(int rows, int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
+                       int64_t ldc, bool accumulate, const TileFinish* finish) {
+  if (rows == MR) return micro<MR, 1>(kp, a, b, c, ldc, accumulate, finish);
   with_rows<MR>(rows, [&](auto r) {
     constexpr int R = decltype(r)::value;
     micro<R, (R <= kTwoSetRows ? 2 : 1)>(kp, a, b, c, ldc, accumulate, finish);
@@ -169,15 +170,20 @@ struct DenseRows {
 // A as the im2col of an NHWC convolution's input, read in place (Bf16Gemm::im2col): row r is
 // output pixel r (images one after another), K runs (kh, kw, c), taps in the padding read 0.
 // The 16 floats of a half lie in one tap's channels unless c is not a multiple of 16 (they are
-// then gathered one by one).
+// then gathered one by one). Per row, the sliver keeps where its window starts and which of its
+// taps lie inside the image, so that a half costs a bit test and a load.
 struct ConvRows {
+  static constexpr int64_t kMaxTaps = 64;  // taps of a window tracked in a row's bit mask
+
   const float* x;
   const ConvGeometry& g;
   int64_t row0;  // the GEMM's first row within A
-  // Per row of the sliver: its image's first element, and its window's top-left input pixel.
-  int64_t image[MR] = {}, iy0[MR] = {}, ix0[MR] = {};
-  // Per half: its tap and first channel, whether it crosses into the next tap, its K index.
-  int64_t ki[2] = {}, kj[2] = {}, ch[2] = {}, kk[2] = {};
+  // Per row of the sliver: its window's top-left input pixel, that pixel's element offset in x
+  // (it may lie in the padding), and the taps inside the image (bit ki * kw + kj).
+  int64_t iy0[MR] = {}, ix0[MR] = {}, origin[MR] = {};
+  uint64_t inside[MR] = {};
+  // Per half: its tap, its offset from a window's origin, whether it crosses into the next tap.
+  int64_t tap[2] = {}, offset[2] = {}, kk[2] = {};
   bool crosses[2] = {};
   int64_t k_end = 0;
 
@@ -185,28 +191,35 @@ struct ConvRows {
     for (int64_t i = 0; i < rows; ++i) {
       const int64_t pixel = row0 + r0 + i;
       const int64_t n = pixel / (g.oh * g.ow), p = pixel % (g.oh * g.ow);
-      image[i] = n * g.h * g.w * g.c;
       iy0[i] = p / g.ow * g.sh - g.ph;
       ix0[i] = p % g.ow * g.sw - g.pw;
+      origin[i] = ((n * g.h + iy0[i]) * g.w + ix0[i]) * g.c;
+      uint64_t bits = 0;
+      for (int64_t t = 0; t < std::min(g.kh * g.kw, kMaxTaps); ++t) {
+        bits |= static_cast<uint64_t>(inside_image(i, t)) << t;
+      }
+      inside[i] = bits;
     }
   }
   void begin_k(int64_t k, int64_t k1) {
     k_end = k1;
     for (int h = 0; h < 2; ++h) {
       kk[h] = k + 16 * h;
-      const int64_t tap = kk[h] / g.c;
-      ch[h] = kk[h] % g.c;
-      ki[h] = tap / g.kw;
-      kj[h] = tap % g.kw;
-      crosses[h] = ch[h] + 16 > g.c && kk[h] + (g.c - ch[h]) < k1;
+      tap[h] = kk[h] / g.c;
+      const int64_t ch = kk[h] % g.c;
+      offset[h] = (tap[h] / g.kw * g.w + tap[h] % g.kw) * g.c + ch;
+      crosses[h] = ch + 16 > g.c && kk[h] + (g.c - ch) < k1;
     }
   }
-  // Element kk of row i's im2col row (a tap in the padding: 0).
+  bool inside_image(int i, int64_t t) const {
+    const int64_t iy = iy0[i] + t / g.kw, ix = ix0[i] + t % g.kw;
+    return iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+  }
+  // Element k of row i's im2col row (a tap in the padding: 0).
   float element(int i, int64_t k) const {
-    const int64_t tap = k / g.c, c = k % g.c;
-    const int64_t iy = iy0[i] + tap / g.kw, ix = ix0[i] + tap % g.kw;
-    if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) return 0.0f;
-    return x[image[i] + (iy * g.w + ix) * g.c + c];
+    const int64_t t = k / g.c;
+    if (!inside_image(i, t)) return 0.0f;
+    return x[origin[i] + (t / g.kw * g.w + t % g.kw) * g.c + k % g.c];
   }
   CUVIL_BF16_TARGET __attribute__((always_inline)) __m512 half(int i, int h,
                                                                __mmask16 valid) const {
@@ -215,19 +228,20 @@ struct ConvRows {
       for (int l = 0; l < 16 && kk[h] + l < k_end; ++l) v[l] = element(i, kk[h] + l);
       return _mm512_maskz_load_ps(valid, v);
     }
-    const int64_t iy = iy0[i] + ki[h], ix = ix0[i] + kj[h];
-    if (valid == 0 || iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) return _mm512_setzero_ps();
-    return _mm512_maskz_loadu_ps(valid, x + image[i] + (iy * g.w + ix) * g.c + ch[h]);
+    const bool in = tap[h] < kMaxTaps ? (inside[i] >> tap[h] & 1u) != 0 : inside_image(i, tap[h]);
+    if (valid == 0 || !in) return _mm512_setzero_ps();
+    return _mm512_maskz_loadu_ps(valid, x + origin[i] + offset[h]);
   }
 };
 
 // Converts rows [0, rows) x columns [k0, k1) of fp32 A into MR-row slivers of K pairs:
 // dst[sliver][p][i] (kp pairs per sliver, zero-padded rows and odd tail). 16 pairs of MR rows
 // at a time are converted and transposed in registers (a scatter per row was a third of a
-// K = 64 product's time).
+// K = 64 product's time). Not inlined: inlined into the loop nest, the packing of ResNet-50's
+// 1x1 convolutions ran 15-20% slower (cuvil-micro-conv, layer3_1x1_256_1024).
 template <class Rows>
-CUVIL_BF16_TARGET void pack_a(Rows& src, int64_t rows, int64_t k0, int64_t k1, int64_t kp,
-                              uint32_t* dst) {
+CUVIL_BF16_TARGET __attribute__((noinline)) void pack_a(Rows& src, int64_t rows, int64_t k0,
+                                                        int64_t k1, int64_t kp, uint32_t* dst) {
   static_assert(MR <= 16, "a sliver's rows are lanes of one vector");
   const int64_t len = k1 - k0;
   constexpr __mmask16 kRows = static_cast<__mmask16>((1u << MR) - 1u);
@@ -592,8 +606,8 @@ void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
   }
   const bool amx = cpu_has_amx_bf16();
   CUVIL_CHECK(!g.im2col || !amx, "gemm_bf16: an in-place im2col A on the AMX path");
-  const GemmSplit split =
-      plan_gemm_split(pool.threads(), g.m, g.n, g.k, amx ? kAmxRows : MR, NR, g.blocking.partition);
+  const GemmSplit split = plan_gemm_split(pool.threads(), g.m, g.n, g.k, amx ? kAmxRows : MR, NR,
+                                          g.blocking.partition, GemmBPacking::before);
   run_gemm_split(pool, split, g.m, g.n,
                  [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, int tid) {
                    if (amx) {

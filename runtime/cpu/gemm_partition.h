@@ -1,8 +1,9 @@
 // How every CPU GEMM (f32, bf16, int8) splits C between threads: a pm x pn grid of blocks, one
 // per thread, cut on register-tile bounds. The automatic rule cuts along N (each thread packs or
 // streams only its own B columns) unless N is too narrow to give every thread a few register
-// tiles, then along M; small products stay on the calling thread. One rule for all precisions,
-// beside their per-precision loops (gemm_loops.h).
+// tiles, then along M; where B was packed before the product (bf16), tall products cut along M
+// (each thread packs only its rows of A); small products stay on the calling thread. One rule for
+// all precisions, beside their per-precision loops (gemm_loops.h).
 #pragma once
 
 #include <algorithm>
@@ -24,6 +25,10 @@ enum class GemmPartition : uint8_t {
 const char* to_string(GemmPartition partition);
 GemmPartition parse_gemm_partition(const std::string& name);  // UserError if unknown
 
+// Strips of fewer register tiles than this per thread balance badly (one edge tile is a large
+// share of the work).
+inline constexpr int64_t kGemmMinTilesPerThread = 4;
+
 // Products below this many multiply-adds are not worth waking other threads for.
 inline constexpr double kGemmMinParallelWork = 32.0 * 32 * 64;
 
@@ -39,8 +44,14 @@ struct GemmSplit {
   int64_t parts() const { return pm * pn; }
 };
 
+// Where B comes from: packed by each thread for its own columns (fp32), or packed before the
+// product (bf16: weights at lowering, a matmul's B once per product), so that a thread packs
+// only its rows of A.
+enum class GemmBPacking : uint8_t { per_thread, before };
+
 inline GemmSplit plan_gemm_split(int threads, int64_t m, int64_t n, int64_t k, int mr, int nr,
-                                 GemmPartition partition) {
+                                 GemmPartition partition,
+                                 GemmBPacking b_packing = GemmBPacking::per_thread) {
   GemmSplit s;
   s.mr = mr, s.nr = nr;
   s.tiles_m = ceil_div(m, mr);
@@ -49,7 +60,13 @@ inline GemmSplit plan_gemm_split(int threads, int64_t m, int64_t n, int64_t k, i
   if (threads <= 1 || work < kGemmMinParallelWork || (s.tiles_m < 2 && s.tiles_n < 2)) return s;
   switch (partition) {
     case GemmPartition::automatic:
-      if (s.tiles_n >= 4 * threads || s.tiles_n >= s.tiles_m) {
+      if (b_packing == GemmBPacking::before && s.tiles_m >= kGemmMinTilesPerThread * threads &&
+          2 * m >= n) {
+        // B packed already: with N strips every thread would pack all of A (an fp32 element
+        // converted per K step), with M strips each packs its own rows and reads all of B (a
+        // packed element per K step, from cache once the other thread brought it in).
+        s.pm = threads;
+      } else if (s.tiles_n >= kGemmMinTilesPerThread * threads || s.tiles_n >= s.tiles_m) {
         s.pn = threads;
       } else {
         s.pm = threads;

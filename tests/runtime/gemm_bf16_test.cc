@@ -177,8 +177,9 @@ TEST_F(Bf16GemmTest, EpiloguesFinishedInRegistersGiveTheBitsOfApplyAfterwards) {
 
 // conv2d.bf16 reads a convolution's im2col rows from its input as it packs them: whole taps of
 // 16 channels, padding, strides, several images in one product, channels that are not a multiple
-// of 16 and K panels that start inside a tap (both gathered one element at a time), and outputs
-// of few pixels (an im2col buffer and the streaming path).
+// of 16 and K panels that start inside a tap (both gathered one element at a time), windows of
+// more taps than a row's bit mask holds (9 x 9), and outputs of few pixels (an im2col buffer and
+// the streaming path).
 TEST_F(Bf16GemmTest, ConvGathersItsIm2colRowsInPlace) {
   setenv("CUVIL_CPU_DISABLE", "amx_bf16", 1);  // AMX tiles take A from an im2col buffer
   for (const testing::ConvCase& cc : {testing::ConvCase{1, 16, 9, 9, 33, 3, 1, 1, 1, true},
@@ -187,7 +188,8 @@ TEST_F(Bf16GemmTest, ConvGathersItsIm2colRowsInPlace) {
                                       testing::ConvCase{1, 64, 9, 9, 64, 1, 2, 0, 1, true},
                                       testing::ConvCase{1, 17, 11, 9, 20, 5, 3, 2, 1, true},
                                       testing::ConvCase{1, 7, 9, 9, 33, 3, 1, 1, 1, true},
-                                      testing::ConvCase{2, 48, 1, 1, 16, 3, 1, 1, 1, true}}) {
+                                      testing::ConvCase{2, 48, 1, 1, 16, 3, 1, 1, 1, true},
+                                      testing::ConvCase{1, 16, 12, 11, 8, 9, 1, 4, 1, true}}) {
     for (int64_t kc : {512, 6}) {
       for (int threads : {1, 2}) {
         SCOPED_TRACE("n=" + std::to_string(cc.n) + " c=" + std::to_string(cc.c) +

@@ -33,6 +33,26 @@ TEST(GemmSplit, AutomaticCutsAlongNWhenItHasTilesForEveryThread) {
   EXPECT_EQ(narrow.resolved(), GemmPartition::m);
 }
 
+// With B packed before the product (bf16) a thread packs only A: tall products cut along M so
+// that each packs half of it; few row tiles, or N much wider than M, still cut along N.
+TEST(GemmSplit, PackedBCutsTallProductsAlongM) {
+  const auto automatic = GemmPartition::automatic;
+  const auto before = GemmBPacking::before;
+  // ResNet-50's 1x1 64 -> 256 at 56 x 56: along N when each thread packs its B, M when B is packed.
+  EXPECT_EQ(plan_gemm_split(2, 3136, 256, 64, 12, 32, automatic).resolved(), GemmPartition::n);
+  EXPECT_EQ(plan_gemm_split(2, 3136, 256, 64, 12, 32, automatic, before).resolved(),
+            GemmPartition::m);
+  // 7 x 7 pixels are 5 row tiles: too few to share.
+  EXPECT_EQ(plan_gemm_split(2, 49, 512, 4608, 12, 32, automatic, before).resolved(),
+            GemmPartition::n);
+  // A prefill's 128 rows against 4096 columns.
+  EXPECT_EQ(plan_gemm_split(2, 128, 4096, 4096, 12, 32, automatic, before).resolved(),
+            GemmPartition::n);
+  // An explicit partition is kept.
+  EXPECT_EQ(plan_gemm_split(2, 3136, 256, 64, 12, 32, GemmPartition::n, before).resolved(),
+            GemmPartition::n);
+}
+
 TEST(GemmSplit, GridTakesTheFactorisationThatPacksLeast) {
   const GemmSplit s = plan_gemm_split(4, 1000, 1000, 256, 12, 32, GemmPartition::grid);
   EXPECT_EQ(s.pm, 2);
