@@ -55,13 +55,30 @@ struct TileFinish {
   int64_t col = 0;                         // C's column of the tile's first lane
 };
 
+// A share of the next B sliver's panel, fetched into L2 one line per K step while a tile runs
+// on the current one: the slivers of a panel lie a whole K apart, so each starts a new stream
+// that the hardware prefetchers pick up late, and where weights come from memory (ResNet-50's
+// layer4 reads 4.7 MB per convolution) the first tile of a sliver waited for them.
+struct NextSliver {
+  const char* at = nullptr;
+  int64_t lines = 0;
+
+  __attribute__((always_inline)) void step() {
+    if (lines <= 0) return;
+    _mm_prefetch(at, _MM_HINT_T1);
+    at += 64;
+    --lines;
+  }
+};
+
 // C[R, NR] (+)= A-sliver x B-sliver over kp K pairs; fp32 accumulators; the A sliver is MR rows
 // wide whatever R (an edge tile uses its first R rows). With `finish`, bias and epilogue are
 // applied before the store. S accumulator sets take alternate K pairs: a tile of few rows has too
 // few independent VDPBF16PS chains to hide their latency with one set.
 template <int R, int S>
 CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
-                             int64_t ldc, bool accumulate, const TileFinish* finish) {
+                             int64_t ldc, bool accumulate, const TileFinish* finish,
+                             NextSliver next) {
   static_assert(R >= 1 && R <= MR && (S == 1 || S == 2), "a tile of 1..MR rows, 1 or 2 sets");
   __m512 acc[R][2];
 #pragma GCC unroll 12
@@ -78,6 +95,7 @@ CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, f
       const __m512bh b3 = as_bh(_mm512_loadu_si512(b + NR + 16));
       _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(b + 9 * NR), _MM_HINT_T0);
+      next.step();
 #pragma GCC unroll 12
       for (int i = 0; i < R; ++i) {
         const __m512bh ai = as_bh(_mm512_set1_epi32(static_cast<int>(a[i])));
@@ -100,6 +118,7 @@ CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, f
     const __m512bh b0 = as_bh(_mm512_loadu_si512(b));
     const __m512bh b1 = as_bh(_mm512_loadu_si512(b + 16));
     _mm_prefetch(reinterpret_cast<const char*>(b + 8 * NR), _MM_HINT_T0);
+    next.step();
 #pragma GCC unroll 12
     for (int i = 0; i < R; ++i) {
       const __m512bh ai = as_bh(_mm512_set1_epi32(static_cast<int>(a[i])));
@@ -142,11 +161,12 @@ constexpr int kTwoSetRows = 5;
 // multiple of MR (ResNet-50's 7 x 7 = 49 pixels: four tiles of 12 and one of 1, which cost as
 // much as a full tile before it had its own count).
 inline void micro_rows(int rows, int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
-                       int64_t ldc, bool accumulate, const TileFinish* finish) {
-  if (rows == MR) return micro<MR, 1>(kp, a, b, c, ldc, accumulate, finish);
+                       int64_t ldc, bool accumulate, const TileFinish* finish,
+                       NextSliver next = {}) {
+  if (rows == MR) return micro<MR, 1>(kp, a, b, c, ldc, accumulate, finish, next);
   with_rows<MR>(rows, [&](auto r) {
     constexpr int R = decltype(r)::value;
-    micro<R, (R <= kTwoSetRows ? 2 : 1)>(kp, a, b, c, ldc, accumulate, finish);
+    micro<R, (R <= kTwoSetRows ? 2 : 1)>(kp, a, b, c, ldc, accumulate, finish, next);
   });
 }
 
@@ -366,7 +386,10 @@ class Bf16PanelsBase {
  public:
   int nr() const { return NR; }
   int64_t k_steps() const { return kp_; }
-  void begin_b_panel(int64_t, int64_t, int64_t p0, int64_t) { p0_ = p0; }
+  void begin_b_panel(int64_t, int64_t, int64_t p0, int64_t) {
+    p0_ = p0;
+    a_panels_ = 0;
+  }
   void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
     finish_rows(g_, i0, rows, j0, cols);
   }
@@ -379,6 +402,7 @@ class Bf16PanelsBase {
   const Bf16Gemm& g_;
   const int64_t kp_;
   int64_t p0_ = 0;
+  int64_t a_panels_ = 0;   // A panels packed since the B panel began (1: B not read before)
   float* tile_ = nullptr;  // an edge tile computed aside
 };
 
@@ -404,6 +428,7 @@ class Bf16Panels : public Bf16PanelsBase {
   }
   int mr() const { return MR; }
   void pack_a(int64_t i0, int64_t rows, int64_t p0, int64_t kc) {
+    ++a_panels_;
     const int64_t k1 = std::min(g_.k, 2 * (p0 + kc));
     if (g_.im2col) {
       ConvRows src{g_.a, *g_.im2col, i0};
@@ -421,10 +446,10 @@ class Bf16Panels : public Bf16PanelsBase {
       finish_.bias = g_.bias ? g_.bias + t.j : nullptr;
       finish_.col = t.j;
       micro_rows(t.rows, t.kc, a, b_sliver(t.j), c, g_.ldc, t.accumulate,
-                 finish ? &finish_ : nullptr);
+                 finish ? &finish_ : nullptr, next_sliver(t));
       return;
     }
-    micro_rows(t.rows, t.kc, a, b_sliver(t.j), tile_, NR, false, nullptr);
+    micro_rows(t.rows, t.kc, a, b_sliver(t.j), tile_, NR, false, nullptr, next_sliver(t));
     store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, t.accumulate);
     if (finish) finish_rows(g_, t.i, t.rows, t.j, t.cols);
   }
@@ -433,6 +458,16 @@ class Bf16Panels : public Bf16PanelsBase {
   }
 
  private:
+  // The row tiles of a sliver share the fetch of the next sliver's panel, tile r its r-th part;
+  // only under the B panel's first A panel (later ones find B in cache).
+  NextSliver next_sliver(const GemmTile& t) const {
+    if (!t.next_sliver || a_panels_ != 1) return {};
+    const int64_t lines = ceil_div(t.kc * NR * static_cast<int64_t>(sizeof(uint32_t)), 64);
+    const int64_t first = lines * t.row_tile / t.row_tiles;
+    const int64_t last = lines * (t.row_tile + 1) / t.row_tiles;
+    return {reinterpret_cast<const char*>(b_sliver(t.j + NR)) + 64 * first, last - first};
+  }
+
   uint32_t* ap_ = nullptr;
   bool tiles_finish_ = false;
   TileFinish finish_;
