@@ -214,9 +214,16 @@ struct ConvRows {
       iy0[i] = p / g.ow * g.sh - g.ph;
       ix0[i] = p % g.ow * g.sw - g.pw;
       origin[i] = ((n * g.h + iy0[i]) * g.w + ix0[i]) * g.c;
+      // Taps in order ki * kw + kj, without a division per tap (this runs per sliver and panel).
       uint64_t bits = 0;
-      for (int64_t t = 0; t < std::min(g.kh * g.kw, kMaxTaps); ++t) {
-        bits |= static_cast<uint64_t>(inside_image(i, t)) << t;
+      int64_t t = 0;
+      for (int64_t ki = 0; ki < g.kh && t < kMaxTaps; ++ki) {
+        const int64_t iy = iy0[i] + ki;
+        for (int64_t kj = 0; kj < g.kw && t < kMaxTaps; ++kj, ++t) {
+          const int64_t ix = ix0[i] + kj;
+          const bool in = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+          bits |= static_cast<uint64_t>(in) << t;
+        }
       }
       inside[i] = bits;
     }
