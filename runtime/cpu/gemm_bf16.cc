@@ -161,8 +161,7 @@ constexpr int kTwoSetRows = 5;
 // multiple of MR (ResNet-50's 7 x 7 = 49 pixels: four tiles of 12 and one of 1, which cost as
 // much as a full tile before it had its own count).
 inline void micro_rows(int rows, int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
-                       int64_t ldc, bool accumulate, const TileFinish* finish,
-                       NextSliver next = {}) {
+                       int64_t ldc, bool accumulate, const TileFinish* finish, NextSliver next) {
   if (rows == MR) return micro<MR, 1>(kp, a, b, c, ldc, accumulate, finish, next);
   with_rows<MR>(rows, [&](auto r) {
     constexpr int R = decltype(r)::value;
@@ -257,7 +256,7 @@ struct ConvRows {
     }
     const bool in = tap[h] < kMaxTaps ? (inside[i] >> tap[h] & 1u) != 0 : inside_image(i, tap[h]);
     if (valid == 0 || !in) return _mm512_setzero_ps();
-    return _mm512_maskz_loadu_ps(valid, x + origin[i] + offset[h]);
+    return _mm512_maskz_loadu_ps(valid, x + (origin[i] + offset[h]));  // origin may lie outside
   }
 };
 
