@@ -162,7 +162,6 @@ constexpr int kTwoSetRows = 5;
 // much as a full tile before it had its own count).
 inline void micro_rows(int rows, int64_t kp, const uint32_t* a, const uint32_t* b, float* c,
                        int64_t ldc, bool accumulate, const TileFinish* finish, NextSliver next) {
-  if (rows == MR) return micro<MR, 1>(kp, a, b, c, ldc, accumulate, finish, next);
   with_rows<MR>(rows, [&](auto r) {
     constexpr int R = decltype(r)::value;
     micro<R, (R <= kTwoSetRows ? 2 : 1)>(kp, a, b, c, ldc, accumulate, finish, next);
@@ -219,9 +218,7 @@ struct ConvRows {
       for (int64_t ki = 0; ki < g.kh && t < kMaxTaps; ++ki) {
         const int64_t iy = iy0[i] + ki;
         for (int64_t kj = 0; kj < g.kw && t < kMaxTaps; ++kj, ++t) {
-          const int64_t ix = ix0[i] + kj;
-          const bool in = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
-          bits |= static_cast<uint64_t>(in) << t;
+          bits |= static_cast<uint64_t>(in_image(iy, ix0[i] + kj)) << t;
         }
       }
       inside[i] = bits;
@@ -237,9 +234,9 @@ struct ConvRows {
       crosses[h] = ch + 16 > g.c && kk[h] + (g.c - ch) < k1;
     }
   }
+  bool in_image(int64_t iy, int64_t ix) const { return iy >= 0 && iy < g.h && ix >= 0 && ix < g.w; }
   bool inside_image(int i, int64_t t) const {
-    const int64_t iy = iy0[i] + t / g.kw, ix = ix0[i] + t % g.kw;
-    return iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+    return in_image(iy0[i] + t / g.kw, ix0[i] + t % g.kw);
   }
   // Element k of row i's im2col row (a tap in the padding: 0).
   float element(int i, int64_t k) const {

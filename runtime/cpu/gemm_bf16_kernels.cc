@@ -126,7 +126,7 @@ void conv2d_bf16(const KernelArgs& a) {
     return;
   }
   const int64_t ohw = cg.oh * cg.ow;
-  if (cg.n * ohw > kBf16SkinnyRows && !cpu_has_amx_bf16()) {
+  if (bf16_conv_gathers_in_place(cg)) {
     // Every output pixel in one product, A gathered from the input as it is packed.
     g.m = cg.n * ohw;
     g.a = a.in[0];

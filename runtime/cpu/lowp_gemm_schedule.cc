@@ -61,9 +61,9 @@ std::shared_ptr<const void> schedule(const Step& step, Lowp precision) {
     } else {
       s->pixel_block =
           lowp_pixel_block(g, precision == Lowp::bf16 ? kBf16ColumnElements : kInt8ColumnElements);
-      // bf16 without AMX takes every pixel in one product (A gathered in place).
-      max_rows =
-          precision == Lowp::bf16 ? g.n * g.oh * g.ow : std::min(s->pixel_block, g.oh * g.ow);
+      max_rows = precision == Lowp::bf16 && bf16_conv_gathers_in_place(g)
+                     ? g.n * g.oh * g.ow
+                     : std::min(s->pixel_block, g.oh * g.ow);
     }
   } else {
     max_rows = step.op == ir::OpKind::linear ? linear_rows(step) : matmul_rows(step);

@@ -31,4 +31,11 @@ std::shared_ptr<const void> int8_gemm_schedule(const Step& step);
 
 const LowpSchedule& scheduled_lowp(const Step& step);
 
+// Whether conv2d.bf16 runs a (non-1x1) convolution as one product whose A it gathers from the
+// input while packing (Bf16Gemm::im2col), rather than per im2col block of a column buffer: more
+// than kBf16SkinnyRows pixels, on the VDPBF16PS path (AMX tiles take A row-major).
+inline bool bf16_conv_gathers_in_place(const LowpConv& g) {
+  return g.n * g.oh * g.ow > kBf16SkinnyRows && !cpu_has_amx_bf16();
+}
+
 }  // namespace cuvil::runtime::cpu
