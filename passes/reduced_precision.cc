@@ -33,6 +33,10 @@ bool is_constant(const Graph& g, ir::ValueId v) {
   return g.value(v).kind == ir::ValueKind::constant;
 }
 
+// sdpa_auto_schedule's threshold (runtime/cpu/attention_flash.cc): query rows per kv head at or
+// below which attention runs the blocked kernel.
+constexpr int64_t kFewAttentionRows = 16;
+
 // Why `n` cannot run in `dtype` (empty when it can). Kernels' own supports() checks the same at
 // lowering; here the node simply stays f32.
 std::string unsupported_reason(const Graph& g, const Node& n, const std::string& dtype) {
@@ -42,6 +46,16 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
   }
   if ((n.op == OpKind::conv2d || n.op == OpKind::linear) && !is_constant(g, n.inputs[1])) {
     return "weights are not constant";
+  }
+  if (n.op == OpKind::sdpa) {
+    // As sdpa.auto decides: decode-like shapes run the blocked f32 kernel, since packing every
+    // key for a handful of query rows costs more than the products.
+    const ir::Shape& q = g.value(n.inputs[0]).shape;
+    const ir::Shape& k = g.value(n.inputs[1]).shape;
+    if (q[1] / k[1] * q[2] <= kFewAttentionRows) {
+      return "at most " + std::to_string(kFewAttentionRows) +
+             " query rows per kv head (decode): the blocked f32 kernel";
+    }
   }
   (void)dtype;
   return "";
@@ -70,7 +84,7 @@ int64_t reduction_depth(const Graph& g, const Node& n) {
     case OpKind::conv2d:
       return w[1] * w[2] * w[3];
     default:
-      return g.value(n.inputs[0]).shape.back();  // matmul: A's last dim
+      return g.value(n.inputs[0]).shape.back();  // matmul: A's last dim; sdpa: the head dim
   }
 }
 
@@ -89,6 +103,10 @@ std::vector<ParamSpec> ReducedPrecisionPass::params() const {
   p.push_back(dtype_param("matmul_dtype", {"f32", "bf16"},
                           "activation x activation matmul: both operands converted to bf16 per "
                           "call (bound 1e-1)"));
+  p.push_back(dtype_param("attention_dtype", {"f32", "bf16"},
+                          "scaled dot-product attention (sdpa, flash): Q K^T and P V in bf16 "
+                          "with an fp32 softmax and accumulators (bound 1e-1); decode-like "
+                          "shapes stay f32"));
   p.push_back(int_param("min_k", 1, 65536, 32,
                         "products with a reduction depth K below this stay f32 (conversion "
                         "would cost more than it saves)",
@@ -106,6 +124,8 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
         return param_choice(params, "conv_dtype");
       case OpKind::matmul:
         return param_choice(params, "matmul_dtype");
+      case OpKind::sdpa:
+        return param_choice(params, "attention_dtype");
       default:
         return "f32";
     }
@@ -151,6 +171,7 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
     }
     const char* dtype_param = n.op == OpKind::linear   ? "linear_dtype"
                               : n.op == OpKind::conv2d ? "conv_dtype"
+                              : n.op == OpKind::sdpa   ? "attention_dtype"
                                                        : "matmul_dtype";
     // The kernel table names the kernel: the lowered one's bf16 twin, or the op's kernel of
     // that precision.
@@ -162,7 +183,8 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
                 "reduced-precision." + std::string(dtype_param) + ",reduced-precision.min_k");
     n.attrs.set("precision", dtype);
     graph.annotations["reduced-precision." + dtype] += 1;
-    if (dtype == "bf16" && n.op != OpKind::matmul) {
+    // Only linear and conv2d read a weight (input 1); matmul and sdpa read activations.
+    if (dtype == "bf16" && (n.op == OpKind::linear || n.op == OpKind::conv2d)) {
       bf16_weights.insert(n.inputs[1]);
     } else if (n.inputs.size() > 1) {
       f32_weight_users.insert(n.inputs[1]);

@@ -155,6 +155,11 @@ std::vector<KernelInfo> build_table() {
   add(OpKind::sdpa, "flash", cpu::sdpa_flash,
       "query tiles x key tiles, online softmax, packed K^T panels");
   t.back().schedule = cpu::sdpa_flash_schedule;
+  add(OpKind::sdpa, "flash_bf16", cpu::sdpa_flash_bf16,
+      "flash with Q K^T and P V in bf16, fp32 softmax and accumulators (avx512_bf16)",
+      cpu::bf16_supported);
+  t.back().precision = "bf16";
+  t.back().schedule = cpu::sdpa_flash_schedule;
   add(OpKind::sdpa, "blocked", cpu::sdpa_blocked,
       "query blocks x all keys per (batch, kv head): GEMM, softmax, GEMM");
   t.back().schedule = cpu::sdpa_blocked_schedule;

@@ -1,7 +1,9 @@
 // Attention kernels at the workloads' shapes, side by side: sdpa.blocked (query blocks x all keys,
-// two GEMMs), sdpa.flash (tiled, online softmax) and sdpa.auto (what the default pipeline runs).
+// two GEMMs), sdpa.flash (tiled, online softmax), sdpa.auto (what the default pipeline runs) and
+// sdpa.flash_bf16 (flash with bf16 products, what O3 runs; skipped on CPUs without AVX512_BF16).
 // FLOPs: 2 per multiply-accumulate of Q K^T and P V; causal counts only the visible pairs. %peak
-// is against probes::machine_peak (measured fp32 FMA peak at the same thread count).
+// is against probes::machine_peak (measured fp32 FMA peak at the same thread count), for the fp32
+// kernels only.
 // The tiles/ family sweeps flash tile sizes (--benchmark_filter=-tiles/ skips it, about a minute).
 // Run: cuvil-micro-attention [--benchmark_filter=sdxl] (threads: CUVIL_THREADS, else all).
 #include <benchmark/benchmark.h>
@@ -18,6 +20,7 @@
 #include "passes/ir/graph.h"
 #include "probes/machine_peak.h"
 #include "runtime/cpu/attrs.h"
+#include "runtime/cpu/quantize.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
@@ -74,6 +77,11 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
     state.SkipWithError("kernel not registered");
     return;
   }
+  const bool fp32 = cuvil::runtime::kernel_arithmetic(kernel) == "fp32";
+  if (!fp32 && !cuvil::runtime::cpu::cpu_has_avx512_bf16()) {
+    state.SkipWithError("this CPU lacks avx512_bf16");
+    return;
+  }
   const std::vector<float> q = random_vector(s.hq * s.sq * s.d, 1);
   const std::vector<float> kk = random_vector(s.hkv * s.skv * s.d, 2);
   const std::vector<float> v = random_vector(s.hkv * s.skv * s.d, 3);
@@ -101,13 +109,13 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double gflops = flops(s) * 1e-9 * static_cast<double>(state.iterations()) / seconds;
   state.counters["GFLOP/s"] = gflops;
-  state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak);
+  if (fp32) state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak);
   state.counters["threads"] = bench_pool().threads();
 }
 
 const int kRegistered = [] {
   for (const Shape& s : kShapes) {
-    for (const char* kernel : {"sdpa.blocked", "sdpa.flash", "sdpa.auto"}) {
+    for (const char* kernel : {"sdpa.blocked", "sdpa.flash", "sdpa.auto", "sdpa.flash_bf16"}) {
       const std::string name = std::string(s.name) + "/" + kernel;
       benchmark::RegisterBenchmark(
           name.c_str(), [s, kernel](benchmark::State& st) { run_attention(st, s, kernel); })

@@ -19,6 +19,9 @@ inline constexpr int64_t kFlashBlockKv = 256;
 // scores live per thread. Causal (end-aligned), grouped-query (query heads sharing a kv head are
 // stacked position-major into one tile), any Sq/Skv/D.
 void sdpa_flash(const KernelArgs& args);
+// sdpa_flash with Q K^T and P V in bf16 (VDPBF16PS; Q, K, V and the softmax's P rounded to bf16),
+// fp32 softmax and accumulators; requires cpu_has_avx512_bf16(). Its schedule is the flash one.
+void sdpa_flash_bf16(const KernelArgs& args);
 // Flash for prefill-like shapes, the blocked kernel when each kv head has few query rows (decode),
 // where packing keys costs more than it saves.
 void sdpa_auto(const KernelArgs& args);

@@ -5,7 +5,8 @@
 // exp2), an online softmax per row (running max m and sum l, the accumulator rescaled by
 // 2^(m_old - m_new)), then O = alpha O + P V. Stacked rows are position-major (row r is query
 // position r / group of head r % group), so a causal block covers consecutive positions and whole
-// key tiles past its last position are skipped.
+// key tiles past its last position are skipped. sdpa.flash_bf16 runs the same loop with K, V and
+// the scaled Q packed as bf16 pairs and P rounded to bf16 before P V (attention_flash_bf16.cc).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,6 +17,7 @@
 #include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/quantize.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
@@ -44,6 +46,32 @@ void pack_k_panel(const float* k, int64_t skv, int64_t d, int64_t p, float* dst)
     float* row = dst + t * kPanel;
     for (int64_t j = 0; j < n; ++j) row[j] = k[(j0 + j) * d + t];
     for (int64_t j = n; j < kPanel; ++j) row[j] = 0.0f;
+  }
+}
+
+// Keys [32p, 32p + 32) of one head's K[skv, d] as [dp][32] words of head-dim pairs (bf16), zero
+// past skv and past d.
+void pack_k_panel_bf16(const float* k, int64_t skv, int64_t d, int64_t p, uint32_t* dst) {
+  const int64_t j0 = p * kPanel, n = std::min(kPanel, skv - j0), dp = (d + 1) / 2;
+  for (int64_t t = 0; t < dp; ++t) {
+    uint32_t* row = dst + t * kPanel;
+    for (int64_t j = 0; j < n; ++j) {
+      const float* key = k + (j0 + j) * d;
+      row[j] = bf16_pair(key[2 * t], 2 * t + 1 < d ? key[2 * t + 1] : 0.0f);
+    }
+    for (int64_t j = n; j < kPanel; ++j) row[j] = 0;
+  }
+}
+
+// Keys [32p, 32p + 32) of one head's V[skv, dv] as 16 rows of dv words, row i holding keys
+// 32p + 2i and 32p + 2i + 1 of each column (bf16), zero past skv.
+void pack_v_panel_bf16(const float* v, int64_t skv, int64_t dv, int64_t p, uint32_t* dst) {
+  for (int64_t i = 0; i < kPanel / 2; ++i) {
+    const int64_t j = p * kPanel + 2 * i;
+    uint32_t* row = dst + i * dv;
+    for (int64_t c = 0; c < dv; ++c) {
+      row[c] = bf16_pair(j < skv ? v[j * dv + c] : 0.0f, j + 1 < skv ? v[(j + 1) * dv + c] : 0.0f);
+    }
   }
 }
 
@@ -144,7 +172,12 @@ std::shared_ptr<const void> sdpa_auto_schedule(const Step& step) {
   return sdpa_flash_schedule(step);
 }
 
-void sdpa_flash(const KernelArgs& a) {
+namespace {
+
+// sdpa.flash (kBf16 false) and sdpa.flash_bf16: the same tiles, online softmax and masks; bf16
+// packs K, V and the scaled Q as pairs and rounds P to bf16 before P V.
+template <bool kBf16>
+void run_flash(const KernelArgs& a) {
   const SdpaSchedule& schedule = schedule_of<SdpaSchedule>(a.step);
   Dims m = dims_of(a.step);
   m.causal = schedule.causal;
@@ -156,27 +189,42 @@ void sdpa_flash(const KernelArgs& a) {
   const int64_t bkv = schedule.block_kv;
   const int64_t skv_panels = (m.skv + kPanel - 1) / kPanel;
   const int64_t heads = m.batch * m.hkv;
-  const int64_t head_pack = skv_panels * kPanel * m.d;
+  const int64_t dp = (m.d + 1) / 2;  // bf16: pairs of head dims
+  // Per head, in 4-byte units: K's panels, then (bf16) V's.
+  const int64_t k_pack = skv_panels * kPanel * (kBf16 ? dp : m.d);
+  const int64_t head_pack = k_pack + (kBf16 ? skv_panels * kPanel / 2 * m.dv : 0);
 
-  // Pack every head's keys once; the buffer (thread 0's slot) is shared read-only afterwards.
-  float* kpack = a.pool.scratch(0, ThreadPool::kKernel2, static_cast<size_t>(heads * head_pack));
+  // Pack every head's keys (and, in bf16, values) once; the buffer (thread 0's slot) is shared
+  // read-only afterwards.
+  float* pack = a.pool.scratch(0, ThreadPool::kKernel2, static_cast<size_t>(heads * head_pack));
   a.pool.parallel_for(heads * skv_panels, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t h = t / skv_panels, p = t % skv_panels;
-      pack_k_panel(a.in[1] + h * m.skv * m.d, m.skv, m.d, p,
-                   kpack + h * head_pack + p * kPanel * m.d);
+      float* head = pack + h * head_pack;
+      if constexpr (kBf16) {
+        auto* words = reinterpret_cast<uint32_t*>(head);
+        pack_k_panel_bf16(a.in[1] + h * m.skv * m.d, m.skv, m.d, p, words + p * kPanel * dp);
+        pack_v_panel_bf16(a.in[2] + h * m.skv * m.dv, m.skv, m.dv, p,
+                          words + k_pack + p * kPanel / 2 * m.dv);
+      } else {
+        pack_k_panel(a.in[1] + h * m.skv * m.d, m.skv, m.d, p, head + p * kPanel * m.d);
+      }
     }
   });
 
   const int64_t blocks = (rows + bq - 1) / bq;
   a.pool.parallel_for_tid(heads * blocks, [&](int tid, int64_t t0, int64_t t1) {
-    float* qs =
-        a.pool.scratch(tid, ThreadPool::kKernel, static_cast<size_t>(bq * (m.d + bkv + m.dv + 3)));
+    // Q (fp32, or dp words), S, O, the row statistics, then (bf16) P as pairs of keys.
+    float* qs = a.pool.scratch(
+        tid, ThreadPool::kKernel,
+        static_cast<size_t>(bq * (m.d + bkv + m.dv + 3) + (kBf16 ? bq * bkv / 2 : 0)));
     float* s = qs + bq * m.d;
     float* o = s + bq * bkv;
     float* rmax = o + bq * m.dv;
     float* rsum = rmax + bq;
     float* alpha = rsum + bq;
+    auto* q_words = reinterpret_cast<uint32_t*>(qs);
+    auto* p_words = reinterpret_cast<uint32_t*>(alpha + bq);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t bh = t / blocks, r0 = (t % blocks) * bq;
       const int64_t nr = std::min(bq, rows - r0);
@@ -190,21 +238,34 @@ void sdpa_flash(const KernelArgs& a) {
       };
       for (int64_t i = 0; i < nr; ++i) {
         const float* src = a.in[0] + q_row(r0 + i) * m.d;
-        for (int64_t t2 = 0; t2 < m.d; ++t2) qs[i * m.d + t2] = src[t2] * m.qscale;
+        if constexpr (kBf16) {
+          flash_kernels_bf16().round_row(src, m.d, m.qscale,
+                                         reinterpret_cast<uint16_t*>(q_words + i * dp));
+        } else {
+          for (int64_t t2 = 0; t2 < m.d; ++t2) qs[i * m.d + t2] = src[t2] * m.qscale;
+        }
       }
       std::fill(o, o + nr * m.dv, 0.0f);
       std::fill(rmax, rmax + nr, kNegInf);
       std::fill(rsum, rsum + nr, 0.0f);
-      const float* kp = kpack + bh * head_pack;
+      const float* head = pack + bh * head_pack;
       const float* v = a.in[2] + bh * m.skv * m.dv;
       const int64_t last_key = key_limit(r0 + nr - 1);  // rows are in position order
       for (int64_t j0 = 0; j0 < last_key; j0 += bkv) {
         const int64_t n = std::min(bkv, last_key - j0);
         for (int64_t pj = 0; pj < n; pj += kPanel) {
-          const float* panel = kp + (j0 + pj) * m.d;  // panel (j0 + pj) / 32
+          const int64_t panel = (j0 + pj) / kPanel;
           for (int64_t i = 0; i < nr; i += kQkRows) {
-            kern.qk_rows(static_cast<int>(std::min<int64_t>(kQkRows, nr - i)), qs + i * m.d, m.d,
-                         panel, s + i * bkv + pj, bkv);
+            const int qk_rows = static_cast<int>(std::min<int64_t>(kQkRows, nr - i));
+            if constexpr (kBf16) {
+              flash_kernels_bf16().qk_rows(
+                  qk_rows, q_words + i * dp, dp,
+                  reinterpret_cast<const uint32_t*>(head) + panel * kPanel * dp, s + i * bkv + pj,
+                  bkv);
+            } else {
+              kern.qk_rows(qk_rows, qs + i * m.d, m.d, head + panel * kPanel * m.d,
+                           s + i * bkv + pj, bkv);
+            }
           }
         }
         for (int64_t i = 0; i < nr; ++i) {
@@ -216,8 +277,18 @@ void sdpa_flash(const KernelArgs& a) {
           } else {
             alpha[i] = kern.online_softmax_row(srow, valid, n, rmax[i], rsum[i]);
           }
+          if constexpr (kBf16) {
+            flash_kernels_bf16().round_row(srow, n, 1.0f,
+                                           reinterpret_cast<uint16_t*>(p_words) + i * bkv);
+          }
         }
-        kern.pv_block(nr, s, bkv, n, v + j0 * m.dv, m.dv, alpha, o);
+        if constexpr (kBf16) {
+          // j0 is a multiple of 32: the tile's keys start on a pair.
+          const auto* v_pairs = reinterpret_cast<const uint32_t*>(head) + k_pack + j0 / 2 * m.dv;
+          flash_kernels_bf16().pv_block(nr, p_words, bkv / 2, (n + 1) / 2, v_pairs, m.dv, alpha, o);
+        } else {
+          kern.pv_block(nr, s, bkv, n, v + j0 * m.dv, m.dv, alpha, o);
+        }
       }
       for (int64_t i = 0; i < nr; ++i) {
         float* dst = a.out + q_row(r0 + i) * m.dv;
@@ -227,6 +298,16 @@ void sdpa_flash(const KernelArgs& a) {
       }
     }
   });
+}
+
+}  // namespace
+
+void sdpa_flash(const KernelArgs& a) {
+  run_flash<false>(a);
+}
+
+void sdpa_flash_bf16(const KernelArgs& a) {
+  run_flash<true>(a);
 }
 
 void sdpa_auto(const KernelArgs& a) {

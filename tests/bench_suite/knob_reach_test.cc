@@ -43,8 +43,12 @@ bool excepted(const std::string& knob) {
        knob == "reduced-precision.min_k")) {
     return true;
   }
-  // The bf16 and int8 GEMMs' panels reach a step only where those GEMMs run.
+  // The bf16 and int8 GEMMs' panels reach a step only where those GEMMs run; attention has only
+  // a bf16 reduced precision.
   if (!runtime::cpu::cpu_has_avx512_bf16() && knob.rfind("gemm-tiling.bf16_", 0) == 0) return true;
+  if (!runtime::cpu::cpu_has_avx512_bf16() && knob == "reduced-precision.attention_dtype") {
+    return true;
+  }
   if (!runtime::cpu::cpu_has_avx512_vnni() && knob == "gemm-tiling.int8_mc") return true;
   return exceptions().count(knob) != 0;
 }

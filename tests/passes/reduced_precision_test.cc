@@ -92,11 +92,44 @@ TEST(ReducedPrecision, Bf16DecoderMatchesReferenceWithinBound) {
   const Graph g = testing::tiny_decoder(2, 37, 64);
   const PipelineConfig config = with_precision({{"linear_dtype", std::string("bf16")},
                                                 {"matmul_dtype", std::string("bf16")},
+                                                {"attention_dtype", std::string("bf16")},
                                                 {"min_k", int64_t{1}}});
   for (int threads : {1, 2}) {
     const double e = compiled_vs_reference(g, config, threads);
     EXPECT_LE(e, kBf16Tolerance) << threads;
     EXPECT_GT(e, 1e-6);  // it really ran in reduced precision
+  }
+}
+
+// Attention with more than 16 query rows per kv head runs flash in bf16; its operands are
+// activations, so no value's dtype changes.
+TEST(ReducedPrecision, Bf16AttentionPicksTheBf16FlashKernel) {
+  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  Graph g = testing::tiny_decoder(1, 9, 64);  // 2 query heads per kv head: 18 rows
+  testing::run_pass(g, "reduced-precision",
+                    {{"attention_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+  int sdpas = 0;
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::sdpa) continue;
+    ++sdpas;
+    EXPECT_EQ(n.attrs.get_string("impl", ""), "sdpa.flash_bf16");
+    EXPECT_EQ(n.attrs.get_string("precision", ""), "bf16");
+    for (ir::ValueId in : n.inputs) EXPECT_EQ(g.value(in).dtype, ir::DType::f32);
+  }
+  EXPECT_EQ(sdpas, 1);
+}
+
+// Decode-like attention (at most 16 query rows per kv head) stays f32, and says why.
+TEST(ReducedPrecision, DecodeLikeAttentionStaysF32) {
+  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  Graph g = testing::tiny_decoder(1, 8, 64);  // 16 rows per kv head
+  testing::run_pass(g, "reduced-precision",
+                    {{"attention_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::sdpa) continue;
+    EXPECT_FALSE(n.attrs.has("impl"));
+    EXPECT_EQ(n.attrs.get_string("precision", ""), "f32");
+    EXPECT_NE(n.attrs.get_string("precision.fallback", "").find("decode"), std::string::npos);
   }
 }
 
