@@ -3,11 +3,13 @@
 // direct NHWC, Winograd (3x3 stride 1), direct on blocked nchw16c activations, and the oneDNN
 // library; for 3x3 stride-1 shapes also oneDNN's own Winograd on its blocked layout. Then
 // MobileNet's depthwise 3x3 convolutions ("mbv2_dw...", "mbv3s_dw...", groups = channels) through
-// the depthwise kernel, the direct NHWC and im2col kernels and oneDNN. Winograd's GFLOP/s are
-// effective ones (the direct convolution's FLOPs over its time). Each case is lowered by
-// passes::lower (so prepare hooks pack or reorder the weights once, outside the timed loop) and
-// its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this
-// machine's measured FMA peak.
+// the depthwise kernel, the direct NHWC and im2col kernels and oneDNN, and convolutions whose
+// channels are not a multiple of 16 ("odd_...": each tap ends inside a vector, which the bf16
+// kernel's in-place gather assembles from several loads) through conv2d.bf16 and the fp32 ones.
+// Winograd's GFLOP/s are effective ones (the direct convolution's FLOPs over its time). Each case
+// is lowered by passes::lower (so prepare hooks pack or reorder the weights once, outside the timed
+// loop) and its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and %
+// of this machine's measured FMA peak.
 //
 //   build-conv/bench_suite/micro/cuvil-micro-conv                 (threads: CUVIL_THREADS, else
 //   all) build-conv/bench_suite/micro/cuvil-micro-conv --benchmark_filter='layer4'
@@ -113,6 +115,14 @@ const ConvShape kDepthwiseShapes[] = {
     {"mbv2_dw3x3_56_144", 144, 56, 144, 3, 1, 144}, {"mbv2_dw3x3_28_192", 192, 28, 192, 3, 1, 192},
     {"mbv2_dw3x3_14_384", 384, 14, 384, 3, 1, 384}, {"mbv2_dw3x3_14_576", 576, 14, 576, 3, 1, 576},
     {"mbv2_dw3x3_7_960", 960, 7, 960, 3, 1, 960},   {"mbv3s_dw3x3_28_88", 88, 28, 88, 3, 1, 88},
+};
+
+// GoogLeNet's 5x5 branch of inception 4b (24 -> 64 at 14 x 14) and 3x3 convolutions of 24 and 40
+// channels (a tap of 1.5 and 2.5 vectors).
+const ConvShape kOddChannelShapes[] = {
+    {"odd_5x5_24", 24, 14, 64, 5, 1},
+    {"odd_3x3_24", 24, 56, 64, 3, 1},
+    {"odd_3x3_40", 40, 28, 80, 3, 1},
 };
 
 Graph conv_graph(const ConvShape& s, const std::string& layout, const std::string& kernel) {
@@ -270,6 +280,11 @@ void register_all() {
           ->MinTime(0.2)
           ->UseRealTime();
     }
+  }
+  for (const ConvShape& s : kOddChannelShapes) {
+    if (layout == "nhwc") register_conv(s, "conv2d.bf16");
+    if (layout == "nhwc") register_conv(s, "conv2d.direct_nhwc");
+    register_conv(s, "conv2d.im2col");
   }
   for (const ConvShape& s : kDepthwiseShapes) {
     if (layout == "nhwc") register_conv(s, "conv2d.depthwise_nhwc");

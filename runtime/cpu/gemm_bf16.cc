@@ -200,8 +200,10 @@ struct ConvRows {
   // (it may lie in the padding), and the taps inside the image (bit ki * kw + kj).
   int64_t iy0[MR] = {}, ix0[MR] = {}, origin[MR] = {};
   uint64_t inside[MR] = {};
-  // Per half: its tap, its offset from a window's origin, whether it crosses into the next tap.
-  int64_t tap[2] = {}, offset[2] = {}, kk[2] = {};
+  // Per half: its tap (and that tap's row and column in the window, its first channel), its
+  // offset from a window's origin, whether it crosses into the next tap.
+  int64_t tap[2] = {}, offset[2] = {}, kk[2] = {}, tap_row[2] = {}, tap_col[2] = {},
+          channel[2] = {};
   bool crosses[2] = {};
   int64_t k_end = 0;
 
@@ -229,28 +231,59 @@ struct ConvRows {
     for (int h = 0; h < 2; ++h) {
       kk[h] = k + 16 * h;
       tap[h] = kk[h] / g.c;
-      const int64_t ch = kk[h] % g.c;
-      offset[h] = (tap[h] / g.kw * g.w + tap[h] % g.kw) * g.c + ch;
-      crosses[h] = ch + 16 > g.c && kk[h] + (g.c - ch) < k1;
+      channel[h] = kk[h] % g.c;
+      tap_row[h] = tap[h] / g.kw;
+      tap_col[h] = tap[h] % g.kw;
+      offset[h] = (tap_row[h] * g.w + tap_col[h]) * g.c + channel[h];
+      crosses[h] = channel[h] + 16 > g.c && kk[h] + (g.c - channel[h]) < k1;
     }
   }
   bool in_image(int64_t iy, int64_t ix) const { return iy >= 0 && iy < g.h && ix >= 0 && ix < g.w; }
   bool inside_image(int i, int64_t t) const {
     return in_image(iy0[i] + t / g.kw, ix0[i] + t % g.kw);
   }
-  // Element k of row i's im2col row (a tap in the padding: 0).
-  float element(int i, int64_t k) const {
-    const int64_t t = k / g.c;
-    if (!inside_image(i, t)) return 0.0f;
-    return x[origin[i] + (t / g.kw * g.w + t % g.kw) * g.c + k % g.c];
+  // A half that crosses taps (channels not a multiple of 16, or a panel that starts inside a
+  // tap). The taps of one kernel row lie side by side in x (NHWC), so a run within a kernel row
+  // whose taps are all inside the image is one masked load; a run that touches the padding is
+  // loaded tap by tap. ResNet's stem (3 channels, 7 x 7): a half spans at most two kernel rows.
+  CUVIL_BF16_TARGET __m512 crossing_half(int i, int h, __mmask16 valid) const {
+    alignas(64) float v[16] = {};
+    int64_t t = tap[h], ki = tap_row[h], kj = tap_col[h], ch = channel[h];
+    auto tap_inside = [&](int64_t tt, int64_t col) {
+      return tt < kMaxTaps ? (inside[i] >> tt & 1u) != 0 : in_image(iy0[i] + ki, ix0[i] + col);
+    };
+    auto load = [&](int64_t l, int64_t len, int64_t col, int64_t first) {
+      const __mmask16 m = static_cast<__mmask16>((1u << len) - 1u);
+      const float* src = x + (origin[i] + (ki * g.w + col) * g.c + first);
+      _mm512_mask_storeu_ps(v + l, m, _mm512_maskz_loadu_ps(m, src));
+    };
+    for (int64_t l = 0, k = kk[h]; l < 16 && k < k_end;) {
+      const int64_t run = std::min({(g.kw - kj) * g.c - ch, 16 - l, k_end - k});
+      const int64_t taps = (ch + run + g.c - 1) / g.c;
+      bool all_inside = true;
+      for (int64_t q = 0; q < taps && all_inside; ++q) all_inside = tap_inside(t + q, kj + q);
+      if (all_inside) {
+        load(l, run, kj, ch);
+      } else {
+        for (int64_t q = 0, done = 0; q < taps; ++q) {
+          const int64_t len = std::min(g.c - (q == 0 ? ch : 0), run - done);
+          if (tap_inside(t + q, kj + q)) load(l + done, len, kj + q, q == 0 ? ch : 0);
+          done += len;
+        }
+      }
+      l += run;
+      k += run;
+      const int64_t end = kj * g.c + ch + run;  // within the kernel row
+      t += end / g.c - kj;
+      kj = end / g.c;
+      ch = end % g.c;
+      if (kj == g.kw) kj = 0, ++ki;
+    }
+    return _mm512_maskz_load_ps(valid, v);
   }
   CUVIL_BF16_TARGET __attribute__((always_inline)) __m512 half(int i, int h,
                                                                __mmask16 valid) const {
-    if (crosses[h]) {
-      alignas(64) float v[16] = {};
-      for (int l = 0; l < 16 && kk[h] + l < k_end; ++l) v[l] = element(i, kk[h] + l);
-      return _mm512_maskz_load_ps(valid, v);
-    }
+    if (crosses[h]) return crossing_half(i, h, valid);
     const bool in = tap[h] < kMaxTaps ? (inside[i] >> tap[h] & 1u) != 0 : inside_image(i, tap[h]);
     if (valid == 0 || !in) return _mm512_setzero_ps();
     return _mm512_maskz_loadu_ps(valid, x + (origin[i] + offset[h]));  // origin may lie outside
