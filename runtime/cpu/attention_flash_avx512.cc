@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "runtime/cpu/attention_flash_kernels.h"
+#include "runtime/cpu/attention_flash_tiles.h"
 #include "runtime/cpu/register_rows.h"
 
 #include "runtime/cpu/target_avx512_begin.h"
@@ -21,7 +22,6 @@ namespace {
 constexpr int64_t kPanel = kFlashPanel;
 constexpr int kPvRows = 6;     // rows per P V register tile
 constexpr int kPvVectors = 4;  // 16-float vectors of output columns per P V tile
-constexpr int64_t kPvCols = 16 * kPvVectors;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // s[r][0:32] = sum_t q[r*d + t] * kp[t][0:32] for R rows.
@@ -126,30 +126,11 @@ float online_softmax_row(float* s, int64_t valid, int64_t n, float& m, float& l)
 // O[rows, dv] = alpha * O + P[rows, n] V[n, dv].
 void pv_block(int64_t rows, const float* p, int64_t ldp, int64_t n, const float* v, int64_t dv,
               const float* alpha, float* o) {
-  for (int64_t c0 = 0; c0 < dv; c0 += kPvCols) {
-    const int64_t cols = std::min(kPvCols, dv - c0);
-    const int vectors = static_cast<int>((cols + 15) / 16);
-    const __mmask16 last = avx512::first_lanes(cols - 16 * (vectors - 1));
-    for (int64_t r = 0; r < rows; r += kPvRows) {
-      const int nr = static_cast<int>(std::min<int64_t>(kPvRows, rows - r));
-      const float* pr = p + r * ldp;
-      float* orow = o + r * dv + c0;
-      switch (vectors) {
-        case 1:
-          pv_rows<1>(nr, pr, ldp, n, v + c0, dv, alpha + r, orow, dv, last);
-          break;
-        case 2:
-          pv_rows<2>(nr, pr, ldp, n, v + c0, dv, alpha + r, orow, dv, last);
-          break;
-        case 3:
-          pv_rows<3>(nr, pr, ldp, n, v + c0, dv, alpha + r, orow, dv, last);
-          break;
-        default:
-          pv_rows<4>(nr, pr, ldp, n, v + c0, dv, alpha + r, orow, dv, last);
-          break;
-      }
-    }
-  }
+  for_each_pv_tile<kPvRows, kPvVectors>(
+      rows, dv, [&](auto vectors, int nr, int64_t r, int64_t c0, __mmask16 last) {
+        pv_rows<decltype(vectors)::value>(nr, p + r * ldp, ldp, n, v + c0, dv, alpha + r,
+                                          o + r * dv + c0, dv, last);
+      });
 }
 
 constexpr FlashKernels kAvx512{qk_rows, online_softmax_row, pv_block};

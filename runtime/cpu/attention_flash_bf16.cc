@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "runtime/cpu/attention_flash_kernels.h"
+#include "runtime/cpu/attention_flash_tiles.h"
 #include "runtime/cpu/register_rows.h"
 
 // Lane masks compiled for AVX-512, inlined into the bf16 code only.
@@ -23,7 +24,6 @@ namespace {
 constexpr int64_t kPanel = kFlashPanel;
 constexpr int kPvRows = 6;     // rows per P V register tile
 constexpr int kPvVectors = 4;  // 16-float vectors of output columns per P V tile
-constexpr int64_t kPvCols = 16 * kPvVectors;
 
 // Compiled for the bf16 target too: a 64-byte vector passed by value outside it changes the ABI.
 CUVIL_BF16_TARGET inline __m512bh as_bh(__m512i v) {
@@ -118,30 +118,11 @@ void pv_rows(int rows, const uint32_t* p, int64_t ldp, int64_t np, const uint32_
 
 void pv_block(int64_t rows, const uint32_t* p, int64_t ldp, int64_t np, const uint32_t* v,
               int64_t dv, const float* alpha, float* o) {
-  for (int64_t c0 = 0; c0 < dv; c0 += kPvCols) {
-    const int64_t cols = std::min(kPvCols, dv - c0);
-    const int vectors = static_cast<int>((cols + 15) / 16);
-    const auto last = static_cast<__mmask16>(0xffffu >> (16 * vectors - cols));
-    for (int64_t r = 0; r < rows; r += kPvRows) {
-      const int nr = static_cast<int>(std::min<int64_t>(kPvRows, rows - r));
-      const uint32_t* pr = p + r * ldp;
-      float* orow = o + r * dv + c0;
-      switch (vectors) {
-        case 1:
-          pv_rows<1>(nr, pr, ldp, np, v + c0, dv, alpha + r, orow, dv, last);
-          break;
-        case 2:
-          pv_rows<2>(nr, pr, ldp, np, v + c0, dv, alpha + r, orow, dv, last);
-          break;
-        case 3:
-          pv_rows<3>(nr, pr, ldp, np, v + c0, dv, alpha + r, orow, dv, last);
-          break;
-        default:
-          pv_rows<4>(nr, pr, ldp, np, v + c0, dv, alpha + r, orow, dv, last);
-          break;
-      }
-    }
-  }
+  for_each_pv_tile<kPvRows, kPvVectors>(
+      rows, dv, [&](auto vectors, int nr, int64_t r, int64_t c0, __mmask16 last) {
+        pv_rows<decltype(vectors)::value>(nr, p + r * ldp, ldp, np, v + c0, dv, alpha + r,
+                                          o + r * dv + c0, dv, last);
+      });
 }
 
 constexpr FlashBf16Kernels kBf16{qk_rows, round_row, pv_block};
