@@ -450,8 +450,12 @@ class Bf16Panels : public Bf16PanelsBase {
   Bf16Panels(const Bf16Gemm& g, ThreadPool& pool, int tid, int64_t rows) : Bf16PanelsBase(g) {
     const GemmPanels b = panels();
     const int64_t kc_cap = std::min(b.kc, std::max<int64_t>(kp_, 1));
+    // One A panel (the thread's rows fit MC) under several column blocks: packed once, whole K.
+    keep_a_ = round_up(rows, MR) <= b.mc && g.n > b.nc;
+    rows_cap_ = std::min(b.mc, round_up(rows, MR));
     ap_ = reinterpret_cast<uint32_t*>(pool.scratch(
-        tid, ThreadPool::kPackA, static_cast<size_t>(std::min(b.mc, round_up(rows, MR)) * kc_cap)));
+        tid, ThreadPool::kPackA,
+        static_cast<size_t>(rows_cap_ * (keep_a_ ? std::max<int64_t>(kp_, 1) : kc_cap))));
     tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
     const LaneEpilogue* lanes = g.epilogue ? g.epilogue->lanes() : nullptr;
     tiles_finish_ = !g.epilogue || (lanes && lanes->columns == g.n);
@@ -465,17 +469,20 @@ class Bf16Panels : public Bf16PanelsBase {
   int mr() const { return MR; }
   void pack_a(int64_t i0, int64_t rows, int64_t p0, int64_t kc) {
     ++a_panels_;
+    a_ = keep_a_ ? ap_ + rows_cap_ * p0 : ap_;
+    if (keep_a_ && p0 + kc <= packed_to_) return;  // packed under an earlier column block
     const int64_t k1 = std::min(g_.k, 2 * (p0 + kc));
     if (g_.im2col) {
       ConvRows src{g_.a, *g_.im2col, i0};
-      cpu::pack_a(src, rows, 2 * p0, k1, kc, ap_);
+      cpu::pack_a(src, rows, 2 * p0, k1, kc, a_);
     } else {
       DenseRows src{g_.a + i0 * g_.lda, g_.lda};
-      cpu::pack_a(src, rows, 2 * p0, k1, kc, ap_);
+      cpu::pack_a(src, rows, 2 * p0, k1, kc, a_);
     }
+    if (keep_a_) packed_to_ = p0 + kc;
   }
   void tile(const GemmTile& t) {
-    const uint32_t* a = ap_ + t.ir * t.kc;
+    const uint32_t* a = a_ + t.ir * t.kc;
     float* c = c_at(t);
     const bool finish = tiles_finish_ && t.last;
     if (t.cols == NR) {
@@ -505,6 +512,11 @@ class Bf16Panels : public Bf16PanelsBase {
   }
 
   uint32_t* ap_ = nullptr;
+  uint32_t* a_ = nullptr;  // the current A panel
+  // Whether the packed A is kept for the whole K (see the constructor), its rows rounded up to
+  // MR, and the K pairs packed so far.
+  bool keep_a_ = false;
+  int64_t rows_cap_ = 0, packed_to_ = 0;
   bool tiles_finish_ = false;
   TileFinish finish_;
 };

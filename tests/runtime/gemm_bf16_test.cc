@@ -115,6 +115,17 @@ TEST_F(Bf16GemmTest, SmallBlocksSplitKAndEdges) {
   EXPECT_LE(bf16_error(70, 100, 200, true, true, small), kBound);
 }
 
+// A thread's rows that fit one A panel, under several column blocks: A is packed once for the
+// whole K and each K panel found again under the next block.
+TEST_F(Bf16GemmTest, OneAPanelServesEveryColumnBlock) {
+  Bf16Blocking blocking;
+  blocking.mc = 48, blocking.kc = 6, blocking.nc = 32;
+  for (int threads : {1, 2}) {
+    EXPECT_LE(bf16_error(41, 200, 45, true, true, blocking, threads), kBound) << threads;
+    EXPECT_LE(bf16_error(13, 97, 64, false, false, blocking, threads), kBound) << threads;
+  }
+}
+
 TEST_F(Bf16GemmTest, DecodeRowsStreamPackedWeights) {
   for (int64_t m : {1, 2, 3, 4}) EXPECT_LE(bf16_error(m, 129, 515, true, true), kBound) << m;
 }
