@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "passes/target_cpu.h"
+#include "runtime/cpu/attention.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::passes {
@@ -33,10 +34,6 @@ bool is_constant(const Graph& g, ir::ValueId v) {
   return g.value(v).kind == ir::ValueKind::constant;
 }
 
-// sdpa_auto_schedule's threshold (runtime/cpu/attention_flash.cc): query rows per kv head at or
-// below which attention runs the blocked kernel.
-constexpr int64_t kFewAttentionRows = 16;
-
 // Why `n` cannot run in `dtype` (empty when it can). Kernels' own supports() checks the same at
 // lowering; here the node simply stays f32.
 std::string unsupported_reason(const Graph& g, const Node& n, const std::string& dtype) {
@@ -52,8 +49,8 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
     // key for a handful of query rows costs more than the products.
     const ir::Shape& q = g.value(n.inputs[0]).shape;
     const ir::Shape& k = g.value(n.inputs[1]).shape;
-    if (q[1] / k[1] * q[2] <= kFewAttentionRows) {
-      return "at most " + std::to_string(kFewAttentionRows) +
+    if (!runtime::cpu::flash_pays(q[1] / k[1] * q[2])) {
+      return "at most " + std::to_string(runtime::cpu::kFlashMinRowsExclusive) +
              " query rows per kv head (decode): the blocked f32 kernel";
     }
   }

@@ -20,7 +20,6 @@
 #include "passes/ir/graph.h"
 #include "probes/machine_peak.h"
 #include "runtime/cpu/attrs.h"
-#include "runtime/cpu/quantize.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
@@ -77,11 +76,6 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
     state.SkipWithError("kernel not registered");
     return;
   }
-  const bool fp32 = cuvil::runtime::kernel_arithmetic(kernel) == "fp32";
-  if (!fp32 && !cuvil::runtime::cpu::cpu_has_avx512_bf16()) {
-    state.SkipWithError("this CPU lacks avx512_bf16");
-    return;
-  }
   const std::vector<float> q = random_vector(s.hq * s.sq * s.d, 1);
   const std::vector<float> kk = random_vector(s.hkv * s.skv * s.d, 2);
   const std::vector<float> v = random_vector(s.hkv * s.skv * s.d, 3);
@@ -96,6 +90,11 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
   step.inputs = {0, 1, 2};
   step.input_shapes = {{1, s.hq, s.sq, s.d}, {1, s.hkv, s.skv, s.d}, {1, s.hkv, s.skv, s.d}};
   step.output_shape = {1, s.hq, s.sq, s.d};
+  if (k->supports && !k->supports(step)) {
+    state.SkipWithError("the kernel does not run here (sdpa.flash_bf16: no avx512_bf16)");
+    return;
+  }
+  const bool fp32 = cuvil::runtime::kernel_arithmetic(kernel) == "fp32";
   cuvil::runtime::schedule_step(step, *k);
   const float* in[] = {q.data(), kk.data(), v.data()};
   const KernelArgs args{step, in, out.data(), bench_pool()};

@@ -15,6 +15,14 @@ namespace cuvil::runtime::cpu {
 inline constexpr int64_t kFlashBlockQ = 64;
 inline constexpr int64_t kFlashBlockKv = 256;
 
+// Query rows per kv head (grouped heads x query positions) at or below which packing every key
+// costs more than flash saves (decode): sdpa.auto runs the blocked kernel there, and
+// reduced-precision keeps such attention f32 (the bf16 kernel is flash).
+inline constexpr int64_t kFlashMinRowsExclusive = 16;
+inline bool flash_pays(int64_t rows_per_kv_head) {
+  return rows_per_kv_head > kFlashMinRowsExclusive;
+}
+
 // Flash-style: tiles of queries x tiles of keys with an online softmax; only block_q x block_kv
 // scores live per thread. Causal (end-aligned), grouped-query (query heads sharing a kv head are
 // stacked position-major into one tile), any Sq/Skv/D.

@@ -164,7 +164,7 @@ std::shared_ptr<const void> sdpa_flash_schedule(const Step& step) {
 std::shared_ptr<const void> sdpa_auto_schedule(const Step& step) {
   const Dims m = dims_of(step);
   // Decode-like: a handful of rows per kv head cannot amortise packing the keys.
-  if (m.group * m.sq <= 16) return sdpa_blocked_schedule(step);
+  if (!flash_pays(m.group * m.sq)) return sdpa_blocked_schedule(step);
   // On the portable tiles the blocked kernel's two GEMMs (which have AVX2 and AVX-512 tiles of
   // their own) were 1.6-1.7x faster on SDXL's and Llama's prefill shapes (cuvil-micro-attention,
   // docs/performance.md); with AVX2 or AVX-512 tiles flash attention was faster.
@@ -184,6 +184,7 @@ void run_flash(const KernelArgs& a) {
   m.qscale = static_cast<float>(schedule.scale * 1.44269504088896340736);
   const Epilogue epi(a.step, a.in, a.out);
   const FlashKernels& kern = flash_kernels();
+  const FlashBf16Kernels& bf16_kern = flash_kernels_bf16();  // only called when kBf16
   const int64_t rows = m.group * m.sq;  // stacked query rows per (batch, kv head)
   const int64_t bq = schedule.block_q;
   const int64_t bkv = schedule.block_kv;
@@ -239,8 +240,7 @@ void run_flash(const KernelArgs& a) {
       for (int64_t i = 0; i < nr; ++i) {
         const float* src = a.in[0] + q_row(r0 + i) * m.d;
         if constexpr (kBf16) {
-          flash_kernels_bf16().round_row(src, m.d, m.qscale,
-                                         reinterpret_cast<uint16_t*>(q_words + i * dp));
+          bf16_kern.round_row(src, m.d, m.qscale, reinterpret_cast<uint16_t*>(q_words + i * dp));
         } else {
           for (int64_t t2 = 0; t2 < m.d; ++t2) qs[i * m.d + t2] = src[t2] * m.qscale;
         }
@@ -258,10 +258,9 @@ void run_flash(const KernelArgs& a) {
           for (int64_t i = 0; i < nr; i += kQkRows) {
             const int qk_rows = static_cast<int>(std::min<int64_t>(kQkRows, nr - i));
             if constexpr (kBf16) {
-              flash_kernels_bf16().qk_rows(
-                  qk_rows, q_words + i * dp, dp,
-                  reinterpret_cast<const uint32_t*>(head) + panel * kPanel * dp, s + i * bkv + pj,
-                  bkv);
+              bf16_kern.qk_rows(qk_rows, q_words + i * dp, dp,
+                                reinterpret_cast<const uint32_t*>(head) + panel * kPanel * dp,
+                                s + i * bkv + pj, bkv);
             } else {
               kern.qk_rows(qk_rows, qs + i * m.d, m.d, head + panel * kPanel * m.d,
                            s + i * bkv + pj, bkv);
@@ -278,14 +277,13 @@ void run_flash(const KernelArgs& a) {
             alpha[i] = kern.online_softmax_row(srow, valid, n, rmax[i], rsum[i]);
           }
           if constexpr (kBf16) {
-            flash_kernels_bf16().round_row(srow, n, 1.0f,
-                                           reinterpret_cast<uint16_t*>(p_words) + i * bkv);
+            bf16_kern.round_row(srow, n, 1.0f, reinterpret_cast<uint16_t*>(p_words) + i * bkv);
           }
         }
         if constexpr (kBf16) {
           // j0 is a multiple of 32: the tile's keys start on a pair.
           const auto* v_pairs = reinterpret_cast<const uint32_t*>(head) + k_pack + j0 / 2 * m.dv;
-          flash_kernels_bf16().pv_block(nr, p_words, bkv / 2, (n + 1) / 2, v_pairs, m.dv, alpha, o);
+          bf16_kern.pv_block(nr, p_words, bkv / 2, (n + 1) / 2, v_pairs, m.dv, alpha, o);
         } else {
           kern.pv_block(nr, s, bkv, n, v + j0 * m.dv, m.dv, alpha, o);
         }

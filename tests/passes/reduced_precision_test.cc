@@ -326,6 +326,21 @@ TEST(ReducedPrecision, Int8MatmulIsRejectedByTheSchema) {
   EXPECT_THROW(parse_cuvilpass(yaml, "test.cuvilpass"), UserError);
 }
 
+// Attention has no int8 kernel: the schema refuses it, naming the file, line and field.
+TEST(ReducedPrecision, Int8AttentionIsRejectedByTheSchema) {
+  const std::string yaml =
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: reduced-precision\n"
+      "    params: { attention_dtype: int8 }\n";
+  try {
+    parse_cuvilpass(yaml, "test.cuvilpass");
+    ADD_FAILURE() << "accepted attention_dtype: int8";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("test.cuvilpass:5"), std::string::npos) << what;
+    EXPECT_NE(what.find("attention_dtype"), std::string::npos) << what;
+  }
+}
+
 TEST(ReducedPrecision, Int8KernelOnAnNchwConvIsAUserErrorAtLowering) {
   Graph g = testing::tiny_resnet(1, 8, 7);
   for (ir::Node& n : g.mutable_nodes()) {
