@@ -7,6 +7,7 @@
 #include "runtime/cpu/attention_flash_kernels.h"
 #include "runtime/cpu/attention_flash_tiles.h"
 #include "runtime/cpu/register_rows.h"
+#include "runtime/cpu/target_attributes.h"
 
 // Lane masks compiled for AVX-512, inlined into the bf16 code only.
 #include "runtime/cpu/target_avx512_begin.h"
@@ -14,8 +15,6 @@
 #include "runtime/cpu/elementwise_math_avx512.h"
 
 #include "runtime/cpu/target_end.h"
-
-#define CUVIL_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 
 namespace cuvil::runtime::cpu {
 

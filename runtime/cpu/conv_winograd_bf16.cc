@@ -9,9 +9,8 @@
 #include <cstring>
 
 #include "runtime/cpu/register_tile.h"
-
 // Compiled for AVX512_BF16 whatever -march says; only called after cpu_has_avx512_bf16().
-#define CUVIL_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#include "runtime/cpu/target_attributes.h"
 
 namespace cuvil::runtime::cpu {
 

@@ -15,6 +15,10 @@
 namespace cuvil::runtime::cpu::avx2 {
 namespace {
 
+// Vector lambdas capture by reference ([&]) though they use nothing: a lambda without captures
+// also gets a function-pointer conversion, which GCC compiles outside the target pragma and
+// warns about (-Wpsabi) in the portable build (-DCUVIL_NATIVE=OFF).
+
 // acc[r] = f(acc[r], operand of row r), for a column of R registers.
 template <int R, class F>
 __attribute__((always_inline)) inline void epilogue_binary(const LaneEpilogue::Step& st,
@@ -62,7 +66,7 @@ __attribute__((always_inline)) inline void epilogue_lanes(const LaneEpilogue& e,
     switch (st.op) {
       case ir::OpKind::relu:
         // max(v, 0) returns its second operand for a NaN v: 0, as v > 0 ? v : 0 does.
-        epilogue_unary(acc, [](__m256 v) { return _mm256_max_ps(v, _mm256_setzero_ps()); });
+        epilogue_unary(acc, [&](__m256 v) { return _mm256_max_ps(v, _mm256_setzero_ps()); });
         break;
       case ir::OpKind::clip: {
         const __m256 lo = _mm256_set1_ps(st.a), hi = _mm256_set1_ps(st.b);
@@ -83,19 +87,19 @@ __attribute__((always_inline)) inline void epilogue_lanes(const LaneEpilogue& e,
       }
       case ir::OpKind::add:
         epilogue_binary(st, acc, at, ld, col, mask,
-                        [](__m256 p, __m256 q) { return _mm256_add_ps(p, q); });
+                        [&](__m256 p, __m256 q) { return _mm256_add_ps(p, q); });
         break;
       case ir::OpKind::sub:
         epilogue_binary(st, acc, at, ld, col, mask,
-                        [](__m256 p, __m256 q) { return _mm256_sub_ps(p, q); });
+                        [&](__m256 p, __m256 q) { return _mm256_sub_ps(p, q); });
         break;
       case ir::OpKind::mul:
         epilogue_binary(st, acc, at, ld, col, mask,
-                        [](__m256 p, __m256 q) { return _mm256_mul_ps(p, q); });
+                        [&](__m256 p, __m256 q) { return _mm256_mul_ps(p, q); });
         break;
       case ir::OpKind::div:
         epilogue_binary(st, acc, at, ld, col, mask,
-                        [](__m256 p, __m256 q) { return _mm256_div_ps(p, q); });
+                        [&](__m256 p, __m256 q) { return _mm256_div_ps(p, q); });
         break;
       default:
         break;  // Epilogue::lanes() holds no other op

@@ -17,6 +17,10 @@
 namespace cuvil::runtime::cpu::avx512 {
 namespace {
 
+// Vector lambdas capture by reference ([&]) though they use nothing: a lambda without captures
+// also gets a function-pointer conversion, which GCC compiles outside the target pragma and
+// warns about (-Wpsabi) in the portable build (-DCUVIL_NATIVE=OFF).
+
 // acc[r][v] = f(acc[r][v], operand at row r, vector v), for every register of the tile.
 template <int R, int V, class F>
 __attribute__((always_inline)) inline void epilogue_binary(const LaneEpilogue::Step& st,
@@ -79,7 +83,7 @@ __attribute__((always_inline)) inline void epilogue_lanes(const LaneEpilogue& e,
     switch (st.op) {
       case ir::OpKind::relu:
         // max(v, 0) returns its second operand for a NaN v: 0, as v > 0 ? v : 0 does.
-        epilogue_unary(acc, [](__m512 v) { return _mm512_max_ps(v, _mm512_setzero_ps()); });
+        epilogue_unary(acc, [&](__m512 v) { return _mm512_max_ps(v, _mm512_setzero_ps()); });
         break;
       case ir::OpKind::clip: {
         const __m512 lo = _mm512_set1_ps(st.a), hi = _mm512_set1_ps(st.b);
@@ -100,19 +104,19 @@ __attribute__((always_inline)) inline void epilogue_lanes(const LaneEpilogue& e,
       }
       case ir::OpKind::add:
         epilogue_binary(st, acc, at, ld, col, tail,
-                        [](__m512 p, __m512 q) { return _mm512_add_ps(p, q); });
+                        [&](__m512 p, __m512 q) { return _mm512_add_ps(p, q); });
         break;
       case ir::OpKind::sub:
         epilogue_binary(st, acc, at, ld, col, tail,
-                        [](__m512 p, __m512 q) { return _mm512_sub_ps(p, q); });
+                        [&](__m512 p, __m512 q) { return _mm512_sub_ps(p, q); });
         break;
       case ir::OpKind::mul:
         epilogue_binary(st, acc, at, ld, col, tail,
-                        [](__m512 p, __m512 q) { return _mm512_mul_ps(p, q); });
+                        [&](__m512 p, __m512 q) { return _mm512_mul_ps(p, q); });
         break;
       case ir::OpKind::div:
         epilogue_binary(st, acc, at, ld, col, tail,
-                        [](__m512 p, __m512 q) { return _mm512_div_ps(p, q); });
+                        [&](__m512 p, __m512 q) { return _mm512_div_ps(p, q); });
         break;
       default:
         break;  // Epilogue::lanes() holds no other op

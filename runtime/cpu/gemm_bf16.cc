@@ -16,13 +16,9 @@
 #include "runtime/cpu/amx_tiles.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/register_rows.h"
-
-// Compiled for AVX512_BF16 whatever -march says; only called after cpu_has_avx512_bf16().
-// (avx512dq as well: the epilogue helpers are compiled for it, and every CPU with avx512_bf16
-// has it.)
-#define CUVIL_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
-#define CUVIL_AMX_TARGET \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")))
+// The products are compiled for AVX512_BF16 (or AMX) whatever -march says; they run only after
+// cpu_has_avx512_bf16() (cpu_has_amx_bf16()).
+#include "runtime/cpu/target_attributes.h"
 
 // The register-tile epilogue, the sliver transpose and lane masks, compiled for AVX-512 (inlined
 // into the bf16 code only).
@@ -246,16 +242,19 @@ struct ConvRows {
   // tap). The taps of one kernel row lie side by side in x (NHWC), so a run within a kernel row
   // whose taps are all inside the image is one masked load; a run that touches the padding is
   // loaded tap by tap. ResNet's stem (3 channels, 7 x 7): a half spans at most two kernel rows.
+  // dst[0, len) = row i's x at kernel row ki, from tap column col's channel first on (len <= 16).
+  // A member, not a lambda: GCC does not give a lambda its enclosing function's target.
+  CUVIL_BF16_TARGET void load_run(float* dst, int i, int64_t ki, int64_t len, int64_t col,
+                                  int64_t first) const {
+    const __mmask16 m = static_cast<__mmask16>((1u << len) - 1u);
+    const float* src = x + (origin[i] + (ki * g.w + col) * g.c + first);
+    _mm512_mask_storeu_ps(dst, m, _mm512_maskz_loadu_ps(m, src));
+  }
   CUVIL_BF16_TARGET __m512 crossing_half(int i, int h, __mmask16 valid) const {
     alignas(64) float v[16] = {};
     int64_t t = tap[h], ki = tap_row[h], kj = tap_col[h], ch = channel[h];
     auto tap_inside = [&](int64_t tt, int64_t col) {
       return tt < kMaxTaps ? (inside[i] >> tt & 1u) != 0 : in_image(iy0[i] + ki, ix0[i] + col);
-    };
-    auto load = [&](int64_t l, int64_t len, int64_t col, int64_t first) {
-      const __mmask16 m = static_cast<__mmask16>((1u << len) - 1u);
-      const float* src = x + (origin[i] + (ki * g.w + col) * g.c + first);
-      _mm512_mask_storeu_ps(v + l, m, _mm512_maskz_loadu_ps(m, src));
     };
     for (int64_t l = 0, k = kk[h]; l < 16 && k < k_end;) {
       const int64_t run = std::min({(g.kw - kj) * g.c - ch, 16 - l, k_end - k});
@@ -263,11 +262,12 @@ struct ConvRows {
       bool all_inside = true;
       for (int64_t q = 0; q < taps && all_inside; ++q) all_inside = tap_inside(t + q, kj + q);
       if (all_inside) {
-        load(l, run, kj, ch);
+        load_run(v + l, i, ki, run, kj, ch);
       } else {
         for (int64_t q = 0, done = 0; q < taps; ++q) {
           const int64_t len = std::min(g.c - (q == 0 ? ch : 0), run - done);
-          if (tap_inside(t + q, kj + q)) load(l + done, len, kj + q, q == 0 ? ch : 0);
+          if (tap_inside(t + q, kj + q))
+            load_run(v + l + done, i, ki, len, kj + q, q == 0 ? ch : 0);
           done += len;
         }
       }
@@ -530,9 +530,9 @@ constexpr int kAmxK = 32;     // K elements per TDPBF16PS
 
 // Rows [0, rows) x columns [k0, k0 + kc) of fp32 A -> row-major bf16 dst[rows_pad][kc_pad],
 // zero-padded.
-CUVIL_AMX_TARGET void convert_a_rowmajor(const float* a, int64_t lda, int64_t rows,
-                                         int64_t rows_pad, int64_t k0, int64_t kc, int64_t kc_pad,
-                                         uint16_t* dst) {
+CUVIL_AMX_BF16_TARGET void convert_a_rowmajor(const float* a, int64_t lda, int64_t rows,
+                                              int64_t rows_pad, int64_t k0, int64_t kc,
+                                              int64_t kc_pad, uint16_t* dst) {
   for (int64_t r = 0; r < rows_pad; ++r) {
     uint16_t* d = dst + r * kc_pad;
     if (r >= rows) {
@@ -552,8 +552,8 @@ CUVIL_AMX_TARGET void convert_a_rowmajor(const float* a, int64_t lda, int64_t ro
 }
 
 // One 32 x 32 block of C (+)= A[32, kc_pad] x B sliver over kc_pad / 32 steps.
-CUVIL_AMX_TARGET void amx_block(const uint16_t* a, int64_t kc_pad, const uint32_t* b, int64_t steps,
-                                float* c, int64_t ldc, bool accumulate) {
+CUVIL_AMX_BF16_TARGET void amx_block(const uint16_t* a, int64_t kc_pad, const uint32_t* b,
+                                     int64_t steps, float* c, int64_t ldc, bool accumulate) {
   const int64_t cs = ldc * static_cast<int64_t>(sizeof(float));
   if (accumulate) {
     _tile_loadd(0, c, cs);

@@ -17,12 +17,9 @@
 
 #include "runtime/cpu/amx_tiles.h"
 #include "runtime/cpu/kernel_util.h"
-
-// Compiled for AVX512_VNNI whatever -march says; only called after cpu_has_avx512_vnni().
-// (avx512dq as well: the shared AVX-512 helpers are compiled for it; every CPU with VNNI has it.)
-#define CUVIL_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
-#define CUVIL_AMX_INT8_TARGET \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,amx-tile,amx-int8")))
+// The products are compiled for AVX512_VNNI (or AMX) whatever -march says; they run only after
+// cpu_has_avx512_vnni() (cpu_has_amx_int8()).
+#include "runtime/cpu/target_attributes.h"
 
 // The sliver transpose, compiled for AVX-512 (inlined into the VNNI packing only).
 #include "runtime/cpu/target_avx512_begin.h"

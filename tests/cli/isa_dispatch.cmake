@@ -14,3 +14,10 @@ add_test(NAME runtime.kernel_isa_portable
   COMMAND $<TARGET_FILE:runtime_tests>
     --gtest_filter=ConvDirect*:ConvDepthwise*:ConvWinograd*:ActivationMath.*)
 set_tests_properties(runtime.kernel_isa_portable PROPERTIES TIMEOUT 900 ENVIRONMENT CUVIL_ISA=ref)
+
+# The sources that compile code for an instruction set beyond -march, compiled as the portable
+# build (-DCUVIL_NATIVE=OFF) compiles them: with -march=native they build whatever their target
+# attributes say (scripts/check_portable.sh).
+add_test(NAME build.portable_isa_sources
+  COMMAND ${PROJECT_SOURCE_DIR}/scripts/check_portable.sh ${PROJECT_BINARY_DIR}/portable)
+set_tests_properties(build.portable_isa_sources PROPERTIES TIMEOUT 900)
