@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "passes/target_cpu.h"
 #include "runtime/cpu/attention.h"
+#include "runtime/cpu/conv_bf16_direct.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::passes {
@@ -61,16 +62,24 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
 // A bf16 convolution without a bf16 variant of its kernel runs im2col + GEMM, whose gather is
 // slow for few channels: ResNet-50's stem (3 channels, 7x7) took 2.2 ms in bf16 against 0.84 ms
 // in the fp32 direct kernel (cuvil-micro-conv stem_7x7s2, 2 threads). So such convolutions with
-// fewer input channels than this stay f32.
+// fewer input channels than this stay f32, unless conv2d.bf16 runs them direct
+// (bf16_conv_runs_direct: every window starting on a whole bf16 pair).
 constexpr int64_t kMinBf16ImcolChannels = 16;
 
 // Why `n` stays f32 although it could run in `dtype` (empty when reduced precision pays).
 std::string slower_reason(const Graph& g, const Node& n, const std::string& dtype, bool variant) {
   if (dtype != "bf16" || n.op != OpKind::conv2d || variant) return "";
-  const int64_t channels = g.value(n.inputs[1]).shape[1];  // per group
+  const ir::Shape& w = g.value(n.inputs[1]).shape;  // [o, c per group, kh, kw]
+  const int64_t channels = w[1];
   if (channels >= kMinBf16ImcolChannels) return "";
+  const std::vector<int64_t> stride = n.attrs.get_ints("stride", {1, 1});
+  if (stride.size() == 2 &&
+      runtime::cpu::bf16_conv_runs_direct(channels, w[2], w[3], stride[0], stride[1])) {
+    return "";
+  }
   return "fewer than " + std::to_string(kMinBf16ImcolChannels) +
-         " input channels: im2col in bf16 is slower than the f32 kernel";
+         " input channels and windows that start inside a bf16 pair (stride x channels odd): "
+         "im2col in bf16 is slower than the f32 kernel";
 }
 
 int64_t reduction_depth(const Graph& g, const Node& n) {

@@ -89,7 +89,8 @@ std::vector<KernelInfo> build_table() {
   t.back().prepare = onednn::conv2d_prepare;
   // Reduced precision (passes/reduced_precision.cc picks them): weights converted once in prepare.
   add(OpKind::conv2d, "bf16", cpu::conv2d_bf16,
-      "NHWC groups=1: bf16 weights, 1x1 as GEMM or im2col (avx512_bf16)",
+      "NHWC groups=1: bf16 weights, 1x1 as GEMM, few channels direct, others im2col "
+      "(avx512_bf16)",
       cpu::conv2d_bf16_supported);
   t.back().precision = "bf16";
   t.back().schedule = cpu::bf16_gemm_schedule;

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "runtime/cpu/batched_matmul.h"
+#include "runtime/cpu/conv_bf16_direct.h"
 #include "runtime/cpu/gemm_bf16.h"
 #include "runtime/cpu/gemm_bf16_kernels.h"
 #include "runtime/cpu/kernel_util.h"
@@ -60,6 +61,9 @@ std::shared_ptr<const void> prepare_linear_bf16(const Step& step, const float* c
 
 std::shared_ptr<const void> prepare_conv2d_bf16(const Step& step, const float* const* constants) {
   if (!constants[1]) return nullptr;
+  if (const LowpConv g = lowp_conv(step); bf16_conv_runs_direct(g)) {
+    return pack_bf16_direct_weights(g, constants[1]);
+  }
   return pack_step_weights(step, constants[1], true,
                            preparing_pool(ir::num_elements(step.input_shapes[1])).get());
 }
@@ -109,14 +113,22 @@ void matmul_bf16(const KernelArgs& a) {
 void conv2d_bf16(const KernelArgs& a) {
   const LowpSchedule& schedule = scheduled_lowp(a.step);
   const LowpConv& cg = schedule.conv;
-  const auto w = weights_of(a, true);
   const Epilogue epi(a.step, a.in, a.out);
+  const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
+  if (bf16_conv_runs_direct(cg)) {  // few input channels: no im2col (conv_bf16_direct.h)
+    const auto w = a.step.prepared
+                       ? std::static_pointer_cast<const Bf16DirectWeights>(a.step.prepared)
+                       : pack_bf16_direct_weights(cg, a.in[1]);
+    conv2d_bf16_direct(cg, *w, a.in[0], bias, epi, a.out, a.pool);
+    return;
+  }
+  const auto w = weights_of(a, true);
   Bf16Gemm g;
   g.blocking = schedule.bf16;
   g.n = cg.o, g.k = cg.k();
   g.b = w->words.data();
   g.ldc = cg.o;
-  g.bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
+  g.bias = bias;
   g.epilogue = epi.empty() ? nullptr : &epi;
   if (cg.is_1x1()) {
     g.m = cg.n * cg.h * cg.w;

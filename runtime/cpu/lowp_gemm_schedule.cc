@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "runtime/cpu/attrs.h"
+#include "runtime/cpu/conv_bf16_direct.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/kernel_table.h"
@@ -56,6 +57,8 @@ std::shared_ptr<const void> schedule(const Step& step, Lowp precision) {
   if (step.op == ir::OpKind::conv2d) {
     s->conv = lowp_conv(step);
     const LowpConv& g = s->conv;
+    // Few channels run direct, with no panels: the gemm-tiling knobs reach nothing there.
+    if (precision == Lowp::bf16 && bf16_conv_runs_direct(g)) return s;
     if (g.is_1x1()) {
       max_rows = g.n * g.h * g.w;
     } else {

@@ -228,7 +228,8 @@ TEST(ReducedPrecision, NchwConvsStayF32WithAReason) {
   }
 }
 
-// A convolution of few input channels (a stem) stays f32 in bf16 pipelines: its im2col gather
+// A convolution of few input channels whose windows start inside a bf16 pair (stride x channels
+// odd: tiny_resnet's stem, 3 channels, stride 1) stays f32 in bf16 pipelines: its im2col gather
 // costs more than bf16 saves. 16 channels and more go bf16.
 TEST(ReducedPrecision, Bf16StemOfFewChannelsStaysF32WithAReason) {
   if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
@@ -252,6 +253,27 @@ TEST(ReducedPrecision, Bf16StemOfFewChannelsStaysF32WithAReason) {
   }
   EXPECT_GT(stems, 0);
   EXPECT_GT(bf16, 0);
+}
+
+// A stem whose every window starts on a whole pair (3 channels, stride 2: ResNet's) runs bf16,
+// on conv2d.bf16's direct path.
+TEST(ReducedPrecision, Bf16StemWhoseWindowsStartOnAPairGoesBf16) {
+  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  Graph g;
+  const ir::ValueId x = g.add_input("image", {1, 3, 17, 17});
+  g.mark_output(testing::add_conv(g, x, 3, 16, 7, 2, true, 10));
+  testing::run_pass(g, "layout", {{"memory_layout", std::string("nhwc")}});
+  testing::run_pass(g, "reduced-precision",
+                    {{"conv_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+  int convs = 0;
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::conv2d) continue;
+    ++convs;
+    EXPECT_EQ(n.attrs.get_string("precision", ""), "bf16") << n.name;
+    EXPECT_EQ(n.attrs.get_string("impl", ""), "conv2d.bf16") << n.name;
+    EXPECT_FALSE(n.attrs.has("precision.fallback")) << n.name;
+  }
+  EXPECT_EQ(convs, 1);
 }
 
 TEST(ReducedPrecision, SmallReductionsStayF32BelowMinK) {

@@ -1,0 +1,54 @@
+// conv2d.bf16's path for convolutions of few input channels (an image network's stem: 3
+// channels, 7x7, stride 2): direct, with no im2col. The input is converted once per call into a
+// zero-bordered bf16 copy in which the taps of one kernel row are side by side (NHWC), so a
+// register tile broadcasts pairs of them straight from that copy: K runs over (kernel row, pair
+// of consecutive elements of the row), and the pair at a row's odd end meets a zero weight.
+// Packing A for the GEMM instead cost several times the products (few channels leave each A row
+// short and every output channel block repacks it).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "runtime/cpu/epilogue.h"
+#include "runtime/cpu/quantize.h"
+#include "runtime/cpu/quantize_conv.h"
+#include "runtime/thread_pool.h"
+
+namespace cuvil::runtime::cpu {
+
+// Input channels below this run direct (the in-place gather is fast from 16 on).
+inline constexpr int64_t kBf16DirectMaxChannels = 15;
+// Pairs of elements per kernel row (kw * c / 2, rounded up) at most: the weights of one block of
+// output channels stay in L1.
+inline constexpr int64_t kBf16DirectMaxRowPairs = 64;
+
+// Whether conv2d.bf16 runs a convolution of `c` input channels, kernel width `kw` and horizontal
+// stride `sw` direct: few channels, and every output pixel's window starting on a whole pair
+// (sw * c even), not a 1x1 stride-1 product (a GEMM on the input as it is). Also read by the
+// reduced-precision pass, which keeps the other few-channel convolutions in f32.
+inline bool bf16_conv_runs_direct(int64_t c, int64_t kh, int64_t kw, int64_t sh, int64_t sw) {
+  const bool unit_1x1 = kh == 1 && kw == 1 && sh == 1 && sw == 1;
+  return !unit_1x1 && c >= 1 && c <= kBf16DirectMaxChannels && (sw * c) % 2 == 0 &&
+         (kw * c + 1) / 2 <= kBf16DirectMaxRowPairs;
+}
+inline bool bf16_conv_runs_direct(const LowpConv& g) {
+  return !g.is_1x1() && bf16_conv_runs_direct(g.c, g.kh, g.kw, g.sh, g.sw);
+}
+
+// The weights as [kh][row pair][o_pad] words: the pair (2j, 2j + 1) of kernel row i's elements
+// (tap j' = e / c, channel e % c) in the low and high halves, zero past kw * c and past o.
+struct Bf16DirectWeights {
+  int64_t row_pairs = 0;  // (kw * c + 1) / 2
+  int64_t o_pad = 0;      // o rounded up to 16
+  AlignedArray<uint32_t> words;
+};
+
+// w is the step's [o, c, kh, kw] weight.
+std::shared_ptr<Bf16DirectWeights> pack_bf16_direct_weights(const LowpConv& g, const float* w);
+
+// y[n, oh, ow, o] = conv(x[n, h, w, c]) + bias, then `epi`; bias may be null. Runs on `pool`.
+void conv2d_bf16_direct(const LowpConv& g, const Bf16DirectWeights& w, const float* x,
+                        const float* bias, const Epilogue& epi, float* y, ThreadPool& pool);
+
+}  // namespace cuvil::runtime::cpu

@@ -1,0 +1,89 @@
+// conv2d.bf16's direct path for few input channels (runtime/cpu/conv_bf16_direct.h): which
+// convolutions take it, and that it matches the fp64 reference within the bf16 bound.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "runtime/cpu/conv_bf16_direct.h"
+#include "runtime/cpu/gemm_bf16.h"
+#include "tests/runtime/conv_kernel_support.h"
+#include "tests/runtime/conv_test_graphs.h"
+
+namespace cuvil::runtime::cpu {
+namespace {
+
+using testing::ConvCase;
+
+bool runs_direct(const ConvCase& cc) {
+  return bf16_conv_runs_direct(cc.c, cc.k, cc.k, cc.stride, cc.stride);
+}
+
+std::string describe(const ConvCase& cc) {
+  return "n=" + std::to_string(cc.n) + " c=" + std::to_string(cc.c) + " h=" + std::to_string(cc.h) +
+         " w=" + std::to_string(cc.w) + " o=" + std::to_string(cc.o) +
+         " k=" + std::to_string(cc.k) + " stride=" + std::to_string(cc.stride) +
+         " pad=" + std::to_string(cc.pad);
+}
+
+// A stem (3 channels, 7x7, stride 2), one to 15 channels, output channels 1, 17, 70 (a block of
+// 64 and a partial one) and 33, odd images, kernel rows of an odd element count (the pair at the
+// end meets a zero weight), padding wider than the image, strided 1x1, several images.
+const ConvCase kDirectCases[] = {
+    {1, 3, 17, 17, 64, 7, 2, 3, 1, true}, {2, 3, 9, 11, 17, 3, 2, 1, 1, false},
+    {1, 2, 7, 7, 70, 3, 1, 1, 1, true},   {1, 1, 13, 13, 33, 5, 2, 2, 1, true},
+    {1, 4, 5, 5, 1, 3, 1, 0, 1, false},   {3, 6, 1, 1, 8, 3, 1, 1, 1, true},
+    {1, 3, 9, 9, 16, 1, 2, 0, 1, true},   {1, 5, 8, 6, 48, 9, 2, 4, 1, true},
+    {1, 15, 7, 7, 20, 3, 2, 1, 1, false}, {1, 3, 32, 35, 130, 3, 2, 1, 1, true},
+};
+
+class Bf16DirectConvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cpu_has_avx512_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  }
+};
+
+TEST(Bf16DirectConv, FewChannelsWhoseWindowsStartOnAPairRunDirect) {
+  for (const ConvCase& cc : kDirectCases) EXPECT_TRUE(runs_direct(cc)) << describe(cc);
+}
+
+TEST(Bf16DirectConv, OtherConvolutionsDoNot) {
+  EXPECT_FALSE(bf16_conv_runs_direct(3, 3, 3, 1, 1));     // stride x channels odd
+  EXPECT_FALSE(bf16_conv_runs_direct(5, 7, 7, 3, 3));     // the same, stride 3
+  EXPECT_FALSE(bf16_conv_runs_direct(16, 3, 3, 1, 1));    // enough channels for the gather
+  EXPECT_FALSE(bf16_conv_runs_direct(4, 1, 1, 1, 1));     // a 1x1 stride-1 product
+  EXPECT_FALSE(bf16_conv_runs_direct(14, 11, 11, 2, 2));  // 77 pairs per kernel row
+  EXPECT_FALSE(bf16_conv_runs_direct(0, 3, 3, 2, 2));
+}
+
+TEST_F(Bf16DirectConvTest, MatchesTheReferenceWithinTheBf16Bound) {
+  for (const ConvCase& cc : kDirectCases) {
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(describe(cc) + " threads=" + std::to_string(threads));
+      const ir::Graph g = testing::conv_graph(cc, "nhwc", false, false);
+      EXPECT_LE(testing::kernel_error(g, "conv2d.bf16", threads), kBf16GemmTolerance);
+    }
+  }
+}
+
+// Weights that are not constants are packed per call; a residual add and ReLU fused.
+TEST_F(Bf16DirectConvTest, WeightsAsInputsAndAFusedEpilogue) {
+  for (const ConvCase& cc : {kDirectCases[0], kDirectCases[2], kDirectCases[7]}) {
+    SCOPED_TRACE(describe(cc));
+    const ir::Graph g = testing::conv_graph(cc, "nhwc", true, true);
+    EXPECT_LE(testing::kernel_error(g, "conv2d.bf16", 2), kBf16GemmTolerance);
+  }
+}
+
+// Every lane epilogue (in registers) and one without a lane form (applied per output row) give
+// the bits of the plain output finished by Epilogue::apply.
+TEST_F(Bf16DirectConvTest, EpiloguesGiveTheBitsOfApplyAfterwards) {
+  for (const ConvCase& cc : {kDirectCases[1], kDirectCases[2]}) {
+    SCOPED_TRACE(describe(cc));
+    testing::expect_fused_epilogues_match_apply(testing::conv_graph(cc, "nhwc", false, false),
+                                                "conv2d.bf16");
+  }
+}
+
+}  // namespace
+}  // namespace cuvil::runtime::cpu
