@@ -21,6 +21,7 @@ mapfile -t sources < <(list_sources | grep -v '^tests/' |
 [ ${#sources[@]} -gt 0 ] || { echo "check_portable: no ISA-specific sources found" >&2; exit 1; }
 # Object files are DIR/CMakeFiles/TARGET.dir/REST.o for a source DIR/REST.cc (each target that
 # compiles it).
+ninja -C "$BUILD_DIR" build.ninja >/dev/null 2>&1  # re-globs the sources (a new file) if needed
 mapfile -t all < <(ninja -C "$BUILD_DIR" -t targets all | sed -n 's|^\([^:]*\.cc\.o\): .*|\1|p')
 objects=()
 for src in "${sources[@]}"; do
