@@ -63,7 +63,7 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
 // slow for few channels: ResNet-50's stem (3 channels, 7x7) took 2.2 ms in bf16 against 0.84 ms
 // in the fp32 direct kernel (cuvil-micro-conv stem_7x7s2, 2 threads). So such convolutions with
 // fewer input channels than this stay f32, unless conv2d.bf16 runs them direct
-// (bf16_conv_runs_direct: every window starting on a whole bf16 pair).
+// (bf16_conv_runs_direct: any but 1x1 stride-1 products and very wide kernel rows).
 constexpr int64_t kMinBf16ImcolChannels = 16;
 
 // Why `n` stays f32 although it could run in `dtype` (empty when reduced precision pays).
@@ -78,8 +78,9 @@ std::string slower_reason(const Graph& g, const Node& n, const std::string& dtyp
     return "";
   }
   return "fewer than " + std::to_string(kMinBf16ImcolChannels) +
-         " input channels and windows that start inside a bf16 pair (stride x channels odd): "
-         "im2col in bf16 is slower than the f32 kernel";
+         " input channels in a 1x1 stride-1 product or a kernel row of more than " +
+         std::to_string(2 * runtime::cpu::kBf16DirectMaxRowPairs) +
+         " elements: the bf16 GEMM is slower than the f32 kernel";
 }
 
 int64_t reduction_depth(const Graph& g, const Node& n) {

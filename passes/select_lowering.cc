@@ -81,6 +81,14 @@ std::string conv_class(const ir::Graph& graph, const ir::Node& node) {
   return "conv_other";
 }
 
+// Winograd's products are a batched GEMM whose K is the input channels: with few of them its
+// transforms and the products' C traffic outweigh the multiplies it saves. 3x3, 64 output
+// channels, fp32, a Zen 5 class EPYC (--probes ops, docs/performance.md): 3 channels at 224 x 224
+// (VGG-11's first layer) 2.0-2.5 ms by Winograd, 1.1 ms direct; at 112 x 112, 4 channels 239 us
+// by Winograd, 164 direct; 8 channels 278 against 317 and 12 channels 382 against 429. Such
+// conv_3x3 nodes of fewer input channels (per group) than this run the direct kernel.
+constexpr int64_t kWinogradMinChannels = 8;
+
 // 2x2 output tiles of a convolution's result (batch x ceil(OH / 2) x ceil(OW / 2)).
 int64_t winograd_tiles(const ir::Graph& graph, const ir::Node& n) {
   const ir::Shape& y = graph.value(n.output).shape;
@@ -132,7 +140,8 @@ void SelectLoweringPass::run(ir::Graph& graph, const ParamMap& params) const {
     if (!spec) continue;
     std::string choice = param_choice(params, spec->param);
     if (choice == "winograd" &&
-        (winograd_tiles(graph, n) < param_int(params, "winograd_min_tiles") ||
+        (graph.value(n.inputs[1]).shape[1] < kWinogradMinChannels ||
+         winograd_tiles(graph, n) < param_int(params, "winograd_min_tiles") ||
          weight_kib_per_tile(graph, n) >
              static_cast<double>(param_int(params, "winograd_max_tile_kib")))) {
       choice = "direct";

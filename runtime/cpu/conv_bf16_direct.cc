@@ -102,23 +102,31 @@ CUVIL_BF16_TARGET void convert_run(const float* src, int64_t n, uint16_t* dst) {
   }
 }
 
-// The zero-bordered bf16 copy of one image: the padded rows and columns the windows read.
+// The zero-bordered bf16 copies of one image: the padded rows and columns the windows read. A
+// window that starts at an odd element (stride x channels odd, an odd pixel) reads a second copy
+// shifted by one element, where it starts on a whole pair.
 struct PaddedCopy {
   int64_t rows = 0, cols = 0;  // padded rows and columns
-  int64_t row_words = 0;       // a row's elements (cols * c, plus one if odd) in pairs
-  int64_t image_words = 0;
+  int64_t shifts = 1;          // copies: 1, or 2 where stride x channels is odd
+  int64_t row_words = 0;       // a row: cols * c elements, the shift and an odd end's pair
+  int64_t copy_words = 0;      // one copy of one image
 
   explicit PaddedCopy(const LowpConv& g)
       : rows((g.oh - 1) * g.sh + g.kh),
         cols((g.ow - 1) * g.sw + g.kw),
-        row_words((cols * g.c + 1) / 2),
-        image_words(rows * row_words) {}
+        shifts((g.sw * g.c) % 2 == 0 ? 1 : 2),
+        row_words((cols * g.c + 3) / 2),
+        copy_words(rows * row_words) {}
+  uint32_t* row(uint32_t* base, int64_t img, int64_t shift, int64_t r) const {
+    return base + (img * shifts + shift) * copy_words + r * row_words;
+  }
 };
 
-// Row r of image img's padded copy from x (zero outside the image, and the odd last element).
-void copy_row(const LowpConv& g, const PaddedCopy& p, const float* x, int64_t img, int64_t r,
-              uint32_t* copy) {
-  auto* dst = reinterpret_cast<uint16_t*>(copy + img * p.image_words + r * p.row_words);
+// Row r of image img's copy `shift` from x: element e of the padded row at e + shift, zero
+// outside the image and around it.
+void copy_row(const LowpConv& g, const PaddedCopy& p, const float* x, int64_t img, int64_t shift,
+              int64_t r, uint32_t* copy) {
+  auto* dst = reinterpret_cast<uint16_t*>(p.row(copy, img, shift, r));
   const int64_t elements = 2 * p.row_words;
   const int64_t iy = r - g.ph;
   // Padded columns [q0, q1) hold image columns [q0 - pw, q1 - pw).
@@ -127,39 +135,65 @@ void copy_row(const LowpConv& g, const PaddedCopy& p, const float* x, int64_t im
     std::memset(dst, 0, static_cast<size_t>(elements) * sizeof(uint16_t));
     return;
   }
-  std::memset(dst, 0, static_cast<size_t>(q0 * g.c) * sizeof(uint16_t));
-  convert_run(x + ((img * g.h + iy) * g.w + (q0 - g.pw)) * g.c, (q1 - q0) * g.c, dst + q0 * g.c);
-  std::memset(dst + q1 * g.c, 0, static_cast<size_t>(elements - q1 * g.c) * sizeof(uint16_t));
+  const int64_t first = shift + q0 * g.c, end = shift + q1 * g.c;  // the image's elements
+  std::memset(dst, 0, static_cast<size_t>(first) * sizeof(uint16_t));
+  convert_run(x + ((img * g.h + iy) * g.w + (q0 - g.pw)) * g.c, end - first, dst + first);
+  std::memset(dst + end, 0, static_cast<size_t>(elements - end) * sizeof(uint16_t));
 }
 
 struct RowArgs {
   const LowpConv& g;
   const PaddedCopy& p;
   const Bf16DirectWeights& w;
-  const uint32_t* copy;
+  uint32_t* copy;
   const float* bias;
   const LaneEpilogue* lanes;  // the epilogue in registers, or null
   float* y;
 };
 
-// Output row oy of image img: blocks of NV * 16 channels (fewer in the last), tiles of pixels.
+// Pixels of one output row that are read alike: `count` of them, windows pix_words apart from
+// x, outputs ldy floats apart from y.
+struct PixelRun {
+  const uint32_t* x;
+  int64_t pix_words;
+  float* y;
+  int64_t ldy;
+  int64_t count;
+};
+
+// Output row oy of image img, channels [col, col + NV * 16) (fewer in the last vector): every
+// pixel from the one copy where stride x channels is even, else the even pixels from the first
+// copy and the odd ones from the shifted copy, each a run of every other pixel.
 template <int NV>
 void block_row(const RowArgs& a, int64_t img, int64_t oy, int64_t col) {
   const LowpConv& g = a.g;
-  const int64_t pix_words = g.sw * g.c / 2;
-  const uint32_t* x = a.copy + img * a.p.image_words + oy * g.sh * a.p.row_words;
+  const int64_t step = g.sw * g.c;  // elements between consecutive pixels' windows
+  const int64_t r0 = oy * g.sh;     // the windows' first padded row
+  float* y = a.y + ((img * g.oh + oy) * g.ow) * g.o + col;
+  PixelRun runs[2];
+  int n_runs = 0;
+  if (a.p.shifts == 1) {
+    runs[n_runs++] = {a.p.row(a.copy, img, 0, r0), step / 2, y, g.o, g.ow};
+  } else {
+    runs[n_runs++] = {a.p.row(a.copy, img, 0, r0), step, y, 2 * g.o, (g.ow + 1) / 2};
+    // Pixel 1's window starts at element `step` (odd): at step + 1 in the shifted copy.
+    runs[n_runs++] = {a.p.row(a.copy, img, 1, r0) + (step + 1) / 2, step, y + g.o, 2 * g.o,
+                      g.ow / 2};
+  }
   const uint32_t* w = a.w.words.data() + col;
   const int64_t last = g.o - col - (NV - 1) * kLanes;  // channels in the last vector
   const auto tail = static_cast<__mmask16>(last >= kLanes ? 0xffffu : (1u << last) - 1u);
-  float* y = a.y + ((img * g.oh + oy) * g.ow) * g.o + col;
   const float* bias = a.bias ? a.bias + col : nullptr;
-  for (int64_t ox = 0; ox < g.ow; ox += kTileRows<NV>) {
-    const int rows = static_cast<int>(std::min<int64_t>(kTileRows<NV>, g.ow - ox));
-    with_rows<kTileRows<NV>>(rows, [&](auto r) {
-      tile<decltype(r)::value, NV>(x + ox * pix_words, pix_words, a.p.row_words, g.kh,
-                                   a.w.row_pairs, w, a.w.o_pad, y + ox * g.o, g.o, bias, a.lanes,
-                                   col, tail);
-    });
+  for (int i = 0; i < n_runs; ++i) {
+    const PixelRun& run = runs[i];
+    for (int64_t t = 0; t < run.count; t += kTileRows<NV>) {
+      const int rows = static_cast<int>(std::min<int64_t>(kTileRows<NV>, run.count - t));
+      with_rows<kTileRows<NV>>(rows, [&](auto r) {
+        tile<decltype(r)::value, NV>(run.x + t * run.pix_words, run.pix_words, a.p.row_words, g.kh,
+                                     a.w.row_pairs, w, a.w.o_pad, run.y + t * run.ldy, run.ldy,
+                                     bias, a.lanes, col, tail);
+      });
+    }
   }
 }
 
@@ -211,10 +245,14 @@ void conv2d_bf16_direct(const LowpConv& g, const Bf16DirectWeights& w, const flo
               "conv2d_bf16_direct: not a direct bf16 convolution on this CPU");
   const PaddedCopy p(g);
   // The calling thread's buffer, shared read-only once written.
-  auto* copy = reinterpret_cast<uint32_t*>(pool.scratch(pool.current_thread(), ThreadPool::kKernel,
-                                                        static_cast<size_t>(g.n * p.image_words)));
-  pool.parallel_for(g.n * p.rows, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) copy_row(g, p, x, t / p.rows, t % p.rows, copy);
+  auto* copy =
+      reinterpret_cast<uint32_t*>(pool.scratch(pool.current_thread(), ThreadPool::kKernel,
+                                               static_cast<size_t>(g.n * p.shifts * p.copy_words)));
+  pool.parallel_for(g.n * p.shifts * p.rows, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t r = t % p.rows, copy_index = t / p.rows;
+      copy_row(g, p, x, copy_index / p.shifts, copy_index % p.shifts, r, copy);
+    }
   });
   const LaneEpilogue* lanes = epi.empty() ? nullptr : epi.lanes();
   const RowArgs args{g, p, w, copy, bias, lanes, y};

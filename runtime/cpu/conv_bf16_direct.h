@@ -3,8 +3,9 @@
 // zero-bordered bf16 copy in which the taps of one kernel row are side by side (NHWC), so a
 // register tile broadcasts pairs of them straight from that copy: K runs over (kernel row, pair
 // of consecutive elements of the row), and the pair at a row's odd end meets a zero weight.
-// Packing A for the GEMM instead cost several times the products (few channels leave each A row
-// short and every output channel block repacks it).
+// Where stride x channels is odd, every other pixel's window starts inside a pair: those read a
+// second copy shifted by one element. Packing A for the GEMM instead cost several times the
+// products (few channels leave each A row short and every output channel block repacks it).
 #pragma once
 
 #include <cstdint>
@@ -23,13 +24,13 @@ inline constexpr int64_t kBf16DirectMaxChannels = 15;
 // output channels stay in L1.
 inline constexpr int64_t kBf16DirectMaxRowPairs = 64;
 
-// Whether conv2d.bf16 runs a convolution of `c` input channels, kernel width `kw` and horizontal
-// stride `sw` direct: few channels, and every output pixel's window starting on a whole pair
-// (sw * c even), not a 1x1 stride-1 product (a GEMM on the input as it is). Also read by the
-// reduced-precision pass, which keeps the other few-channel convolutions in f32.
+// Whether conv2d.bf16 runs a convolution of `c` input channels and a kh x kw window at stride
+// (sh, sw) direct: few channels, kernel rows of at most kBf16DirectMaxRowPairs pairs, and not a
+// 1x1 stride-1 product (a GEMM on the input as it is). Also read by the reduced-precision pass,
+// which keeps the other few-channel convolutions in f32.
 inline bool bf16_conv_runs_direct(int64_t c, int64_t kh, int64_t kw, int64_t sh, int64_t sw) {
   const bool unit_1x1 = kh == 1 && kw == 1 && sh == 1 && sw == 1;
-  return !unit_1x1 && c >= 1 && c <= kBf16DirectMaxChannels && (sw * c) % 2 == 0 &&
+  return !unit_1x1 && c >= 1 && c <= kBf16DirectMaxChannels &&
          (kw * c + 1) / 2 <= kBf16DirectMaxRowPairs;
 }
 inline bool bf16_conv_runs_direct(const LowpConv& g) {

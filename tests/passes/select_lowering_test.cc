@@ -184,20 +184,46 @@ TEST(SelectLowering, WinogradMatchesReferenceInBothLayouts) {
 
 // Winograd runs ungrouped 3x3 stride-1 NHWC convolutions; a grouped one falls back to im2col.
 TEST(SelectLowering, WinogradTakesPlainThreeByThreeAndCountsFallbacks) {
-  Graph g = conv_net(7, 9);
+  Graph g = conv_net(8, 9);
+  // A grouped 3x3 of 8 channels per group: Winograd cannot run it, its class's fallback does.
+  const ValueId x = g.add_input("x3", {1, 16, 9, 9});
+  g.mark_output(add_conv(g, x, 16, 16, 3, 1, false, 104, "nchw", 2));
   run_pass(g, "layout", {{"memory_layout", "nhwc"}});
   run_pass(g, "select-lowering", {{"conv_3x3", "winograd"}, {"winograd_min_tiles", int64_t{0}}});
-  int64_t winograd = 0, grouped = 0;
+  int64_t winograd = 0, grouped = 0, few = 0;
   for (const ir::Node& n : g.nodes()) {
     if (n.op != OpKind::conv2d || conv_class(g, n) != "conv_3x3") continue;
     const bool is_grouped = n.attrs.get_int("groups", 1) > 1;
-    EXPECT_EQ(n.attrs.get_string("impl", ""), is_grouped ? "conv2d.im2col" : "conv2d.winograd_nhwc")
-        << n.name;
-    (is_grouped ? grouped : winograd) += 1;
+    const bool is_few = g.value(n.inputs[1]).shape[1] < 8;  // the stem, the 2-per-group conv
+    const char* want = is_few       ? "conv2d.direct_nhwc"
+                       : is_grouped ? "conv2d.im2col"
+                                    : "conv2d.winograd_nhwc";
+    EXPECT_EQ(n.attrs.get_string("impl", ""), want) << n.name;
+    (is_few ? few : is_grouped ? grouped : winograd) += 1;
   }
   EXPECT_GT(winograd, 0);
   EXPECT_EQ(grouped, 1);
+  EXPECT_EQ(few, 2);
   EXPECT_EQ(g.annotations["select-lowering.fallbacks"], 1);
+}
+
+// A conv_3x3 chosen for Winograd runs direct below 8 input channels (per group): Winograd's
+// products have K = the input channels.
+TEST(SelectLowering, WinogradWithFewInputChannelsRunsDirect) {
+  auto impl = [](int64_t channels) {
+    Graph g;
+    const ValueId x = g.add_input("x", {1, channels, 16, 16});
+    g.mark_output(add_conv(g, x, channels, 32, 3, 1, false, 1));
+    run_pass(g, "layout", {{"memory_layout", "nhwc"}});
+    run_pass(g, "select-lowering", {{"conv_3x3", "winograd"}, {"winograd_min_tiles", int64_t{0}}});
+    for (const ir::Node& n : g.nodes()) {
+      if (n.op == OpKind::conv2d) return n.attrs.get_string("impl", "");
+    }
+    return std::string();
+  };
+  EXPECT_EQ(impl(3), "conv2d.direct_nhwc");
+  EXPECT_EQ(impl(7), "conv2d.direct_nhwc");
+  EXPECT_EQ(impl(8), "conv2d.winograd_nhwc");
 }
 
 // Below winograd_min_tiles 2x2 output tiles a conv_3x3 chosen for Winograd runs direct.
@@ -228,9 +254,10 @@ TEST(SelectLowering, WinogradWithHeavyWeightsPerTileRunsDirect) {
     const ValueId x = g.add_input("x", {1, channels, spatial, spatial});
     g.mark_output(add_conv(g, x, channels, channels, 3, 1, false, 1));
     run_pass(g, "layout", {{"memory_layout", "nhwc"}});
-    run_pass(g, "select-lowering", {{"conv_3x3", "winograd"},
-                                    {"winograd_min_tiles", int64_t{0}},
-                                    {"winograd_max_tile_kib", max_kib}});
+    run_pass(g, "select-lowering",
+             {{"conv_3x3", "winograd"},
+              {"winograd_min_tiles", int64_t{0}},
+              {"winograd_max_tile_kib", max_kib}});
     for (const ir::Node& n : g.nodes()) {
       if (n.op == OpKind::conv2d) return n.attrs.get_string("impl", "");
     }

@@ -27,13 +27,17 @@ std::string describe(const ConvCase& cc) {
 
 // A stem (3 channels, 7x7, stride 2), one to 15 channels, output channels 1, 17, 70 (a block of
 // 64 and a partial one) and 33, odd images, kernel rows of an odd element count (the pair at the
-// end meets a zero weight), padding wider than the image, strided 1x1, several images.
+// end meets a zero weight), padding wider than the image, strided 1x1, several images; and
+// stride x channels odd (every other window read from the shifted copy): 3 and 5 channels at
+// stride 1, 1 channel at stride 3, 7 channels at stride 1 with one output pixel per row.
 const ConvCase kDirectCases[] = {
     {1, 3, 17, 17, 64, 7, 2, 3, 1, true}, {2, 3, 9, 11, 17, 3, 2, 1, 1, false},
     {1, 2, 7, 7, 70, 3, 1, 1, 1, true},   {1, 1, 13, 13, 33, 5, 2, 2, 1, true},
     {1, 4, 5, 5, 1, 3, 1, 0, 1, false},   {3, 6, 1, 1, 8, 3, 1, 1, 1, true},
     {1, 3, 9, 9, 16, 1, 2, 0, 1, true},   {1, 5, 8, 6, 48, 9, 2, 4, 1, true},
     {1, 15, 7, 7, 20, 3, 2, 1, 1, false}, {1, 3, 32, 35, 130, 3, 2, 1, 1, true},
+    {1, 3, 9, 11, 64, 3, 1, 1, 1, true},  {2, 5, 7, 6, 17, 5, 1, 2, 1, false},
+    {1, 1, 13, 14, 40, 7, 3, 3, 1, true}, {1, 7, 5, 1, 9, 3, 1, 1, 1, true},
 };
 
 class Bf16DirectConvTest : public ::testing::Test {
@@ -43,13 +47,11 @@ class Bf16DirectConvTest : public ::testing::Test {
   }
 };
 
-TEST(Bf16DirectConv, FewChannelsWhoseWindowsStartOnAPairRunDirect) {
+TEST(Bf16DirectConv, FewChannelsRunDirect) {
   for (const ConvCase& cc : kDirectCases) EXPECT_TRUE(runs_direct(cc)) << describe(cc);
 }
 
 TEST(Bf16DirectConv, OtherConvolutionsDoNot) {
-  EXPECT_FALSE(bf16_conv_runs_direct(3, 3, 3, 1, 1));     // stride x channels odd
-  EXPECT_FALSE(bf16_conv_runs_direct(5, 7, 7, 3, 3));     // the same, stride 3
   EXPECT_FALSE(bf16_conv_runs_direct(16, 3, 3, 1, 1));    // enough channels for the gather
   EXPECT_FALSE(bf16_conv_runs_direct(4, 1, 1, 1, 1));     // a 1x1 stride-1 product
   EXPECT_FALSE(bf16_conv_runs_direct(14, 11, 11, 2, 2));  // 77 pairs per kernel row
@@ -68,7 +70,7 @@ TEST_F(Bf16DirectConvTest, MatchesTheReferenceWithinTheBf16Bound) {
 
 // Weights that are not constants are packed per call; a residual add and ReLU fused.
 TEST_F(Bf16DirectConvTest, WeightsAsInputsAndAFusedEpilogue) {
-  for (const ConvCase& cc : {kDirectCases[0], kDirectCases[2], kDirectCases[7]}) {
+  for (const ConvCase& cc : {kDirectCases[0], kDirectCases[2], kDirectCases[7], kDirectCases[11]}) {
     SCOPED_TRACE(describe(cc));
     const ir::Graph g = testing::conv_graph(cc, "nhwc", true, true);
     EXPECT_LE(testing::kernel_error(g, "conv2d.bf16", 2), kBf16GemmTolerance);
@@ -78,7 +80,7 @@ TEST_F(Bf16DirectConvTest, WeightsAsInputsAndAFusedEpilogue) {
 // Every lane epilogue (in registers) and one without a lane form (applied per output row) give
 // the bits of the plain output finished by Epilogue::apply.
 TEST_F(Bf16DirectConvTest, EpiloguesGiveTheBitsOfApplyAfterwards) {
-  for (const ConvCase& cc : {kDirectCases[1], kDirectCases[2]}) {
+  for (const ConvCase& cc : {kDirectCases[1], kDirectCases[2], kDirectCases[10]}) {
     SCOPED_TRACE(describe(cc));
     testing::expect_fused_epilogues_match_apply(testing::conv_graph(cc, "nhwc", false, false),
                                                 "conv2d.bf16");
