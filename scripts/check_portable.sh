@@ -2,8 +2,9 @@
 # Compiles, as the portable build does (-DCUVIL_NATIVE=OFF: no -march=native), every source that
 # compiles code for an instruction set beyond the build's -march (those that include
 # runtime/cpu/target_avx2_begin.h, target_avx512_begin.h or target_attributes.h, or carry a target
-# attribute), and fails on any error or warning. With -march=native the whole file has AVX-512 and FMA, so a target
-# attribute that lacks what an inlined helper needs builds there and fails only here.
+# attribute), and fails on any error or warning. With -march=native the whole file has AVX-512
+# and FMA, so a target attribute that lacks what an inlined helper needs builds there and fails
+# only here.
 #
 #   scripts/check_portable.sh [BUILD_DIR]     # default build/portable; configured once
 set -euo pipefail

@@ -186,8 +186,12 @@ void block_row(const RowArgs& a, int64_t img, int64_t oy, int64_t col) {
   const float* bias = a.bias ? a.bias + col : nullptr;
   for (int i = 0; i < n_runs; ++i) {
     const PixelRun& run = runs[i];
-    for (int64_t t = 0; t < run.count; t += kTileRows<NV>) {
-      const int rows = static_cast<int>(std::min<int64_t>(kTileRows<NV>, run.count - t));
+    // Even tiles: every tile streams the block's weights once, so 7 pixels run as 4 + 3, not as
+    // 6 + a 1-pixel tile that loads as much for a sixth of the work (ViT-B/32's patch embedding).
+    const int64_t tiles = ceil_div(run.count, kTileRows<NV>);
+    const int64_t per_tile = tiles > 0 ? ceil_div(run.count, tiles) : 0;
+    for (int64_t t = 0; t < run.count; t += per_tile) {
+      const int rows = static_cast<int>(std::min(per_tile, run.count - t));
       with_rows<kTileRows<NV>>(rows, [&](auto r) {
         tile<decltype(r)::value, NV>(run.x + t * run.pix_words, run.pix_words, a.p.row_words, g.kh,
                                      a.w.row_pairs, w, a.w.o_pad, run.y + t * run.ldy, run.ldy,

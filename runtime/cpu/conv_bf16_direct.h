@@ -20,8 +20,8 @@ namespace cuvil::runtime::cpu {
 
 // Input channels below this run direct (the in-place gather is fast from 16 on).
 inline constexpr int64_t kBf16DirectMaxChannels = 15;
-// Pairs of elements per kernel row (kw * c / 2, rounded up) at most: the weights of one block of
-// output channels stay in L1.
+// Pairs of elements per kernel row (kw * c / 2, rounded up) at most. A bound, not a measured
+// crossing: wider rows (11 x 11 on 12 channels) are long enough for the GEMM's packing.
 inline constexpr int64_t kBf16DirectMaxRowPairs = 64;
 
 // Whether conv2d.bf16 runs a convolution of `c` input channels and a kh x kw window at stride
@@ -34,7 +34,7 @@ inline bool bf16_conv_runs_direct(int64_t c, int64_t kh, int64_t kw, int64_t sh,
          (kw * c + 1) / 2 <= kBf16DirectMaxRowPairs;
 }
 inline bool bf16_conv_runs_direct(const LowpConv& g) {
-  return !g.is_1x1() && bf16_conv_runs_direct(g.c, g.kh, g.kw, g.sh, g.sw);
+  return bf16_conv_runs_direct(g.c, g.kh, g.kw, g.sh, g.sw);
 }
 
 // The weights as [kh][row pair][o_pad] words: the pair (2j, 2j + 1) of kernel row i's elements

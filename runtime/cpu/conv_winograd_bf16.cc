@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "runtime/cpu/register_tile.h"
+
 // Compiled for AVX512_BF16 whatever -march says; only called after cpu_has_avx512_bf16().
 #include "runtime/cpu/target_attributes.h"
 

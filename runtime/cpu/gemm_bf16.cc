@@ -238,10 +238,6 @@ struct ConvRows {
   bool inside_image(int i, int64_t t) const {
     return in_image(iy0[i] + t / g.kw, ix0[i] + t % g.kw);
   }
-  // A half that crosses taps (channels not a multiple of 16, or a panel that starts inside a
-  // tap). The taps of one kernel row lie side by side in x (NHWC), so a run within a kernel row
-  // whose taps are all inside the image is one masked load; a run that touches the padding is
-  // loaded tap by tap. ResNet's stem (3 channels, 7 x 7): a half spans at most two kernel rows.
   // dst[0, len) = row i's x at kernel row ki, from tap column col's channel first on (len <= 16).
   // A member, not a lambda: GCC does not give a lambda its enclosing function's target.
   CUVIL_BF16_TARGET void load_run(float* dst, int i, int64_t ki, int64_t len, int64_t col,
@@ -250,6 +246,10 @@ struct ConvRows {
     const float* src = x + (origin[i] + (ki * g.w + col) * g.c + first);
     _mm512_mask_storeu_ps(dst, m, _mm512_maskz_loadu_ps(m, src));
   }
+  // A half that crosses taps (channels not a multiple of 16, or a panel that starts inside a
+  // tap). The taps of one kernel row lie side by side in x (NHWC), so a run within a kernel row
+  // whose taps are all inside the image is one masked load; a run that touches the padding is
+  // loaded tap by tap. A 5 x 5 window on 24 channels: a half spans at most two taps.
   CUVIL_BF16_TARGET __m512 crossing_half(int i, int h, __mmask16 valid) const {
     alignas(64) float v[16] = {};
     int64_t t = tap[h], ki = tap_row[h], kj = tap_col[h], ch = channel[h];
