@@ -59,6 +59,18 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
   return "";
 }
 
+// Whether `n` runs on conv2d.bf16's direct path, which converts the input once into a bordered
+// copy instead of converting A per product: `min_k` (the conversion's cost against the products'
+// saving) does not apply to it. VGG-11's first layer (3 channels, 3x3, K = 27) took 1111 us in
+// the fp32 direct kernel and 464 us on the bf16 direct path (docs/performance.md).
+bool runs_bf16_direct(const Graph& g, const Node& n, const std::string& dtype, bool variant) {
+  if (dtype != "bf16" || n.op != OpKind::conv2d || variant) return false;
+  const ir::Shape& w = g.value(n.inputs[1]).shape;  // [o, c per group, kh, kw]
+  const std::vector<int64_t> stride = n.attrs.get_ints("stride", {1, 1});
+  return stride.size() == 2 &&
+         runtime::cpu::bf16_conv_runs_direct(w[1], w[2], w[3], stride[0], stride[1]);
+}
+
 // A bf16 convolution without a bf16 variant of its kernel runs im2col + GEMM, whose gather is
 // slow for few channels: ResNet-50's stem (3 channels, 7x7) took 2.2 ms in bf16 against 0.84 ms
 // in the fp32 direct kernel (cuvil-micro-conv stem_7x7s2, 2 threads). So such convolutions with
@@ -70,13 +82,7 @@ constexpr int64_t kMinBf16ImcolChannels = 16;
 std::string slower_reason(const Graph& g, const Node& n, const std::string& dtype, bool variant) {
   if (dtype != "bf16" || n.op != OpKind::conv2d || variant) return "";
   const ir::Shape& w = g.value(n.inputs[1]).shape;  // [o, c per group, kh, kw]
-  const int64_t channels = w[1];
-  if (channels >= kMinBf16ImcolChannels) return "";
-  const std::vector<int64_t> stride = n.attrs.get_ints("stride", {1, 1});
-  if (stride.size() == 2 &&
-      runtime::cpu::bf16_conv_runs_direct(channels, w[2], w[3], stride[0], stride[1])) {
-    return "";
-  }
+  if (w[1] >= kMinBf16ImcolChannels || runs_bf16_direct(g, n, dtype, variant)) return "";
   return "fewer than " + std::to_string(kMinBf16ImcolChannels) +
          " input channels in a 1x1 stride-1 product or a kernel row of more than " +
          std::to_string(2 * runtime::cpu::kBf16DirectMaxRowPairs) +
@@ -116,7 +122,8 @@ std::vector<ParamSpec> ReducedPrecisionPass::params() const {
                           "shapes stay f32"));
   p.push_back(int_param("min_k", 1, 65536, 32,
                         "products with a reduction depth K below this stay f32 (conversion "
-                        "would cost more than it saves)",
+                        "would cost more than it saves); not convolutions on conv2d.bf16's "
+                        "direct path, which convert their input once",
                         Scale::log));
   return p;
 }
@@ -159,17 +166,18 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
       f32_weight_users.insert(n.inputs[1]);
       continue;
     }
+    // A kernel with a bf16 variant keeps its algorithm (Winograd: 2.2-2.6x the bf16 im2col/GEMM
+    // kernel on ResNet-50's 3x3 layers, cuvil-micro-conv).
+    const runtime::KernelInfo* lowered = runtime::find_kernel(n.op, n.attrs.get_string("impl", ""));
+    const bool variant = dtype == "bf16" && lowered && !lowered->bf16_variant.empty();
+    const bool direct = runs_bf16_direct(graph, n, dtype, variant);
     const std::string reason = unsupported_reason(graph, n, dtype);
-    if (!reason.empty() || reduction_depth(graph, n) < min_k) {
+    if (!reason.empty() || (!direct && reduction_depth(graph, n) < min_k)) {
       n.attrs.set("precision", std::string("f32"));
       n.attrs.set("precision.fallback", reason.empty() ? std::string("K below min_k") : reason);
       f32_weight_users.insert(n.inputs[1]);
       continue;
     }
-    // A kernel with a bf16 variant keeps its algorithm (Winograd: 2.2-2.6x the bf16 im2col/GEMM
-    // kernel on ResNet-50's 3x3 layers, cuvil-micro-conv).
-    const runtime::KernelInfo* lowered = runtime::find_kernel(n.op, n.attrs.get_string("impl", ""));
-    const bool variant = dtype == "bf16" && lowered && !lowered->bf16_variant.empty();
     if (const std::string slower = slower_reason(graph, n, dtype, variant); !slower.empty()) {
       n.attrs.set("precision", std::string("f32"));
       n.attrs.set("precision.fallback", slower);
@@ -187,7 +195,8 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
     CUVIL_CHECK(reduced, "reduced-precision: no " + std::string(ir::to_string(n.op)) +
                              " kernel in " + dtype + " is registered");
     n.attrs.set("impl", reduced->name,
-                "reduced-precision." + std::string(dtype_param) + ",reduced-precision.min_k");
+                "reduced-precision." + std::string(dtype_param) +
+                    (direct ? "" : ",reduced-precision.min_k"));
     n.attrs.set("precision", dtype);
     graph.annotations["reduced-precision." + dtype] += 1;
     // Only linear and conv2d read a weight (input 1); matmul and sdpa read activations.

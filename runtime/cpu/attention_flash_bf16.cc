@@ -6,6 +6,7 @@
 
 #include "runtime/cpu/attention_flash_kernels.h"
 #include "runtime/cpu/attention_flash_tiles.h"
+#include "runtime/cpu/bf16_round_avx512.h"
 #include "runtime/cpu/register_rows.h"
 #include "runtime/cpu/target_attributes.h"
 
@@ -58,12 +59,7 @@ void qk_rows(int rows, const uint32_t* q, int64_t dp, const uint32_t* kp, float*
 }
 
 CUVIL_BF16_TARGET void round_row(const float* x, int64_t n, float scale, uint16_t* dst) {
-  const __m512 s = _mm512_set1_ps(scale);
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 k = avx512::first_lanes(n - j);
-    const __m256bh h = _mm512_cvtneps_pbh(_mm512_mul_ps(s, _mm512_maskz_loadu_ps(k, x + j)));
-    _mm256_mask_storeu_epi16(dst + j, k, reinterpret_cast<const __m256i&>(h));
-  }
+  round_to_bf16(x, n, dst, scale);
   if (n % 2 != 0) dst[n] = 0;
 }
 

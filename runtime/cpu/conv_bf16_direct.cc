@@ -15,6 +15,7 @@
 
 // The tiles and the conversion are compiled for AVX512_BF16 whatever -march says; they run only
 // after cpu_has_avx512_bf16().
+#include "runtime/cpu/bf16_round_avx512.h"
 #include "runtime/cpu/target_attributes.h"
 
 // The register-tile epilogue and lane masks, compiled for AVX-512 (inlined into the bf16 code).
@@ -93,15 +94,6 @@ CUVIL_BF16_TARGET void tile(const uint32_t* x, int64_t pix_words, int64_t row_wo
   }
 }
 
-// dst[0, n) = bf16(src[0, n)), rounded to nearest even.
-CUVIL_BF16_TARGET void convert_run(const float* src, int64_t n, uint16_t* dst) {
-  for (int64_t i = 0; i < n; i += kLanes) {
-    const __mmask16 k = avx512::first_lanes(n - i);
-    const __m256bh h = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(k, src + i));
-    _mm256_mask_storeu_epi16(dst + i, k, reinterpret_cast<const __m256i&>(h));
-  }
-}
-
 // The zero-bordered bf16 copies of one image: the padded rows and columns the windows read. A
 // window that starts at an odd element (stride x channels odd, an odd pixel) reads a second copy
 // shifted by one element, where it starts on a whole pair.
@@ -137,7 +129,7 @@ void copy_row(const LowpConv& g, const PaddedCopy& p, const float* x, int64_t im
   }
   const int64_t first = shift + q0 * g.c, end = shift + q1 * g.c;  // the image's elements
   std::memset(dst, 0, static_cast<size_t>(first) * sizeof(uint16_t));
-  convert_run(x + ((img * g.h + iy) * g.w + (q0 - g.pw)) * g.c, end - first, dst + first);
+  round_to_bf16(x + ((img * g.h + iy) * g.w + (q0 - g.pw)) * g.c, end - first, dst + first);
   std::memset(dst + end, 0, static_cast<size_t>(elements - end) * sizeof(uint16_t));
 }
 

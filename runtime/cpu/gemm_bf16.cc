@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include "runtime/cpu/amx_tiles.h"
+#include "runtime/cpu/bf16_round_avx512.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/register_rows.h"
 // The products are compiled for AVX512_BF16 (or AMX) whatever -march says; they run only after
@@ -330,14 +331,14 @@ CUVIL_BF16_TARGET __attribute__((noinline)) void pack_a(Rows& src, int64_t rows,
   }
 }
 
-// Rows of A converted to K pairs, contiguous: dst[r][p].
-void convert_rows(const float* a, int64_t lda, int64_t rows, int64_t k, uint32_t* dst) {
+// Rows of A converted to K pairs, contiguous: dst[r][p]; an odd K's last pair ends in a zero.
+CUVIL_BF16_TARGET void convert_rows(const float* a, int64_t lda, int64_t rows, int64_t k,
+                                    uint32_t* dst) {
   const int64_t kp = ceil_div(k, 2);
   for (int64_t r = 0; r < rows; ++r) {
-    const float* src = a + r * lda;
-    for (int64_t p = 0; p < kp; ++p) {
-      dst[r * kp + p] = bf16_pair(src[2 * p], 2 * p + 1 < k ? src[2 * p + 1] : 0.0f);
-    }
+    uint16_t* row = reinterpret_cast<uint16_t*>(dst + r * kp);
+    round_to_bf16(a + r * lda, k, row);
+    if (k % 2 != 0) row[k] = 0;
   }
 }
 

@@ -278,6 +278,35 @@ TEST(ReducedPrecision, Bf16OneByOneOfFewChannelsStaysF32WithAReason) {
   EXPECT_EQ(convs, 1);
 }
 
+// min_k weighs converting A per product against the products; the bf16 direct path converts the
+// input once, so a 3-channel 3x3 stem (K = 27, below the default 32) still goes bf16, and its
+// kernel is not attributed to min_k. int8 has no direct path: min_k keeps the same stem f32.
+TEST(ReducedPrecision, Bf16DirectStemsIgnoreMinK) {
+  if (!has_bf16() || !has_vnni()) GTEST_SKIP() << "CPU lacks avx512_bf16 or avx512_vnni";
+  for (const char* dtype : {"bf16", "int8"}) {
+    Graph g;
+    const ir::ValueId x = g.add_input("image", {1, 3, 17, 17});
+    g.mark_output(testing::add_conv(g, x, 3, 16, 3, 2, true, 10));
+    testing::run_pass(g, "layout", {{"memory_layout", std::string("nhwc")}});
+    testing::run_pass(g, "reduced-precision",
+                      {{"conv_dtype", std::string(dtype)}, {"min_k", int64_t{32}}});
+    int convs = 0;
+    for (const ir::Node& n : g.nodes()) {
+      if (n.op != OpKind::conv2d) continue;
+      ++convs;
+      if (std::string(dtype) == "bf16") {
+        EXPECT_EQ(n.attrs.get_string("precision", ""), "bf16") << n.name;
+        EXPECT_EQ(n.attrs.origin("impl").find("min_k"), std::string::npos) << n.name;
+        EXPECT_NE(n.attrs.origin("impl").find("conv_dtype"), std::string::npos) << n.name;
+      } else {
+        EXPECT_EQ(n.attrs.get_string("precision", ""), "f32") << n.name;
+        EXPECT_EQ(n.attrs.get_string("precision.fallback", ""), "K below min_k") << n.name;
+      }
+    }
+    EXPECT_EQ(convs, 1) << dtype;
+  }
+}
+
 TEST(ReducedPrecision, SmallReductionsStayF32BelowMinK) {
   Graph g = testing::tiny_decoder(1, 5, 24);  // every linear has K < 100
   testing::run_pass(g, "reduced-precision",
