@@ -29,6 +29,12 @@ GemmPartition parse_gemm_partition(const std::string& name);  // UserError if un
 // share of the work).
 inline constexpr int64_t kGemmMinTilesPerThread = 4;
 
+// B packed before the product that every thread may read whole when A is cut along M: about a
+// core's L2 (1 MiB on the Zen 5 class EPYC, 2 MiB on Sapphire Rapids). ResNet-50's layer3 1x1
+// 256 -> 1024 convolutions (196 rows, 512 KiB of bf16 B) ran 8-15% faster cut along M than
+// along N, where each thread packed all of A (--probes ops, docs/performance.md).
+inline constexpr double kGemmSharedPackedBBytes = 1 << 20;
+
 // Products below this many multiply-adds are not worth waking other threads for.
 inline constexpr double kGemmMinParallelWork = 32.0 * 32 * 64;
 
@@ -61,10 +67,12 @@ inline GemmSplit plan_gemm_split(int threads, int64_t m, int64_t n, int64_t k, i
   switch (partition) {
     case GemmPartition::automatic:
       if (b_packing == GemmBPacking::before && s.tiles_m >= kGemmMinTilesPerThread * threads &&
-          2 * m >= n) {
-        // B packed already: with N strips every thread would pack all of A (an fp32 element
-        // converted per K step), with M strips each packs its own rows and reads all of B (a
-        // packed element per K step, from cache once the other thread brought it in).
+          (2 * m >= n ||
+           2.0 * static_cast<double>(k) * static_cast<double>(n) <= kGemmSharedPackedBBytes)) {
+        // B packed already (bf16, 2 bytes an element): with N strips every thread would pack all
+        // of A (an fp32 element converted per K step), with M strips each packs its own rows and
+        // reads all of B (a packed element per K step, from cache once the other thread brought
+        // it in; B that fits a core's cache is cheap to read twice however wide).
         s.pm = threads;
       } else if (s.tiles_n >= kGemmMinTilesPerThread * threads || s.tiles_n >= s.tiles_m) {
         s.pn = threads;

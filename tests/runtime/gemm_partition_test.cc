@@ -33,8 +33,9 @@ TEST(GemmSplit, AutomaticCutsAlongNWhenItHasTilesForEveryThread) {
   EXPECT_EQ(narrow.resolved(), GemmPartition::m);
 }
 
-// With B packed before the product (bf16) a thread packs only A: tall products cut along M so
-// that each packs half of it; few row tiles, or N much wider than M, still cut along N.
+// With B packed before the product (bf16) a thread packs only A: tall products, and products
+// whose B fits a core's cache, cut along M so that each packs half of it; few row tiles, or N
+// much wider than M with a large B, still cut along N.
 TEST(GemmSplit, PackedBCutsTallProductsAlongM) {
   const auto automatic = GemmPartition::automatic;
   const auto before = GemmBPacking::before;
@@ -45,8 +46,14 @@ TEST(GemmSplit, PackedBCutsTallProductsAlongM) {
   // 7 x 7 pixels are 5 row tiles: too few to share.
   EXPECT_EQ(plan_gemm_split(2, 49, 512, 4608, 12, 32, automatic, before).resolved(),
             GemmPartition::n);
-  // A prefill's 128 rows against 4096 columns.
+  // A prefill's 128 rows against 4096 columns: 32 MiB of B.
   EXPECT_EQ(plan_gemm_split(2, 128, 4096, 4096, 12, 32, automatic, before).resolved(),
+            GemmPartition::n);
+  // layer3's 1x1 256 -> 1024 at 14 x 14: N five times M, but B (512 KiB) fits a core's cache;
+  // the same shape with 4 MiB of B (K = 2048) cuts along N.
+  EXPECT_EQ(plan_gemm_split(2, 196, 1024, 256, 12, 32, automatic, before).resolved(),
+            GemmPartition::m);
+  EXPECT_EQ(plan_gemm_split(2, 196, 1024, 2048, 12, 32, automatic, before).resolved(),
             GemmPartition::n);
   // An explicit partition is kept.
   EXPECT_EQ(plan_gemm_split(2, 3136, 256, 64, 12, 32, GemmPartition::n, before).resolved(),
