@@ -1,8 +1,9 @@
 // How every CPU GEMM (f32, bf16, int8) splits C between threads: a pm x pn grid of blocks, one
 // per thread, cut on register-tile bounds. The automatic rule cuts along N (each thread packs or
 // streams only its own B columns) unless N is too narrow to give every thread a few register
-// tiles, then along M; where B was packed before the product (bf16), tall products cut along M
-// (each thread packs only its rows of A); small products stay on the calling thread. One rule for
+// tiles, then along M; where B was packed before the product (bf16), tall products and those
+// whose B fits a core's cache cut along M (each thread packs only its rows of A); small products
+// stay on the calling thread. One rule for
 // all precisions, beside their per-precision loops (gemm_loops.h).
 #pragma once
 
@@ -31,8 +32,8 @@ inline constexpr int64_t kGemmMinTilesPerThread = 4;
 
 // B packed before the product that every thread may read whole when A is cut along M: about a
 // core's L2 (1 MiB on the Zen 5 class EPYC, 2 MiB on Sapphire Rapids). ResNet-50's layer3 1x1
-// 256 -> 1024 convolutions (196 rows, 512 KiB of bf16 B) ran 8-15% faster cut along M than
-// along N, where each thread packed all of A (--probes ops, docs/performance.md).
+// 256 -> 1024 convolutions (196 rows, 512 KiB of bf16 B) and its downsample ran 3-6% faster cut
+// along M than along N, where each thread packed all of A (--probes ops, docs/performance.md).
 inline constexpr double kGemmSharedPackedBBytes = 1 << 20;
 
 // Products below this many multiply-adds are not worth waking other threads for.
