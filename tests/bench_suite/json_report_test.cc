@@ -116,9 +116,15 @@ const nlohmann::json* find_aggregate(const nlohmann::json& entries, const std::s
 
 TEST(JsonReport, ContextMatchesGoogleBenchmarkFieldsAndTypes) {
   const nlohmann::json reference = nlohmann::json::parse(kGoogleBenchmarkJson);
-  const nlohmann::json ours = context_json(sample_context());
+  RunContext context = sample_context();
+  // Some VMs expose no /sys/devices/system/cpu/cpu0/cache (the list is then empty, as Google
+  // Benchmark leaves it); the entries' fields are checked on one all the same.
+  if (context.environment.caches.empty()) {
+    context.environment.caches.push_back({"Unified", 2, 1 << 20, 1});
+  }
+  const nlohmann::json ours = context_json(context);
   expect_same_fields(reference["context"], ours, "context");
-  ASSERT_FALSE(ours["caches"].empty()) << "caches read from /sys/devices/system/cpu/cpu0/cache";
+  ASSERT_FALSE(ours["caches"].empty());
   for (const auto& cache : ours["caches"]) {
     expect_same_fields(reference["context"]["caches"][0], cache, "context.caches[]");
   }
