@@ -6,13 +6,13 @@
 
 #include "runtime/cpu/attention_flash_kernels.h"
 #include "runtime/cpu/attention_flash_tiles.h"
-#include "runtime/cpu/bf16_round_avx512.h"
 #include "runtime/cpu/register_rows.h"
 #include "runtime/cpu/target_attributes.h"
 
 // Lane masks compiled for AVX-512, inlined into the bf16 code only.
 #include "runtime/cpu/target_avx512_begin.h"
 
+#include "runtime/cpu/bf16_round_avx512.h"
 #include "runtime/cpu/elementwise_math_avx512.h"
 
 #include "runtime/cpu/target_end.h"

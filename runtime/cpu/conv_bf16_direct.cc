@@ -15,12 +15,12 @@
 
 // The tiles and the conversion are compiled for AVX512_BF16 whatever -march says; they run only
 // after cpu_has_avx512_bf16().
-#include "runtime/cpu/bf16_round_avx512.h"
 #include "runtime/cpu/target_attributes.h"
 
 // The register-tile epilogue and lane masks, compiled for AVX-512 (inlined into the bf16 code).
 #include "runtime/cpu/target_avx512_begin.h"
 
+#include "runtime/cpu/bf16_round_avx512.h"
 #include "runtime/cpu/elementwise_math_avx512.h"
 #include "runtime/cpu/epilogue_lanes_avx512.h"
 
@@ -174,7 +174,7 @@ void block_row(const RowArgs& a, int64_t img, int64_t oy, int64_t col) {
   }
   const uint32_t* w = a.w.words.data() + col;
   const int64_t last = g.o - col - (NV - 1) * kLanes;  // channels in the last vector
-  const auto tail = static_cast<__mmask16>(last >= kLanes ? 0xffffu : (1u << last) - 1u);
+  const __mmask16 tail = avx512::first_lanes(last);
   const float* bias = a.bias ? a.bias + col : nullptr;
   for (int i = 0; i < n_runs; ++i) {
     const PixelRun& run = runs[i];

@@ -14,7 +14,6 @@
 #include <immintrin.h>
 
 #include "runtime/cpu/amx_tiles.h"
-#include "runtime/cpu/bf16_round_avx512.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/register_rows.h"
 // The products are compiled for AVX512_BF16 (or AMX) whatever -march says; they run only after
@@ -25,6 +24,7 @@
 // into the bf16 code only).
 #include "runtime/cpu/target_avx512_begin.h"
 
+#include "runtime/cpu/bf16_round_avx512.h"
 #include "runtime/cpu/elementwise_math_avx512.h"
 #include "runtime/cpu/epilogue_lanes_avx512.h"
 #include "runtime/cpu/transpose_avx512.h"
