@@ -78,11 +78,13 @@ bool runs_bf16_direct(const Graph& g, const Node& n, const std::string& dtype, b
 // (bf16_conv_runs_direct: any but 1x1 stride-1 products and very wide kernel rows).
 constexpr int64_t kMinBf16ImcolChannels = 16;
 
-// Why `n` stays f32 although it could run in `dtype` (empty when reduced precision pays).
-std::string slower_reason(const Graph& g, const Node& n, const std::string& dtype, bool variant) {
-  if (dtype != "bf16" || n.op != OpKind::conv2d || variant) return "";
+// Why `n` stays f32 although it could run in `dtype` (empty when reduced precision pays);
+// `direct`: runs_bf16_direct(n).
+std::string slower_reason(const Graph& g, const Node& n, const std::string& dtype, bool variant,
+                          bool direct) {
+  if (dtype != "bf16" || n.op != OpKind::conv2d || variant || direct) return "";
   const ir::Shape& w = g.value(n.inputs[1]).shape;  // [o, c per group, kh, kw]
-  if (w[1] >= kMinBf16ImcolChannels || runs_bf16_direct(g, n, dtype, variant)) return "";
+  if (w[1] >= kMinBf16ImcolChannels) return "";
   return "fewer than " + std::to_string(kMinBf16ImcolChannels) +
          " input channels in a 1x1 stride-1 product or a kernel row of more than " +
          std::to_string(2 * runtime::cpu::kBf16DirectMaxRowPairs) +
@@ -178,7 +180,8 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
       f32_weight_users.insert(n.inputs[1]);
       continue;
     }
-    if (const std::string slower = slower_reason(graph, n, dtype, variant); !slower.empty()) {
+    if (const std::string slower = slower_reason(graph, n, dtype, variant, direct);
+        !slower.empty()) {
       n.attrs.set("precision", std::string("f32"));
       n.attrs.set("precision.fallback", slower);
       f32_weight_users.insert(n.inputs[1]);
