@@ -3,8 +3,8 @@
 // streams only its own B columns) unless N is too narrow to give every thread a few register
 // tiles, then along M; where B was packed before the product (bf16), tall products and those
 // whose B fits a core's cache cut along M (each thread packs only its rows of A); small products
-// stay on the calling thread. One rule for
-// all precisions, beside their per-precision loops (gemm_loops.h).
+// stay on the calling thread. One rule for all precisions, beside their per-precision loops
+// (gemm_loops.h).
 #pragma once
 
 #include <algorithm>

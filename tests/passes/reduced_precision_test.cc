@@ -230,6 +230,31 @@ TEST(ReducedPrecision, NchwConvsStayF32WithAReason) {
   }
 }
 
+// `g` laid out NHWC, then through reduced-precision with conv_dtype `dtype` and `min_k`.
+void nhwc_in_precision(Graph& g, const std::string& dtype, int64_t min_k) {
+  testing::run_pass(g, "layout", {{"memory_layout", std::string("nhwc")}});
+  testing::run_pass(g, "reduced-precision", {{"conv_dtype", dtype}, {"min_k", min_k}});
+}
+
+// One k x k convolution (bias, `o` outputs, `stride`) on `image` ([n, c, h, w]), through
+// nhwc_in_precision.
+Graph one_conv_in_precision(const ir::Shape& image, int64_t o, int64_t k, int64_t stride,
+                            const std::string& dtype, int64_t min_k) {
+  Graph g;
+  const ir::ValueId x = g.add_input("image", image);
+  g.mark_output(testing::add_conv(g, x, image[1], o, k, stride, true, 10));
+  nhwc_in_precision(g, dtype, min_k);
+  return g;
+}
+
+std::vector<const ir::Node*> convs_of(const Graph& g) {
+  std::vector<const ir::Node*> out;
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op == OpKind::conv2d) out.push_back(&n);
+  }
+  return out;
+}
+
 // Convolutions of few input channels go bf16 on conv2d.bf16's direct path: a stem at stride 1
 // (tiny_resnet's: 3 channels, 3x3, every other window starting inside a bf16 pair) and at stride
 // 2 (ResNet's: 7x7/2). A 1x1 stride-1 product of few channels stays f32 with the reason: its
@@ -237,22 +262,19 @@ TEST(ReducedPrecision, NchwConvsStayF32WithAReason) {
 TEST(ReducedPrecision, Bf16StemsOfFewChannelsGoBf16) {
   if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
   for (int64_t stride : {1, 2}) {
-    Graph g = testing::tiny_resnet(1, 16, 9);
-    if (stride == 2) {
-      g = Graph();
-      const ir::ValueId x = g.add_input("image", {1, 3, 17, 17});
-      g.mark_output(testing::add_conv(g, x, 3, 16, 7, 2, true, 10));
+    Graph g;
+    if (stride == 1) {
+      g = testing::tiny_resnet(1, 16, 9);
+      nhwc_in_precision(g, "bf16", 1);
+    } else {
+      g = one_conv_in_precision({1, 3, 17, 17}, 16, 7, 2, "bf16", 1);
     }
-    testing::run_pass(g, "layout", {{"memory_layout", std::string("nhwc")}});
-    testing::run_pass(g, "reduced-precision",
-                      {{"conv_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
     int stems = 0;
-    for (const ir::Node& n : g.nodes()) {
-      if (n.op != OpKind::conv2d) continue;
-      stems += g.value(n.inputs[1]).shape[1] < 16 ? 1 : 0;
-      EXPECT_EQ(n.attrs.get_string("precision", ""), "bf16") << n.name;
-      EXPECT_EQ(n.attrs.get_string("impl", ""), "conv2d.bf16") << n.name;
-      EXPECT_FALSE(n.attrs.has("precision.fallback")) << n.name;
+    for (const ir::Node* n : convs_of(g)) {
+      stems += g.value(n->inputs[1]).shape[1] < 16 ? 1 : 0;
+      EXPECT_EQ(n->attrs.get_string("precision", ""), "bf16") << n->name;
+      EXPECT_EQ(n->attrs.get_string("impl", ""), "conv2d.bf16") << n->name;
+      EXPECT_FALSE(n->attrs.has("precision.fallback")) << n->name;
     }
     EXPECT_EQ(stems, 1) << "stride " << stride;
   }
@@ -260,22 +282,12 @@ TEST(ReducedPrecision, Bf16StemsOfFewChannelsGoBf16) {
 
 TEST(ReducedPrecision, Bf16OneByOneOfFewChannelsStaysF32WithAReason) {
   if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
-  Graph g;
-  const ir::ValueId x = g.add_input("image", {1, 3, 9, 9});
-  g.mark_output(testing::add_conv(g, x, 3, 32, 1, 1, false, 10));
-  testing::run_pass(g, "layout", {{"memory_layout", std::string("nhwc")}});
-  testing::run_pass(g, "reduced-precision",
-                    {{"conv_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
-  int convs = 0;
-  for (const ir::Node& n : g.nodes()) {
-    if (n.op != OpKind::conv2d) continue;
-    ++convs;
-    EXPECT_EQ(n.attrs.get_string("precision", ""), "f32") << n.name;
-    EXPECT_NE(n.attrs.get_string("precision.fallback", "").find("input channels"),
-              std::string::npos)
-        << n.name;
-  }
-  EXPECT_EQ(convs, 1);
+  const Graph g = one_conv_in_precision({1, 3, 9, 9}, 32, 1, 1, "bf16", 1);
+  const std::vector<const ir::Node*> convs = convs_of(g);
+  ASSERT_EQ(convs.size(), 1u);
+  EXPECT_EQ(convs[0]->attrs.get_string("precision", ""), "f32");
+  EXPECT_NE(convs[0]->attrs.get_string("precision.fallback", "").find("input channels"),
+            std::string::npos);
 }
 
 // min_k weighs converting A per product against the products; the bf16 direct path converts the
@@ -283,28 +295,18 @@ TEST(ReducedPrecision, Bf16OneByOneOfFewChannelsStaysF32WithAReason) {
 // kernel is not attributed to min_k. int8 has no direct path: min_k keeps the same stem f32.
 TEST(ReducedPrecision, Bf16DirectStemsIgnoreMinK) {
   if (!has_bf16() || !has_vnni()) GTEST_SKIP() << "CPU lacks avx512_bf16 or avx512_vnni";
-  for (const char* dtype : {"bf16", "int8"}) {
-    Graph g;
-    const ir::ValueId x = g.add_input("image", {1, 3, 17, 17});
-    g.mark_output(testing::add_conv(g, x, 3, 16, 3, 2, true, 10));
-    testing::run_pass(g, "layout", {{"memory_layout", std::string("nhwc")}});
-    testing::run_pass(g, "reduced-precision",
-                      {{"conv_dtype", std::string(dtype)}, {"min_k", int64_t{32}}});
-    int convs = 0;
-    for (const ir::Node& n : g.nodes()) {
-      if (n.op != OpKind::conv2d) continue;
-      ++convs;
-      if (std::string(dtype) == "bf16") {
-        EXPECT_EQ(n.attrs.get_string("precision", ""), "bf16") << n.name;
-        EXPECT_EQ(n.attrs.origin("impl").find("min_k"), std::string::npos) << n.name;
-        EXPECT_NE(n.attrs.origin("impl").find("conv_dtype"), std::string::npos) << n.name;
-      } else {
-        EXPECT_EQ(n.attrs.get_string("precision", ""), "f32") << n.name;
-        EXPECT_EQ(n.attrs.get_string("precision.fallback", ""), "K below min_k") << n.name;
-      }
-    }
-    EXPECT_EQ(convs, 1) << dtype;
-  }
+  const Graph bf16 = one_conv_in_precision({1, 3, 17, 17}, 16, 3, 2, "bf16", 32);
+  const std::vector<const ir::Node*> stem = convs_of(bf16);
+  ASSERT_EQ(stem.size(), 1u);
+  EXPECT_EQ(stem[0]->attrs.get_string("precision", ""), "bf16");
+  EXPECT_EQ(stem[0]->attrs.origin("impl").find("min_k"), std::string::npos);
+  EXPECT_NE(stem[0]->attrs.origin("impl").find("conv_dtype"), std::string::npos);
+
+  const Graph int8 = one_conv_in_precision({1, 3, 17, 17}, 16, 3, 2, "int8", 32);
+  const std::vector<const ir::Node*> int8_stem = convs_of(int8);
+  ASSERT_EQ(int8_stem.size(), 1u);
+  EXPECT_EQ(int8_stem[0]->attrs.get_string("precision", ""), "f32");
+  EXPECT_EQ(int8_stem[0]->attrs.get_string("precision.fallback", ""), "K below min_k");
 }
 
 TEST(ReducedPrecision, SmallReductionsStayF32BelowMinK) {
