@@ -156,6 +156,11 @@ runtime::Plan lower_impl(const ir::Graph& graph, ir::Graph* release_from,
     plan.spin_us = static_cast<int>(it->second);
     consumed(kSpinAnnotation);
   }
+  if (auto it = graph.annotations.find(kBalanceAnnotation); it != graph.annotations.end()) {
+    plan.loop_balance =
+        it->second == kBalanceEqual ? runtime::LoopBalance::equal : runtime::LoopBalance::measured;
+    consumed(kBalanceAnnotation);
+  }
   if (auto it = graph.annotations.find(kGilCheckAnnotation); it != graph.annotations.end()) {
     plan.gil_check_steps = static_cast<int>(it->second);
     consumed(kGilCheckAnnotation);

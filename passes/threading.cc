@@ -26,7 +26,13 @@ std::vector<ParamSpec> ThreadingPass::params() const {
                    "threads that run the plan's parallel loops: pool (the runtime's own, "
                    "spinning spin_us between loops), openmp (an OpenMP team, the threads "
                    "oneDNN runs on), auto (openmp when a step is lowered to oneDNN, so that two "
-                   "sets of threads never compete for the cores)")};
+                   "sets of threads never compete for the cores)"),
+      choice_param("balance", {"equal", "measured"}, "measured",
+                   "where GEMM strips, Winograd tiles and direct-convolution rows are cut "
+                   "between the pool's threads: equal (equal parts), measured (each step's "
+                   "cuts follow how long each thread took on it the runs before, moving only "
+                   "for a predicted 3% gain; for a core shared with other work, or a half whose "
+                   "data is in the other core's cache); the openmp runtime cuts equal parts")};
 }
 
 void ThreadingPass::run(ir::Graph& graph, const ParamMap& params) const {
@@ -41,6 +47,9 @@ void ThreadingPass::run(ir::Graph& graph, const ParamMap& params) const {
   graph.annotations[kRuntimeAnnotation] = runtime == "pool"     ? kRuntimePool
                                           : runtime == "openmp" ? kRuntimeOpenmp
                                                                 : kRuntimeAuto;
+  graph.annotations[kBalanceAnnotation] =
+      param_choice(params, "balance") == "equal" ? kBalanceEqual : kBalanceMeasured;
+  graph.annotation_origins[kBalanceAnnotation] = {"threading.balance"};
   graph.annotation_origins[kThreadsAnnotation] = {"threading.threads"};
   graph.annotation_origins[kSpinAnnotation] = {"threading.spin_us"};
   graph.annotation_origins[kRuntimeAnnotation] = {"threading.runtime"};

@@ -1,8 +1,8 @@
 // threading: how many threads the compiled plan runs on and how the GEMM splits its work
-// between them. Sets graph annotations "threading.threads", "threading.spin_us" and
-// "threading.runtime" (read by lowering into Plan::threads, spin_us, thread_runtime) and node
-// attribute "gemm.partition" on linear,
-// matmul and conv2d nodes.
+// between them. Sets graph annotations "threading.threads", "threading.spin_us",
+// "threading.runtime" and "threading.balance" (read by lowering into Plan::threads, spin_us,
+// thread_runtime, loop_balance) and node attribute "gemm.partition" on linear, matmul and conv2d
+// nodes.
 #pragma once
 
 #include "passes/pass.h"
@@ -14,6 +14,9 @@ inline constexpr const char* kSpinAnnotation = "threading.spin_us";
 // "threading.runtime": which threads run the plan (runtime::ThreadRuntime), or auto.
 inline constexpr const char* kRuntimeAnnotation = "threading.runtime";
 inline constexpr int64_t kRuntimeAuto = 0, kRuntimePool = 1, kRuntimeOpenmp = 2;
+// "threading.balance": how balanced loops cut their work (runtime::LoopBalance).
+inline constexpr const char* kBalanceAnnotation = "threading.balance";
+inline constexpr int64_t kBalanceEqual = 0, kBalanceMeasured = 1;
 
 class ThreadingPass final : public Pass {
  public:

@@ -31,7 +31,8 @@ struct AlignedBuffer {
 }  // namespace
 
 struct Executor::State {
-  State(int threads, int spin_us, ThreadRuntime runtime) : pool(threads, spin_us, runtime) {}
+  State(int threads, int spin_us, ThreadRuntime runtime, LoopBalance balance)
+      : pool(threads, spin_us, runtime, balance) {}
   ThreadPool pool;
   std::unique_ptr<AlignedBuffer> arena;
   std::vector<AlignedBuffer> input_buffers;  // one per graph input
@@ -43,7 +44,8 @@ struct Executor::State {
 
 Executor::Executor(Plan plan)
     : plan_(std::move(plan)),
-      state_(std::make_unique<State>(plan_.threads, plan_.spin_us, plan_.thread_runtime)) {
+      state_(std::make_unique<State>(plan_.threads, plan_.spin_us, plan_.thread_runtime,
+                                     plan_.loop_balance)) {
   State& s = *state_;
   s.arena = std::make_unique<AlignedBuffer>(plan_.arena_bytes);
   for (int32_t t : plan_.inputs) {
@@ -168,6 +170,7 @@ void Executor::execute(const std::vector<const float*>& inputs) {
   }
   const auto run_step = [&](size_t i) {
     const Step& step = plan_.steps[i];
+    s.pool.begin_step(i);
     step.fn(KernelArgs{step, s.step_inputs[i].data(), s.tensor_ptrs[step.output], s.pool});
   };
   if (!reach_recorded_) {

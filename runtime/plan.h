@@ -81,12 +81,13 @@ struct Plan {
   int64_t arena_bytes = 0;
   int threads = 1;
   ThreadRuntime thread_runtime = ThreadRuntime::pool;
-  int spin_us = ThreadPool::kDefaultSpinUs;  // idle pool threads spin this long, then sleep
+  int spin_us = ThreadPool::kDefaultSpinUs;       // idle pool threads spin this long, then sleep
+  LoopBalance loop_balance = LoopBalance::equal;  // how the pool cuts balanced loops
   // Runs called from Python take the GIL back every this many steps (0: never); see
   // passes/python_binding.h. The runtime itself never touches Python.
   int gil_check_steps = 0;
-  // Pass parameters that shaped the plan as a whole (threads, the thread runtime, spinning, the
-  // GIL check, arena placement), as lowering consumed them; sorted.
+  // Pass parameters that shaped the plan as a whole (threads, the thread runtime, spinning, loop
+  // balance, the GIL check, arena placement), as lowering consumed them; sorted.
   std::vector<std::string> reach;
   // The graph's plan-wide settings (ir::Graph::settings) as lowering found them.
   ir::Attrs settings;

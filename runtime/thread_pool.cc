@@ -22,7 +22,13 @@ namespace {
 thread_local const ThreadPool* tls_pool = nullptr;
 thread_local int tls_tid = 0;
 
-void part_range(int64_t n, int parts, int p, int64_t* b, int64_t* e) {
+// Part p's bounds: the static ones, or the balanced loop's cuts.
+void part_range(int64_t n, int parts, const BalancedCuts* cuts, int p, int64_t* b, int64_t* e) {
+  if (cuts) {
+    *b = cuts->begin(p);
+    *e = cuts->end(p);
+    return;
+  }
   *b = n * p / parts;
   *e = n * (p + 1) / parts;
 }
@@ -55,14 +61,20 @@ int effective_spin_us(int threads, int spin_us) {
   if (spin_us <= 0) return 0;
   return threads > usable_cpus() ? 0 : spin_us;
 }
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 }  // namespace
 
-ThreadPool::ThreadPool(int threads, int spin_us, ThreadRuntime runtime)
+ThreadPool::ThreadPool(int threads, int spin_us, ThreadRuntime runtime, LoopBalance balance)
     : threads_(threads < 1 ? 1 : threads),
       spin_us_(effective_spin_us(threads_, spin_us)),
-      runtime_(runtime) {
+      runtime_(runtime),
+      balance_(balance) {
   buffers_.resize(static_cast<size_t>(threads_) * kSlotCount);
   claimed_ = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(threads_));
+  part_seconds_ = std::make_unique<double[]>(static_cast<size_t>(threads_));
   if (runtime_ == ThreadRuntime::openmp) return;  // the OpenMP runtime owns the threads
   try {
     for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
@@ -113,7 +125,20 @@ float* ThreadPool::scratch(int tid, Slot slot, size_t count) {
   return b.data;
 }
 
-void ThreadPool::run(int64_t n, Task task, void* ctx) {
+BalancedCuts* ThreadPool::balanced_loop(int64_t n) {
+  if (balance_ != LoopBalance::measured || runtime_ != ThreadRuntime::pool || threads_ == 1 ||
+      n < 2 || step_ == kNoStep || tls_pool == this) {
+    return nullptr;
+  }
+  if (step_loops_.size() <= step_) step_loops_.resize(step_ + 1);
+  std::vector<BalancedCuts>& loops = step_loops_[step_];
+  if (loops.size() <= loop_in_step_) loops.resize(loop_in_step_ + 1);
+  BalancedCuts* cuts = &loops[loop_in_step_++];
+  cuts->fit(n, static_cast<int>(n < threads_ ? n : threads_));
+  return cuts;
+}
+
+void ThreadPool::run(int64_t n, Task task, void* ctx, BalancedCuts* cuts) {
   if (tls_pool == this || threads_ == 1 || n == 1) {
     // Nested or single-threaded: the calling thread does all of it.
     const bool outer = tls_pool != this;
@@ -135,19 +160,24 @@ void ThreadPool::run(int64_t n, Task task, void* ctx) {
     ctx_ = ctx;
     n_ = n;
     parts_ = parts;
+    cuts_ = cuts;
     pending_.store(parts - 1);
     generation = generation_.fetch_add(1) + 1;
   }
   wake_.notify_all();
   tls_pool = this;
+  bool ran_elsewhere = false;  // a part ran on another thread than its own: its time says nothing
   for (int p = 0; p < parts; ++p) {
     // Part 0 is the caller's; a worker's part that it has not claimed yet (asleep, or its core
     // taken by another process) is run here, with that worker's id, instead of waited for.
     if (p > 0 && !claim(p, generation)) continue;
+    ran_elsewhere = ran_elsewhere || p > 0;
     tls_tid = p;
     int64_t b, e;
-    part_range(n, parts, p, &b, &e);
+    part_range(n, parts, cuts, p, &b, &e);
+    const auto start = std::chrono::steady_clock::now();
     task(ctx, p, b, e);
+    if (cuts) part_seconds_[static_cast<size_t>(p)] = seconds_since(start);
     if (p > 0) pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
   tls_pool = nullptr;
@@ -157,6 +187,7 @@ void ThreadPool::run(int64_t n, Task task, void* ctx) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return pending_.load() == 0; });
   }
+  if (cuts && !ran_elsewhere) cuts->record(part_seconds_.get());
 }
 
 bool ThreadPool::claim(int part, uint64_t generation) {
@@ -179,7 +210,7 @@ void ThreadPool::run_openmp(int parts, int64_t n, Task task, void* ctx) {
     for (int p = omp_get_thread_num(); p < parts; p += team) {
       tls_tid = p;
       int64_t b, e;
-      part_range(n, parts, p, &b, &e);
+      part_range(n, parts, nullptr, p, &b, &e);
       task(ctx, p, b, e);
     }
     tls_pool = nullptr;
@@ -198,6 +229,7 @@ void ThreadPool::worker_loop(int tid) {
     void* ctx;
     int64_t n;
     int parts;
+    const BalancedCuts* cuts;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return generation_.load() != seen; });
@@ -207,11 +239,14 @@ void ThreadPool::worker_loop(int tid) {
       ctx = ctx_;
       n = n_;
       parts = parts_;
+      cuts = cuts_;
     }
     if (tid >= parts || !claim(tid, seen)) continue;  // not needed, or the caller ran it
     int64_t b, e;
-    part_range(n, parts, tid, &b, &e);
+    part_range(n, parts, cuts, tid, &b, &e);
+    const auto start = std::chrono::steady_clock::now();
     task(ctx, tid, b, e);
+    if (cuts) part_seconds_[static_cast<size_t>(tid)] = seconds_since(start);
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mutex_);
       done_.notify_one();

@@ -9,6 +9,8 @@
 // on does not spin at all: a spinning thread would hold a core that another of its threads (or an
 // OpenMP team) needs to finish the loop (51 threads spinning 10 ms on 2 CPUs made a scaled-down
 // SDXL step 13x slower than without spinning). libgomp lowers its spin count likewise.
+// A balanced loop's parts may be cut unequally: by each thread's measured speed on that loop of
+// that step the runs before (LoopBalance::measured, runtime/loop_balance.h).
 #pragma once
 
 #include <atomic>
@@ -20,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/loop_balance.h"
+
 namespace cuvil::runtime {
 
 // Which threads run a pool's parallel loops: its own workers, or an OpenMP team. A plan with
@@ -29,11 +33,16 @@ namespace cuvil::runtime {
 // generated).
 enum class ThreadRuntime : uint8_t { pool, openmp };
 
+// How a balanced loop (parallel_for_balanced) cuts its units between threads: in equal parts,
+// or by each thread's measured speed on that loop the runs before (runtime/loop_balance.h).
+enum class LoopBalance : uint8_t { equal, measured };
+
 class ThreadPool {
  public:
   static constexpr int kDefaultSpinUs = 50;
   explicit ThreadPool(int threads, int spin_us = kDefaultSpinUs,
-                      ThreadRuntime runtime = ThreadRuntime::pool);
+                      ThreadRuntime runtime = ThreadRuntime::pool,
+                      LoopBalance balance = LoopBalance::equal);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -53,6 +62,24 @@ class ThreadPool {
     };
     run(n, call, &f);
   }
+  // Like parallel_for_tid, for loops whose units cost about the same and whose results do not
+  // depend on where the parts are cut. Where the pool balances by measurement and a step is
+  // named (begin_step), the cuts follow how long each thread took on this loop (the step's
+  // first, second ... balanced loop) the runs before; otherwise they are the static ones.
+  template <class F>
+  void parallel_for_balanced(int64_t n, F&& f) {
+    if (n <= 0) return;
+    auto call = [](void* ctx, int tid, int64_t b, int64_t e) {
+      (*static_cast<F*>(ctx))(tid, b, e);
+    };
+    run(n, call, &f, balanced_loop(n));
+  }
+  // The plan step whose loops run next: balanced loops keep their cuts per step.
+  void begin_step(size_t step) {
+    step_ = step;
+    loop_in_step_ = 0;
+  }
+
   // Calls f(begin, end) on static parts of [0, n).
   template <class F>
   void parallel_for(int64_t n, F&& f) {
@@ -70,7 +97,12 @@ class ThreadPool {
  private:
   void stop_workers();  // wakes, stops and joins the workers; frees the scratch
   using Task = void (*)(void* ctx, int tid, int64_t begin, int64_t end);
-  void run(int64_t n, Task task, void* ctx);
+  // Runs a loop in static parts, or in the parts `cuts` says (then timed, and the cuts told).
+  void run(int64_t n, Task task, void* ctx, BalancedCuts* cuts = nullptr);
+  // The cuts of the current step's next balanced loop of n units; null where it runs in static
+  // parts (equal balance, one thread, OpenMP, nested, no step named).
+  BalancedCuts* balanced_loop(int64_t n);
+
   void worker_loop(int tid);
 
   struct Buffer {
@@ -94,12 +126,19 @@ class ThreadPool {
   void* ctx_ = nullptr;
   int64_t n_ = 0;
   int parts_ = 0;
+  const BalancedCuts* cuts_ = nullptr;  // the current loop's cuts; null: static parts
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
   // claimed_[p]: the last loop generation whose part p a thread has taken (worker or caller).
   std::unique_ptr<std::atomic<uint64_t>[]> claimed_;
   bool stop_ = false;
   std::vector<Buffer> buffers_;  // threads_ x kSlotCount
+  LoopBalance balance_;
+  static constexpr size_t kNoStep = ~size_t{0};
+  size_t step_ = kNoStep;
+  size_t loop_in_step_ = 0;
+  std::vector<std::vector<BalancedCuts>> step_loops_;  // [step][balanced loop in the step]
+  std::unique_ptr<double[]> part_seconds_;  // each part's time on its own thread, timed loops
 };
 
 }  // namespace cuvil::runtime

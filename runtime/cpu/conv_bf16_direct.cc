@@ -252,7 +252,7 @@ void conv2d_bf16_direct(const LowpConv& g, const Bf16DirectWeights& w, const flo
   });
   const LaneEpilogue* lanes = epi.empty() ? nullptr : epi.lanes();
   const RowArgs args{g, p, w, copy, bias, lanes, y};
-  pool.parallel_for(g.n * g.oh, [&](int64_t b, int64_t e) {
+  pool.parallel_for_balanced(g.n * g.oh, [&](int, int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       output_row(args, t / g.oh, t % g.oh);
       // An epilogue without a lane form runs on the finished row while it is in cache.

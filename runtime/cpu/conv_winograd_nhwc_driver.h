@@ -190,7 +190,7 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
     }
   };
 
-  a.pool.parallel_for_tid(parts * d.tiles, [&](int tid, int64_t i0, int64_t i1) {
+  a.pool.parallel_for_balanced(parts * d.tiles, [&](int tid, int64_t i0, int64_t i1) {
     T* v = reinterpret_cast<T*>(a.pool.scratch(tid, ThreadPool::kKernel,
                                                static_cast<size_t>(kE * d.tiles_per_block * d.cp)));
     float* mbuf = a.pool.scratch(tid, ThreadPool::kKernel2,

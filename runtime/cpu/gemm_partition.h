@@ -106,11 +106,23 @@ inline GemmSplit plan_gemm_split(int threads, int64_t m, int64_t n, int64_t k, i
 
 // Calls block(i0, i1, j0, j1, tid) for each part of the split of an m x n product's C: rows
 // [i0, i1) and columns [j0, j1), i0 and j0 on register-tile bounds. A single part runs on the
-// calling thread.
+// calling thread. Strips are a balanced loop over register tiles (the pool may move their
+// bounds toward equal times); a grid's blocks are static.
 template <class Block>
 void run_gemm_split(ThreadPool& pool, const GemmSplit& s, int64_t m, int64_t n, Block&& block) {
   if (s.parts() == 1) {
     block(int64_t{0}, m, int64_t{0}, n, pool.current_thread());
+    return;
+  }
+  if (s.pm == 1 || s.pn == 1) {
+    const bool rows = s.pm > 1;
+    pool.parallel_for_balanced(rows ? s.tiles_m : s.tiles_n, [&](int tid, int64_t t0, int64_t t1) {
+      if (rows) {
+        block(std::min(m, t0 * s.mr), std::min(m, t1 * s.mr), int64_t{0}, n, tid);
+      } else {
+        block(int64_t{0}, m, std::min(n, t0 * s.nr), std::min(n, t1 * s.nr), tid);
+      }
+    });
     return;
   }
   pool.parallel_for_tid(s.parts(), [&](int tid, int64_t p0, int64_t p1) {

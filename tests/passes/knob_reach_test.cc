@@ -106,8 +106,8 @@ TEST(KnobReach, PlanWideKnobsAndStructuralRewrites) {
   Compiled c = compile(g, default_pipeline("cpu"), 1);
   const runtime::Plan& plan = c.plan;
   for (const char* knob :
-       {"threading.threads", "threading.spin_us", "threading.runtime", "memory-plan.strategy",
-        "memory-plan.alignment", "python-binding.gil_check"}) {
+       {"threading.threads", "threading.spin_us", "threading.runtime", "threading.balance",
+        "memory-plan.strategy", "memory-plan.alignment", "python-binding.gil_check"}) {
     EXPECT_TRUE(has(plan.reach, knob)) << knob;
   }
   bool fused = false;

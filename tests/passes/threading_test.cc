@@ -57,6 +57,27 @@ TEST(Threading, SpinTimeReachesThePlan) {
   }
 }
 
+TEST(Threading, MeasuredBalanceIsTheDefaultAndKeepsResultsBitForBit) {
+  const Graph g = testing::tiny_resnet(1, 32, 28);
+  PipelineConfig config = threading(2, "auto");
+  const Compiled measured = compile(g, config, 1);
+  EXPECT_EQ(measured.plan.loop_balance, runtime::LoopBalance::measured);  // the registry default
+  for (PassInvocation& p : config.passes) {
+    if (p.name == "threading") p.params["balance"] = std::string("equal");
+  }
+  EXPECT_EQ(compile(g, config, 1).plan.loop_balance, runtime::LoopBalance::equal);
+  // Moving cuts move whole rows, tiles or columns between threads, never split a sum: every
+  // run gives the first run's result exactly.
+  const auto inputs = ir::random_inputs(g, 7);
+  const auto want = runtime::reference::interpret(g, inputs);
+  runtime::Executor executor(measured.plan);
+  const auto first = executor.run(inputs);
+  EXPECT_LT(ir::max_relative_error(first[0], want[0]), 1e-4);
+  for (int rep = 0; rep < 20; ++rep) {
+    ASSERT_EQ(executor.run(inputs)[0].data, first[0].data) << "run " << rep;
+  }
+}
+
 PipelineConfig with_runtime(const std::string& runtime, const std::string& linear_lowering) {
   PipelineConfig config = threading(2, "auto");
   for (PassInvocation& p : config.passes) {

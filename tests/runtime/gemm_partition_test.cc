@@ -3,9 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
+#include "runtime/cpu/gemm.h"
+#include "runtime/cpu/gemm_ukernel.h"
 #include "runtime/thread_pool.h"
 
 namespace cuvil::runtime::cpu {
@@ -98,6 +103,59 @@ TEST(GemmSplit, PartsCoverCOnceOnTileBounds) {
       }
     }
   }
+}
+
+// A pool whose balanced loop of n units, the first of step 0, gives thread 1 one unit: what a
+// measured balance learns when thread 1's core is shared (each of its units sleeps 2 ms).
+std::unique_ptr<ThreadPool> pool_skewed_for(int64_t n) {
+  auto pool = std::make_unique<ThreadPool>(2, ThreadPool::kDefaultSpinUs, ThreadRuntime::pool,
+                                           LoopBalance::measured);
+  for (int run = 0; run < 40; ++run) {
+    pool->begin_step(0);
+    pool->parallel_for_balanced(n, [&](int tid, int64_t b, int64_t e) {
+      std::this_thread::sleep_for(std::chrono::microseconds((e - b) * (tid == 0 ? 20 : 2000)));
+    });
+  }
+  pool->begin_step(0);
+  return pool;
+}
+
+// Strips whose bounds a measured balance moved still cover C once, on register-tile bounds, and
+// the fp32 GEMM gives the same bits as with equal strips (each element is one thread's sum).
+TEST(GemmSplit, MovedStripsCoverCOnceAndKeepTheBits) {
+  const int64_t m = 9, n = 300, k = 37;  // more rows than the few-row path (gemv.h) takes
+  const MicroKernel& micro = pick_micro_kernel(active_gemm_isa(), 12, 32);
+  const GemmSplit s = plan_gemm_split(2, m, n, k, micro.mr, micro.nr, GemmPartition::n);
+  ASSERT_EQ(s.resolved(), GemmPartition::n);
+  std::unique_ptr<ThreadPool> skewed = pool_skewed_for(s.tiles_n);
+  std::vector<int> covered(static_cast<size_t>(m * n), 0);
+  std::mutex mu;
+  int64_t thread_1_columns = 0;
+  run_gemm_split(*skewed, s, m, n, [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1, int tid) {
+    EXPECT_EQ(j0 % micro.nr, 0);
+    std::lock_guard<std::mutex> lock(mu);
+    if (tid == 1) thread_1_columns = j1 - j0;
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = j0; j < j1; ++j) ++covered[i * n + j];
+  });
+  for (int c : covered) ASSERT_EQ(c, 1);
+  EXPECT_EQ(thread_1_columns, n - (s.tiles_n - 1) * micro.nr);  // the last tile: the cuts moved
+
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 37) % 101) / 50.0f - 1;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 53) % 97) / 48.0f - 1;
+  auto product = [&](ThreadPool& pool) {
+    std::vector<float> c(static_cast<size_t>(m * n));
+    GemmProblem p;
+    p.m = m, p.n = n, p.k = k, p.a = a.data(), p.lda = k, p.b = b.data(), p.ldb = n;
+    p.c = c.data(), p.ldc = n;
+    p.blocking.partition = GemmPartition::n;
+    p.blocking.mr = micro.mr, p.blocking.nr = micro.nr;
+    gemm(p, pool);
+    return c;
+  };
+  ThreadPool equal(2);
+  EXPECT_EQ(product(*pool_skewed_for(s.tiles_n)), product(equal));
 }
 
 }  // namespace

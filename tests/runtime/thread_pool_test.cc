@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "base/error.h"
@@ -171,6 +173,51 @@ TEST(ThreadPool, ThreadIdsAreDistinctPerPart) {
   pool.parallel_for_tid(2, [&](int tid, int64_t, int64_t) { seen[static_cast<size_t>(tid)]++; });
   EXPECT_EQ(seen[0].load(), 1);
   EXPECT_EQ(seen[1].load(), 1);
+}
+
+// Units [0, n) a balanced loop gave thread 0, where each unit of thread 1 sleeps `slow_us`
+// (thread 0's 100 us): a core shared with other work, as the pool sees it.
+int64_t units_of_thread_0(ThreadPool& pool, int64_t n, int slow_us,
+                          std::vector<int>* visits = nullptr) {
+  std::vector<std::atomic<int>> count(static_cast<size_t>(n));
+  std::atomic<int64_t> first{0};
+  pool.parallel_for_balanced(n, [&](int tid, int64_t b, int64_t e) {
+    if (tid == 0) first = e - b;
+    for (int64_t i = b; i < e; ++i) {
+      count[static_cast<size_t>(i)]++;
+      std::this_thread::sleep_for(std::chrono::microseconds(tid == 0 ? 100 : slow_us));
+    }
+  });
+  if (visits) {
+    visits->clear();
+    for (auto& c : count) visits->push_back(c.load());
+  }
+  return first.load();
+}
+
+TEST(ThreadPool, MeasuredBalanceGivesTheSlowerThreadFewerUnits) {
+  ThreadPool pool(2, ThreadPool::kDefaultSpinUs, ThreadRuntime::pool, LoopBalance::measured);
+  std::vector<int> seen;
+  for (int run = 0; run < 30; ++run) {
+    pool.begin_step(0);
+    units_of_thread_0(pool, 20, 400, &seen);
+    ASSERT_EQ(seen, std::vector<int>(20, 1)) << "run " << run;
+  }
+  pool.begin_step(0);
+  EXPECT_GT(units_of_thread_0(pool, 20, 400), 10);
+  // Another step's loop of the same size has cuts of its own, equal to begin with.
+  pool.begin_step(1);
+  EXPECT_EQ(units_of_thread_0(pool, 20, 400), 10);
+}
+
+TEST(ThreadPool, EqualBalanceAndUnnamedStepsKeepStaticParts) {
+  ThreadPool equal(2, ThreadPool::kDefaultSpinUs, ThreadRuntime::pool, LoopBalance::equal);
+  ThreadPool unnamed(2, ThreadPool::kDefaultSpinUs, ThreadRuntime::pool, LoopBalance::measured);
+  for (int run = 0; run < 10; ++run) {
+    equal.begin_step(0);
+    EXPECT_EQ(units_of_thread_0(equal, 20, 400), 10);
+    EXPECT_EQ(units_of_thread_0(unnamed, 20, 400), 10);  // no begin_step: no loop to learn for
+  }
 }
 
 TEST(ThreadPool, ScratchIsAlignedAndKeptBetweenCalls) {
