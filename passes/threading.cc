@@ -28,7 +28,7 @@ std::vector<ParamSpec> ThreadingPass::params() const {
                    "oneDNN runs on), auto (openmp when a step is lowered to oneDNN, so that two "
                    "sets of threads never compete for the cores)"),
       choice_param("balance", {"equal", "measured"}, "measured",
-                   "where GEMM strips, Winograd tiles and direct-convolution rows are cut "
+                   "where GEMM strips, Winograd tiles and bf16 direct-convolution rows are cut "
                    "between the pool's threads: equal (equal parts), measured (each step's "
                    "cuts follow how long each thread took on it the runs before, moving only "
                    "for a predicted 3% gain; for a core shared with other work, or a half whose "

@@ -146,7 +146,7 @@ TEST(Threading, EveryPartitionAndThreadCountMatchesTheReference) {
   }
 }
 
-TEST(Threading, UnknownPartitionAndNegativeThreadsAreRejected) {
+TEST(Threading, UnknownPartitionOrBalanceAndNegativeThreadsAreRejected) {
   const std::string partition =
       "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: threading\n"
       "    params: { partition: diagonal }\n";
@@ -155,6 +155,10 @@ TEST(Threading, UnknownPartitionAndNegativeThreadsAreRejected) {
       "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: threading\n"
       "    params: { threads: -1 }\n";
   EXPECT_THROW(parse_cuvilpass(threads, "bad.cuvilpass"), UserError);
+  const std::string balance =
+      "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: threading\n"
+      "    params: { balance: dynamic }\n";
+  EXPECT_THROW(parse_cuvilpass(balance, "bad.cuvilpass"), UserError);
 }
 
 }  // namespace
