@@ -9,9 +9,7 @@ namespace cuvil::runtime {
 
 void BalancedCuts::fit(int64_t n, int parts) {
   CUVIL_CHECK(parts >= 1 && n >= parts, "BalancedCuts: fewer units than parts");
-  if (n == n_ && parts == parts_) return;
-  n_ = n;
-  parts_ = parts;
+  if (this->parts() == parts && cut_.back() == n) return;
   cut_.resize(static_cast<size_t>(parts) + 1);
   for (int p = 0; p <= parts; ++p) cut_[static_cast<size_t>(p)] = n * p / parts;
   rate_.assign(static_cast<size_t>(parts), 0.0);
@@ -36,16 +34,20 @@ void BalancedCuts::record(const double* seconds) {
     total += rate_[p];
   }
   // Each part's share of the units in proportion to its thread's speed, at least one unit each.
-  std::vector<int64_t> next(cut_.size());
+  const int64_t n = cut_.back();
+  const int parts = this->parts();
+  next_.assign(cut_.size(), 0);
   double share = 0;
-  for (int p = 1; p < parts_; ++p) {
+  for (int p = 1; p < parts; ++p) {
     share += rate_[static_cast<size_t>(p) - 1];
-    const int64_t at = std::llround(static_cast<double>(n_) * share / total);
-    next[static_cast<size_t>(p)] =
-        std::clamp<int64_t>(at, next[static_cast<size_t>(p) - 1] + 1, n_ - (parts_ - p));
+    const int64_t at = std::llround(static_cast<double>(n) * share / total);
+    next_[static_cast<size_t>(p)] =
+        std::clamp<int64_t>(at, next_[static_cast<size_t>(p) - 1] + 1, n - (parts - p));
   }
-  next.back() = n_;
-  if (predicted_seconds(next) <= (1 - kBalanceMinGain) * predicted_seconds(cut_)) cut_ = next;
+  next_.back() = n;
+  if (predicted_seconds(next_) <= (1 - kBalanceMinGain) * predicted_seconds(cut_)) {
+    cut_.swap(next_);
+  }
 }
 
 }  // namespace cuvil::runtime

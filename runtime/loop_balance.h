@@ -2,11 +2,11 @@
 // thread took on it the runs before. On a 2-core VM the two halves of the same step do not take
 // the same time: one core is shared with the host's other work, one half of an image has its
 // rows in the other core's cache. A ResNet-50 b1 trace found one thread's part 10-40% longer,
-// the same thread for most steps and across runs, while the other waited (400-1000 us of a
-// 12.6-14.3 ms step, docs/performance.md). Equal cuts cannot fix that; cuts that follow each
-// thread's measured speed can, and they settle: a cut moves only when the smoothed speeds predict
-// a loop at least kBalanceMinGain shorter, so that each thread keeps the same units (and their
-// cache lines) from one run to the next.
+// the same thread for most steps and across runs, while the other waited (420-1000 us of a
+// 12.6-14.3 ms run repeated from run to run, docs/performance.md). Equal cuts cannot fix that; cuts
+// that follow each thread's measured speed can, and they settle: a cut moves only when the smoothed
+// speeds predict a loop at least kBalanceMinGain shorter, so that each thread keeps the same units
+// (and their cache lines) from one run to the next.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +29,7 @@ class BalancedCuts {
   // Equal cuts of n units into `parts` (the thread pool's static parts), unless n and parts
   // are what the cuts were learned for.
   void fit(int64_t n, int parts);
-  int parts() const { return parts_; }
+  int parts() const { return static_cast<int>(rate_.size()); }
   int64_t begin(int part) const { return cut_[static_cast<size_t>(part)]; }
   int64_t end(int part) const { return cut_[static_cast<size_t>(part) + 1]; }
   // The time each part took on its own thread in the run that just ended (seconds[p] for part
@@ -39,10 +39,9 @@ class BalancedCuts {
  private:
   double predicted_seconds(const std::vector<int64_t>& cut) const;
 
-  int64_t n_ = 0;
-  int parts_ = 0;
-  std::vector<int64_t> cut_;  // parts_ + 1 bounds, cut_[0] = 0, cut_[parts_] = n_
-  std::vector<double> rate_;  // smoothed units per second of each part's thread; 0: unknown
+  std::vector<int64_t> cut_;   // parts() + 1 bounds: 0, ..., n
+  std::vector<double> rate_;   // smoothed units per second of each part's thread; 0: unknown
+  std::vector<int64_t> next_;  // record's proposed cuts, kept to spare the loop an allocation
 };
 
 }  // namespace cuvil::runtime

@@ -81,8 +81,9 @@ struct Plan {
   int64_t arena_bytes = 0;
   int threads = 1;
   ThreadRuntime thread_runtime = ThreadRuntime::pool;
-  int spin_us = ThreadPool::kDefaultSpinUs;       // idle pool threads spin this long, then sleep
-  LoopBalance loop_balance = LoopBalance::equal;  // how the pool cuts balanced loops
+  int spin_us = ThreadPool::kDefaultSpinUs;  // idle pool threads spin this long, then sleep
+  // How the pool cuts balanced loops; the threading pass's default where no pass set it.
+  LoopBalance loop_balance = LoopBalance::measured;
   // Runs called from Python take the GIL back every this many steps (0: never); see
   // passes/python_binding.h. The runtime itself never touches Python.
   int gil_check_steps = 0;

@@ -56,11 +56,7 @@ class ThreadPool {
   // region runs inline on the calling thread.
   template <class F>
   void parallel_for_tid(int64_t n, F&& f) {
-    if (n <= 0) return;
-    auto call = [](void* ctx, int tid, int64_t b, int64_t e) {
-      (*static_cast<F*>(ctx))(tid, b, e);
-    };
-    run(n, call, &f);
+    if (n > 0) run_loop(n, f, nullptr);
   }
   // Like parallel_for_tid, for loops whose units cost about the same and whose results do not
   // depend on where the parts are cut. Where the pool balances by measurement and a step is
@@ -68,11 +64,7 @@ class ThreadPool {
   // first, second ... balanced loop) the runs before; otherwise they are the static ones.
   template <class F>
   void parallel_for_balanced(int64_t n, F&& f) {
-    if (n <= 0) return;
-    auto call = [](void* ctx, int tid, int64_t b, int64_t e) {
-      (*static_cast<F*>(ctx))(tid, b, e);
-    };
-    run(n, call, &f, balanced_loop(n));
+    if (n > 0) run_loop(n, f, balanced_loop(n));
   }
   // The plan step whose loops run next: balanced loops keep their cuts per step.
   void begin_step(size_t step) {
@@ -98,7 +90,14 @@ class ThreadPool {
   void stop_workers();  // wakes, stops and joins the workers; frees the scratch
   using Task = void (*)(void* ctx, int tid, int64_t begin, int64_t end);
   // Runs a loop in static parts, or in the parts `cuts` says (then timed, and the cuts told).
-  void run(int64_t n, Task task, void* ctx, BalancedCuts* cuts = nullptr);
+  void run(int64_t n, Task task, void* ctx, BalancedCuts* cuts);
+  template <class F>
+  void run_loop(int64_t n, F& f, BalancedCuts* cuts) {
+    auto call = [](void* ctx, int tid, int64_t b, int64_t e) {
+      (*static_cast<F*>(ctx))(tid, b, e);
+    };
+    run(n, call, &f, cuts);
+  }
   // The cuts of the current step's next balanced loop of n units; null where it runs in static
   // parts (equal balance, one thread, OpenMP, nested, no step named).
   BalancedCuts* balanced_loop(int64_t n);

@@ -66,8 +66,13 @@ TEST(Threading, MeasuredBalanceIsTheDefaultAndKeepsResultsBitForBit) {
     if (p.name == "threading") p.params["balance"] = std::string("equal");
   }
   EXPECT_EQ(compile(g, config, 1).plan.loop_balance, runtime::LoopBalance::equal);
+  // A pipeline without the threading pass (O0, O1) keeps the pass's default too.
+  PipelineConfig without = default_pipeline("cpu");
+  std::erase_if(without.passes, [](const PassInvocation& p) { return p.name == "threading"; });
+  EXPECT_EQ(compile(g, without, 1).plan.loop_balance, runtime::LoopBalance::measured);
   // Moving cuts move whole rows, tiles or columns between threads, never split a sum: every
-  // run gives the first run's result exactly.
+  // run gives the first run's result exactly, wherever this machine's timing moved the cuts
+  // (GemmSplit.MovedStripsCoverCOnceAndKeepTheBits forces a move).
   const auto inputs = ir::random_inputs(g, 7);
   const auto want = runtime::reference::interpret(g, inputs);
   runtime::Executor executor(measured.plan);
