@@ -72,16 +72,27 @@ def _export(module, example, opset=17):
     path = os.path.join(directory, type(module).__name__ + ".onnx")
     was_training = module.training
     module.eval()
+    # In eval mode without gradients, nn.MultiheadAttention and nn.TransformerEncoderLayer take
+    # PyTorch's fused "fast path" (aten::_native_multi_head_attention,
+    # aten::_transformer_encoder_layer_fwd), which ONNX cannot express: every ViT and transformer
+    # encoder failed to export. They take the decomposed path while gradients are enabled and a
+    # parameter requires them, so the export runs with both (frozen parameters are unfrozen for
+    # its duration).
+    frozen = [p for p in module.parameters() if not p.requires_grad and p.is_floating_point()]
     try:
         import warnings
 
-        with warnings.catch_warnings(), torch.no_grad():
+        for p in frozen:
+            p.requires_grad_(True)
+        with warnings.catch_warnings(), torch.enable_grad():
             warnings.simplefilter("ignore")
             torch.onnx.export(module, example, path, opset_version=opset, input_names=names)
     except Exception as e:  # the exporter's own message, with the module's class
         raise ValueError(f"torch.onnx.export failed for {type(module).__name__}: "
                          f"{type(e).__name__}: {e}") from e
     finally:
+        for p in frozen:
+            p.requires_grad_(False)
         module.train(was_training)
     return path, directory
 

@@ -83,6 +83,25 @@ def test_torch_module_and_builtin_suite(net):
     assert r.inputs[0].shape == (1, 3, 224, 224) and r.name == "resnet50/b1"
 
 
+@pytest.mark.parametrize("frozen", [False, True])
+def test_transformer_encoder_module_exports_its_decomposed_attention(frozen):
+    # In eval mode without gradients PyTorch runs these layers through fused ops ONNX cannot
+    # express (aten::_native_multi_head_attention); compile() must export the decomposed path,
+    # frozen parameters included, and leave the module as it found it.
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
+                                       batch_first=True)
+    m = nn.Sequential(nn.TransformerEncoder(layer, num_layers=2), nn.Linear(32, 5)).eval()
+    for p in m.parameters():
+        p.requires_grad_(not frozen)
+    x = torch.randn(3, 7, 32)
+    c = cuvil.compile(m, inputs=x, threads=1)
+    with torch.no_grad():
+        assert max_rel(c(x.numpy())[0], m(x).numpy()) <= 1e-4
+    assert all(p.requires_grad == (not frozen) for p in m.parameters())
+    assert not m.training
+
+
 def test_benchmark_is_the_harness(onnx_path):
     m = cuvil.compile(str(onnx_path), inputs={"x": (1, 3, 9, 9)}, threads=1)
     b = m.benchmark(**QUICK)
