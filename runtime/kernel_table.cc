@@ -201,6 +201,10 @@ std::vector<KernelInfo> build_table() {
   add(OpKind::gather, "cpu", cpu::gather, "slab copies along the axis");
   t.back().schedule = cpu::indexing_schedule;
   add(OpKind::where, "cpu", cpu::where, "broadcasting select");
+  add(OpKind::compare, "cpu", cpu::compare, "broadcasting comparison, 0 or 1");
+  t.back().schedule = cpu::indexing_schedule;
+  add(OpKind::cumsum, "cpu", cpu::cumsum, "running sums along an axis, fp64");
+  t.back().schedule = cpu::cumsum_schedule;
   add(OpKind::expand, "cpu", cpu::expand, "broadcast runs");
   return t;
 }

@@ -103,6 +103,17 @@ UnaryParams unary_params(OpKind op, const Attrs& attrs) {
   }
 }
 
+CompareMode compare_mode(const Attrs& attrs) {
+  const std::string mode = attrs.get_string("mode", "");
+  for (CompareMode m :
+       {CompareMode::equal, CompareMode::not_equal, CompareMode::less, CompareMode::less_equal,
+        CompareMode::greater, CompareMode::greater_equal}) {
+    if (mode == to_string(m)) return m;
+  }
+  throw UserError("mode '" + mode +
+                  "' is not one of equal, not_equal, less, less_equal, greater, greater_equal");
+}
+
 size_t Node::op_input_count() const {
   const size_t extra = epilogue_operand_count(epilogue);
   return extra <= inputs.size() ? inputs.size() - extra : 0;

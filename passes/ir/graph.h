@@ -81,6 +81,9 @@ class AttrReadRecorder {
 
 // A unary node's constants (see UnaryParams) from its attributes, with the op's defaults.
 UnaryParams unary_params(OpKind op, const Attrs& attrs);
+// A compare node's relation from its attr mode; UserError naming the value when it is not one
+// (shape inference checks every compare node with it).
+CompareMode compare_mode(const Attrs& attrs);
 
 enum class ValueKind : uint8_t { input, constant, intermediate };
 

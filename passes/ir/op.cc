@@ -50,7 +50,9 @@ constexpr std::string_view kOpNames[kOpKindCount] = {"conv2d",
                                                      "pad",
                                                      "gather",
                                                      "where",
-                                                     "expand"};
+                                                     "expand",
+                                                     "compare",
+                                                     "cumsum"};
 }  // namespace
 
 std::string_view to_string(OpKind op) {
@@ -97,6 +99,24 @@ bool is_binary_elementwise(OpKind op) {
 
 bool is_reduction(OpKind op) {
   return op == OpKind::reduce_mean || op == OpKind::reduce_sum || op == OpKind::reduce_max;
+}
+
+std::string_view to_string(CompareMode mode) {
+  switch (mode) {
+    case CompareMode::equal:
+      return "equal";
+    case CompareMode::not_equal:
+      return "not_equal";
+    case CompareMode::less:
+      return "less";
+    case CompareMode::less_equal:
+      return "less_equal";
+    case CompareMode::greater:
+      return "greater";
+    case CompareMode::greater_equal:
+      return "greater_equal";
+  }
+  return "?";
 }
 
 size_t epilogue_operand_count(const std::vector<EpilogueStep>& epilogue) {

@@ -98,9 +98,17 @@ enum class OpKind : uint8_t {
   // numpy broadcast of the input to attr shape (ONNX Expand: the result shape is the broadcast
   // of the input shape and attr shape).
   expand,
+  // inputs (a, b), numpy broadcasting: 1 where `a mode b` holds, else 0 (attr mode: equal |
+  // not_equal | less | less_equal | greater | greater_equal; IEEE: a NaN is only not_equal). Not an
+  // epilogue step: its
+  // result is a mask for where, mul or a cast, not a value to keep computing on.
+  compare,
+  // Running sums along attr axis (negative counts from the end): out[i] = sum of x[j] for j <= i
+  // (j < i with attr exclusive = 1; from the end with attr reverse = 1).
+  cumsum,
 };
 
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::expand) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::cumsum) + 1;
 
 std::string_view to_string(OpKind op);
 
@@ -138,5 +146,27 @@ struct EpilogueStep {
 
 // How many operands an epilogue appends after the op's own inputs (one per binary step).
 size_t epilogue_operand_count(const std::vector<EpilogueStep>& epilogue);
+
+// compare's relation (attr mode).
+enum class CompareMode : uint8_t { equal, not_equal, less, less_equal, greater, greater_equal };
+std::string_view to_string(CompareMode mode);
+// Whether `a mode b` holds; with a NaN only not_equal holds (IEEE comparisons).
+inline bool compare_holds(CompareMode mode, float a, float b) {
+  switch (mode) {
+    case CompareMode::equal:
+      return a == b;
+    case CompareMode::not_equal:
+      return a != b;
+    case CompareMode::less:
+      return a < b;
+    case CompareMode::less_equal:
+      return a <= b;
+    case CompareMode::greater:
+      return a > b;
+    case CompareMode::greater_equal:
+      return a >= b;
+  }
+  return false;
+}
 
 }  // namespace cuvil::ir

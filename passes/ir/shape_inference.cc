@@ -475,6 +475,15 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
       c.arity(3, 3);
       out->shape = broadcast(c, broadcast(c, c.shape(0), c.shape(1)), c.shape(2));
       break;
+    case OpKind::compare:
+      c.arity(2, 2);
+      try {
+        compare_mode(node.attrs);
+      } catch (const UserError& e) {
+        c.fail(e.what());
+      }
+      out->shape = broadcast(c, c.shape(0), c.shape(1));
+      break;
     case OpKind::expand: {
       c.arity(1, 1);
       const Shape target = node.attrs.get_ints("shape", {});
@@ -487,6 +496,11 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
     case OpKind::softmax:
       c.arity(1, 1);
       norm_axis(c, node.attrs.get_int("axis", -1), c.shape(0).size());
+      out->shape = c.shape(0);
+      break;
+    case OpKind::cumsum:
+      c.arity(1, 1);
+      norm_axis(c, node.attrs.get_int("axis", 0), c.shape(0).size());
       out->shape = c.shape(0);
       break;
     case OpKind::sdpa:
@@ -561,7 +575,15 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
     c.fail("result shape " + to_string(out->shape) +
            " has a negative dimension or more than 2^40 elements");
   }
-  // Ops that only move data keep integer ids integer (e.g. ids reshaped before a gather).
+  // Ops that only move data keep integer ids integer (e.g. ids reshaped before a gather), and so
+  // does integer arithmetic on integers (position ids counted from a mask: RoBERTa's cumsum);
+  // comparisons give 0/1 integers.
+  auto all_integer = [&] {
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (c.in(i).dtype != DType::i32) return false;
+    }
+    return !node.inputs.empty();
+  };
   switch (node.op) {
     case OpKind::reshape:
     case OpKind::transpose:
@@ -570,7 +592,20 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
     case OpKind::gather:
     case OpKind::expand:
     case OpKind::pad:
+    case OpKind::cumsum:
       if (c.in(0).dtype == DType::i32) out->dtype = DType::i32;
+      break;
+    case OpKind::add:
+    case OpKind::sub:
+    case OpKind::mul:
+    case OpKind::max:
+    case OpKind::min:
+    case OpKind::neg:
+    case OpKind::abs:
+      if (all_integer()) out->dtype = DType::i32;
+      break;
+    case OpKind::compare:
+      out->dtype = DType::i32;
       break;
     default:
       break;

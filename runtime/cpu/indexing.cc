@@ -1,6 +1,8 @@
 // Index-mapping copies: pad (constant, reflect, edge), gather along an axis, numpy-broadcast
-// expand and the broadcasting select (where). Each copies contiguous runs where it can.
+// expand, the broadcasting select (where) and comparison (compare). Each copies contiguous runs
+// where it can.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -25,6 +27,7 @@ struct IndexingSchedule {
   PadMode mode = PadMode::constant;
   float value = 0.0f;
   int64_t axis = 0;  // gather: normalised to [0, rank)
+  ir::CompareMode compare = ir::CompareMode::equal;
 };
 
 }  // namespace
@@ -37,6 +40,7 @@ std::shared_ptr<const void> indexing_schedule(const Step& step) {
             : mode == "edge"   ? PadMode::edge
                                : PadMode::reflect;
   s->value = static_cast<float>(step.attrs.get_float("value", 0.0));
+  if (step.op == ir::OpKind::compare) s->compare = ir::compare_mode(step.attrs);
   s->axis = step.attrs.get_int("axis", 0);
   if (s->axis < 0 && !step.input_shapes.empty())
     s->axis += static_cast<int64_t>(step.input_shapes[0].size());
@@ -163,13 +167,19 @@ void expand(const KernelArgs& a) {
   Epilogue(a.step, a.in, a.out).apply_all(a.pool);
 }
 
-void where(const KernelArgs& a) {
+namespace {
+
+// Calls f(i, off) for every output element i, off[k] the element of input k it reads under numpy
+// broadcasting; blocks of elements are shared between threads, each carrying its offsets like
+// an odometer from its block's first element.
+template <size_t N, class F>
+void for_each_broadcast(const KernelArgs& a, F&& f) {
   const ir::Shape& out = a.step.output_shape;
   const size_t rank = out.size();
   // Element strides of each operand over the output's index space (0 where it broadcasts).
-  std::vector<int64_t> strides[3];
-  for (int k = 0; k < 3; ++k) {
-    const ir::Shape& s = a.step.input_shapes[static_cast<size_t>(k)];
+  std::array<std::vector<int64_t>, N> strides;
+  for (size_t k = 0; k < N; ++k) {
+    const ir::Shape& s = a.step.input_shapes[k];
     strides[k].assign(rank, 0);
     int64_t st = 1;
     for (size_t d = s.size(); d-- > 0;) {
@@ -184,23 +194,39 @@ void where(const KernelArgs& a) {
     std::vector<int64_t> index(rank);
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t begin = b * kBlock, end = std::min(total, begin + kBlock);
-      int64_t off[3] = {0, 0, 0};
+      std::array<int64_t, N> off{};
       int64_t rem = begin;
       for (size_t d = rank; d-- > 0;) {
         index[d] = rem % out[d];
         rem /= out[d];
-        for (int k = 0; k < 3; ++k) off[k] += index[d] * strides[k][d];
+        for (size_t k = 0; k < N; ++k) off[k] += index[d] * strides[k][d];
       }
       for (int64_t i = begin; i < end; ++i) {
-        a.out[i] = a.in[0][off[0]] != 0.0f ? a.in[1][off[1]] : a.in[2][off[2]];
+        f(i, off);
         for (size_t d = rank; d-- > 0;) {
-          for (int k = 0; k < 3; ++k) off[k] += strides[k][d];
+          for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
           if (++index[d] < out[d]) break;
-          for (int k = 0; k < 3; ++k) off[k] -= strides[k][d] * out[d];
+          for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * out[d];
           index[d] = 0;
         }
       }
     }
+  });
+}
+
+}  // namespace
+
+void where(const KernelArgs& a) {
+  for_each_broadcast<3>(a, [&](int64_t i, const std::array<int64_t, 3>& o) {
+    a.out[i] = a.in[0][o[0]] != 0.0f ? a.in[1][o[1]] : a.in[2][o[2]];
+  });
+  Epilogue(a.step, a.in, a.out).apply_all(a.pool);
+}
+
+void compare(const KernelArgs& a) {
+  const ir::CompareMode mode = schedule_of<IndexingSchedule>(a.step).compare;
+  for_each_broadcast<2>(a, [&](int64_t i, const std::array<int64_t, 2>& o) {
+    a.out[i] = ir::compare_holds(mode, a.in[0][o[0]], a.in[1][o[1]]) ? 1.0f : 0.0f;
   });
   Epilogue(a.step, a.in, a.out).apply_all(a.pool);
 }

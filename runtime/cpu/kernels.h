@@ -50,11 +50,15 @@ void embedding(const KernelArgs& args);
 // reduce.cc; the reduced axes read once
 std::shared_ptr<const void> reduce_schedule(const Step& step);
 void reduce(const KernelArgs& args);
-// indexing.cc; pad's pads, mode and value and gather's axis read once
+// cumsum's axis and direction read once
+std::shared_ptr<const void> cumsum_schedule(const Step& step);
+void cumsum(const KernelArgs& args);
+// indexing.cc; pad's pads, mode and value, gather's axis and compare's mode read once
 std::shared_ptr<const void> indexing_schedule(const Step& step);
 void pad(const KernelArgs& args);
 void gather(const KernelArgs& args);
 void expand(const KernelArgs& args);
 void where(const KernelArgs& args);
+void compare(const KernelArgs& args);
 
 }  // namespace cuvil::runtime::cpu

@@ -128,4 +128,53 @@ void reduce(const KernelArgs& a) {
   Epilogue(a.step, a.in, a.out).apply_all(a.pool);
 }
 
+namespace {
+
+// cumsum's axis and direction, read once at lowering; the tensor as [outer, len, inner].
+struct CumsumSchedule {
+  int64_t outer = 1, len = 1, inner = 1;
+  bool exclusive = false, reverse = false;
+};
+
+}  // namespace
+
+std::shared_ptr<const void> cumsum_schedule(const Step& step) {
+  auto s = std::make_shared<CumsumSchedule>();
+  const ir::Shape& x = step.input_shapes[0];
+  int64_t axis = step.attrs.get_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  for (int64_t d = 0; d < static_cast<int64_t>(x.size()); ++d) {
+    const int64_t e = x[static_cast<size_t>(d)];
+    (d < axis ? s->outer : d == axis ? s->len : s->inner) *= e;
+  }
+  s->exclusive = step.attrs.get_int("exclusive", 0) != 0;
+  s->reverse = step.attrs.get_int("reverse", 0) != 0;
+  return s;
+}
+
+// Each thread takes whole rows of `outer`; the inner lanes of a row are summed side by side in
+// double (the reference's order per lane, so the bits match it).
+void cumsum(const KernelArgs& a) {
+  const CumsumSchedule& s = schedule_of<CumsumSchedule>(a.step);
+  const float* x = a.in[0];
+  a.pool.parallel_for(s.outer, [&](int64_t o0, int64_t o1) {
+    std::vector<double> sum(static_cast<size_t>(s.inner));
+    for (int64_t o = o0; o < o1; ++o) {
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (int64_t step = 0; step < s.len; ++step) {
+        const int64_t i = s.reverse ? s.len - 1 - step : step;
+        const int64_t row = (o * s.len + i) * s.inner;
+        for (int64_t k = 0; k < s.inner; ++k) {
+          const double v = x[row + k];
+          double& acc = sum[static_cast<size_t>(k)];
+          if (!s.exclusive) acc += v;
+          a.out[row + k] = static_cast<float>(acc);
+          if (s.exclusive) acc += v;
+        }
+      }
+    }
+  });
+  Epilogue(a.step, a.in, a.out).apply_all(a.pool);
+}
+
 }  // namespace cuvil::runtime::cpu

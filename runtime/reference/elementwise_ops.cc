@@ -1,6 +1,7 @@
 // Unary activations, numpy-broadcasting binary arithmetic (also used by fused epilogues) and
 // the broadcasting select.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "base/error.h"
@@ -72,28 +73,35 @@ double apply_binary(ir::OpKind op, double a, double b) {
   CUVIL_CHECK(false, "not a binary op: " + std::string(ir::to_string(op)));
 }
 
+// Calls f(i, off) for every element i of out_shape in row-major order, off[k] the element of
+// operand k it reads under numpy broadcasting: each offset carried like an odometer.
+template <size_t N, class F>
+void for_each_broadcast(const ir::Shape& out_shape, const std::array<const View*, N>& operands,
+                        F&& f) {
+  std::array<std::vector<int64_t>, N> strides;
+  for (size_t k = 0; k < N; ++k) strides[k] = broadcast_strides(operands[k]->shape, out_shape);
+  const size_t rank = out_shape.size();
+  const int64_t n = ir::num_elements(out_shape);
+  std::vector<int64_t> index(rank, 0);
+  std::array<int64_t, N> off{};
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, off);
+    for (size_t d = rank; d-- > 0;) {
+      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
+      if (++index[d] < out_shape[d]) break;
+      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * out_shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 void binary_broadcast(ir::OpKind op, const View& a, const View& b, const ir::Shape& out_shape,
                       float* out) {
-  const std::vector<int64_t> sa = broadcast_strides(a.shape, out_shape);
-  const std::vector<int64_t> sb = broadcast_strides(b.shape, out_shape);
-  const size_t rank = out_shape.size();
-  const int64_t n = ir::num_elements(out_shape);
-  // Walk the output in row-major order, carrying each operand's offset like an odometer.
-  std::vector<int64_t> index(rank, 0);
-  int64_t oa = 0, ob = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    out[i] = static_cast<float>(apply_binary(op, a.data[oa], b.data[ob]));
-    for (size_t d = rank; d-- > 0;) {
-      oa += sa[d];
-      ob += sb[d];
-      if (++index[d] < out_shape[d]) break;
-      oa -= sa[d] * out_shape[d];
-      ob -= sb[d] * out_shape[d];
-      index[d] = 0;
-    }
-  }
+  for_each_broadcast<2>(out_shape, {&a, &b}, [&](int64_t i, const std::array<int64_t, 2>& o) {
+    out[i] = static_cast<float>(apply_binary(op, a.data[o[0]], b.data[o[1]]));
+  });
 }
 
 void run_binary(const OpArgs& a) {
@@ -108,26 +116,18 @@ void run_unary(const OpArgs& a) {
 
 void run_where(const OpArgs& a) {
   const View &cond = a.in[0], &x = a.in[1], &y = a.in[2];
-  const std::vector<int64_t> sc = broadcast_strides(cond.shape, a.out_shape);
-  const std::vector<int64_t> sx = broadcast_strides(x.shape, a.out_shape);
-  const std::vector<int64_t> sy = broadcast_strides(y.shape, a.out_shape);
-  const size_t rank = a.out_shape.size();
-  const int64_t n = ir::num_elements(a.out_shape);
-  std::vector<int64_t> index(rank, 0);
-  int64_t oc = 0, ox = 0, oy = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    a.out[i] = cond.data[oc] != 0.0f ? x.data[ox] : y.data[oy];
-    for (size_t d = rank; d-- > 0;) {
-      oc += sc[d];
-      ox += sx[d];
-      oy += sy[d];
-      if (++index[d] < a.out_shape[d]) break;
-      oc -= sc[d] * a.out_shape[d];
-      ox -= sx[d] * a.out_shape[d];
-      oy -= sy[d] * a.out_shape[d];
-      index[d] = 0;
-    }
-  }
+  for_each_broadcast<3>(a.out_shape, {&cond, &x, &y},
+                        [&](int64_t i, const std::array<int64_t, 3>& o) {
+                          a.out[i] = cond.data[o[0]] != 0.0f ? x.data[o[1]] : y.data[o[2]];
+                        });
+}
+
+void run_compare(const OpArgs& a) {
+  const ir::CompareMode mode = ir::compare_mode(a.node.attrs);
+  const View &x = a.in[0], &y = a.in[1];
+  for_each_broadcast<2>(a.out_shape, {&x, &y}, [&](int64_t i, const std::array<int64_t, 2>& o) {
+    a.out[i] = ir::compare_holds(mode, x.data[o[0]], y.data[o[1]]) ? 1.0f : 0.0f;
+  });
 }
 
 }  // namespace cuvil::runtime::reference

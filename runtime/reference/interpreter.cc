@@ -93,6 +93,10 @@ void run_main_op(const OpArgs& args) {
       return run_where(args);
     case OpKind::expand:
       return run_expand(args);
+    case OpKind::compare:
+      return run_compare(args);
+    case OpKind::cumsum:
+      return run_cumsum(args);
     default:
       break;
   }

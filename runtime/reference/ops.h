@@ -58,6 +58,7 @@ void binary_broadcast(ir::OpKind op, const View& a, const View& b, const ir::Sha
 void run_binary(const OpArgs& a);
 void run_unary(const OpArgs& a);
 void run_where(const OpArgs& a);
+void run_compare(const OpArgs& a);
 
 // linalg_ops.cc
 void run_linear(const OpArgs& a);
@@ -95,5 +96,6 @@ void run_expand(const OpArgs& a);
 
 // reduce_ops.cc
 void run_reduce(const OpArgs& a);
+void run_cumsum(const OpArgs& a);
 
 }  // namespace cuvil::runtime::reference

@@ -45,4 +45,30 @@ void run_reduce(const OpArgs& a) {
   }
 }
 
+// Running sums along one axis, in double, in index order or from the end.
+void run_cumsum(const OpArgs& a) {
+  const View& x = a.in[0];
+  const size_t rank = x.shape.size();
+  const size_t axis = static_cast<size_t>(normalize_axis(a.node.attrs.get_int("axis", 0), rank));
+  const bool exclusive = a.node.attrs.get_int("exclusive", 0) != 0;
+  const bool reverse = a.node.attrs.get_int("reverse", 0) != 0;
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (size_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+  const int64_t len = x.shape[axis];
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < inner; ++k) {
+      double sum = 0.0;
+      for (int64_t step = 0; step < len; ++step) {
+        const int64_t i = reverse ? len - 1 - step : step;
+        const int64_t at = (o * len + i) * inner + k;
+        const double v = x.data[at];
+        if (!exclusive) sum += v;
+        a.out[at] = static_cast<float>(sum);
+        if (exclusive) sum += v;
+      }
+    }
+  }
+}
+
 }  // namespace cuvil::runtime::reference

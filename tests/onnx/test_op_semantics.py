@@ -502,3 +502,129 @@ def test_cast_of_a_run_time_integer_input_to_float_allows_arithmetic(tmp_path):
     inits = {"one": np.float32(1.0), "big": np.float32(-10000.0)}
     (got,) = run(tmp_path, nodes, {"mask": mask}, inits)
     close(got, (1.0 - mask.astype(np.float32)) * -10000.0)
+
+
+@pytest.mark.parametrize("op,fn", [("Equal", np.equal), ("Less", np.less),
+                                   ("LessOrEqual", np.less_equal), ("Greater", np.greater),
+                                   ("GreaterOrEqual", np.greater_equal)])
+def test_comparisons_of_run_time_values_give_masks(tmp_path, op, fn):
+    # Small integers make equal pairs; a NaN compares false; b broadcasts along the rows.
+    a = RNG.integers(0, 3, (3, 7)).astype(np.float32)
+    a[1, 2] = np.nan
+    b = RNG.integers(0, 3, (7,)).astype(np.float32)
+    nodes = [helper.make_node(op, ["a", "b"], ["m"]),
+             helper.make_node("Cast", ["m"], ["y"], to=F)]
+    (got,) = run(tmp_path, nodes, {"a": a, "b": b})
+    assert np.array_equal(got, fn(a, b).astype(np.float32))
+
+
+def test_logic_on_run_time_masks(tmp_path):
+    a, b = rand(4, 5), rand(4, 5)
+    nodes = [helper.make_node("Greater", ["a", "zero"], ["p"]),
+             helper.make_node("Less", ["b", "zero"], ["q"]),
+             helper.make_node("And", ["p", "q"], ["pq"]),
+             helper.make_node("Or", ["p", "q"], ["p_or_q"]),
+             helper.make_node("Xor", ["p", "q"], ["p_xor_q"]),
+             helper.make_node("Not", ["pq"], ["n"])]
+    nodes += [helper.make_node("Cast", [m], [m + "_f"], to=F) for m in ("p_or_q", "p_xor_q", "n")]
+    (got_or, got_xor, got_not) = run(tmp_path, nodes, {"a": a, "b": b}, {"zero": np.float32(0)},
+                                     outputs=("p_or_q_f", "p_xor_q_f", "n_f"))
+    p, q = a > 0, b < 0
+    assert np.array_equal(got_or, (p | q).astype(np.float32))
+    assert np.array_equal(got_xor, (p ^ q).astype(np.float32))
+    assert np.array_equal(got_not, (~(p & q)).astype(np.float32))
+
+
+def test_padding_mask_from_an_integer_input(tmp_path):
+    # nn.TransformerEncoder's src_key_padding_mask=(mask == 0), and mask.bool() of counts.
+    mask = np.array([[1, 1, 0, 0], [2, 0, 1, 0]], np.int64)
+    x = rand(2, 4)
+    nodes = [helper.make_node("Equal", ["mask", "zero"], ["pad"]),
+             helper.make_node("Where", ["pad", "ninf", "x"], ["y"]),
+             helper.make_node("Cast", ["mask"], ["b"], to=TensorProto.BOOL),
+             helper.make_node("Cast", ["b"], ["z"], to=F)]
+    inits = {"zero": np.int64(0), "ninf": np.float32(-np.inf)}
+    y, z = run(tmp_path, nodes, {"mask": mask, "x": x}, inits, outputs=("y", "z"))
+    assert np.array_equal(y, np.where(mask == 0, np.float32(-np.inf), x))
+    assert np.array_equal(z, (mask != 0).astype(np.float32))
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_cumsum_at_run_time_and_folded(tmp_path, exclusive, reverse):
+    x, c = rand(3, 7), rand(3, 7)
+
+    def want(a):
+        a = a[:, ::-1] if reverse else a
+        s = np.cumsum(a, axis=1, dtype=np.float64)
+        s = s - a if exclusive else s
+        return (s[:, ::-1] if reverse else s).astype(np.float32)
+
+    nodes = [helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=exclusive, reverse=reverse),
+             helper.make_node("CumSum", ["c", "axis"], ["cs"], exclusive=exclusive, reverse=reverse),
+             helper.make_node("Add", ["y", "cs"], ["z"])]
+    y, z = run(tmp_path, nodes, {"x": x}, {"c": c, "axis": np.int64(-1)}, outputs=("y", "z"))
+    close(y, want(x))
+    close(z, want(x) + want(c))
+
+
+def test_position_ids_counted_from_run_time_integers(tmp_path):
+    # RoBERTa: m = (ids != pad); pos = cumsum(m) * m + pad, then an embedding lookup of pos.
+    ids = np.array([[5, 7, 9, 1, 1], [4, 1, 6, 8, 2]], np.int64)
+    table = rand(8, 3)
+    nodes = [helper.make_node("Equal", ["ids", "pad"], ["is_pad"]),
+             helper.make_node("Not", ["is_pad"], ["m_b"]),
+             helper.make_node("Cast", ["m_b"], ["m"], to=TensorProto.INT32),
+             helper.make_node("CumSum", ["m", "axis"], ["cs"]),
+             helper.make_node("Mul", ["cs", "m"], ["pm"]),
+             helper.make_node("Cast", ["pm"], ["pm64"], to=TensorProto.INT64),
+             helper.make_node("Add", ["pm64", "pad"], ["pos"]),
+             helper.make_node("Gather", ["table", "pos"], ["y"])]
+    inits = {"pad": np.int64(1), "axis": np.int64(1), "table": table}
+    (got,) = run(tmp_path, nodes, {"ids": ids}, inits)
+    m = (ids != 1).astype(np.int64)
+    close(got, table[np.cumsum(m, axis=1) * m + 1])
+
+
+def test_integer_division_at_run_time_is_refused_naming_the_node(tmp_path):
+    a = np.array([[7, 8]], np.int64)
+    nodes = [helper.make_node("Div", ["a", "two"], ["q"], name="halve"),
+             helper.make_node("Cast", ["q"], ["y"], to=F)]
+    with pytest.raises(AssertionError, match=r"node 'halve' \(Div\): integer arithmetic"):
+        run(tmp_path, nodes, {"a": a}, {"two": np.int64(2)})
+
+
+def test_sinusoids_of_constants_fold_and_of_run_time_values_are_refused(tmp_path):
+    # A position table built in forward from constants: Range * frequencies, then Sin and Cos.
+    # (Range of float initializers also crashed libonnx's shape inference when the importer had
+    # dropped their data from the copy it infers on.)
+    x = rand(5, 4)
+    freq = np.array([1.0, 0.1], np.float32)
+    nodes = [helper.make_node("Range", ["zero", "five", "one"], ["pos"]),
+             helper.make_node("Unsqueeze", ["pos", "ax1"], ["pos2"]),
+             helper.make_node("Mul", ["pos2", "freq"], ["ang"]),
+             helper.make_node("Sin", ["ang"], ["s"]),
+             helper.make_node("Cos", ["ang"], ["c"]),
+             helper.make_node("Concat", ["s", "c"], ["table"], axis=1),
+             helper.make_node("Add", ["x", "table"], ["y"])]
+    inits = {"zero": np.float32(0), "five": np.float32(5), "one": np.float32(1),
+             "ax1": np.array([1], np.int64), "freq": freq}
+    (got,) = run(tmp_path, nodes, {"x": x}, inits)
+    ang = np.arange(5, dtype=np.float32)[:, None] * freq
+    close(got, x + np.concatenate([np.sin(ang), np.cos(ang)], axis=1))
+    with pytest.raises(AssertionError, match=r"node 'wave' \(Sin\): is supported on constants only"):
+        run(tmp_path, [helper.make_node("Sin", ["x"], ["y"], name="wave")], {"x": x})
+
+
+@pytest.mark.parametrize("op,fn", [("ReduceL1", lambda x, k: np.abs(x).sum(1, keepdims=k)),
+                                   ("ReduceL2", lambda x, k: np.sqrt((x * x).sum(1, keepdims=k))),
+                                   ("ReduceSumSquare", lambda x, k: (x * x).sum(1, keepdims=k)),
+                                   ("ReduceMin", lambda x, k: x.min(1, keepdims=k))])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_norm_and_min_reductions_at_run_time_and_folded(tmp_path, op, fn, keepdims):
+    x, c = rand(3, 7, 2), rand(3, 7, 2)
+    nodes = [helper.make_node(op, ["x"], ["y"], axes=[1], keepdims=keepdims),
+             helper.make_node(op, ["c"], ["cy"], axes=[1], keepdims=keepdims),
+             helper.make_node("Add", ["y", "cy"], ["z"])]
+    y, z = run(tmp_path, nodes, {"x": x}, {"c": c}, opset=17, outputs=("y", "z"))
+    close(y, fn(x, bool(keepdims)))
+    close(z, fn(x, bool(keepdims)) + fn(c, bool(keepdims)))

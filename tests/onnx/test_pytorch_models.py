@@ -172,3 +172,66 @@ def test_causal_mask_from_triu(compare):
 
     torch.manual_seed(0)
     assert compare(Causal().eval(), torch.randint(0, 50, (2, 7)), 17, input_names=("ids",)) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_transformer_encoder_with_a_key_padding_mask_from_the_attention_mask(compare, opset):
+    # nn.TransformerEncoder with src_key_padding_mask=(mask == 0): Equal, Cast to bool and Where
+    # run on the run-time mask. Position 0 (never padded) is the output: PyTorch's fused eval path
+    # leaves padded positions out, its exported decomposed path computes them.
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(50, 32)
+            layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+            self.enc, self.head = nn.TransformerEncoder(layer, 2), nn.Linear(32, 3)
+
+        def forward(self, ids, mask):
+            return self.head(self.enc(self.emb(ids), src_key_padding_mask=mask == 0)[:, 0])
+
+    torch.manual_seed(0)
+    ids = torch.randint(0, 50, (3, 9))
+    mask = torch.tensor([[1] * 9, [1] * 5 + [0] * 4, [1] * 2 + [0] * 7])
+    assert compare(Encoder().eval(), (ids, mask), opset, input_names=("ids", "mask")) <= FP32_BOUND
+
+
+def test_roberta_position_ids_from_the_input_ids(compare):
+    # RoBERTa's create_position_ids_from_input_ids: ids.ne(pad), cumsum, * mask, + pad, on the
+    # run-time ids; the padding mask for attention from the same comparison.
+    class Roberta(nn.Module):
+        def __init__(self, pad=1):
+            super().__init__()
+            self.pad = pad
+            self.tok = nn.Embedding(50, 32, padding_idx=pad)
+            self.pos = nn.Embedding(20, 32, padding_idx=pad)
+            layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True,
+                                               activation="gelu")
+            self.enc, self.head = nn.TransformerEncoder(layer, 1), nn.Linear(32, 3)
+
+        def forward(self, ids):
+            m = ids.ne(self.pad).int()
+            pos = (torch.cumsum(m, dim=1).type_as(m) * m).long() + self.pad
+            h = self.enc(self.tok(ids) + self.pos(pos), src_key_padding_mask=ids == self.pad)
+            return self.head(h[:, 0])
+
+    torch.manual_seed(0)
+    ids = torch.randint(2, 50, (3, 9))
+    ids[1, 6:] = 1
+    ids[2, 3:] = 1
+    assert compare(Roberta().eval(), ids, 17, input_names=("ids",)) <= FP32_BOUND
+
+
+def test_sentence_embedding_normalised_by_f_normalize(compare):
+    # Mean pooling over the tokens, then F.normalize (ReduceL2, Clip, Expand, Div).
+    class Embedder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(50, 32)
+            layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+            self.enc = nn.TransformerEncoder(layer, 1)
+
+        def forward(self, ids):
+            return nn.functional.normalize(self.enc(self.emb(ids)).mean(1), dim=-1)
+
+    torch.manual_seed(0)
+    assert compare(Embedder().eval(), torch.randint(0, 50, (3, 6)), 17, input_names=("ids",)) <= FP32_BOUND

@@ -332,6 +332,35 @@ TEST(LowerKernels, GatherExpandWhereMatchReference) {
   }
 }
 
+TEST(LowerKernels, CompareMatchesReferenceInEveryMode) {
+  for (const char* mode :
+       {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}) {
+    // Small integers, so that equal pairs occur; one operand broadcast along two axes.
+    Graph g;
+    const ValueId a = g.add_input("a", {3, 7, 17}, ir::DType::i32);
+    const ValueId b = g.add_input("b", {7, 1}, ir::DType::i32);
+    g.mutable_value(a).index_bound = 3;
+    g.mutable_value(b).index_bound = 3;
+    g.mark_output(g.add_node(OpKind::compare, {a, b}, {{"mode", std::string(mode)}}, "op"));
+    expect_matches_reference(g);
+  }
+  expect_matches_reference(
+      single(OpKind::compare, {{1, 17}, {1}}, {{"mode", std::string("greater")}}));
+}
+
+TEST(LowerKernels, CumsumMatchesReferenceOnEveryAxisAndDirection) {
+  for (int64_t axis : {0, 1, -1}) {
+    for (int64_t exclusive : {0, 1}) {
+      for (int64_t reverse : {0, 1}) {
+        expect_matches_reference(
+            single(OpKind::cumsum, {{3, 7, 17}},
+                   {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}}));
+      }
+    }
+  }
+  expect_matches_reference(single(OpKind::cumsum, {{1}}, {{"axis", int64_t{0}}}));
+}
+
 TEST(LowerKernels, AvgPoolWithoutPaddingInTheDivisorMatchesReference) {
   for (const char* layout : {"nchw", "nhwc"}) {
     const Shape xs = std::string(layout) == "nhwc" ? Shape{2, 7, 9, 3} : Shape{2, 3, 7, 9};

@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "passes/ir/graph.h"
@@ -165,6 +168,65 @@ TEST(ReferenceWhere, BroadcastsAllThree) {
                              {Tensor({2, 1}, {1, 0}), Tensor({1, 3}, {1, 2, 3}), Tensor({}, {9})});
   EXPECT_EQ(out.shape, (Shape{2, 3}));
   expect_all_near(out.data, {1, 2, 3, 9, 9, 9}, 0);
+}
+
+TEST(ReferenceCompare, EveryModeBroadcastsToZerosAndOnes) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<std::pair<const char*, std::vector<float>>> cases = {
+      {"equal", {0, 1, 0, 0, 1, 0}},   {"not_equal", {1, 0, 1, 1, 0, 1}},
+      {"less", {1, 0, 0, 0, 0, 0}},    {"less_equal", {1, 1, 0, 0, 1, 0}},
+      {"greater", {0, 0, 1, 0, 0, 1}}, {"greater_equal", {0, 1, 1, 0, 1, 1}}};
+  for (const auto& [mode, want] : cases) {
+    Graph g;
+    const ValueId a = g.add_input("a", {2, 3});
+    const ValueId b = g.add_input("b", {3});
+    const Tensor out =
+        run_one(g, g.add_node(OpKind::compare, {a, b}, {{"mode", std::string(mode)}}),
+                {Tensor({2, 3}, {1, 2, 3, nan, 2, 5}), Tensor({3}, {2, 2, 2})});
+    EXPECT_EQ(out.shape, (Shape{2, 3}));
+    expect_all_near(out.data, want, 0);
+  }
+}
+
+TEST(ReferenceCompare, AnUnknownModeIsRejectedNamingTheNode) {
+  Graph g;
+  const ValueId a = g.add_input("a", {3});
+  try {
+    g.add_node(OpKind::compare, {a, a}, {{"mode", std::string("equals")}}, "cmp");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'cmp' (compare): mode 'equals'"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ReferenceCumsum, InclusiveExclusiveAndReverseAlongAnAxis) {
+  const std::vector<std::pair<std::pair<int64_t, int64_t>, std::vector<float>>> cases = {
+      {{0, 0}, {1, 3, 6, 10, 20, 30}},
+      {{1, 0}, {0, 1, 3, 0, 10, 20}},
+      {{0, 1}, {6, 5, 3, 30, 20, 10}},
+      {{1, 1}, {5, 3, 0, 20, 10, 0}}};
+  for (const auto& [flags, want] : cases) {
+    Graph g;
+    const ValueId x = g.add_input("x", {2, 3});
+    const Tensor out = run_one(
+        g,
+        g.add_node(OpKind::cumsum, {x},
+                   {{"axis", int64_t{-1}}, {"exclusive", flags.first}, {"reverse", flags.second}}),
+        {Tensor({2, 3}, {1, 2, 3, 10, 10, 10})});
+    expect_all_near(out.data, want, 0);
+  }
+}
+
+TEST(ReferenceCumsum, IntegerInputsStayIntegers) {
+  Graph g;
+  const ValueId x = g.add_input("x", {4}, ir::DType::i32);
+  const ValueId sum = g.add_node(OpKind::cumsum, {x}, {{"axis", int64_t{0}}});
+  EXPECT_EQ(g.value(sum).dtype, ir::DType::i32);
+  EXPECT_EQ(g.value(g.add_node(OpKind::mul, {sum, x})).dtype, ir::DType::i32);
+  EXPECT_EQ(g.value(g.add_node(OpKind::mul, {sum, g.add_input("f", {4})})).dtype, ir::DType::f32);
+  EXPECT_EQ(g.value(g.add_node(OpKind::compare, {sum, x}, {{"mode", std::string("less")}})).dtype,
+            ir::DType::i32);
 }
 
 TEST(ReferenceExpand, BroadcastsToTheTargetShape) {

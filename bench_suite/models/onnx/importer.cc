@@ -244,6 +244,11 @@ class Importer {
     return name;
   }
 
+  // Float initializers up to this many elements keep their data in the copy shape inference
+  // sees: it reads small ones (Range's start, limit and delta, Resize's scales), and libonnx's
+  // Range inference crashed on a scalar whose data had been dropped.
+  static constexpr int64_t kInferenceKeepsElements = 4096;
+
   // ONNX's own shape inference on a copy of the model with the inputs bound (large float
   // initializers keep their type and dims but drop their data: inference never reads them).
   std::map<std::string, ir::Shape> onnx_inferred_shapes(const std::vector<ir::Shape>& shapes) {
@@ -253,6 +258,15 @@ class Importer {
     onnx::GraphProto* g = copy.mutable_graph();
     *g = model_.proto->graph();
     for (auto& t : *g->mutable_initializer()) {
+      int64_t elements = 1;  // 0 once past the bound (or an empty or malformed dim)
+      for (int64_t d : t.dims()) {
+        elements = d > 0 && d <= kInferenceKeepsElements && elements <= kInferenceKeepsElements
+                       ? elements * d
+                       : 0;
+      }
+      const bool small = elements > 0 && elements <= kInferenceKeepsElements &&
+                         t.data_location() != onnx::TensorProto::EXTERNAL;
+      if (small) continue;
       if (t.data_type() == onnx::TensorProto::FLOAT ||
           t.data_location() == onnx::TensorProto::EXTERNAL) {
         if (t.data_type() != onnx::TensorProto::FLOAT &&

@@ -165,6 +165,8 @@ double unary_value(const std::string& op, double v, const NodeContext& c) {
   if (op == "Round") return std::nearbyint(v);  // half to even, as ONNX
   if (op == "Not") return v == 0;
   if (op == "Sign") return v > 0 ? 1 : v < 0 ? -1 : 0;
+  if (op == "Sin") return std::sin(v);
+  if (op == "Cos") return std::cos(v);
   c.fail("cannot fold");
 }
 
@@ -175,7 +177,8 @@ bool fold_unary(NodeContext& c) {
     for (float& v : t.f) v = static_cast<float>(unary_value(op, v, c));
   } else {
     const bool float_result = op == "Sigmoid" || op == "Tanh" || op == "Erf" || op == "Sqrt" ||
-                              op == "Exp" || op == "Log" || op == "Reciprocal";
+                              op == "Exp" || op == "Log" || op == "Reciprocal" || op == "Sin" ||
+                              op == "Cos";
     if (float_result) c.fail("a floating-point function of integers");
     for (int64_t& v : t.i) v = static_cast<int64_t>(unary_value(op, static_cast<double>(v), c));
     if (op == "Not") t.kind = HostTensor::Kind::boolean;
@@ -269,14 +272,25 @@ void require_float(NodeContext& c, size_t i) {
   }
 }
 
+// Integer arithmetic that floats carry exactly (integers are stored as fp32, exact up to 2^24):
+// position ids counted from a mask (RoBERTa's cumsum(mask) * mask + padding_idx).
+bool exact_on_integers(OpKind op) {
+  return op == OpKind::add || op == OpKind::sub || op == OpKind::mul || op == OpKind::max ||
+         op == OpKind::min;
+}
+
 void map_arith(NodeContext& c) {
   const OpKind op = binary_kind(c.op_type());
   std::vector<size_t> present;
+  bool integers = true;
   for (size_t i = 0; i < c.input_count(); ++i) {
     if (c.has_input(i)) {
-      require_float(c, i);
       present.push_back(i);
+      integers = integers && c.is_integer(i);
     }
+  }
+  if (!(integers && exact_on_integers(op) && c.op_type() != "Mean")) {
+    for (size_t i : present) require_float(c, i);
   }
   if (present.empty()) c.fail("needs at least one input");
   const bool commutative =
@@ -300,7 +314,7 @@ void map_arith(NodeContext& c) {
 
 void map_unary(NodeContext& c) {
   const std::string& op = c.op_type();
-  require_float(c, 0);
+  if (!(op == "Neg" || op == "Abs")) require_float(c, 0);
   const ir::ValueId x = c.value(0);
   if (op == "Reciprocal") {
     const ir::ValueId one = c.constant_value(HostTensor::floats({}, {1.0f}), "one");
@@ -406,10 +420,15 @@ void map_trilu(NodeContext& c) {
 
 // Storage is fp32 whatever the dtype, so casts between floats and between integers move nothing;
 // an integer -> float cast (BERT's attention mask, 1.0 - mask.float()) changes only the dtype,
-// which an f32 multiply by one carries (the IR has no cast op); a float -> integer cast would
-// need rounding at run time.
+// which an f32 multiply by one carries (the IR has no cast op); a cast to bool is x != 0; a
+// float -> integer cast would need rounding at run time.
 void map_cast(NodeContext& c) {
   const int64_t to = c.attr_int("to", 0);
+  if (to == onnx::TensorProto::BOOL) {  // x != 0, from floats or integers (a padding mask)
+    const ir::ValueId zero = c.constant_value(HostTensor::floats({1}, {0.0f}), "zero");
+    return c.set_output(
+        0, c.add(OpKind::compare, {c.value(0), zero}, {{"mode", std::string("not_equal")}}));
+  }
   if (c.is_integer(0) && is_float_target(to)) {
     const ir::ValueId one = c.constant_value(HostTensor::floats({1}, {1.0f}), "one");
     return c.set_output(0, c.add(OpKind::mul, {c.value(0), one}, {}, "to_float"));
@@ -417,6 +436,32 @@ void map_cast(NodeContext& c) {
   if (is_float_target(to) || c.is_integer(0)) return c.set_output(0, c.value(0));
   c.fail("casting floats to " + onnx_type_name(static_cast<int32_t>(to)) +
          " at run time is not supported");
+}
+
+void map_compare(NodeContext& c) {
+  static const std::map<std::string, ir::CompareMode> modes = {
+      {"Equal", ir::CompareMode::equal},
+      {"Less", ir::CompareMode::less},
+      {"LessOrEqual", ir::CompareMode::less_equal},
+      {"Greater", ir::CompareMode::greater},
+      {"GreaterOrEqual", ir::CompareMode::greater_equal}};
+  const ir::CompareMode mode = modes.at(c.op_type());
+  c.set_output(0, c.add(OpKind::compare, {c.value(0), c.value(1)},
+                        {{"mode", std::string(ir::to_string(mode))}}));
+}
+
+// Logic on run-time booleans, which are 0/1 floats: arithmetic that is exact on 0 and 1.
+void map_logic(NodeContext& c) {
+  const std::string& op = c.op_type();
+  if (op == "Not") {
+    const ir::ValueId one = c.constant_value(HostTensor::ints({1}, {1}), "one");
+    return c.set_output(0, c.add(OpKind::sub, {one, c.value(0)}));
+  }
+  const ir::ValueId x = c.value(0), y = c.value(1);
+  if (op == "And") return c.set_output(0, c.add(OpKind::mul, {x, y}));
+  if (op == "Or") return c.set_output(0, c.add(OpKind::max, {x, y}));
+  // Xor
+  c.set_output(0, c.add(OpKind::abs, {c.add(OpKind::sub, {x, y}, {}, "diff")}));
 }
 
 void map_constant_only(NodeContext& c) {
@@ -433,11 +478,13 @@ void add_elementwise_mappings(std::vector<OpMapping>& t) {
     t.push_back({op, map_unary, fold_unary});
   for (const char* op : {"HardSigmoid", "HardSwish", "LeakyRelu", "Gelu"})
     t.push_back({op, map_unary, nullptr});
-  for (const char* op : {"Floor", "Ceil", "Round", "Not", "Sign"})
+  // Sinusoidal position tables built from constants (arange * frequencies) fold.
+  for (const char* op : {"Floor", "Ceil", "Round", "Sign", "Sin", "Cos"})
     t.push_back({op, map_constant_only, fold_unary});
-  for (const char* op :
-       {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"})
-    t.push_back({op, map_constant_only, fold_compare});
+  t.push_back({"Not", map_logic, fold_unary});
+  for (const char* op : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
+    t.push_back({op, map_compare, fold_compare});
+  for (const char* op : {"And", "Or", "Xor"}) t.push_back({op, map_logic, fold_compare});
   t.push_back({"Mod", map_constant_only, fold_mod});
   t.push_back({"Clip", map_clip, fold_clip});
   t.push_back({"Softmax", map_softmax, nullptr});

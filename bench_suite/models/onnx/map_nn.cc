@@ -406,20 +406,35 @@ std::optional<std::vector<int64_t>> reduce_axes(NodeContext& c, size_t rank) {
   return axes;
 }
 
+// ReduceMean, ReduceSum and ReduceMax are IR ops; the norms (F.normalize's ReduceL2, and
+// ReduceL1), ReduceSumSquare and ReduceMin are written with them. Empty axes with
+// noop_with_empty_axes pass the input through, as ONNX's reference does for every reduction.
 void map_reduce(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
   const auto axes = reduce_axes(c, xs.size());
   if (!axes) return c.set_output(0, c.value(0));
   const std::string& op = c.op_type();
-  OpKind kind = OpKind::reduce_mean;
-  if (op == "ReduceSum")
-    kind = OpKind::reduce_sum;
-  else if (op == "ReduceMax")
-    kind = OpKind::reduce_max;
-  else if (op != "ReduceMean")
-    c.fail("is supported on constants only");
-  c.set_output(
-      0, c.add(kind, {c.value(0)}, {{"axes", *axes}, {"keepdims", c.attr_int("keepdims", 1)}}));
+  const ir::Attrs attrs = {{"axes", *axes}, {"keepdims", c.attr_int("keepdims", 1)}};
+  const ir::ValueId x = c.value(0);
+  auto reduce = [&](OpKind kind, ir::ValueId v, const char* suffix) {
+    return c.add(kind, {v}, attrs, suffix);
+  };
+  if (op == "ReduceMean") return c.set_output(0, reduce(OpKind::reduce_mean, x, ""));
+  if (op == "ReduceSum") return c.set_output(0, reduce(OpKind::reduce_sum, x, ""));
+  if (op == "ReduceMax") return c.set_output(0, reduce(OpKind::reduce_max, x, ""));
+  if (op == "ReduceMin") {
+    const ir::ValueId max_of_neg =
+        reduce(OpKind::reduce_max, c.add(OpKind::neg, {x}, {}, "neg"), "max");
+    return c.set_output(0, c.add(OpKind::neg, {max_of_neg}));
+  }
+  if (op == "ReduceL1")
+    return c.set_output(0, reduce(OpKind::reduce_sum, c.add(OpKind::abs, {x}, {}, "abs"), ""));
+  if (op == "ReduceSumSquare" || op == "ReduceL2") {
+    const ir::ValueId sq = c.add(OpKind::mul, {x, x}, {}, "square");
+    if (op == "ReduceSumSquare") return c.set_output(0, reduce(OpKind::reduce_sum, sq, ""));
+    return c.set_output(0, c.add(OpKind::sqrt, {reduce(OpKind::reduce_sum, sq, "sum")}));
+  }
+  c.fail("is supported on constants only");
 }
 
 bool fold_reduce(NodeContext& c) {
@@ -443,6 +458,8 @@ bool fold_reduce(NodeContext& c) {
   const std::string& op = c.op_type();
   const int64_t out_n = ir::num_elements(kept);
   const bool is_max = op == "ReduceMax", is_min = op == "ReduceMin", is_prod = op == "ReduceProd";
+  const bool is_l1 = op == "ReduceL1", is_l2 = op == "ReduceL2",
+             is_square = op == "ReduceSumSquare";
   std::vector<double> acc(static_cast<size_t>(out_n), is_max    ? -INFINITY
                                                       : is_min  ? INFINITY
                                                       : is_prod ? 1.0
@@ -459,12 +476,20 @@ bool fold_reduce(NodeContext& c) {
     }
     double& a = acc[static_cast<size_t>(o)];
     const double v = x.number(k);
-    a = is_max ? std::max(a, v) : is_min ? std::min(a, v) : is_prod ? a * v : a + v;
+    a = is_max               ? std::max(a, v)
+        : is_min             ? std::min(a, v)
+        : is_prod            ? a * v
+        : is_l1              ? a + std::fabs(v)
+        : is_l2 || is_square ? a + v * v
+                             : a + v;
   }
   const double count =
       static_cast<double>(x.numel()) / static_cast<double>(std::max<int64_t>(out_n, 1));
   if (op == "ReduceMean") {
     for (double& a : acc) a /= count;
+  }
+  if (is_l2) {
+    for (double& a : acc) a = std::sqrt(a);
   }
   if (x.is_float()) {
     std::vector<float> f(acc.begin(), acc.end());
@@ -474,6 +499,53 @@ bool fold_reduce(NodeContext& c) {
     for (size_t k = 0; k < acc.size(); ++k) i[k] = static_cast<int64_t>(acc[k]);
     c.set_constant_output(0, HostTensor::ints(out_shape, i));
   }
+  return true;
+}
+
+// ---- CumSum ---------------------------------------------------------------------------------
+
+// The summed axis: a constant scalar input (a one-element tensor is accepted too).
+int64_t cumsum_axis(NodeContext& c, size_t rank) {
+  const HostTensor& axis = c.constant(1);
+  if (axis.numel() != 1 || axis.is_float()) c.fail("axis must be one integer");
+  return normalize_axis(c, axis.integer(0), rank);
+}
+
+void map_cumsum(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  c.set_output(0, c.add(OpKind::cumsum, {c.value(0)},
+                        {{"axis", cumsum_axis(c, xs.size())},
+                         {"exclusive", c.attr_int("exclusive", 0) != 0 ? int64_t{1} : int64_t{0}},
+                         {"reverse", c.attr_int("reverse", 0) != 0 ? int64_t{1} : int64_t{0}}}));
+}
+
+bool fold_cumsum(NodeContext& c) {
+  HostTensor t = c.constant(0);
+  const size_t axis = static_cast<size_t>(cumsum_axis(c, t.shape.size()));
+  const bool exclusive = c.attr_int("exclusive", 0) != 0, reverse = c.attr_int("reverse", 0) != 0;
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= t.shape[d];
+  for (size_t d = axis + 1; d < t.shape.size(); ++d) inner *= t.shape[d];
+  const int64_t len = t.shape[axis];
+  // In double, as the run-time kernel: integers stay exact up to 2^53, then saturate.
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < inner; ++k) {
+      double sum = 0.0;
+      for (int64_t step = 0; step < len; ++step) {
+        const int64_t i = reverse ? len - 1 - step : step;
+        const int64_t at = (o * len + i) * inner + k;
+        const double v = t.number(at);
+        if (!exclusive) sum += v;
+        if (t.is_float()) {
+          t.f[static_cast<size_t>(at)] = static_cast<float>(sum);
+        } else {
+          t.i[static_cast<size_t>(at)] = saturating_int64(sum);
+        }
+        if (exclusive) sum += v;
+      }
+    }
+  }
+  c.set_constant_output(0, t);
   return true;
 }
 
@@ -531,8 +603,10 @@ void add_nn_mappings(std::vector<OpMapping>& t) {
   t.push_back({"AveragePool", map_pool, nullptr});
   t.push_back({"GlobalAveragePool", map_global_pool, nullptr});
   t.push_back({"GlobalMaxPool", map_global_pool, nullptr});
-  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"})
+  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare"})
     t.push_back({op, map_reduce, fold_reduce});
+  t.push_back({"CumSum", map_cumsum, fold_cumsum});
   t.push_back({"Resize", map_resize, nullptr});
   t.push_back({"Upsample", map_resize, nullptr});
 }
