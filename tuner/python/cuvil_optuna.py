@@ -174,8 +174,11 @@ def owner_gone(t, stale_ids):
     owner = t.user_attrs.get("cuvil_owner")
     if owner is None:
         # Just asked by another tuner that has not recorded itself yet, or left by an old one.
+        # A RUNNING row without a start is one Optuna is still creating (enqueue_trial inserts it
+        # RUNNING, then sets WAITING): taking it for interrupted failed the trial another tuner
+        # had just asked ("Trial#9 has already finished" in that tuner; seen in CI).
         start = t.datetime_start
-        return start is None or (datetime.datetime.now() - start).total_seconds() > GRACE_S
+        return start is not None and (datetime.datetime.now() - start).total_seconds() > GRACE_S
     if owner.get("host") != OWNER["host"]:
         return False  # another machine's: its heartbeat says whether it lives
     for key in ("pid", "bridge"):
