@@ -167,6 +167,32 @@ def counts():
     return out
 
 
+def stale_trial_ids():
+    """Ids of this study's RUNNING trials whose last heartbeat is older than GRACE_S by the
+    database's clock. Optuna 3.1's own check (RDBStorage._get_stale_trial_ids) reads
+    timedelta.seconds: a heartbeat another tuner wrote just after this check read the clock is a
+    negative interval, whose .seconds is 86399, so a live tuner's trial was failed under it
+    ("Trial#9 has already finished and can not be updated" in that tuner, seen in CI)."""
+    import sqlalchemy
+    from optuna.storages._rdb import models
+
+    session = storage.scoped_session()
+    try:
+        now = session.execute(sqlalchemy.func.now()).scalar().replace(tzinfo=None)
+        rows = (session.query(models.TrialModel)
+                .filter(models.TrialModel.state == optuna.trial.TrialState.RUNNING)
+                .filter(models.TrialModel.study_id == study._study_id).all())
+        stale = [r.trial_id for r in rows
+                 if r.heartbeats and (now - r.heartbeats[0].heartbeat).total_seconds() > GRACE_S]
+        session.commit()
+        return stale
+    except Exception:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
 def owner_gone(t, stale_ids):
     """True when the tuner that runs trial t is known to be gone."""
     if t._trial_id in stale_ids:
@@ -174,11 +200,8 @@ def owner_gone(t, stale_ids):
     owner = t.user_attrs.get("cuvil_owner")
     if owner is None:
         # Just asked by another tuner that has not recorded itself yet, or left by an old one.
-        # A RUNNING row without a start is one Optuna is still creating (enqueue_trial inserts it
-        # RUNNING, then sets WAITING): taking it for interrupted failed the trial another tuner
-        # had just asked ("Trial#9 has already finished" in that tuner; seen in CI).
         start = t.datetime_start
-        return start is not None and (datetime.datetime.now() - start).total_seconds() > GRACE_S
+        return start is None or (datetime.datetime.now() - start).total_seconds() > GRACE_S
     if owner.get("host") != OWNER["host"]:
         return False  # another machine's: its heartbeat says whether it lives
     for key in ("pid", "bridge"):
@@ -213,7 +236,7 @@ def reap_interrupted():
     requeued = []
     global recovered_pending
     with lock:
-        stale_ids = set(storage._get_stale_trial_ids(study._study_id))
+        stale_ids = set(stale_trial_ids())
         for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             if t.number in running or not owner_gone(t, stale_ids):
                 continue
