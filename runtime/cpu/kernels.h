@@ -50,7 +50,7 @@ void embedding(const KernelArgs& args);
 // reduce.cc; the reduced axes read once
 std::shared_ptr<const void> reduce_schedule(const Step& step);
 void reduce(const KernelArgs& args);
-// cumsum's axis and direction read once
+// reduce.cc, too; cumsum's axis and direction read once
 std::shared_ptr<const void> cumsum_schedule(const Step& step);
 void cumsum(const KernelArgs& args);
 // indexing.cc; pad's pads, mode and value, gather's axis and compare's mode read once
