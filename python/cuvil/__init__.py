@@ -13,6 +13,7 @@ the step hook, if one is set. Concurrent calls each run on an execution context 
 import collections
 import inspect
 import os
+import re
 import tempfile
 import threading
 
@@ -57,6 +58,38 @@ def _bindings(inputs):
     return out
 
 
+def _zero_symbolic(g, self):
+    """aten::zero (`t.zero_()`, which torchvision's Swin V2 applies to a slice of its qkv bias):
+    zeros of the input's shape and dtype."""
+    from torch.onnx import symbolic_opset9
+
+    return symbolic_opset9.zeros_like(g, self)
+
+
+# Symbolics for aten ops PyTorch's exporter lacks. Each is registered only after an export failed
+# on exactly that op, so a symbolic the user registered, and one a later PyTorch ships, are never
+# replaced. It stays registered for the process: PyTorch 1.13's unregister_custom_op_symbolic
+# leaves an empty entry behind that fails every later export touching the op.
+_EXPORT_FALLBACKS = {"aten::zero": _zero_symbolic}
+_UNSUPPORTED_ATEN_OP = re.compile(r"operator '(aten::\w+)'")
+
+
+def _export_with_fallbacks(torch, module, example, path, opset, names):
+    registered = set()
+    while True:
+        try:
+            torch.onnx.export(module, example, path, opset_version=opset, input_names=names)
+            return
+        except Exception as e:
+            found = _UNSUPPORTED_ATEN_OP.search(str(e))
+            op = found.group(1) if found else None
+            if type(e).__name__ != "UnsupportedOperatorError" or op not in _EXPORT_FALLBACKS \
+                    or op in registered:
+                raise
+            torch.onnx.register_custom_op_symbolic(op, _EXPORT_FALLBACKS[op], opset)
+            registered.add(op)
+
+
 def _export(module, example, opset=17):
     """A torch.nn.Module exported with torch.onnx.export to a temporary file."""
     import torch
@@ -86,7 +119,7 @@ def _export(module, example, opset=17):
             p.requires_grad_(True)
         with warnings.catch_warnings(), torch.enable_grad():
             warnings.simplefilter("ignore")
-            torch.onnx.export(module, example, path, opset_version=opset, input_names=names)
+            _export_with_fallbacks(torch, module, example, path, opset, names)
     except Exception as e:  # the exporter's own message, with the module's class
         raise ValueError(f"torch.onnx.export failed for {type(module).__name__}: "
                          f"{type(e).__name__}: {e}") from e
