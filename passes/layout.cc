@@ -198,9 +198,11 @@ class Rewriter {
   }
 
   // The layout a layout-aware node runs in: nchw16c for the conv classes blocked_convs names
-  // (groups 1) and for pools whose input arrives blocked; the target layout otherwise.
+  // (groups 1, undilated: the blocked kernel's limits) and for pools whose input arrives blocked;
+  // the target layout otherwise.
   Layout node_layout(const Node& node) const {
     if (node.op == OpKind::conv2d && node.attrs.get_int("groups", 1) == 1 &&
+        node.attrs.get_ints("dilation", {1, 1}) == std::vector<int64_t>{1, 1} &&
         blocks_conv_class(blocked_convs_, conv_class(graph_, node)))
       return Layout::nchw16c;
     if ((node.op == OpKind::max_pool2d || node.op == OpKind::avg_pool2d) &&

@@ -41,6 +41,8 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
   if (n.op == OpKind::conv2d) {
     if (n.attrs.get_string("layout", "nchw") != "nhwc") return "needs layout nhwc";
     if (n.attrs.get_int("groups", 1) != 1) return "needs groups = 1";
+    if (n.attrs.get_ints("dilation", {1, 1}) != std::vector<int64_t>{1, 1})
+      return "needs dilation 1";
   }
   if ((n.op == OpKind::conv2d || n.op == OpKind::linear) && !is_constant(g, n.inputs[1])) {
     return "weights are not constant";

@@ -150,9 +150,12 @@ void infer_conv(const Ctx& c, Value* out) {
   if (c.node.inputs.size() == 3) c.vector_of(2, w[0], "bias");
   const auto stride = c.pair("stride", 1);
   const auto pad = c.pair("pad", 0);
+  const auto dilation = c.pair("dilation", 1);
   if (stride[0] < 1 || stride[1] < 1 || pad[0] < 0 || pad[1] < 0) c.fail("bad stride or pad");
-  const int64_t oh = c.window_out(x.h, pad[0], w[2], stride[0]);
-  const int64_t ow = c.window_out(x.w, pad[1], w[3], stride[1]);
+  if (dilation[0] < 1 || dilation[1] < 1) c.fail("bad dilation");
+  // A dilated kernel spans dilation * (k - 1) + 1 input pixels.
+  const int64_t oh = c.window_out(x.h, pad[0], c.add(c.mul(dilation[0], w[2] - 1), 1), stride[0]);
+  const int64_t ow = c.window_out(x.w, pad[1], c.add(c.mul(dilation[1], w[3] - 1), 1), stride[1]);
   if (oh < 1 || ow < 1) c.fail("output would be empty");
   out->shape = join4({x.n, w[0], oh, ow}, l);
   out->layout = l;

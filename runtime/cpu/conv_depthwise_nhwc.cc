@@ -175,7 +175,9 @@ DepthwiseShape depthwise_shape(const ConvGeometry& g, int threads) {
 }  // namespace
 
 bool conv2d_depthwise_supports(const Step& s) {
-  if (!is_nhwc(s) || s.input_shapes.size() < 2 || s.input_shapes[1].size() != 4) return false;
+  if (!is_nhwc(s) || !has_unit_dilation(s) || s.input_shapes.size() < 2 ||
+      s.input_shapes[1].size() != 4)
+    return false;
   return is_depthwise_conv(s.attrs.get_int("groups", 1), s.input_shapes[1]);
 }
 

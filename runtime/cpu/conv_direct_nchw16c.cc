@@ -162,7 +162,7 @@ KernelIsa conv2d_direct_nchw16c_isa() {
 }
 
 bool conv2d_direct_nchw16c_supports(const Step& s) {
-  return is_nchw16c(s) && s.attrs.get_int("groups", 1) == 1;
+  return is_nchw16c(s) && s.attrs.get_int("groups", 1) == 1 && has_unit_dilation(s);
 }
 
 std::shared_ptr<const void> conv2d_direct_nchw16c_prepare(const Step& s,

@@ -265,7 +265,7 @@ ir::Attrs conv2d_direct_pin(const Step& step, int threads) {
 }
 
 bool conv2d_direct_supports(const Step& s) {
-  return is_nhwc(s);
+  return is_nhwc(s) && has_unit_dilation(s);
 }
 
 std::shared_ptr<const void> conv2d_direct_prepare(const Step& s, const float* const* constants) {

@@ -1,6 +1,6 @@
-// The geometry of a conv2d step (physical layout, shapes, stride, padding, groups), shared by the
-// convolution kernels (1x1-as-GEMM, im2col, direct) and by the lowering choice that classifies
-// convolutions.
+// The geometry of a conv2d step (physical layout, shapes, stride, padding, dilation, groups),
+// shared by the convolution kernels (1x1-as-GEMM, im2col, direct) and by the lowering choice that
+// classifies convolutions.
 #pragma once
 
 #include <cstdint>
@@ -17,12 +17,21 @@ struct ConvGeometry {
   int64_t o = 0, kh = 0, kw = 0;           // weight [o, c/groups, kh, kw]
   int64_t oh = 0, ow = 0;                  // output
   int64_t sh = 1, sw = 1, ph = 0, pw = 0;  // stride, padding
+  int64_t dh = 1, dw = 1;                  // dilation: tap (ki, kj) reads input pixel ki*dh, kj*dw
   int64_t groups = 1, cg = 0, og = 0;      // per-group channels
 
   bool is_1x1_unit_stride() const {
     return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0;
   }
 };
+
+// Dilation (the "dilation" attribute, [1, 1] when absent): im2col, the 1x1 GEMM (where it has no
+// effect) and oneDNN run dilated convolutions; the direct, Winograd, depthwise and
+// reduced-precision kernels do not, and say so in their supports().
+inline bool has_unit_dilation(const Step& s) {
+  const auto d = attr_pair(s, "dilation", 1);
+  return d[0] == 1 && d[1] == 1;
+}
 
 // A depthwise convolution: groups == input channels, so each group has one input channel
 // (weight [O, 1, KH, KW]) and O / groups output channels (the channel multiplier). Groups must
@@ -42,10 +51,12 @@ inline ConvGeometry conv_geometry(const Step& s) {
   if (g.blocked) x.c = w[1] * s.attrs.get_int("groups", 1);  // [N, Cb, H, W, 16]
   const auto stride = attr_pair(s, "stride", 1);
   const auto pad = attr_pair(s, "pad", 0);
+  const auto dilation = attr_pair(s, "dilation", 1);
   g.n = x.n, g.c = x.c, g.h = x.h, g.w = x.w;
   g.o = w[0], g.kh = w[2], g.kw = w[3];
   g.oh = y.h, g.ow = y.w;
   g.sh = stride[0], g.sw = stride[1], g.ph = pad[0], g.pw = pad[1];
+  g.dh = dilation[0], g.dw = dilation[1];
   g.groups = s.attrs.get_int("groups", 1);
   g.cg = g.c / g.groups;
   g.og = g.o / g.groups;

@@ -1,7 +1,7 @@
 // conv2d through im2col in blocks of output pixels (bounded scratch) and the packed GEMM, for any
-// geometry; and conv2d.auto, which sends 1x1 stride-1 unpadded convolutions to the GEMM directly
-// (conv_1x1.cc) and blocked nchw16c ones to their direct kernel. Bias and epilogue are applied by
-// the GEMM to each finished output block.
+// geometry (dilated too); and conv2d.auto, which sends 1x1 stride-1 unpadded convolutions to the
+// GEMM directly (conv_1x1.cc) and blocked nchw16c ones to their direct kernel. Bias and epilogue
+// are applied by the GEMM to each finished output block.
 #include <algorithm>
 #include <cstring>
 
@@ -38,7 +38,7 @@ void im2col_nchw(const Conv& g, const float* x, int64_t img, int64_t grp, int64_
       float* dst = col + k * np;
       for (int64_t p = 0; p < np; ++p) {
         const int64_t oy = (p0 + p) / g.ow, ox = (p0 + p) % g.ow;
-        const int64_t iy = oy * g.sh - g.ph + ki, ix = ox * g.sw - g.pw + kj;
+        const int64_t iy = oy * g.sh - g.ph + ki * g.dh, ix = ox * g.sw - g.pw + kj * g.dw;
         dst[p] = (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w) ? plane[iy * g.w + ix] : 0.0f;
       }
     }
@@ -55,9 +55,9 @@ void im2col_nhwc(const Conv& g, const float* x, int64_t img, int64_t grp, int64_
       const int64_t oy = (p0 + p) / g.ow, ox = (p0 + p) % g.ow;
       float* dst = col + p * k;
       for (int64_t ki = 0; ki < g.kh; ++ki) {
-        const int64_t iy = oy * g.sh - g.ph + ki;
+        const int64_t iy = oy * g.sh - g.ph + ki * g.dh;
         for (int64_t kj = 0; kj < g.kw; ++kj) {
-          const int64_t ix = ox * g.sw - g.pw + kj;
+          const int64_t ix = ox * g.sw - g.pw + kj * g.dw;
           float* d = dst + ki * g.kw + kj;
           if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
             for (int64_t c = 0; c < g.cg; ++c) d[c * khw] = 0.0f;

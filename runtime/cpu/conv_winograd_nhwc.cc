@@ -352,7 +352,7 @@ std::shared_ptr<const void> conv2d_winograd_bf16_schedule(const Step& s) {
 }
 
 bool conv2d_winograd_supports(const Step& s) {
-  return is_nhwc(s) && winograd_geometry(conv_geometry(s));
+  return is_nhwc(s) && has_unit_dilation(s) && winograd_geometry(conv_geometry(s));
 }
 
 namespace {

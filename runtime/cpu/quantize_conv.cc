@@ -13,7 +13,8 @@ LowpConv lowp_conv(const Step& s) {
 }
 
 bool lowp_conv_shape_ok(const Step& s) {
-  return s.op == ir::OpKind::conv2d && is_nhwc(s) && s.attrs.get_int("groups", 1) == 1;
+  return s.op == ir::OpKind::conv2d && is_nhwc(s) && s.attrs.get_int("groups", 1) == 1 &&
+         has_unit_dilation(s);
 }
 
 std::vector<float> conv_weight_khwc(const LowpConv& g, const float* w) {

@@ -49,7 +49,7 @@ Prepared make_conv(const Step& s, int threads, const float* const* constants) {
   const dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, p.src,
       constant_weights ? memory::desc(wdims, kF32, tag::any) : user_weights, p.bias, p.dst,
-      {g.sh, g.sw}, {g.ph, g.pw}, {g.ph, g.pw});
+      {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.ph, g.pw}, {g.ph, g.pw});  // oneDNN: 0 = undilated
 
   // A binary operand broadcasts (numpy rules) against the physical output [N, H, W, C] or
   // [N, C, H, W]; oneDNN wants logical N, C, H, W dims with the same physical format.

@@ -1,4 +1,5 @@
-// Direct 2-D convolution (stride, symmetric padding, groups, optional bias) in any layout.
+// Direct 2-D convolution (stride, symmetric padding, dilation, groups, optional bias) in any
+// layout.
 #include <algorithm>
 
 #include "base/error.h"
@@ -15,6 +16,7 @@ void run_conv2d(const OpArgs& a) {
   const int64_t groups = a.node.attrs.get_int("groups", 1);
   const auto stride = a.node.attrs.get_ints("stride", {1, 1});
   const auto pad = a.node.attrs.get_ints("pad", {0, 0});
+  const auto dilation = a.node.attrs.get_ints("dilation", {1, 1});
   const int64_t kh_size = w.shape[2], kw_size = w.shape[3];
   // nchw16c counts padded lanes in x.c and y.c: the logical counts are the weight's.
   const bool blocked = layout == ir::Layout::nchw16c;
@@ -35,10 +37,10 @@ void run_conv2d(const OpArgs& a) {
           double acc = bias ? bias[oc] : 0.0;
           for (int64_t icg = 0; icg < in_per_group; ++icg) {
             for (int64_t kh = 0; kh < kh_size; ++kh) {
-              const int64_t ih = oh * stride[0] - pad[0] + kh;
+              const int64_t ih = oh * stride[0] - pad[0] + kh * dilation[0];
               if (ih < 0 || ih >= x.h) continue;  // zero padding
               for (int64_t kw = 0; kw < kw_size; ++kw) {
-                const int64_t iw = ow * stride[1] - pad[1] + kw;
+                const int64_t iw = ow * stride[1] - pad[1] + kw * dilation[1];
                 if (iw < 0 || iw >= x.w) continue;
                 acc += static_cast<double>(a.in[0].data[x.at(n, first_ic + icg, ih, iw)]) *
                        w_oc[(icg * kh_size + kh) * kw_size + kw];

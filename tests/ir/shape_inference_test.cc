@@ -40,6 +40,15 @@ TEST(ShapeInference, Conv2dGroups) {
   EXPECT_EQ(g.value(y).shape, (Shape{1, 6, 3, 3}));
 }
 
+TEST(ShapeInference, Conv2dDilationWidensTheWindow) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 17, 17});
+  // A 3x3 kernel dilated {2, 3} spans 5 x 7 input pixels.
+  ValueId y = g.add_node(OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})},
+                         {{"pad", Ints{2, 1}}, {"dilation", Ints{2, 3}}});
+  EXPECT_EQ(g.value(y).shape, (Shape{1, 4, 17, 13}));
+}
+
 TEST(ShapeInference, Conv2dRejectsChannelMismatch) {
   Graph g;
   ValueId x = g.add_input("x", {1, 4, 5, 5});
@@ -278,6 +287,19 @@ TEST(ShapeBounds, PadThatOverflowsIsRefused) {
   Graph g;
   ValueId x = g.add_input("x", {1, 3});
   expect_refused(g, OpKind::pad, {x}, {{"pads", Ints{0, kHuge, 0, kHuge}}}, "overflows int64");
+}
+
+TEST(ShapeBounds, ConvDilationBelowOneOrPastTheImageIsRefused) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 3, 7, 7});
+  expect_refused(g, OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"dilation", Ints{0, 1}}},
+                 "bad dilation");
+  expect_refused(g, OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"dilation", Ints{4, 1}}},
+                 "output would be empty");
+  expect_refused(g, OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"dilation", Ints{kHuge, 1}}},
+                 "overflows int64");
+  expect_refused(g, OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"dilation", Ints{2}}},
+                 "'dilation' must have 2 entries");
 }
 
 TEST(ShapeBounds, PadPastTheElementBoundIsRefused) {

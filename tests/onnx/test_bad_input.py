@@ -143,12 +143,25 @@ def test_external_data_outside_the_model_directory_is_refused(tmp_path):
 def test_node_attribute_the_importer_cannot_honour(tmp_path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    node = helper.make_node("MaxPool", ["x"], ["y"], name="dilated", kernel_shape=[3, 3],
+                            dilations=[2, 2])
+    m = helper.make_model(helper.make_graph([node], "g", [x], [y]),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")], "node 'dilated' (MaxPool)",
+                      "dilations")
+
+
+@pytest.mark.parametrize("dilations,why", [([0, 1], "dilations must be >= 1"),
+                                           ([2], "dilations must have 2 entries"),
+                                           ([9, 1], "output would be empty")])
+def test_malformed_conv_dilations_are_refused(tmp_path, dilations, why):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     w = numpy_helper.from_array(np.ones((2, 2, 3, 3), np.float32), "w")
-    node = helper.make_node("Conv", ["x", "w"], ["y"], name="dilated", dilations=[2, 2])
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="dilated", dilations=dilations)
     m = helper.make_model(helper.make_graph([node], "g", [x], [y], [w]),
                           opset_imports=[helper.make_opsetid("", 17)])
-    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")], "node 'dilated' (Conv)",
-                      "dilations")
+    expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")], "dilated", why)
 
 
 def one_node_model(node, shape, initializers):

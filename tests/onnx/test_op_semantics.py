@@ -380,9 +380,14 @@ def test_average_pool_padding_in_or_out_of_the_divisor(tmp_path):
     close(b, np_pool(x, (3, 3), (2, 2), (1, 1, 1, 1), False, include_pad=True))
 
 
-def np_conv(x, w, b, stride, pads, groups=1):
+def np_conv(x, w, b, stride, pads, groups=1, dilations=(1, 1)):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
+    if dilations != (1, 1):  # the dilated kernel: the taps with zeros between them
+        dh, dw = dilations
+        sparse = np.zeros((o, cg, dh * (kh - 1) + 1, dw * (kw - 1) + 1), w.dtype)
+        sparse[:, :, ::dh, ::dw] = w
+        w, kh, kw = sparse, sparse.shape[2], sparse.shape[3]
     t, l, bt, r = pads
     xp = np.pad(x, ((0, 0), (0, 0), (t, bt), (l, r)))
     oh = (h + t + bt - kh) // stride[0] + 1
@@ -408,6 +413,36 @@ def test_conv_asymmetric_pads_auto_pad_and_groups(tmp_path):
     # SAME_UPPER, stride 2: out = ceil(in / 2), total pad (out-1)*2+3-in with the odd one at the
     # end: H 9 -> 5 (1 + 1), W 8 -> 4 (0 + 1).
     close(b, np_conv(x, w2, None, (2, 2), (1, 0, 1, 1), groups=2))
+
+
+def test_dilated_conv_with_pads_strides_groups_and_auto_pad(tmp_path):
+    x = rand(2, 4, 17, 13)
+    w1, b1 = rand(6, 4, 3, 3), rand(6)
+    w2 = rand(4, 1, 3, 3)  # depthwise
+    w3 = rand(6, 2, 3, 2)
+    w4 = rand(3, 4, 1, 3)  # a 1-tap axis: its dilation changes nothing
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["a"], pads=[2, 3, 2, 3], dilations=[2, 3]),
+             helper.make_node("Conv", ["x", "w2"], ["b"], pads=[3, 3, 3, 3], dilations=[3, 3], group=4),
+             helper.make_node("Conv", ["x", "w3"], ["c"], auto_pad="SAME_UPPER", dilations=[2, 2],
+                              strides=[2, 2], group=2),
+             helper.make_node("Conv", ["x", "w4"], ["d"], pads=[0, 2, 0, 2], dilations=[5, 2])]
+    a, b, c, d = run(tmp_path, nodes, {"x": x}, {"w1": w1, "b1": b1, "w2": w2, "w3": w3, "w4": w4},
+                     outputs=("a", "b", "c", "d"))
+    close(a, np_conv(x, w1, b1, (1, 1), (2, 3, 2, 3), dilations=(2, 3)))
+    close(b, np_conv(x, w2, None, (1, 1), (3, 3, 3, 3), groups=4, dilations=(3, 3)))
+    # SAME_UPPER over the dilated span (5 x 3), stride 2: H 17 -> 9, total pad 8*2+5-17 = 4
+    # (2 + 2); W 13 -> 7, total 6*2+3-13 = 2 (1 + 1).
+    close(c, np_conv(x, w3, None, (2, 2), (2, 1, 2, 1), groups=2, dilations=(2, 2)))
+    close(d, np_conv(x, w4, None, (1, 1), (0, 2, 0, 2), dilations=(5, 2)))
+
+
+def test_dilated_one_dimensional_conv(tmp_path):  # WaveNet / TCN blocks
+    x = rand(2, 3, 29)
+    w, b = rand(5, 3, 2), rand(5)
+    (got,) = run(tmp_path, [helper.make_node("Conv", ["x", "w", "b"], ["y"], dilations=[4], pads=[4, 0])],
+                 {"x": x}, {"w": w, "b": b})
+    want = np_conv(x[:, :, None, :], w[:, :, None, :], b, (1, 1), (0, 4, 0, 0), dilations=(1, 4))
+    close(got, want[:, :, 0, :])
 
 
 def test_one_dimensional_conv_and_batchnorm(tmp_path):

@@ -126,6 +126,29 @@ TEST(BlockedConvs, GroupedConvStaysInMemoryLayout) {
   EXPECT_LT(max_error_after(before, g), 1e-4);
 }
 
+// The blocked kernel has no dilation: dilated convs keep the memory layout (and run im2col).
+TEST(BlockedConvs, DilatedConvStaysInMemoryLayout) {
+  for (const char* choice : {"3x3", "3x3+other", "all"}) {
+    Graph g;
+    const ValueId x = g.add_input("x", {1, 6, 9, 7});
+    ValueId y = testing::add_dilated_conv(g, x, 6, 9, 3, {2, 2}, 1, {2, 2}, 1);
+    y = add_conv(g, y, 9, 5, 3, 1, true, 3);  // undilated: blocked
+    g.mark_output(y);
+    const Graph before = g;
+    run_blocked(g, choice);
+    run_pass(g, "select-lowering");
+    for (const ir::Node& n : g.nodes()) {
+      if (n.op != OpKind::conv2d) continue;
+      const bool dilated = n.attrs.has("dilation");
+      EXPECT_EQ(layout_of(n), dilated ? "nhwc" : "nchw16c") << choice << " " << n.name;
+      if (dilated) {
+        EXPECT_EQ(n.attrs.get_string("impl", ""), "conv2d.im2col") << choice;
+      }
+    }
+    EXPECT_LT(max_error_after(before, g), 1e-4) << choice;
+  }
+}
+
 // Depthwise convs (also the 1 -> 1 channel one, which has groups 1) keep the memory layout and
 // their NHWC kernel under every blocked_convs choice.
 TEST(BlockedConvs, DepthwiseConvStaysInMemoryLayout) {

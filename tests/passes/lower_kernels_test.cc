@@ -77,6 +77,32 @@ TEST(LowerKernels, Conv2dIm2colVariantHandlesOneByOne) {
   expect_matches_reference(conv_graph({2, 7, 5, 6, 9, 1, 1, 0, 1, true}, "nhwc", "conv2d.im2col"));
 }
 
+// Dilated convolutions at odd sizes (1, 3, 7, 17 channels and pixels), strided, grouped,
+// depthwise and with unequal dilations, on every kernel that runs them: conv2d.auto (im2col),
+// conv2d.im2col and conv2d.onednn.
+TEST(LowerKernels, Conv2dDilatedMatchesReferenceOnEveryKernelThatRunsIt) {
+  struct Dilated {
+    ConvCase conv;
+    Ints dilation;
+  };
+  const Dilated cases[] = {{{1, 3, 17, 17, 7, 3, 1, 2, 1, true}, {2, 2}},
+                           {{2, 7, 13, 9, 5, 3, 2, 1, 1, false}, {2, 3}},
+                           {{1, 7, 17, 7, 7, 3, 1, 3, 7, true}, {3, 3}},
+                           {{1, 1, 7, 7, 3, 3, 1, 0, 1, true}, {3, 1}},
+                           {{1, 6, 9, 11, 4, 5, 1, 4, 2, true}, {2, 2}}};
+  for (const Dilated& d : cases) {
+    for (const char* layout : {"nchw", "nhwc"}) {
+      for (const char* kernel : {"", "conv2d.im2col", "conv2d.onednn"}) {
+        Graph g = conv_graph(d.conv, layout, kernel);
+        g.mutable_nodes()[0].attrs.set("dilation", d.dilation);
+        g.recompute();
+        SCOPED_TRACE(std::string(layout) + " " + kernel + " c=" + std::to_string(d.conv.c));
+        expect_matches_reference(g);
+      }
+    }
+  }
+}
+
 // conv -> epilogue (relu, add residual) with the residual appended after the op's inputs.
 Graph conv_with_epilogue(const std::string& layout, bool bias) {
   Graph g = conv_graph({1, 5, 9, 7, 6, 3, 1, 1, 1, bias}, layout);

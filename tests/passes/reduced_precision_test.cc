@@ -174,6 +174,28 @@ TEST(ReducedPrecision, Bf16ConvNetMatchesReferenceWithinBound) {
   EXPECT_LE(compiled_vs_reference(g, config, 2), kBf16Tolerance);
 }
 
+// The bf16 and int8 conv kernels have no dilation: a dilated conv stays f32 (on im2col) while the
+// undilated one beside it is converted, and the whole still matches the reference.
+TEST(ReducedPrecision, DilatedConvsStayF32) {
+  for (const auto& [dtype, available] :
+       {std::tuple{"bf16", has_bf16()}, std::tuple{"int8", has_vnni()}}) {
+    if (!available) continue;
+    Graph g;
+    const ir::ValueId x = g.add_input("x", {1, 16, 9, 7});
+    ir::ValueId y = testing::add_dilated_conv(g, x, 16, 16, 3, {2, 2}, 1, {2, 2}, 1);
+    g.mark_output(testing::add_conv(g, y, 16, 16, 3, 1, true, 3));
+    const PipelineConfig config =
+        with_precision({{"conv_dtype", std::string(dtype)}, {"min_k", int64_t{1}}});
+    const Compiled compiled = compile(g, config, 2);
+    for (const ir::Node& n : compiled.graph.nodes()) {
+      if (n.op != OpKind::conv2d) continue;
+      const bool dilated = n.attrs.has("dilation");
+      EXPECT_EQ(n.attrs.get_string("precision", "f32"), dilated ? "f32" : dtype) << n.name;
+    }
+    EXPECT_LE(compiled_vs_reference(g, config, 2), std::string(dtype) == "bf16" ? 1e-1 : 5e-2);
+  }
+}
+
 // A 3x3 convolution select-lowering gave to Winograd stays Winograd in bf16; the others take the
 // bf16 GEMM kernel.
 TEST(ReducedPrecision, Bf16KeepsWinogradForThreeByThreeConvs) {

@@ -17,7 +17,9 @@ namespace {
 using ir::Graph;
 using ir::OpKind;
 using ir::ValueId;
+using Ints = std::vector<int64_t>;
 using testing::add_conv;
+using testing::add_dilated_conv;
 using testing::compiled_error;
 using testing::random_constant;
 using testing::run_pass;
@@ -111,6 +113,62 @@ TEST(SelectLowering, ClassifiesDepthwiseConvolutionsFirst) {
                                          "conv_3x3"};
   ASSERT_EQ(g.nodes().size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(conv_class(g, g.nodes()[i]), want[i]) << i;
+}
+
+// DeepLab-style dilated convolutions at odd sizes: 3x3 dilation 2 (padded to keep the size),
+// depthwise 3x3 dilation 3, 3x3 stride 2 dilation 2, 3x3 dilation {1, 3}, a dilated 1x1 (no
+// effect) and an undilated 3x3 for contrast.
+Graph dilated_net(int64_t channels, int64_t h, int64_t w) {
+  Graph g;
+  const ValueId x = g.add_input("x", {1, channels, h, w});
+  const int64_t c = channels;
+  ValueId y = add_dilated_conv(g, x, c, 7, 3, {2, 2}, 1, {2, 2}, 301);
+  y = add_dilated_conv(g, y, 7, 7, 3, {3, 3}, 1, {3, 3}, 303, 7);
+  y = add_dilated_conv(g, y, 7, 5, 3, {2, 2}, 2, {1, 1}, 305);
+  y = add_dilated_conv(g, y, 5, 6, 3, {1, 3}, 1, {1, 2}, 307);
+  y = add_dilated_conv(g, y, 6, 9, 1, {2, 2}, 1, {0, 0}, 309);
+  g.mark_output(add_conv(g, y, 9, 4, 3, 1, true, 311));
+  return g;
+}
+
+TEST(SelectLowering, DilatedConvolutionsAreNotThreeByThreeClass) {
+  const Graph g = dilated_net(3, 17, 13);
+  const std::vector<std::string> want = {"conv_other", "conv_depthwise", "conv_other",
+                                         "conv_other", "conv_1x1",       "conv_3x3"};
+  ASSERT_EQ(g.nodes().size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(conv_class(g, g.nodes()[i]), want[i]) << i;
+}
+
+// Only im2col, the 1x1 GEMM and oneDNN run dilated convolutions: every other choice falls back to
+// im2col (counted), and every combination matches the reference.
+TEST(SelectLowering, DilatedConvolutionsRunOnIm2colOrOnednnUnderEveryChoice) {
+  const std::vector<std::string> other = {"im2col", "direct", "onednn"};
+  const std::vector<std::string> depthwise = {"im2col", "depthwise", "onednn"};
+  for (const Graph& g : {dilated_net(3, 17, 13), dilated_net(1, 7, 9)}) {
+    for (const char* layout : {"nchw", "nhwc"}) {
+      for (size_t i = 0; i < other.size(); ++i) {
+        const ParamMap p = {{"conv_other", other[i]},
+                            {"conv_depthwise", depthwise[i]},
+                            {"conv_3x3", std::string("winograd")},
+                            {"winograd_min_tiles", int64_t{0}}};
+        for (int threads : {1, 2}) {
+          EXPECT_LT(error_with(g, layout, p, threads), 1e-4)
+              << layout << " " << other[i] << " threads=" << threads;
+        }
+        Graph lowered = g;
+        run_pass(lowered, "layout", {{"memory_layout", std::string(layout)}});
+        run_pass(lowered, "select-lowering", p);
+        for (const ir::Node& n : lowered.nodes()) {
+          if (n.op != OpKind::conv2d || n.attrs.get_ints("dilation", {1, 1}) == Ints{1, 1} ||
+              conv_class(lowered, n) == "conv_1x1")
+            continue;
+          const std::string impl = n.attrs.get_string("impl", "");
+          EXPECT_TRUE(impl == "conv2d.im2col" || impl == "conv2d.onednn")
+              << n.name << " " << layout << " " << other[i] << ": " << impl;
+        }
+      }
+    }
+  }
 }
 
 TEST(SelectLowering, DepthwiseConvsGetTheDepthwiseKernelByDefaultAndIm2colWhenChosen) {

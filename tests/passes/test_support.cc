@@ -80,6 +80,23 @@ ValueId add_conv(Graph& graph, ValueId x, int64_t in_channels, int64_t out_chann
                          {"layout", layout}});
 }
 
+ValueId add_dilated_conv(Graph& graph, ValueId x, int64_t in_channels, int64_t out_channels,
+                         int64_t kernel, std::vector<int64_t> dilation, int64_t stride,
+                         std::vector<int64_t> pad, uint64_t seed, int64_t groups) {
+  const float scale = 1.0f / static_cast<float>(std::max<int64_t>(1, in_channels * kernel));
+  std::vector<ValueId> inputs = {
+      x,
+      random_constant(graph, "conv_w", {out_channels, in_channels / groups, kernel, kernel}, seed,
+                      scale * 2.0f),
+      random_constant(graph, "conv_b", {out_channels}, seed + 1)};
+  return graph.add_node(OpKind::conv2d, inputs,
+                        {{"stride", Ints{stride, stride}},
+                         {"pad", std::move(pad)},
+                         {"dilation", std::move(dilation)},
+                         {"groups", groups},
+                         {"layout", std::string("nchw")}});
+}
+
 Graph tiny_resnet(int64_t batch, int64_t channels, int64_t spatial) {
   Graph g;
   const ValueId x = g.add_input("image", {batch, 3, spatial, spatial});

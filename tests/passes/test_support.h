@@ -32,6 +32,11 @@ ir::ValueId add_batch_norm(ir::Graph& graph, ir::ValueId x, int64_t channels, ui
 ir::ValueId add_conv(ir::Graph& graph, ir::ValueId x, int64_t in_channels, int64_t out_channels,
                      int64_t kernel, int64_t stride, bool bias, uint64_t seed,
                      const std::string& layout = "nchw", int64_t groups = 1);
+// A kernel x kernel conv (NCHW, bias) with dilation {dh, dw}, stride and padding as given.
+ir::ValueId add_dilated_conv(ir::Graph& graph, ir::ValueId x, int64_t in_channels,
+                             int64_t out_channels, int64_t kernel, std::vector<int64_t> dilation,
+                             int64_t stride, std::vector<int64_t> pad, uint64_t seed,
+                             int64_t groups = 1);
 
 // conv(3x3) -> BN -> relu -> conv(1x1, stride 2) -> BN -> + projection shortcut -> relu ->
 // maxpool -> global avg pool -> linear: a ResNet bottleneck in miniature.

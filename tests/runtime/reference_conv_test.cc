@@ -151,6 +151,27 @@ TEST(ReferenceConv, StrideTwoPadOneAtSizeSeventeen) {
   expect_all_near(out.data, expected_conv(x, w, 1, 2, 1), 1e-5);
 }
 
+// A kernel dilated {dh, dw} is the undilated kernel of size (d * (k - 1) + 1) with zeros between
+// its taps.
+TEST(ReferenceConv, DilationEqualsAKernelWithZerosBetweenTaps) {
+  const Tensor x = random_tensor({1, 4, 17, 13}, 15);
+  const Tensor w = random_tensor({4, 2, 3, 3}, 16);
+  const int64_t dh = 2, dw = 3, kh = 2 * 2 + 1, kw = 3 * 2 + 1;
+  Tensor sparse({4, 2, kh, kw}, std::vector<float>(static_cast<size_t>(4 * 2 * kh * kw), 0.0f));
+  for (int64_t o = 0; o < 4 * 2; ++o)
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 3; ++j)
+        sparse.data[static_cast<size_t>((o * kh + i * dh) * kw + j * dw)] =
+            w.data[static_cast<size_t>((o * 3 + i) * 3 + j)];
+  Graph g;
+  Attrs a = conv_attrs(2, 3, 2);
+  a.set("dilation", std::vector<int64_t>{dh, dw});
+  ValueId y = g.add_node(OpKind::conv2d, {g.add_input("x", x.shape), constant(g, "w", w)}, a);
+  const Tensor out = run_one(g, y, {x});
+  ASSERT_EQ(out.shape, (Shape{1, 4, 10, 7}));
+  expect_all_near(out.data, expected_conv(x, sparse, 2, 2, 3), 1e-5);
+}
+
 TEST(ReferenceConv, NhwcGivesTheSameNumbersAsNchw) {
   const Tensor x = random_tensor({2, 4, 7, 5}, 12);
   const Tensor w = random_tensor({6, 2, 3, 3}, 13);

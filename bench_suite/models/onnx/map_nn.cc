@@ -64,6 +64,16 @@ void require_unit_dilations(NodeContext& c, size_t r) {
   }
 }
 
+std::vector<int64_t> dilations_attr(NodeContext& c, size_t r) {
+  std::vector<int64_t> d = c.attr_ints("dilations", std::vector<int64_t>(r, 1));
+  if (d.size() != r) c.fail("dilations must have " + std::to_string(r) + " entries");
+  for (int64_t v : d) {
+    if (v < 1) c.fail("dilations must be >= 1");
+    check_window_attr(c, "dilations", v);
+  }
+  return d;
+}
+
 std::vector<int64_t> strides_attr(NodeContext& c, size_t r) {
   std::vector<int64_t> s = c.attr_ints("strides", std::vector<int64_t>(r, 1));
   if (s.size() != r) c.fail("strides must have " + std::to_string(r) + " entries");
@@ -101,12 +111,17 @@ void map_conv(NodeContext& c) {
   if (ws.size() != xs.size()) c.fail("weight rank differs from the input's");
   const bool one_d = xs.size() == 3;
   const size_t r = xs.size() - 2;
-  require_unit_dilations(c, r);
   const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   const std::vector<int64_t> ks = c.attr_ints("kernel_shape", kernel);
   if (ks != kernel) c.fail("kernel_shape does not match the weight");
   const std::vector<int64_t> strides = strides_attr(c, r);
-  const Padding p = spatial_padding(c, ir::Shape(xs.begin() + 2, xs.end()), kernel, strides);
+  std::vector<int64_t> dilations = dilations_attr(c, r);
+  std::vector<int64_t> span(r);  // input pixels a dilated kernel covers, for auto_pad
+  for (size_t d = 0; d < r; ++d) {
+    if (kernel[d] == 1) dilations[d] = 1;  // a 1-tap axis has nothing to dilate
+    span[d] = dilations[d] * (kernel[d] - 1) + 1;
+  }
+  const Padding p = spatial_padding(c, ir::Shape(xs.begin() + 2, xs.end()), span, strides);
   ir::ValueId x = c.value(0);
   ir::ValueId w = c.value(1);
   std::vector<int64_t> stride2 = strides, pb = p.begin, pe = p.end;
@@ -116,6 +131,7 @@ void map_conv(NodeContext& c) {
     w4.insert(w4.begin() + 2, 1);
     w = c.add(OpKind::reshape, {w}, {{"shape", w4}}, "weight2d");
     stride2.insert(stride2.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
     pb.insert(pb.begin(), 0);
     pe.insert(pe.begin(), 0);
   }
@@ -127,7 +143,8 @@ void map_conv(NodeContext& c) {
   }
   std::vector<ir::ValueId> inputs = {x, w};
   if (c.has_input(2)) inputs.push_back(c.value(2));
-  const ir::Attrs attrs = {{"stride", stride2}, {"pad", sym}, {"groups", c.attr_int("group", 1)}};
+  ir::Attrs attrs = {{"stride", stride2}, {"pad", sym}, {"groups", c.attr_int("group", 1)}};
+  if (dilations != std::vector<int64_t>{1, 1}) attrs.set("dilation", dilations);
   ir::ValueId y = c.add(OpKind::conv2d, inputs, attrs, one_d ? "conv2d" : "");
   if (one_d) {
     ir::Shape s = c.value_shape(y);

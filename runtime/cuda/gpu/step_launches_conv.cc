@@ -34,6 +34,7 @@ void build_conv(Ctx& c) {
   const int64_t oh = nhwc ? y[1] : y[2], ow = nhwc ? y[2] : y[3];
   const auto stride = c.step.attrs.get_ints("stride", {1, 1});
   const auto pad = c.step.attrs.get_ints("pad", {0, 0});
+  const auto dilation = c.step.attrs.get_ints("dilation", {1, 1});
   const int64_t groups = c.step.attrs.get_int("groups", 1);
   const bool bias = c.own_inputs() > 2;
   const StorageType type = storage_for(c.lowering.precision);
@@ -44,6 +45,7 @@ void build_conv(Ctx& c) {
     codegen::ConvProblem p;
     p.n = n, p.h = h, p.w = wd, p.c = ch, p.o = o, p.kh = kh, p.kw = kw;
     p.stride_h = stride[0], p.stride_w = stride[1], p.pad_h = pad[0], p.pad_w = pad[1];
+    p.dilation_h = dilation[0], p.dilation_w = dilation[1];
     p.groups = groups;
     p.x = p.weight = elem_type(type);
     p.y = codegen::ElemType::f32;
@@ -71,7 +73,8 @@ void build_conv(Ctx& c) {
                                               static_cast<int>(kw)));
   CUVIL_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
       conv->conv, static_cast<int>(pad[0]), static_cast<int>(pad[1]), static_cast<int>(stride[0]),
-      static_cast<int>(stride[1]), 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+      static_cast<int>(stride[1]), static_cast<int>(dilation[0]), static_cast<int>(dilation[1]),
+      CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   CUVIL_CUDA_CHECK(cudnnSetConvolutionGroupCount(conv->conv, static_cast<int>(groups)));
   // f32: no tensor cores (TF32 would break the fp32 bound); tf32: cuDNN's default allows TF32.
   const cudnnMathType_t math = type != StorageType::f32                  ? CUDNN_TENSOR_OP_MATH
