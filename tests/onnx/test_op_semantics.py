@@ -8,7 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import infer, max_relative_error
+from conftest import cuvil, infer, max_relative_error
 
 F = TensorProto.FLOAT
 RNG = np.random.default_rng(7)
@@ -492,6 +492,90 @@ def test_resize_nearest_integer_scale_and_tile(tmp_path):
                                           "rep": np.array([1, 2, 1, 3], np.int64)}, outputs=("r", "t"))
     close(r, x.repeat(2, axis=2).repeat(2, axis=3))
     close(t, np.tile(x, (1, 2, 1, 3)))
+
+
+def np_linear_resize_axis(x, axis, out, scale, coord):
+    """ONNX Resize mode linear along one axis, as the specification writes it: each output
+    coordinate mapped back to the input, its two neighbours read with edge clamping."""
+    n = x.shape[axis]
+    rows = []
+    for o in range(out):
+        if coord == "align_corners":
+            xo = 0.0 if out == 1 else o * (n - 1) / (out - 1)
+        elif coord == "asymmetric":
+            xo = o / scale
+        elif coord == "pytorch_half_pixel" and out == 1:
+            xo = 0.0
+        else:
+            xo = (o + 0.5) / scale - 0.5
+        i0 = int(np.floor(xo))
+        f = xo - i0
+        a = np.take(x, min(max(i0, 0), n - 1), axis=axis).astype(np.float64)
+        b = np.take(x, min(max(i0 + 1, 0), n - 1), axis=axis).astype(np.float64)
+        rows.append(a * (1 - f) + b * f)
+    return np.stack(rows, axis=axis).astype(np.float32)
+
+
+def np_linear_resize(x, sizes, scales, coord):
+    y = np_linear_resize_axis(x, 2, sizes[2], scales[2], coord)
+    return np_linear_resize_axis(y, 3, sizes[3], scales[3], coord)
+
+
+@pytest.mark.parametrize("coord,scales,sizes", [
+    ("half_pixel", [1, 1, 2, 3], None),            # F.interpolate(scale_factor=..., bilinear)
+    ("half_pixel", [1, 1, 0.5, 0.75], None),       # downsampling (no antialias)
+    ("pytorch_half_pixel", None, [2, 3, 1, 9]),    # one output row: PyTorch's special case
+    ("align_corners", None, [2, 3, 7, 5]),
+    ("align_corners", None, [2, 3, 1, 1]),
+    ("asymmetric", [1, 1, 1.5, 2.5], None),
+    ("half_pixel", None, [2, 3, 5, 4]),            # sizes equal to the input's: an identity
+])
+def test_resize_linear_in_every_coordinate_mode(tmp_path, coord, scales, sizes):
+    x = rand(2, 3, 5, 4)
+    inits = {"roi": np.zeros(0, np.float32)}
+    if scales is not None:
+        inits["sc"] = np.array(scales, np.float32)
+        inputs = ["x", "roi", "sc"]
+        sizes = [int(np.floor(d * s)) for d, s in zip(x.shape, scales)]
+    else:
+        inits["sc"], inits["sz"] = np.zeros(0, np.float32), np.array(sizes, np.int64)
+        inputs = ["x", "roi", "sc", "sz"]
+        scales = [o / i for o, i in zip(sizes, x.shape)]
+    node = helper.make_node("Resize", inputs, ["y"], mode="linear",
+                            coordinate_transformation_mode=coord)
+    (got,) = run(tmp_path, [node], {"x": x}, inits)
+    close(got, np_linear_resize(x, sizes, scales, coord))
+
+
+def test_upsample_bilinear_before_opset_10_is_asymmetric(tmp_path):
+    x = rand(1, 2, 3, 4)
+    node = helper.make_node("Upsample", ["x", "sc"], ["y"], mode="linear")
+    (got,) = run(tmp_path, [node], {"x": x}, {"sc": np.array([1, 1, 2, 2], np.float32)}, opset=9)
+    close(got, np_linear_resize(x, [1, 2, 6, 8], [1, 1, 2, 2], "asymmetric"))
+
+
+@pytest.mark.parametrize("attrs,scales,why", [
+    ({"mode": "cubic"}, [1, 1, 2, 2], "mode 'cubic' is not supported"),
+    ({"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2],
+     "'tf_crop_and_resize' is not supported for mode linear"),
+    ({"mode": "linear"}, [1, 2, 2, 2], "only H and W may be resized"),
+    ({"mode": "linear"}, [1, 1, 0, 2], "scales must be positive"),
+    ({"mode": "linear", "antialias": 1}, [1, 1, 0.5, 0.5], "antialias is not supported"),
+    ({"mode": "linear"}, [1, 1, 2, 1e9], "larger interpolation matrix"),
+])
+def test_resize_it_cannot_honour_is_refused_naming_the_node(tmp_path, attrs, scales, why):
+    x = helper.make_tensor_value_info("x", F, [1, 2, 3, 4])
+    y = helper.make_tensor_value_info("y", F, None)
+    inits = [numpy_helper.from_array(np.zeros(0, np.float32), "roi"),
+             numpy_helper.from_array(np.array(scales, np.float32), "sc")]
+    node = helper.make_node("Resize", ["x", "roi", "sc"], ["y"], name="rs", **attrs)
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", 18)])
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    r = cuvil("verify", "--model", str(path), check=False)
+    assert r.returncode == 2, r.stderr
+    assert "node 'rs' (Resize)" in r.stderr and why in r.stderr, r.stderr
 
 
 def test_activations(tmp_path):

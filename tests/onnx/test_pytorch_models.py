@@ -235,3 +235,54 @@ def test_sentence_embedding_normalised_by_f_normalize(compare):
 
     torch.manual_seed(0)
     assert compare(Embedder().eval(), torch.randint(0, 50, (3, 6)), 17, input_names=("ids",)) <= FP32_BOUND
+
+
+class Interpolate(nn.Module):
+    def __init__(self, **kwargs):
+        super().__init__()
+        self.kwargs = kwargs
+
+    def forward(self, x):
+        return nn.functional.interpolate(x, mode="bilinear", **self.kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [dict(scale_factor=2.0, align_corners=False),
+                                    dict(size=(11, 3), align_corners=False),
+                                    dict(size=(13, 1), align_corners=True),
+                                    dict(scale_factor=(0.5, 1.5), align_corners=True)],
+                         ids=["x2", "size", "size-corners", "down-up-corners"])
+def test_bilinear_interpolate(compare, kwargs):
+    assert compare(Interpolate(**kwargs).eval(), torch.randn(2, 3, 7, 5), 17) <= FP32_BOUND
+
+
+class DilatedBackbone(nn.Module):
+    # Stride 4, then dilated 3x3s where a classifier would stride (DeepLab's output stride).
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+            nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.Conv2d(16, 16, 3, padding=2, dilation=2), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.Conv2d(16, 16, 3, padding=4, dilation=4, groups=16), nn.ReLU())
+
+    def forward(self, x):
+        return {"out": self.body(x)}
+
+
+class SegmentationLogits(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_deeplabv3_atrous_pyramid_and_bilinear_upsampling(compare, opset):
+    # torchvision's DeepLabV3 head on a dilated backbone: ASPP's parallel 3x3 convolutions at
+    # rates 12, 24 and 36 (padding past the 10x8 feature map), its image-pooling branch
+    # upsampled bilinearly, and the logits upsampled bilinearly to the 37x29 input.
+    from torchvision.models.segmentation.deeplabv3 import DeepLabHead, DeepLabV3
+    m = SegmentationLogits(randomise(DeepLabV3(DilatedBackbone(), DeepLabHead(16, 5)))).eval()
+    assert compare(m, torch.randn(2, 3, 37, 29), opset) <= FP32_BOUND

@@ -1,5 +1,5 @@
 // Network layers: Conv, Gemm, MatMul, BatchNormalization, InstanceNormalization,
-// LayerNormalization, the pools, the reductions, and nearest Resize/Upsample.
+// LayerNormalization, the pools, the reductions, and Resize/Upsample (nearest and linear).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -568,39 +568,139 @@ bool fold_cumsum(NodeContext& c) {
 
 // ---- Resize / Upsample ----------------------------------------------------------------------
 
-// Nearest-neighbour upsampling by one integer factor on both spatial axes: the IR's
-// upsample_nearest2d. Every coordinate mode maps integer factors to floor(dst / s) except
-// align_corners and tf_crop_and_resize, which are refused.
-void map_resize(NodeContext& c) {
-  const ir::Shape xs = c.shape(0);
-  if (xs.size() != 4) c.fail("only 4-D (NCHW) resizing is supported");
-  const std::string mode = c.attr_string("mode", "nearest");
-  if (mode != "nearest") c.fail("mode '" + mode + "' is not supported (nearest only)");
-  const std::string coord = c.attr_string("coordinate_transformation_mode", "half_pixel");
-  if (coord == "align_corners" || coord == "tf_crop_and_resize")
-    c.fail("coordinate_transformation_mode '" + coord + "' is not supported");
+// Resize's scales per axis and output sizes: from `scales` (output floor(in * scale)) or from
+// `sizes` (scale out / in); Upsample's from its scales input or attribute.
+struct ResizeTarget {
   std::vector<double> scales;
+  ir::Shape sizes;
+};
+
+ResizeTarget resize_target(NodeContext& c, const ir::Shape& xs) {
+  ResizeTarget t;
   if (c.op_type() == "Upsample") {
     if (c.opset() < 9) {
-      for (float f : c.attr_floats("scales")) scales.push_back(f);
+      for (float f : c.attr_floats("scales")) t.scales.push_back(f);
     } else {
-      for (float f : c.constant(1).to_floats()) scales.push_back(f);
+      for (float f : c.constant(1).to_floats()) t.scales.push_back(f);
     }
   } else {
     // Resize: (X, roi, scales, sizes) from opset 11; (X, scales) in opset 10.
     const size_t scales_input = c.opset() < 11 ? 1 : 2;
     if (c.has_input(scales_input) && c.constant(scales_input).numel() > 0) {
-      for (float f : c.constant(scales_input).to_floats()) scales.push_back(f);
+      for (float f : c.constant(scales_input).to_floats()) t.scales.push_back(f);
     } else if (c.has_input(3)) {
-      const std::vector<int64_t> sizes = c.constant(3).to_ints();
-      if (sizes.size() != 4) c.fail("sizes must have 4 entries");
-      for (size_t d = 0; d < 4; ++d)
-        scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(xs[d]));
+      t.sizes = c.constant(3).to_ints();
+      if (t.sizes.size() != 4) c.fail("sizes must have 4 entries");
+      for (size_t d = 0; d < 4; ++d) {
+        if (t.sizes[d] < 1) c.fail("sizes must be >= 1");
+        check_window_attr(c, "sizes", t.sizes[d]);
+        t.scales.push_back(static_cast<double>(t.sizes[d]) / static_cast<double>(xs[d]));
+      }
     }
   }
-  if (scales.size() != 4 || scales[0] != 1 || scales[1] != 1 || scales[2] != scales[3] ||
-      scales[2] < 1 || scales[2] != std::floor(scales[2])) {
-    c.fail("only an equal integer upscale of H and W is supported");
+  if (t.scales.size() != 4) c.fail("needs 4 scales or 4 sizes (one per NCHW axis)");
+  for (double v : t.scales) {
+    if (!(v > 0) || !std::isfinite(v)) c.fail("scales must be positive and finite");
+  }
+  if (t.sizes.empty()) {
+    for (size_t d = 0; d < 4; ++d) {
+      const double out = std::floor(static_cast<double>(xs[d]) * t.scales[d]);
+      if (out < 1) c.fail("a scale would make an axis empty");
+      t.sizes.push_back(saturating_int64(out));  // shape inference refuses what overflows
+    }
+  }
+  return t;
+}
+
+// One axis's linear interpolation as a matrix [out, in] (ONNX Resize, mode linear): row o holds
+// the weights of the two input pixels around o's source coordinate, which is clamped to the
+// axis (ONNX's edge rule and PyTorch's bilinear agree on it).
+HostTensor linear_resize_matrix(int64_t in, int64_t out, double scale, const std::string& coord) {
+  std::vector<float> m(static_cast<size_t>(out * in), 0.0f);
+  for (int64_t o = 0; o < out; ++o) {
+    double x = 0.0;
+    if (coord == "align_corners") {
+      x = out == 1
+              ? 0.0
+              : static_cast<double>(o) * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    } else if (coord == "asymmetric") {
+      x = static_cast<double>(o) / scale;
+    } else if (coord != "pytorch_half_pixel" || out > 1) {  // half_pixel, pytorch_half_pixel
+      x = (static_cast<double>(o) + 0.5) / scale - 0.5;
+    }
+    x = std::clamp(x, 0.0, static_cast<double>(in - 1));
+    const int64_t i0 = static_cast<int64_t>(std::floor(x));
+    const int64_t i1 = std::min(i0 + 1, in - 1);
+    const double f = x - static_cast<double>(i0);
+    m[static_cast<size_t>(o * in + i0)] += static_cast<float>(1.0 - f);
+    m[static_cast<size_t>(o * in + i1)] += static_cast<float>(f);
+  }
+  return HostTensor::floats({out, in}, std::move(m));
+}
+
+bool is_identity(const HostTensor& m) {
+  if (m.shape[0] != m.shape[1]) return false;
+  for (int64_t r = 0; r < m.shape[0]; ++r)
+    for (int64_t k = 0; k < m.shape[1]; ++k)
+      if (m.f[static_cast<size_t>(r * m.shape[1] + k)] != (r == k ? 1.0f : 0.0f)) return false;
+  return true;
+}
+
+// Bilinear resizing (mode linear) is separable: a linear layer over W with the W matrix, then
+// one over H between two transposes. Each output reads two input pixels per axis, so the dense
+// products spend in/2 times the multiplies a gather would; they are small beside the
+// convolutions of the segmentation heads that upsample their logits this way.
+void map_linear_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget& t,
+                       const std::string& coord) {
+  if (t.sizes[0] != xs[0] || t.sizes[1] != xs[1]) c.fail("only H and W may be resized");
+  constexpr int64_t kMaxMatrixElements = int64_t{1} << 26;  // 256 MiB of fp32 per axis
+  for (size_t d : {size_t{2}, size_t{3}}) {
+    if (t.sizes[d] > kMaxMatrixElements / xs[d])
+      c.fail("resizing " + std::to_string(xs[d]) + " pixels to " + std::to_string(t.sizes[d]) +
+             " needs a larger interpolation matrix than 2^26 elements");
+  }
+  ir::ValueId y = c.value(0);
+  const HostTensor mw = linear_resize_matrix(xs[3], t.sizes[3], t.scales[3], coord);
+  if (!is_identity(mw)) y = c.add(OpKind::linear, {y, c.constant_value(mw, "resize_w")}, {}, "w");
+  const HostTensor mh = linear_resize_matrix(xs[2], t.sizes[2], t.scales[2], coord);
+  if (!is_identity(mh)) {
+    const std::vector<int64_t> swap = {0, 1, 3, 2};
+    y = c.add(OpKind::transpose, {y}, {{"perm", swap}}, "to_w_h");
+    y = c.add(OpKind::linear, {y, c.constant_value(mh, "resize_h")}, {}, "h");
+    y = c.add(OpKind::transpose, {y}, {{"perm", swap}}, "to_h_w");
+  }
+  c.set_output(0, y);
+}
+
+// Resize and Upsample: nearest by one integer factor on both spatial axes (the IR's
+// upsample_nearest2d), or linear (bilinear) to any size (map_linear_resize).
+void map_resize(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  if (xs.size() != 4) c.fail("only 4-D (NCHW) resizing is supported");
+  std::string mode = c.attr_string("mode", "nearest");
+  if (mode == "bilinear") mode = "linear";  // Upsample before opset 9
+  if (mode != "nearest" && mode != "linear")
+    c.fail("mode '" + mode + "' is not supported (nearest and linear)");
+  // Upsample predates coordinate modes: its source coordinate is dst / scale.
+  const std::string coord = c.op_type() == "Upsample"
+                                ? "asymmetric"
+                                : c.attr_string("coordinate_transformation_mode", "half_pixel");
+  const bool linear_coord = coord == "half_pixel" || coord == "pytorch_half_pixel" ||
+                            coord == "asymmetric" || coord == "align_corners";
+  // Nearest: every coordinate mode maps integer factors to floor(dst / s) except these two.
+  const bool nearest_coord = coord != "align_corners" && coord != "tf_crop_and_resize";
+  if (!(mode == "linear" ? linear_coord : nearest_coord))
+    c.fail("coordinate_transformation_mode '" + coord + "' is not supported for mode " + mode);
+  if (c.attr_int("antialias", 0) != 0) c.fail("antialias is not supported");
+  if (c.has_attr("axes")) c.fail("the axes attribute is not supported");
+  if (c.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+    c.fail("keep_aspect_ratio_policy other than stretch is not supported");
+  const ResizeTarget t = resize_target(c, xs);
+  if (mode == "linear") return map_linear_resize(c, xs, t, coord);
+  const std::vector<double>& scales = t.scales;
+  if (scales[0] != 1 || scales[1] != 1 || scales[2] != scales[3] || scales[2] < 1 ||
+      scales[2] != std::floor(scales[2])) {
+    c.fail("only an equal integer upscale of H and W is supported (mode nearest)");
   }
   const int64_t s = saturating_int64(scales[2]);
   if (s == 1) return c.set_output(0, c.value(0));
