@@ -41,7 +41,14 @@ if night 1 0 PATH="$TMP/fakebin:$PATH"; then
   grep -qE "skipping the GPU rungs of resnet50: --target cuda: |measuring resnet50 \(cuda" \
     "$TMP/night1.log" || { fail "night 1: GPU rungs neither skipped nor run"; cat "$TMP/night1.log"; }
 fi
-night 2 0 && expect_log 2 "no regression beyond 100%"
+# Night 2 runs the same build: no regression, either at once or, where a loaded machine (ctest
+# -j2 runs another test beside this one) made the first comparison suspect, once the alternating
+# re-measurement has refuted it.
+if night 2 0; then
+  expect_log 2 "no confirmed regression"
+  grep -qE "no regression beyond 100%|not confirmed" "$TMP/night2.log" ||
+    { fail "night 2: neither compared clean nor refuted by re-measurement"; cat "$TMP/night2.log"; }
+fi
 [ "$(points_in_site)" -eq 2 ] || fail "after two nights the chart has $(points_in_site) points, expected 2"
 [ -f "$XDG_DATA_HOME/cuvil/results.db" ] || fail "no database at the default place"
 ls "$XDG_DATA_HOME"/cuvil/nightly/*-resnet50-cpu.json >/dev/null 2>&1 || fail "no run.json kept"
