@@ -53,7 +53,7 @@ const std::vector<ClassSpec>& classes() {
        {"depthwise", "im2col", "onednn"},
        "depthwise",
        "im2col",
-       "depthwise convolutions (groups = input channels), any kernel size and stride"},
+       "depthwise convolutions (groups = input channels), any kernel size, stride and dilation"},
       {"linear", OpKind::linear, {"gemm", "onednn"}, "gemm", "gemm", "linear layers"},
       {"matmul", OpKind::matmul, {"gemm", "onednn"}, "gemm", "gemm", "batched matmuls"},
   };

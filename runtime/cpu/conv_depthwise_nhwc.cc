@@ -4,6 +4,7 @@
 // one tap's weights for 16 channels are one vector. A register tile of MR output pixels x NV
 // vectors of 16 channels loads a tap's NV weight vectors once and multiplies them into the MR
 // pixels' input vectors (memory operands of the FMA); the last vector of the channels is masked.
+// Dilation only spreads the taps: the tiles step dh input rows and dw pixels between them.
 // Padding is never materialised: an output row restricts the kernel rows to those inside the
 // input, interior pixels (every kernel column inside the input) run in tiles of up to
 // kTilePixels pixels, and border pixels run one by one with their own column range. Threads
@@ -140,6 +141,15 @@ TileFn tile_fn(KernelIsa isa, bool tail, int mr, int nv) {
   return kPortableTiles[i];
 }
 
+// Taps k of a window whose first tap is input coordinate i0 (tap k at i0 + k * d): the first
+// inside the input, and one past the last inside an input of `extent` (at most `taps`).
+int64_t first_tap_inside(int64_t i0, int64_t d) {
+  return i0 >= 0 ? 0 : ceil_div(-i0, d);
+}
+int64_t end_tap_inside(int64_t i0, int64_t extent, int64_t d, int64_t taps) {
+  return i0 >= extent ? 0 : std::min(taps, ceil_div(extent - i0, d));
+}
+
 // How a call walks its output: interior pixel range, tile shape and thread split.
 struct DepthwiseShape {
   int64_t ox_lo = 0, ox_hi = 0;  // output columns whose window has every kernel column inside
@@ -154,7 +164,8 @@ struct DepthwiseShape {
 DepthwiseShape depthwise_shape(const ConvGeometry& g, int threads) {
   DepthwiseShape d;
   d.ox_lo = std::min(g.ow, ceil_div(g.pw, g.sw));
-  const int64_t last = g.w - g.kw + g.pw;  // the last interior column's window start, times sw
+  const int64_t span = (g.kw - 1) * g.dw + 1;  // input columns a window covers
+  const int64_t last = g.w - span + g.pw;      // the last interior column's window start, times sw
   d.ox_hi = std::clamp<int64_t>(last < 0 ? 0 : last / g.sw + 1, d.ox_lo, g.ow);
   const int64_t interior = d.ox_hi - d.ox_lo;
   if (interior > 0) {
@@ -175,9 +186,7 @@ DepthwiseShape depthwise_shape(const ConvGeometry& g, int threads) {
 }  // namespace
 
 bool conv2d_depthwise_supports(const Step& s) {
-  if (!is_nhwc(s) || !has_unit_dilation(s) || s.input_shapes.size() < 2 ||
-      s.input_shapes[1].size() != 4)
-    return false;
+  if (!is_nhwc(s) || s.input_shapes.size() < 2 || s.input_shapes[1].size() != 4) return false;
   return is_depthwise_conv(s.attrs.get_int("groups", 1), s.input_shapes[1]);
 }
 
@@ -228,8 +237,8 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
     const int64_t gr0 = part * d.groups / d.parts, gr1 = (part + 1) * d.groups / d.parts;
     TileArgs t{};
     t.pix_stride = g.sw * g.c;
-    t.row_stride = g.w * g.c;
-    t.tap_stride = g.c;
+    t.row_stride = g.dh * g.w * g.c;
+    t.tap_stride = g.dw * g.c;
     t.w_row_stride = g.kw * op;
     t.w_tap_stride = op;
     t.y_pix_stride = g.o;
@@ -246,23 +255,23 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t img = r / g.oh, oy = r % g.oh;
         const int64_t iy0 = oy * g.sh - g.ph;
-        const int64_t ki0 = std::max<int64_t>(0, -iy0);
-        const int64_t nki = std::max<int64_t>(0, std::min(g.kh, g.h - iy0) - ki0);
-        const float* xrow = nki > 0 ? x + (img * g.h + iy0 + ki0) * g.w * g.c + ic0 : x;
+        const int64_t ki0 = first_tap_inside(iy0, g.dh);
+        const int64_t nki = std::max<int64_t>(0, end_tap_inside(iy0, g.h, g.dh, g.kh) - ki0);
+        const float* xrow = nki > 0 ? x + (img * g.h + iy0 + ki0 * g.dh) * g.w * g.c + ic0 : x;
         float* yrow = a.out + r * g.ow * g.o + oc0;
         t.nki = nki;
         // Pixels [ox, ox + mr) with kernel columns [kj0, kj0 + nkj) inside the input.
         auto run = [&](int64_t ox, int mr, int64_t kj0, int64_t nkj) {
           t.nkj = nkj;
-          t.x = nki > 0 && nkj > 0 ? xrow + (ox * g.sw - g.pw + kj0) * g.c : x;
+          t.x = nki > 0 && nkj > 0 ? xrow + (ox * g.sw - g.pw + kj0 * g.dw) * g.c : x;
           t.w = packed + (ki0 * g.kw + kj0) * op + oc0;
           t.y = yrow + ox * g.o;
           tile_fn(isa, tail, mr, nv)(t);
         };
         auto border = [&](int64_t ox) {
           const int64_t ix0 = ox * g.sw - g.pw;
-          const int64_t kj0 = std::max<int64_t>(0, -ix0);
-          run(ox, 1, kj0, std::max<int64_t>(0, std::min(g.kw, g.w - ix0) - kj0));
+          const int64_t kj0 = first_tap_inside(ix0, g.dw);
+          run(ox, 1, kj0, std::max<int64_t>(0, end_tap_inside(ix0, g.w, g.dw, g.kw) - kj0));
         };
         for (int64_t ox = 0; ox < d.ox_lo; ++ox) border(ox);
         for (int64_t ox = d.ox_lo; ox < d.ox_hi; ox += d.mr) {

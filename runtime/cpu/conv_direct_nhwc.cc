@@ -6,7 +6,8 @@
 // 16 input channels at a time: per channel it loads NV weight vectors and broadcasts one input
 // value per pixel. Tiles cover one output row, or run across rows for 1x1 stride-1 convolutions
 // (contiguous pixels). Padding is materialised once per call in a zero-bordered copy of the
-// input, so the inner loops have no bounds checks. Threads split output rows or output channel
+// input, so the inner loops have no bounds checks; a dilated window steps its taps dh rows and dw
+// pixels apart in it. Threads split output rows or output channel
 // blocks (conv.partition); conv.channels_per_pass < C sums the input channels in passes whose
 // weights stay in L1. Bias is added in registers, and so is the epilogue where it has a lane form
 // (Epilogue::lanes(): a residual add, ReLU, ...); another runs on each finished chunk of rows
@@ -265,7 +266,7 @@ ir::Attrs conv2d_direct_pin(const Step& step, int threads) {
 }
 
 bool conv2d_direct_supports(const Step& s) {
-  return is_nhwc(s) && has_unit_dilation(s);
+  return is_nhwc(s);
 }
 
 std::shared_ptr<const void> conv2d_direct_prepare(const Step& s, const float* const* constants) {
@@ -306,7 +307,9 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
   // finished chunk of rows below.
   const LaneEpilogue* lanes = epi.empty() ? nullptr : epi.lanes();
 
-  const int64_t hp = (g.oh - 1) * g.sh + g.kh, wp = (g.ow - 1) * g.sw + g.kw;
+  // The input rows and columns the windows cover (a dilated window spans (k - 1) * d + 1).
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  const int64_t wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
   const DirectConvPlan plan = resolve(g, sc, d, a.pool.threads());
   const bool flat = plan.tiles_span_rows;
   const bool gathered = flat && (g.sh != 1 || g.sw != 1);
@@ -350,8 +353,8 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
       t.prefetch_lines_per_group =
           static_cast<int>((lines_per_tile + groups_per_tile - 1) / groups_per_tile);
       t.pix_stride = gathered ? g.c : g.sw * g.c;
-      t.row_stride = row_stride;
-      t.tap_stride = g.c;
+      t.row_stride = g.dh * row_stride;  // between a window's tap rows
+      t.tap_stride = g.dw * g.c;
       t.kh = g.kh, t.kw = g.kw;
       t.bw = d.bw;
       t.y_pix_stride = g.o;

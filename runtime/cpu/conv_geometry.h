@@ -25,9 +25,9 @@ struct ConvGeometry {
   }
 };
 
-// Dilation (the "dilation" attribute, [1, 1] when absent): im2col, the 1x1 GEMM (where it has no
-// effect) and oneDNN run dilated convolutions; the direct, Winograd, depthwise and
-// reduced-precision kernels do not, and say so in their supports().
+// Dilation (the "dilation" attribute, [1, 1] when absent): im2col, the direct and depthwise NHWC
+// kernels, the 1x1 GEMM (where it has no effect) and oneDNN run dilated convolutions; Winograd,
+// the blocked kernel and the reduced-precision kernels do not, and say so in their supports().
 inline bool has_unit_dilation(const Step& s) {
   const auto d = attr_pair(s, "dilation", 1);
   return d[0] == 1 && d[1] == 1;

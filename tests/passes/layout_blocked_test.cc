@@ -126,7 +126,7 @@ TEST(BlockedConvs, GroupedConvStaysInMemoryLayout) {
   EXPECT_LT(max_error_after(before, g), 1e-4);
 }
 
-// The blocked kernel has no dilation: dilated convs keep the memory layout (and run im2col).
+// The blocked kernel has no dilation: dilated convs keep the memory layout (and run direct).
 TEST(BlockedConvs, DilatedConvStaysInMemoryLayout) {
   for (const char* choice : {"3x3", "3x3+other", "all"}) {
     Graph g;
@@ -142,7 +142,7 @@ TEST(BlockedConvs, DilatedConvStaysInMemoryLayout) {
       const bool dilated = n.attrs.has("dilation");
       EXPECT_EQ(layout_of(n), dilated ? "nhwc" : "nchw16c") << choice << " " << n.name;
       if (dilated) {
-        EXPECT_EQ(n.attrs.get_string("impl", ""), "conv2d.im2col") << choice;
+        EXPECT_EQ(n.attrs.get_string("impl", ""), "conv2d.direct_nhwc") << choice;
       }
     }
     EXPECT_LT(max_error_after(before, g), 1e-4) << choice;

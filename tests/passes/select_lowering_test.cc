@@ -139,9 +139,10 @@ TEST(SelectLowering, DilatedConvolutionsAreNotThreeByThreeClass) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(conv_class(g, g.nodes()[i]), want[i]) << i;
 }
 
-// Only im2col, the 1x1 GEMM and oneDNN run dilated convolutions: every other choice falls back to
-// im2col (counted), and every combination matches the reference.
-TEST(SelectLowering, DilatedConvolutionsRunOnIm2colOrOnednnUnderEveryChoice) {
+// Only im2col, the direct and depthwise kernels (NHWC), the 1x1 GEMM and oneDNN run dilated
+// convolutions: Winograd and NCHW direct fall back to im2col, and every combination matches the
+// reference.
+TEST(SelectLowering, DilatedConvolutionsRunOnKernelsWithDilationUnderEveryChoice) {
   const std::vector<std::string> other = {"im2col", "direct", "onednn"};
   const std::vector<std::string> depthwise = {"im2col", "depthwise", "onednn"};
   for (const Graph& g : {dilated_net(3, 17, 13), dilated_net(1, 7, 9)}) {
@@ -163,8 +164,13 @@ TEST(SelectLowering, DilatedConvolutionsRunOnIm2colOrOnednnUnderEveryChoice) {
               conv_class(lowered, n) == "conv_1x1")
             continue;
           const std::string impl = n.attrs.get_string("impl", "");
-          EXPECT_TRUE(impl == "conv2d.im2col" || impl == "conv2d.onednn")
-              << n.name << " " << layout << " " << other[i] << ": " << impl;
+          const bool nhwc = std::string(layout) == "nhwc";
+          const bool depthwise = conv_class(lowered, n) == "conv_depthwise";
+          std::string want = "conv2d.im2col";
+          if (other[i] == "onednn") want = "conv2d.onednn";
+          if (nhwc && other[i] == "direct")
+            want = depthwise ? "conv2d.depthwise_nhwc" : "conv2d.direct_nhwc";
+          EXPECT_EQ(impl, want) << n.name << " " << layout << " " << other[i];
         }
       }
     }

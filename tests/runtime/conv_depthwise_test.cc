@@ -114,6 +114,38 @@ TEST(ConvDepthwise, MobileNetShapesWithEpilogueAndThreads) {
   });
 }
 
+// Dilated windows (DeepLab's and LRASPP's MobileNetV3 backbones): dilations 1 x 2 .. 4 x 4 at
+// odd sizes, padding up to the dilated span, so windows whose taps straddle the borders in rows
+// and columns, interior tiles and wholly padded windows all occur; multiplier 2 on the portable
+// tile; the epilogue and both thread counts.
+TEST(ConvDepthwise, DilatedMatchesReference) {
+  struct Dilated {
+    ConvCase conv;
+    std::vector<int64_t> dilation;
+  };
+  const std::vector<Dilated> cases = {
+      {depthwise(1, 17, 17, 3, 1, 2, true), {2, 2}},
+      {depthwise(2, 33, 9, 3, 1, 3, false), {3, 1}},
+      {depthwise(1, 16, 31, 5, 1, 4, true), {2, 2}},
+      {depthwise(1, 7, 7, 3, 2, 4, true), {4, 4}},
+      {depthwise(1, 130, 13, 3, 1, 1, true), {1, 2}},
+      {depthwise(1, 3, 1, 3, 1, 3, true), {3, 3}},
+      {depthwise(1, 5, 11, 3, 1, 2, true, 2), {2, 2}},
+  };
+  for_each_isa([&] {
+    for (const Dilated& d : cases) {
+      for (bool epilogue : {false, true}) {
+        const ir::Graph g = conv_graph(d.conv, "nhwc", false, epilogue, d.dilation);
+        for (int threads : {1, 2}) {
+          EXPECT_LT(kernel_error(g, kKernel, threads), kBound)
+              << describe(d.conv) << " dilation " << d.dilation[0] << "x" << d.dilation[1]
+              << " epilogue=" << epilogue << " threads=" << threads;
+        }
+      }
+    }
+  });
+}
+
 TEST(ConvDepthwise, WeightsComputedAtRunTimeArePackedPerCall) {
   for (const ConvCase& cc :
        {depthwise(1, 17, 7, 3, 1, 1, true), depthwise(2, 33, 9, 5, 2, 2, false),

@@ -34,6 +34,39 @@ TEST(ConvDirect, MatchesReferenceOnOddShapes) {
   }
 }
 
+// Dilated windows (DeepLab's and FCN's backbones): unpadded and padded past the dilated span,
+// strided, grouped, unequal dilations, 7x7 and 1x3 kernels; several channel passes (weights in
+// L1) and both partitions; with and without the fused epilogue.
+TEST(ConvDirect, DilatedMatchesReference) {
+  struct Dilated {
+    ConvCase conv;
+    std::vector<int64_t> dilation;
+  };
+  const std::vector<Dilated> cases = {
+      {{1, 3, 17, 17, 17, 3, 1, 2, 1, true}, {2, 2}},
+      {{2, 7, 9, 13, 33, 3, 2, 1, 1, false}, {2, 3}},
+      {{1, 40, 7, 7, 70, 3, 1, 0, 1, true}, {3, 1}},
+      {{1, 12, 11, 9, 9, 3, 1, 4, 3, true}, {4, 4}},
+      {{1, 5, 17, 17, 7, 7, 1, 6, 1, true}, {2, 2}},
+      {{1, 16, 1, 1, 16, 3, 1, 2, 1, true}, {2, 2}},
+  };
+  for (const Dilated& d : cases) {
+    for (bool epilogue : {false, true}) {
+      for (const char* partition : {"rows", "channels"}) {
+        ir::Graph g = conv_graph(d.conv, "nhwc", false, epilogue, d.dilation);
+        ir::Attrs& attrs = g.mutable_nodes()[0].attrs;
+        attrs.set("conv.partition", std::string(partition));
+        attrs.set("conv.channels_per_pass", int64_t{16});
+        for (int threads : {1, 2}) {
+          EXPECT_LT(kernel_error(g, "conv2d.direct_nhwc", threads), 1e-4)
+              << describe(d.conv) << " dilation " << d.dilation[0] << "x" << d.dilation[1]
+              << " epilogue=" << epilogue << " " << partition << " threads=" << threads;
+        }
+      }
+    }
+  }
+}
+
 TEST(ConvDirect, FusedReluAndResidualMatchReference) {
   for (const ConvCase& cc : conv_cases()) {
     EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", 2), 1e-4)

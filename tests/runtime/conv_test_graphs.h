@@ -32,9 +32,9 @@ inline ir::Shape conv_input_shape(const ConvCase& cc, const std::string& layout)
 }
 
 // conv(x, w[, b]); weights are a constant unless `weights_input`; `epilogue` adds relu and a
-// full-size residual add as fused epilogue steps.
+// full-size residual add as fused epilogue steps; `dilation` (when given) dilates the window.
 inline ir::Graph conv_graph(const ConvCase& cc, const std::string& layout, bool weights_input,
-                            bool epilogue) {
+                            bool epilogue, const std::vector<int64_t>& dilation = {}) {
   ir::Graph g;
   using Ints = std::vector<int64_t>;
   const ir::Shape ws = {cc.o, cc.c / cc.groups, cc.k, cc.k};
@@ -46,6 +46,7 @@ inline ir::Graph conv_graph(const ConvCase& cc, const std::string& layout, bool 
               {"pad", Ints{cc.pad, cc.pad}},
               {"groups", cc.groups},
               {"layout", layout}};
+  if (!dilation.empty()) a.set("dilation", dilation);
   const ir::ValueId y = g.add_node(ir::OpKind::conv2d, in, a, "conv");
   g.mark_output(y);
   if (epilogue) {
