@@ -52,7 +52,13 @@ constexpr std::string_view kOpNames[kOpKindCount] = {"conv2d",
                                                      "where",
                                                      "expand",
                                                      "compare",
-                                                     "cumsum"};
+                                                     "cumsum",
+                                                     "sin",
+                                                     "cos",
+                                                     "floor",
+                                                     "ceil",
+                                                     "round",
+                                                     "sign"};
 }  // namespace
 
 std::string_view to_string(OpKind op) {
@@ -76,6 +82,12 @@ bool is_unary_elementwise(OpKind op) {
     case OpKind::hard_sigmoid:
     case OpKind::hard_swish:
     case OpKind::leaky_relu:
+    case OpKind::sin:
+    case OpKind::cos:
+    case OpKind::floor:
+    case OpKind::ceil:
+    case OpKind::round:
+    case OpKind::sign:
       return true;
     default:
       return false;

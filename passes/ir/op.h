@@ -106,9 +106,18 @@ enum class OpKind : uint8_t {
   // Running sums along attr axis (negative counts from the end): out[i] = sum of x[j] for j <= i
   // (j < i with attr exclusive = 1; from the end with attr reverse = 1).
   cumsum,
+  // More unary elementwise ops: sin and cos (timestep embeddings, rotary tables from run-time
+  // positions), floor, ceil, round (half to even, as ONNX and PyTorch), sign (-1, 0 or 1; NaN
+  // stays NaN).
+  sin,
+  cos,
+  floor,
+  ceil,
+  round,
+  sign,
 };
 
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::cumsum) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::sign) + 1;
 
 std::string_view to_string(OpKind op);
 

@@ -451,6 +451,12 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
     case OpKind::hard_sigmoid:
     case OpKind::hard_swish:
     case OpKind::leaky_relu:
+    case OpKind::sin:
+    case OpKind::cos:
+    case OpKind::floor:
+    case OpKind::ceil:
+    case OpKind::round:
+    case OpKind::sign:
       c.arity(1, 1);
       out->shape = c.shape(0);
       out->layout = c.in(0).layout;
@@ -605,6 +611,10 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
     case OpKind::min:
     case OpKind::neg:
     case OpKind::abs:
+    case OpKind::floor:
+    case OpKind::ceil:
+    case OpKind::round:
+    case OpKind::sign:
       if (all_integer()) out->dtype = DType::i32;
       break;
     case OpKind::compare:

@@ -41,6 +41,27 @@ inline bool unary_loops(ir::OpKind op, const float* x, float* y, int64_t n,
     case ir::OpKind::log:
       for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
       return true;
+    case ir::OpKind::sin:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::sin(x[i]);
+      return true;
+    case ir::OpKind::cos:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::cos(x[i]);
+      return true;
+    case ir::OpKind::floor:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]);
+      return true;
+    case ir::OpKind::ceil:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(x[i]);
+      return true;
+    case ir::OpKind::round:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::nearbyint(x[i]);
+      return true;
+    case ir::OpKind::sign:
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        y[i] = v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v;
+      }
+      return true;
     case ir::OpKind::neg:
       for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
       return true;

@@ -22,6 +22,18 @@ float apply_unary(ir::OpKind op, const ir::UnaryParams& p, float x) {
       return static_cast<float>(std::exp(v));
     case ir::OpKind::log:
       return static_cast<float>(std::log(v));
+    case ir::OpKind::sin:
+      return static_cast<float>(std::sin(v));
+    case ir::OpKind::cos:
+      return static_cast<float>(std::cos(v));
+    case ir::OpKind::floor:
+      return std::floor(x);
+    case ir::OpKind::ceil:
+      return std::ceil(x);
+    case ir::OpKind::round:
+      return std::nearbyint(x);  // the default rounding mode: half to even
+    case ir::OpKind::sign:
+      return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x;  // 0 and NaN stay as they are
     case ir::OpKind::neg:
       return -x;
     case ir::OpKind::abs:

@@ -712,7 +712,7 @@ def test_integer_division_at_run_time_is_refused_naming_the_node(tmp_path):
         run(tmp_path, nodes, {"a": a}, {"two": np.int64(2)})
 
 
-def test_sinusoids_of_constants_fold_and_of_run_time_values_are_refused(tmp_path):
+def test_sinusoids_of_constants_fold(tmp_path):
     # A position table built in forward from constants: Range * frequencies, then Sin and Cos.
     # (Range of float initializers also crashed libonnx's shape inference when the importer had
     # dropped their data from the copy it infers on.)
@@ -730,8 +730,40 @@ def test_sinusoids_of_constants_fold_and_of_run_time_values_are_refused(tmp_path
     (got,) = run(tmp_path, nodes, {"x": x}, inits)
     ang = np.arange(5, dtype=np.float32)[:, None] * freq
     close(got, x + np.concatenate([np.sin(ang), np.cos(ang)], axis=1))
-    with pytest.raises(AssertionError, match=r"node 'wave' \(Sin\): is supported on constants only"):
-        run(tmp_path, [helper.make_node("Sin", ["x"], ["y"], name="wave")], {"x": x})
+
+
+def test_timestep_embedding_of_a_run_time_input(tmp_path):
+    # A diffusion UNet's timestep embedding: t[:, None] * freqs, then [sin, cos] (also rotary
+    # tables computed from position ids given as an input).
+    t = np.array([1.0, 17.0, 999.0], np.float32)
+    freqs = np.exp(-np.log(10000.0) * np.arange(4, dtype=np.float32) / 4).astype(np.float32)
+    nodes = [helper.make_node("Unsqueeze", ["t", "ax1"], ["t2"]),
+             helper.make_node("Mul", ["t2", "freqs"], ["ang"]),
+             helper.make_node("Sin", ["ang"], ["s"]),
+             helper.make_node("Cos", ["ang"], ["c"]),
+             helper.make_node("Concat", ["s", "c"], ["y"], axis=1)]
+    (got,) = run(tmp_path, nodes, {"t": t}, {"ax1": np.array([1], np.int64), "freqs": freqs})
+    ang = t[:, None].astype(np.float64) * freqs
+    close(got, np.concatenate([np.sin(ang), np.cos(ang)], axis=1).astype(np.float32), 1e-4)
+
+
+def test_floor_ceil_round_sign_at_run_time(tmp_path):
+    x = np.array([[-2.5, -1.5, -0.5, 0.0, 0.5, 1.5, 2.5, 2.7, -2.7, np.nan]], np.float32)
+    nodes = [helper.make_node(op, ["x"], [op.lower()]) for op in ("Floor", "Ceil", "Round", "Sign")]
+    floor, ceil, round_, sign = run(tmp_path, nodes, {"x": x},
+                                    outputs=("floor", "ceil", "round", "sign"))
+    for got, want in ((floor, np.floor(x)), (ceil, np.ceil(x)), (round_, np.round(x)),
+                      (sign, np.sign(x))):
+        np.testing.assert_array_equal(got, want)  # np.round: halves to even, as ONNX
+
+
+def test_sign_of_run_time_integers_stays_an_index(tmp_path):
+    ids = np.array([[3, 0, 5]], np.int64)
+    table = rand(2, 4)
+    nodes = [helper.make_node("Sign", ["ids"], ["s"]),
+             helper.make_node("Gather", ["table", "s"], ["y"])]
+    (got,) = run(tmp_path, nodes, {"ids": ids}, {"table": table})
+    close(got, table[np.sign(ids)])
 
 
 @pytest.mark.parametrize("op,fn", [("ReduceL1", lambda x, k: np.abs(x).sum(1, keepdims=k)),

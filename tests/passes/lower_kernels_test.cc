@@ -295,6 +295,23 @@ TEST(LowerKernels, MoreUnaryOpsMatchReference) {
   expect_matches_reference(single(OpKind::leaky_relu, {{7, 3}}, {{"alpha", 0.2}}));
 }
 
+// Inputs scaled to +-8 so that floor, ceil, round and sign see many integers apart, sin and cos
+// several periods.
+TEST(LowerKernels, SinCosFloorCeilRoundSignMatchReference) {
+  for (OpKind op :
+       {OpKind::sin, OpKind::cos, OpKind::floor, OpKind::ceil, OpKind::round, OpKind::sign}) {
+    for (const Shape& s : {Shape{3, 7, 19}, Shape{1}, Shape{17}}) {
+      Graph g;
+      const ValueId x = g.add_input("x", s);
+      const ValueId scaled = g.add_node(OpKind::mul, {x, random_constant(g, "scale", s, 3, 8.0f)});
+      g.mark_output(g.add_node(op, {scaled}));
+      expect_matches_reference(g);
+      g = single(op, {s});
+      expect_matches_reference(g);
+    }
+  }
+}
+
 TEST(LowerKernels, SqrtAndLogOfPositiveInputsMatchReference) {
   for (OpKind op : {OpKind::sqrt, OpKind::log}) {
     Graph g;

@@ -45,6 +45,22 @@ TEST(ReferenceUnary, TranscendentalsMatchTheLibrary) {
   expect_all_near(l.data, {0.0f, 1.0f}, 1e-6);
 }
 
+TEST(ReferenceUnary, SinCosFloorCeilRoundSign) {
+  const std::vector<float> x = {-2.5f, -1.5f, -0.5f, -0.0f, 0.5f, 1.5f, 2.5f, 2.7f, -2.7f, 3.0f};
+  auto expect = [&](OpKind op, double (*f)(double)) {
+    const Tensor y = unary(op, x);
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y.data[i], f(x[i]), 1e-6) << i;
+  };
+  expect(OpKind::sin, [](double v) { return std::sin(v); });
+  expect(OpKind::cos, [](double v) { return std::cos(v); });
+  expect_all_near(unary(OpKind::floor, x).data, {-3, -2, -1, 0, 0, 1, 2, 2, -3, 3}, 0);
+  expect_all_near(unary(OpKind::ceil, x).data, {-2, -1, 0, 0, 1, 2, 3, 3, -2, 3}, 0);
+  // Halves to the even neighbour, as ONNX's Round and torch.round.
+  expect_all_near(unary(OpKind::round, x).data, {-2, -2, 0, 0, 0, 2, 2, 3, -3, 3}, 0);
+  expect_all_near(unary(OpKind::sign, x).data, {-1, -1, -1, 0, 1, 1, 1, 1, -1, 1}, 0);
+  EXPECT_TRUE(std::isnan(unary(OpKind::sign, {std::nanf("")}).data[0]));
+}
+
 TEST(ReferenceUnary, ClipHardSigmoidHardSwishLeakyRelu) {
   const std::vector<float> x = {-4.0f, -1.0f, 0.5f, 3.0f, 7.0f};
   expect_all_near(unary(OpKind::clip, x, {{"min", 0.0}, {"max", 6.0}}).data, {0, 0, 0.5f, 3, 6}, 0);

@@ -164,7 +164,7 @@ double unary_value(const std::string& op, double v, const NodeContext& c) {
   if (op == "Ceil") return std::ceil(v);
   if (op == "Round") return std::nearbyint(v);  // half to even, as ONNX
   if (op == "Not") return v == 0;
-  if (op == "Sign") return v > 0 ? 1 : v < 0 ? -1 : 0;
+  if (op == "Sign") return v > 0 ? 1 : v < 0 ? -1 : v;  // 0 and NaN stay as they are
   if (op == "Sin") return std::sin(v);
   if (op == "Cos") return std::cos(v);
   c.fail("cannot fold");
@@ -314,7 +314,10 @@ void map_arith(NodeContext& c) {
 
 void map_unary(NodeContext& c) {
   const std::string& op = c.op_type();
-  if (!(op == "Neg" || op == "Abs")) require_float(c, 0);
+  // Integer-valued results of integers stay integers (shape inference types them i32).
+  if (!(op == "Neg" || op == "Abs" || op == "Sign" || op == "Floor" || op == "Ceil" ||
+        op == "Round"))
+    require_float(c, 0);
   const ir::ValueId x = c.value(0);
   if (op == "Reciprocal") {
     const ir::ValueId one = c.constant_value(HostTensor::floats({}, {1.0f}), "one");
@@ -322,11 +325,14 @@ void map_unary(NodeContext& c) {
   }
   // ONNX operators that are one IR op without attributes.
   static const std::map<std::string, OpKind> plain = {
-      {"Relu", OpKind::relu}, {"Sigmoid", OpKind::sigmoid},
-      {"Tanh", OpKind::tanh}, {"Erf", OpKind::erf},
-      {"Sqrt", OpKind::sqrt}, {"Exp", OpKind::exp},
-      {"Log", OpKind::log},   {"Neg", OpKind::neg},
-      {"Abs", OpKind::abs},   {"HardSwish", OpKind::hard_swish}};
+      {"Relu", OpKind::relu},   {"Sigmoid", OpKind::sigmoid},
+      {"Tanh", OpKind::tanh},   {"Erf", OpKind::erf},
+      {"Sqrt", OpKind::sqrt},   {"Exp", OpKind::exp},
+      {"Log", OpKind::log},     {"Neg", OpKind::neg},
+      {"Abs", OpKind::abs},     {"HardSwish", OpKind::hard_swish},
+      {"Sin", OpKind::sin},     {"Cos", OpKind::cos},
+      {"Floor", OpKind::floor}, {"Ceil", OpKind::ceil},
+      {"Round", OpKind::round}, {"Sign", OpKind::sign}};
   OpKind kind = OpKind::relu;
   ir::Attrs attrs;
   if (auto it = plain.find(op); it != plain.end()) {
@@ -473,14 +479,11 @@ void map_constant_only(NodeContext& c) {
 void add_elementwise_mappings(std::vector<OpMapping>& t) {
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean"})
     t.push_back({op, map_arith, fold_arith});
-  for (const char* op :
-       {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal"})
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs",
+                         "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos"})
     t.push_back({op, map_unary, fold_unary});
   for (const char* op : {"HardSigmoid", "HardSwish", "LeakyRelu", "Gelu"})
     t.push_back({op, map_unary, nullptr});
-  // Sinusoidal position tables built from constants (arange * frequencies) fold.
-  for (const char* op : {"Floor", "Ceil", "Round", "Sign", "Sin", "Cos"})
-    t.push_back({op, map_constant_only, fold_unary});
   t.push_back({"Not", map_logic, fold_unary});
   for (const char* op : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
     t.push_back({op, map_compare, fold_compare});
