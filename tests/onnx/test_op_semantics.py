@@ -436,6 +436,40 @@ def test_dilated_conv_with_pads_strides_groups_and_auto_pad(tmp_path):
     close(d, np_conv(x, w4, None, (1, 1), (0, 2, 0, 2), dilations=(5, 2)))
 
 
+@pytest.mark.parametrize("pads,dilations,strides", [
+    ([24, 24, 24, 24], [24, 24], [1, 1]),   # DeepLab's atrous pyramid on a 14x14 map: a 1x1
+    ([12, 12, 12, 12], [12, 12], [1, 1]),   # rate 12: the edge taps reach two rows and columns
+    ([9, 0, 0, 7], [9, 7], [2, 1]),         # one-sided: only the top and right taps are dead
+    ([20, 3, 20, 3], [10, 1], [3, 1]),      # strided: of 5 tap rows, the first and last are dead
+])
+def test_conv_taps_that_read_only_padding_are_dropped_exactly(tmp_path, pads, dilations, strides):
+    x = rand(2, 5, 14, 11)
+    kh = 5 if dilations[0] == 10 else 3
+    w, b = rand(4, 5, kh, 3), rand(4)
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=pads, dilations=dilations,
+                            strides=strides)
+    (got,) = run(tmp_path, [node], {"x": x}, {"w": w, "b": b})
+    close(got, np_conv(x, w, b, tuple(strides), (pads[0], pads[1], pads[2], pads[3]),
+                       dilations=tuple(dilations)))
+
+
+def test_list_counts_the_dropped_padding_taps_beside_the_parameters(tmp_path):
+    # 3x3 at rate 24 on 14x14: the 8 outer taps of each of the 128 x 128 filters read only padding.
+    x = helper.make_tensor_value_info("x", F, [1, 128, 14, 14])
+    y = helper.make_tensor_value_info("y", F, None)
+    inits = [numpy_helper.from_array(rand(128, 128, 3, 3), "w")]
+    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[24] * 4, dilations=[24, 24])
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "atrous.onnx"
+    onnx.save(model, str(path))
+    out = cuvil("list", "--model", str(path)).stdout
+    assert " 16384 parameters" in out, out
+    assert "and 131072 parameters of convolution taps that read only padding, dropped" in out, out
+    # The work declared is a 1x1 convolution's, 2 * 14 * 14 * 128 * 128 FLOPs (3x3: 0.058).
+    assert "0.006 GFLOP declared" in out, out
+
+
 def test_dilated_one_dimensional_conv(tmp_path):  # WaveNet / TCN blocks
     x = rand(2, 3, 29)
     w, b = rand(5, 3, 2), rand(5)

@@ -122,6 +122,8 @@ void print_model(const WorkloadSpec& spec) {
                   std::string(ir::to_string(v.dtype)).c_str(), ir::to_string(v.shape).c_str());
     }
     const int64_t params = graph.parameter_count();
+    const auto found = graph.annotations.find(bench::onnx_import::kDroppedPaddingTaps);
+    const int64_t dropped = found == graph.annotations.end() ? 0 : found->second;
     const int64_t weight_bytes = graph.constant_bytes();
     const size_t nodes = graph.nodes().size();
     // Declared work as `run` reports it: the graph lowered without passes.
@@ -130,6 +132,10 @@ void print_model(const WorkloadSpec& spec) {
     std::printf("    %zu IR nodes, %lld parameters (%.1f MiB of constants), %.3f GFLOP declared\n",
                 nodes, static_cast<long long>(params),
                 static_cast<double>(weight_bytes) / (1 << 20), c.plan.total_flops() * 1e-9);
+    if (dropped > 0) {
+      std::printf("    and %lld parameters of convolution taps that read only padding, dropped\n",
+                  static_cast<long long>(dropped));
+    }
   }
 }
 

@@ -40,4 +40,8 @@ std::map<std::string, int64_t> operator_counts(const OnnxModel& model);
 // against cuvil's.
 ir::Graph import_onnx(const OnnxModel& model, const InputBinding& binding);
 
+// Graph annotation: weight elements of convolution kernel taps that read only zero padding for
+// every output pixel, which the importer drops (the model's parameters are the graph's plus these).
+inline constexpr const char* kDroppedPaddingTaps = "import.dropped_padding_tap_weights";
+
 }  // namespace cuvil::bench::onnx_import

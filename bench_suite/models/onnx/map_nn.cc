@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "base/error.h"
+#include "bench_suite/models/onnx/importer.h"
 #include "bench_suite/models/onnx/node_context.h"
 #include "bench_suite/models/onnx/shape_util.h"
 
@@ -101,6 +104,38 @@ ir::ValueId as_2d(NodeContext& c, ir::ValueId x, const std::string& suffix) {
 
 // ---- Conv -----------------------------------------------------------------------------------
 
+// Kernel taps that read only zero padding, for every output pixel, add nothing. Those at the
+// kernel's edges are trimmed off with the padding they read: on an axis of `in` input and `out`
+// output pixels, stride s and dilation d, the first tap is dead while even the last output's
+// lies above the input, the last while even the first output's lies past it. Returns the taps
+// trimmed from the start and the end; `pb` and `pe` lose d per tap (the output size is kept).
+// DeepLab's atrous pyramid at rates 24 and 36 on a 14 x 14 map (a 224-pixel input) is 1x1.
+std::pair<int64_t, int64_t> trim_padding_taps(int64_t in, int64_t out, int64_t k, int64_t s,
+                                              int64_t d, int64_t& pb, int64_t& pe) {
+  int64_t lo = 0, hi = 0;
+  while (k - lo - hi > 1 && pb >= d && (out - 1) * s - pb < 0) pb -= d, ++lo;
+  while (k - lo - hi > 1 && pe >= d && (k - lo - hi - 1) * d - pb >= in) pe -= d, ++hi;
+  return {lo, hi};
+}
+
+// w[O, Cg, k...] restricted to taps [lo[a], k[a] - hi[a]) on each spatial axis a.
+HostTensor crop_taps(const HostTensor& w, const std::vector<int64_t>& lo,
+                     const std::vector<int64_t>& hi) {
+  const size_t r = w.shape.size() - 2;
+  ir::Shape shape = w.shape;
+  for (size_t a = 0; a < r; ++a) shape[2 + a] -= lo[a] + hi[a];
+  const int64_t kh = r == 2 ? w.shape[2] : 1, kw = w.shape.back();
+  const int64_t lo_h = r == 2 ? lo[0] : 0, lo_w = lo.back();
+  const int64_t nh = r == 2 ? shape[2] : 1, nw = shape.back();
+  std::vector<float> out;
+  out.reserve(static_cast<size_t>(ir::num_elements(shape)));
+  for (int64_t oc = 0; oc < w.shape[0] * w.shape[1]; ++oc)
+    for (int64_t i = 0; i < nh; ++i)
+      for (int64_t j = 0; j < nw; ++j)
+        out.push_back(w.f[static_cast<size_t>((oc * kh + lo_h + i) * kw + lo_w + j)]);
+  return HostTensor::floats(shape, std::move(out));
+}
+
 void map_conv(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
   const ir::Shape ws = c.shape(1);
@@ -122,12 +157,34 @@ void map_conv(NodeContext& c) {
     span[d] = dilations[d] * (kernel[d] - 1) + 1;
   }
   const Padding p = spatial_padding(c, ir::Shape(xs.begin() + 2, xs.end()), span, strides);
+  std::vector<int64_t> pb = p.begin, pe = p.end;
   ir::ValueId x = c.value(0);
-  ir::ValueId w = c.value(1);
-  std::vector<int64_t> stride2 = strides, pb = p.begin, pe = p.end;
+  ir::ValueId w = ir::kNoValue;
+  if (c.is_constant(1) && c.constant(1).is_float()) {
+    std::vector<int64_t> lo(r), hi(r);
+    for (size_t d = 0; d < r; ++d) {
+      const int64_t in = xs[2 + d];
+      const int64_t out = (in + pb[d] + pe[d] - span[d]) / strides[d] + 1;
+      if (out < 1) break;  // shape inference names the empty output
+      std::tie(lo[d], hi[d]) =
+          trim_padding_taps(in, out, kernel[d], strides[d], dilations[d], pb[d], pe[d]);
+      if (kernel[d] - lo[d] - hi[d] == 1) dilations[d] = 1;
+    }
+    const bool trimmed = std::any_of(lo.begin(), lo.end(), [](int64_t v) { return v > 0; }) ||
+                         std::any_of(hi.begin(), hi.end(), [](int64_t v) { return v > 0; });
+    if (trimmed) {
+      const HostTensor live = crop_taps(c.constant(1), lo, hi);
+      // `list` reports them beside the parameter count, which counts what the plan holds.
+      c.graph().annotations[kDroppedPaddingTaps] += c.constant(1).numel() - live.numel();
+      w = c.constant_value(live, "live_taps", true);
+    }
+  }
+  if (w == ir::kNoValue) w = c.value(1);
+  const ir::Shape w_shape = c.value_shape(w);
+  std::vector<int64_t> stride2 = strides;
   if (one_d) {
     x = as_2d(c, x, "as2d");
-    ir::Shape w4 = ws;
+    ir::Shape w4 = w_shape;
     w4.insert(w4.begin() + 2, 1);
     w = c.add(OpKind::reshape, {w}, {{"shape", w4}}, "weight2d");
     stride2.insert(stride2.begin(), 1);
