@@ -141,15 +141,6 @@ TileFn tile_fn(KernelIsa isa, bool tail, int mr, int nv) {
   return kPortableTiles[i];
 }
 
-// Taps k of a window whose first tap is input coordinate i0 (tap k at i0 + k * d): the first
-// inside the input, and one past the last inside an input of `extent` (at most `taps`).
-int64_t first_tap_inside(int64_t i0, int64_t d) {
-  return i0 >= 0 ? 0 : ceil_div(-i0, d);
-}
-int64_t end_tap_inside(int64_t i0, int64_t extent, int64_t d, int64_t taps) {
-  return i0 >= extent ? 0 : std::min(taps, ceil_div(extent - i0, d));
-}
-
 // How a call walks its output: interior pixel range, tile shape and thread split.
 struct DepthwiseShape {
   int64_t ox_lo = 0, ox_hi = 0;  // output columns whose window has every kernel column inside
@@ -255,7 +246,7 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t img = r / g.oh, oy = r % g.oh;
         const int64_t iy0 = oy * g.sh - g.ph;
-        const int64_t ki0 = first_tap_inside(iy0, g.dh);
+        const int64_t ki0 = first_tap_inside(iy0, g.dh, g.kh);
         const int64_t nki = std::max<int64_t>(0, end_tap_inside(iy0, g.h, g.dh, g.kh) - ki0);
         const float* xrow = nki > 0 ? x + (img * g.h + iy0 + ki0 * g.dh) * g.w * g.c + ic0 : x;
         float* yrow = a.out + r * g.ow * g.o + oc0;
@@ -270,7 +261,7 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
         };
         auto border = [&](int64_t ox) {
           const int64_t ix0 = ox * g.sw - g.pw;
-          const int64_t kj0 = first_tap_inside(ix0, g.dw);
+          const int64_t kj0 = first_tap_inside(ix0, g.dw, g.kw);
           run(ox, 1, kj0, std::max<int64_t>(0, end_tap_inside(ix0, g.w, g.dw, g.kw) - kj0));
         };
         for (int64_t ox = 0; ox < d.ox_lo; ++ox) border(ox);

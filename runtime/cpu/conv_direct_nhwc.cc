@@ -333,6 +333,35 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
     return (gb / d.blocks_per_group) * g.og + std::min(g.og, (gb % d.blocks_per_group + 1) * d.bw);
   };
 
+  // A tile whose window has taps that read only zero padding for all its pixels (a dilated
+  // window's outer taps, an edge row's): the tile runs once per 16 input channels and live tap
+  // row, over the live columns, accumulating, so dead taps cost nothing while the tiles keep the
+  // one loop nest every other window runs.
+  auto run_live_taps = [&](const TileArgs& t, TileFn fn, int64_t ki0, int64_t ki1, int64_t kj0,
+                           int64_t kj1) {
+    TileArgs s = t;
+    s.prefetch = s.prefetch_end = nullptr;
+    s.kw = kj1 - kj0;
+    const int64_t rows = ki1 - ki0, blocks = (t.cg + kLanes - 1) / kLanes;
+    if (rows == 0 || s.kw == 0) {  // every tap in the padding: bias and epilogue only
+      s.kh = 0;
+      fn(s);
+      return;
+    }
+    s.kh = 1;
+    for (int64_t blk = 0, call = 0; blk < blocks; ++blk) {
+      const int64_t cb = blk * kLanes;
+      s.cg = std::min<int64_t>(kLanes, t.cg - cb);
+      for (int64_t ki = ki0; ki < ki1; ++ki, ++call) {
+        s.x = t.x + ki * t.row_stride + kj0 * t.tap_stride + cb;
+        s.w = t.w + cb * g.kh * g.kw * t.bw + (ki * g.kw + kj0) * s.cg * t.bw;
+        s.accumulate = call > 0 || t.accumulate;
+        s.finish = call == blocks * rows - 1 && t.finish;
+        fn(s);
+      }
+    }
+  };
+
   const DirectTileTable& tile_table = tiles();
   auto tile_fn = [&tile_table](int mr, int nv) { return tile_table[register_tile_index(mr, nv)]; };
 
@@ -397,11 +426,23 @@ void conv2d_direct_nhwc(const KernelArgs& a) {
           const int64_t img = r / g.oh, oy = r % g.oh;
           const float* xrow = x + img * img_stride + oy * g.sh * row_stride + grp * g.cg + c0;
           float* yrow = a.out + r * g.ow * g.o + grp * g.og + b * d.bw;
+          // The window's rows inside the input (the others read only padding).
+          const int64_t iy0 = oy * g.sh - g.ph;
+          const int64_t ki0 = first_tap_inside(iy0, g.dh, g.kh);
+          const int64_t ki1 = end_tap_inside(iy0, g.h, g.dh, g.kh);
           for (int64_t ox = 0; ox < g.ow; ox += tile_px) {
             const int mr = static_cast<int>(std::min<int64_t>(tile_px, g.ow - ox));
             t.x = xrow + ox * g.sw * g.c;
             t.y = yrow + ox * g.o;
-            run_tile(mr == tile_px ? full : tile_fn(mr, nv));
+            const TileFn fn = mr == tile_px ? full : tile_fn(mr, nv);
+            // Columns some pixel of the tile reads inside the input.
+            const int64_t kj0 = first_tap_inside((ox + mr - 1) * g.sw - g.pw, g.dw, g.kw);
+            const int64_t kj1 = std::max(kj0, end_tap_inside(ox * g.sw - g.pw, g.w, g.dw, g.kw));
+            if (ki1 - ki0 == g.kh && kj1 - kj0 == g.kw) {
+              run_tile(fn);
+            } else {
+              run_live_taps(t, fn, ki0, ki1, kj0, kj1);
+            }
           }
         }
       }

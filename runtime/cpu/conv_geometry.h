@@ -3,6 +3,7 @@
 // classifies convolutions.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "runtime/cpu/kernel_util.h"
@@ -31,6 +32,18 @@ struct ConvGeometry {
 inline bool has_unit_dilation(const Step& s) {
   const auto d = attr_pair(s, "dilation", 1);
   return d[0] == 1 && d[1] == 1;
+}
+
+// Taps k of a window of `taps` whose first tap is input coordinate i0 (tap k at i0 + k * d): the
+// first inside the input, and one past the last inside an input of `extent`. Both lie in
+// [0, taps], the end never before the first (an empty range where the window lies wholly in the
+// padding).
+inline int64_t first_tap_inside(int64_t i0, int64_t d, int64_t taps) {
+  return i0 >= 0 ? 0 : std::min(taps, (-i0 + d - 1) / d);
+}
+inline int64_t end_tap_inside(int64_t i0, int64_t extent, int64_t d, int64_t taps) {
+  const int64_t end = i0 >= extent ? 0 : std::min(taps, (extent - i0 + d - 1) / d);
+  return std::max(end, first_tap_inside(i0, d, taps));
 }
 
 // A depthwise convolution: groups == input channels, so each group has one input channel

@@ -9,6 +9,7 @@
 #include "conv_kernel_support.h"
 #include "conv_test_graphs.h"
 #include "runtime/cpu/conv_kernels.h"
+#include "tests/runtime/isa_sweep.h"
 
 namespace cuvil::runtime {
 namespace {
@@ -16,6 +17,7 @@ namespace {
 using testing::conv_cases;
 using testing::conv_graph;
 using testing::ConvCase;
+using testing::for_each_isa;
 using testing::kernel_error;
 
 std::string describe(const ConvCase& cc) {
@@ -25,13 +27,15 @@ std::string describe(const ConvCase& cc) {
 }
 
 TEST(ConvDirect, MatchesReferenceOnOddShapes) {
-  for (const ConvCase& cc : conv_cases()) {
-    for (int threads : {1, 2}) {
-      EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, false), "conv2d.direct_nhwc", threads),
-                1e-4)
-          << describe(cc) << " threads=" << threads;
+  for_each_isa([] {
+    for (const ConvCase& cc : conv_cases()) {
+      for (int threads : {1, 2}) {
+        EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, false), "conv2d.direct_nhwc", threads),
+                  1e-4)
+            << describe(cc) << " threads=" << threads;
+      }
     }
-  }
+  });
 }
 
 // Dilated windows (DeepLab's and FCN's backbones): unpadded and padded past the dilated span,
@@ -50,21 +54,23 @@ TEST(ConvDirect, DilatedMatchesReference) {
       {{1, 5, 17, 17, 7, 7, 1, 6, 1, true}, {2, 2}},
       {{1, 16, 1, 1, 16, 3, 1, 2, 1, true}, {2, 2}},
   };
-  for (const Dilated& d : cases) {
-    for (bool epilogue : {false, true}) {
-      for (const char* partition : {"rows", "channels"}) {
-        ir::Graph g = conv_graph(d.conv, "nhwc", false, epilogue, d.dilation);
-        ir::Attrs& attrs = g.mutable_nodes()[0].attrs;
-        attrs.set("conv.partition", std::string(partition));
-        attrs.set("conv.channels_per_pass", int64_t{16});
-        for (int threads : {1, 2}) {
-          EXPECT_LT(kernel_error(g, "conv2d.direct_nhwc", threads), 1e-4)
-              << describe(d.conv) << " dilation " << d.dilation[0] << "x" << d.dilation[1]
-              << " epilogue=" << epilogue << " " << partition << " threads=" << threads;
+  for_each_isa([&] {
+    for (const Dilated& d : cases) {
+      for (bool epilogue : {false, true}) {
+        for (const char* partition : {"rows", "channels"}) {
+          ir::Graph g = conv_graph(d.conv, "nhwc", false, epilogue, d.dilation);
+          ir::Attrs& attrs = g.mutable_nodes()[0].attrs;
+          attrs.set("conv.partition", std::string(partition));
+          attrs.set("conv.channels_per_pass", int64_t{16});
+          for (int threads : {1, 2}) {
+            EXPECT_LT(kernel_error(g, "conv2d.direct_nhwc", threads), 1e-4)
+                << describe(d.conv) << " dilation " << d.dilation[0] << "x" << d.dilation[1]
+                << " epilogue=" << epilogue << " " << partition << " threads=" << threads;
+          }
         }
       }
     }
-  }
+  });
 }
 
 TEST(ConvDirect, FusedReluAndResidualMatchReference) {
