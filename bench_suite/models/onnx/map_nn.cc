@@ -67,22 +67,13 @@ void require_unit_dilations(NodeContext& c, size_t r) {
   }
 }
 
-std::vector<int64_t> dilations_attr(NodeContext& c, size_t r) {
-  std::vector<int64_t> d = c.attr_ints("dilations", std::vector<int64_t>(r, 1));
-  if (d.size() != r) c.fail("dilations must have " + std::to_string(r) + " entries");
-  for (int64_t v : d) {
-    if (v < 1) c.fail("dilations must be >= 1");
-    check_window_attr(c, "dilations", v);
-  }
-  return d;
-}
-
-std::vector<int64_t> strides_attr(NodeContext& c, size_t r) {
-  std::vector<int64_t> s = c.attr_ints("strides", std::vector<int64_t>(r, 1));
-  if (s.size() != r) c.fail("strides must have " + std::to_string(r) + " entries");
+// A window attribute with one entry >= 1 per spatial axis, 1 when absent: strides, dilations.
+std::vector<int64_t> per_axis_attr(NodeContext& c, const char* name, size_t r) {
+  std::vector<int64_t> s = c.attr_ints(name, std::vector<int64_t>(r, 1));
+  if (s.size() != r) c.fail(std::string(name) + " must have " + std::to_string(r) + " entries");
   for (int64_t v : s) {
-    if (v < 1) c.fail("strides must be >= 1");
-    check_window_attr(c, "strides", v);
+    if (v < 1) c.fail(std::string(name) + " must be >= 1");
+    check_window_attr(c, name, v);
   }
   return s;
 }
@@ -149,8 +140,8 @@ void map_conv(NodeContext& c) {
   const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   const std::vector<int64_t> ks = c.attr_ints("kernel_shape", kernel);
   if (ks != kernel) c.fail("kernel_shape does not match the weight");
-  const std::vector<int64_t> strides = strides_attr(c, r);
-  std::vector<int64_t> dilations = dilations_attr(c, r);
+  const std::vector<int64_t> strides = per_axis_attr(c, "strides", r);
+  std::vector<int64_t> dilations = per_axis_attr(c, "dilations", r);
   std::vector<int64_t> span(r);  // input pixels a dilated kernel covers, for auto_pad
   for (size_t d = 0; d < r; ++d) {
     if (kernel[d] == 1) dilations[d] = 1;  // a 1-tap axis has nothing to dilate
@@ -392,7 +383,7 @@ void map_pool(NodeContext& c) {
     if (k < 1) c.fail("kernel_shape entries must be >= 1");
     check_window_attr(c, "kernel_shape", k);
   }
-  std::vector<int64_t> strides = strides_attr(c, r);
+  std::vector<int64_t> strides = per_axis_attr(c, "strides", r);
   ir::Shape spatial(xs.begin() + 2, xs.end());
   Padding p = spatial_padding(c, spatial, kernel, strides);
   ir::ValueId x = c.value(0);
