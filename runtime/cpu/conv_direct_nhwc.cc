@@ -7,11 +7,11 @@
 // value per pixel. Tiles cover one output row, or run across rows for 1x1 stride-1 convolutions
 // (contiguous pixels). Padding is materialised once per call in a zero-bordered copy of the
 // input, so the inner loops have no bounds checks; a dilated window steps its taps dh rows and dw
-// pixels apart in it. Threads split output rows or output channel
-// blocks (conv.partition); conv.channels_per_pass < C sums the input channels in passes whose
-// weights stay in L1. Bias is added in registers, and so is the epilogue where it has a lane form
-// (Epilogue::lanes(): a residual add, ReLU, ...); another runs on each finished chunk of rows
-// while it is in cache.
+// pixels apart in it, and a tile skips the taps that read only padding for all its pixels (see
+// run_live_taps). Threads split output rows or output channel blocks (conv.partition);
+// conv.channels_per_pass < C sums the input channels in passes whose weights stay in L1. Bias is
+// added in registers, and so is the epilogue where it has a lane form (Epilogue::lanes(): a
+// residual add, ReLU, ...); another runs on each finished chunk of rows while it is in cache.
 #include <algorithm>
 #include <cstring>
 #include <memory>
