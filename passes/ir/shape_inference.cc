@@ -59,8 +59,11 @@ struct Ctx {
     return r;
   }
   // A window's output length along one axis: (in + 2 pad - window) / stride + 1.
+  // Windows that fit: 0 when even one does not (C++ division truncates -1 / 2 to 0, which would
+  // make one output of a window wider than the padded input).
   int64_t window_out(int64_t in, int64_t pad, int64_t window, int64_t stride) const {
-    return add(add(in, mul(2, pad)), -window) / stride + 1;
+    const int64_t room = add(add(in, mul(2, pad)), -window);
+    return room < 0 ? 0 : room / stride + 1;
   }
   std::vector<int64_t> pair(const char* key, int64_t fallback) const {
     auto v = node.attrs.get_ints(key, {fallback, fallback});

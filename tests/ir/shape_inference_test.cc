@@ -59,6 +59,10 @@ TEST(ShapeInference, Conv2dRejectsEmptyOutput) {
   Graph g;
   ValueId x = g.add_input("x", {1, 3, 2, 2});
   EXPECT_THROW(g.add_node(OpKind::conv2d, {x, weight(g, {6, 3, 3, 3})}), UserError);
+  // Padded 4 pixels wide, a 5-wide window does not fit, whatever the stride.
+  EXPECT_THROW(g.add_node(OpKind::conv2d, {x, weight(g, {6, 3, 5, 5})},
+                          {{"pad", Ints{1, 1}}, {"stride", Ints{2, 2}}}),
+               UserError);
 }
 
 TEST(ShapeInference, LinearUsesOutInWeight) {

@@ -155,8 +155,9 @@ void map_conv(NodeContext& c) {
     std::vector<int64_t> lo(r), hi(r);
     for (size_t d = 0; d < r; ++d) {
       const int64_t in = xs[2 + d];
-      const int64_t out = (in + pb[d] + pe[d] - span[d]) / strides[d] + 1;
-      if (out < 1) break;  // shape inference names the empty output
+      const int64_t room = in + pb[d] + pe[d] - span[d];
+      if (room < 0) break;  // no window fits: shape inference names the empty output
+      const int64_t out = room / strides[d] + 1;
       std::tie(lo[d], hi[d]) =
           trim_padding_taps(in, out, kernel[d], strides[d], dilations[d], pb[d], pe[d]);
       if (kernel[d] - lo[d] - hi[d] == 1) dilations[d] = 1;
