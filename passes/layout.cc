@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "passes/ir/shape_inference.h"
 #include "passes/select_lowering.h"
+#include "runtime/cpu/conv_geometry.h"
 
 namespace cuvil::passes {
 
@@ -202,7 +203,7 @@ class Rewriter {
   // the target layout otherwise.
   Layout node_layout(const Node& node) const {
     if (node.op == OpKind::conv2d && node.attrs.get_int("groups", 1) == 1 &&
-        node.attrs.get_ints("dilation", {1, 1}) == std::vector<int64_t>{1, 1} &&
+        runtime::cpu::has_unit_dilation(node.attrs) &&
         blocks_conv_class(blocked_convs_, conv_class(graph_, node)))
       return Layout::nchw16c;
     if ((node.op == OpKind::max_pool2d || node.op == OpKind::avg_pool2d) &&

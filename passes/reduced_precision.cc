@@ -7,6 +7,7 @@
 #include "passes/target_cpu.h"
 #include "runtime/cpu/attention.h"
 #include "runtime/cpu/conv_bf16_direct.h"
+#include "runtime/cpu/conv_geometry.h"
 #include "runtime/kernel_table.h"
 
 namespace cuvil::passes {
@@ -41,8 +42,7 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
   if (n.op == OpKind::conv2d) {
     if (n.attrs.get_string("layout", "nchw") != "nhwc") return "needs layout nhwc";
     if (n.attrs.get_int("groups", 1) != 1) return "needs groups = 1";
-    if (n.attrs.get_ints("dilation", {1, 1}) != std::vector<int64_t>{1, 1})
-      return "needs dilation 1";
+    if (!runtime::cpu::has_unit_dilation(n.attrs)) return "needs dilation 1";
   }
   if ((n.op == OpKind::conv2d || n.op == OpKind::linear) && !is_constant(g, n.inputs[1])) {
     return "weights are not constant";

@@ -75,10 +75,9 @@ std::string conv_class(const ir::Graph& graph, const ir::Node& node) {
   if (runtime::cpu::is_depthwise_conv(node.attrs.get_int("groups", 1), w)) return "conv_depthwise";
   const auto stride = node.attrs.get_ints("stride", {1, 1});
   const auto pad = node.attrs.get_ints("pad", {0, 0});
-  const auto dilation = node.attrs.get_ints("dilation", {1, 1});
   const bool unit_stride = stride[0] == 1 && stride[1] == 1;
   if (w[2] == 1 && w[3] == 1 && unit_stride && pad[0] == 0 && pad[1] == 0) return "conv_1x1";
-  if (w[2] == 3 && w[3] == 3 && unit_stride && dilation[0] == 1 && dilation[1] == 1)
+  if (w[2] == 3 && w[3] == 3 && unit_stride && runtime::cpu::has_unit_dilation(node.attrs))
     return "conv_3x3";
   return "conv_other";
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/plan.h"
@@ -28,10 +29,13 @@ struct ConvGeometry {
 
 // Dilation (the "dilation" attribute, [1, 1] when absent): im2col, the direct and depthwise NHWC
 // kernels, the 1x1 GEMM (where it has no effect) and oneDNN run dilated convolutions; Winograd,
-// the blocked kernel and the reduced-precision kernels do not, and say so in their supports().
+// the blocked kernel and the reduced-precision kernels do not, and say so in their supports();
+// the passes that pick layouts and precisions ask the same of a node.
+inline bool has_unit_dilation(const ir::Attrs& attrs) {
+  return attrs.get_ints("dilation", {1, 1}) == std::vector<int64_t>{1, 1};
+}
 inline bool has_unit_dilation(const Step& s) {
-  const auto d = attr_pair(s, "dilation", 1);
-  return d[0] == 1 && d[1] == 1;
+  return has_unit_dilation(s.attrs);
 }
 
 // Taps k of a window of `taps` whose first tap is input coordinate i0 (tap k at i0 + k * d): the
