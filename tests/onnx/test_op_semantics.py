@@ -612,6 +612,26 @@ def test_resize_it_cannot_honour_is_refused_naming_the_node(tmp_path, attrs, sca
     assert "node 'rs' (Resize)" in r.stderr and why in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("attrs,sizes,why", [
+    ({"axes": [2, 3]}, [2, 2], "the axes attribute is not supported"),
+    ({"keep_aspect_ratio_policy": "not_larger"}, [1, 2, 6, 6], "keep_aspect_ratio_policy"),
+    ({}, [1, 2, 0, 8], "sizes must be >= 1"),
+    ({}, [1, 2, 6], "sizes must have 4 entries"),
+])
+def test_resize_sizes_it_cannot_honour_are_refused_naming_the_node(tmp_path, attrs, sizes, why):
+    x = helper.make_tensor_value_info("x", F, [1, 2, 3, 4])
+    y = helper.make_tensor_value_info("y", F, None)
+    inits = [numpy_helper.from_array(np.array(sizes, np.int64), "sz")]
+    node = helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rs", mode="linear", **attrs)
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", 18)])
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    r = cuvil("verify", "--model", str(path), check=False)
+    assert r.returncode == 2, r.stderr
+    assert "node 'rs' (Resize)" in r.stderr and why in r.stderr, r.stderr
+
+
 def test_activations(tmp_path):
     x = rand(3, 8) * 3
     nodes = [helper.make_node("HardSigmoid", ["x"], ["hs"], alpha=0.2, beta=0.4),
