@@ -96,6 +96,18 @@ def main(out):
         [helper.make_tensor_value_info("y", F, None)],
         {"scales": np.array([1, 1, 2, 2], np.float32), "pads": i64(0, 0, 1, 1, 0, 0, 1, 1),
          "raxes": i64(3), "reps": i64(1, 1, 1, 2)}, opset=18)
+    # Decoder ops: ConvTranspose (rearranged into a convolution and a pixel shuffle),
+    # DepthToSpace, and activations composed of elementwise ops.
+    save(out, "decoder", [
+        helper.make_node("ConvTranspose", ["x", "wt", "bt"], ["up"], strides=[2, 2],
+                         pads=[1, 1, 1, 1], output_padding=[1, 1]),
+        helper.make_node("PRelu", ["up", "slope"], ["pr"]),
+        helper.make_node("Softplus", ["pr"], ["sp"]),
+        helper.make_node("Elu", ["sp"], ["el"], alpha=0.5),
+        helper.make_node("DepthToSpace", ["el"], ["y"], blocksize=2, mode="CRD"),
+    ], [helper.make_tensor_value_info("x", F, [1, 3, 3, 3])],
+        [helper.make_tensor_value_info("y", F, None)],
+        {"wt": rand(3, 4, 3, 3), "bt": rand(4), "slope": rand(4, 1, 1)})
     # What torch.onnx.export writes for a small CNN (when PyTorch is there).
     try:
         import torch

@@ -647,6 +647,61 @@ def test_activations(tmp_path):
     close(rc, 1 / x, 1e-5)
 
 
+def np_softplus(x):
+    return np.logaddexp(0, x.astype(np.float64))
+
+
+def np_elu(x, alpha):
+    return np.where(x > 0, x, alpha * np.expm1(x.astype(np.float64)))
+
+
+def test_composed_activations(tmp_path):
+    # Activations cuvil builds from elementwise ops (map_activation.cc); |x| up to 100, where a
+    # naive log(1 + exp(x)) overflows.
+    x = np.concatenate([rand(2, 3, 4, 4) * 3, np.full((2, 3, 4, 1), 100, np.float32),
+                        np.full((2, 3, 4, 1), -100, np.float32)], axis=3)
+    slope = rand(3, 1, 1)
+    nodes = [helper.make_node("PRelu", ["x", "slope"], ["pr"]),
+             helper.make_node("PRelu", ["x", "one_slope"], ["pr1"]),
+             helper.make_node("Elu", ["x"], ["elu"], alpha=0.7),
+             helper.make_node("Celu", ["x"], ["celu"], alpha=0.5),
+             helper.make_node("Selu", ["x"], ["selu"]),
+             helper.make_node("Softplus", ["x"], ["sp"]),
+             helper.make_node("Softsign", ["x"], ["ss"]),
+             helper.make_node("ThresholdedRelu", ["x"], ["tr"], alpha=0.4)]
+    outs = ("pr", "pr1", "elu", "celu", "selu", "sp", "ss", "tr")
+    got = dict(zip(outs, run(tmp_path, nodes, {"x": x}, {"slope": slope, "one_slope": np.float32([0.3])},
+                             outputs=outs)))
+    close(got["pr"], np.where(x >= 0, x, slope * x))
+    close(got["pr1"], np.where(x >= 0, x, 0.3 * x))
+    close(got["elu"], np_elu(x, 0.7))
+    close(got["celu"], np.maximum(x, 0) + np.minimum(0, 0.5 * np.expm1(x.astype(np.float64) / 0.5)))
+    alpha, gamma = 1.6732632423543772, 1.0507009873554805
+    close(got["selu"], gamma * np_elu(x, alpha))
+    close(got["sp"], np_softplus(x))
+    close(got["ss"], x / (1 + np.abs(x)))
+    close(got["tr"], np.where(x > 0.4, x, 0))
+
+
+@pytest.mark.parametrize("op,opset,attrs,fn", [
+    ("Mish", 18, {}, lambda x: x * np.tanh(np_softplus(x))),
+    ("Gelu", 20, {"approximate": "tanh"},
+     lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x.astype(np.float64) ** 3)))),
+    ("Gelu", 20, {}, lambda x: 0.5 * x * (1 + np.vectorize(__import__("math").erf)(x / np.sqrt(2)))),
+])
+def test_activations_of_newer_opsets(tmp_path, op, opset, attrs, fn):
+    x = rand(3, 17) * 4
+    (got,) = run(tmp_path, [helper.make_node(op, ["x"], ["y"], **attrs)], {"x": x}, opset=opset)
+    close(got, fn(x))
+
+
+def test_gelu_with_an_unknown_approximation_is_refused_naming_the_node(tmp_path):
+    x = rand(2, 3)
+    with pytest.raises(AssertionError, match="unknown approximate 'fast'"):
+        run(tmp_path, [helper.make_node("Gelu", ["x"], ["y"], name="g", approximate="fast")], {"x": x},
+            opset=20)
+
+
 @pytest.mark.parametrize("upper,k", [(1, 0), (1, 1), (0, 0), (0, -2), (1, -9)])
 def test_trilu_at_run_time_and_folded(tmp_path, upper, k):
     # Causal masks: torch.triu of a -inf matrix must keep its zeros exact (no -inf * 0 = NaN).

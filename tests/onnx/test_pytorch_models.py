@@ -286,3 +286,83 @@ def test_deeplabv3_atrous_pyramid_and_bilinear_upsampling(compare, opset):
     from torchvision.models.segmentation.deeplabv3 import DeepLabHead, DeepLabV3
     m = SegmentationLogits(randomise(DeepLabV3(DilatedBackbone(), DeepLabHead(16, 5)))).eval()
     assert compare(m, torch.randn(2, 3, 37, 29), opset) <= FP32_BOUND
+
+
+def conv_bn_relu(cin, cout):
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
+
+
+class UNet(nn.Module):
+    """Two levels of a U-Net: max-pooled encoder, ConvTranspose2d(k=2, s=2) up-convolutions,
+    skip connections concatenated on channels."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc1, self.enc2, self.mid = conv_bn_relu(3, 8), conv_bn_relu(8, 16), conv_bn_relu(16, 32)
+        self.up2, self.dec2 = nn.ConvTranspose2d(32, 16, 2, stride=2), conv_bn_relu(32, 16)
+        self.up1, self.dec1 = nn.ConvTranspose2d(16, 8, 2, stride=2), conv_bn_relu(16, 8)
+        self.head = nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(nn.functional.max_pool2d(e1, 2))
+        m = self.mid(nn.functional.max_pool2d(e2, 2))
+        d2 = self.dec2(torch.cat([self.up2(m), e2], 1))
+        return self.head(self.dec1(torch.cat([self.up1(d2), e1], 1)))
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_unet_up_convolutions_and_skip_concats(compare, opset):
+    assert compare(randomise(UNet()), torch.randn(2, 3, 20, 28), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_dcgan_generator_from_a_latent_vector(compare, opset):
+    # ConvTranspose2d(k=4): stride 1 from a 1x1 latent, then stride 2 with padding 1 (a 2x2
+    # convolution per phase), BatchNorm between (kept: it follows the pixel shuffle), Tanh.
+    m = randomise(nn.Sequential(
+        nn.ConvTranspose2d(16, 32, 4, 1, 0, bias=False), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.ConvTranspose2d(32, 16, 4, 2, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
+        nn.ConvTranspose2d(16, 3, 4, 2, 1), nn.Tanh()))
+    assert compare(m, torch.randn(3, 16, 1, 1), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_decoder_with_output_padding_groups_and_dilation(compare, opset):
+    m = randomise(nn.Sequential(
+        nn.ConvTranspose2d(8, 8, 3, stride=2, padding=1, output_padding=1, groups=2), nn.ELU(),
+        nn.ConvTranspose2d(8, 4, 3, stride=(1, 2), padding=(2, 0), dilation=2), nn.SELU(),
+        nn.ConvTranspose2d(4, 4, 5, stride=3, padding=2, output_padding=(2, 1), groups=4)))
+    assert compare(m, torch.randn(1, 8, 7, 5), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_super_resolution_pixel_shuffle(compare, opset):
+    # ESPCN: convolutions at low resolution, PixelShuffle(3) (DepthToSpace, CRD) to the output.
+    m = randomise(nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.Tanh(), nn.Conv2d(16, 9, 3, padding=1),
+                                nn.PixelShuffle(3), nn.Sigmoid()))
+    assert compare(m, torch.randn(2, 1, 11, 13), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_vocoder_upsampler_transposed_1d(compare, opset):
+    # A HiFi-GAN-style upsampler: ConvTranspose1d(k=16, s=8, p=4) and (k=4, s=2, p=1) between
+    # LeakyReLU and dilated 1-D convolutions.
+    m = randomise(nn.Sequential(
+        nn.Conv1d(10, 16, 7, padding=3), nn.LeakyReLU(0.1),
+        nn.ConvTranspose1d(16, 8, 16, stride=8, padding=4), nn.LeakyReLU(0.1),
+        nn.Conv1d(8, 8, 3, padding=3, dilation=3), nn.LeakyReLU(0.1),
+        nn.ConvTranspose1d(8, 4, 4, stride=2, padding=1), nn.Conv1d(4, 1, 7, padding=3), nn.Tanh()))
+    assert compare(m, torch.randn(2, 10, 13), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_activations_pytorch_exports_as_their_own_operators(compare, opset):
+    # PReLU (a slope per channel), ELU, CELU, SELU, Softplus, Mish (Softplus -> Tanh -> Mul),
+    # GELU's tanh approximation (decomposed by the exporter), Softsign, Hardtanh.
+    m = randomise(nn.Sequential(
+        nn.Conv2d(3, 6, 3), nn.PReLU(6), nn.Conv2d(6, 6, 1), nn.ELU(0.7), nn.Conv2d(6, 6, 1),
+        nn.CELU(0.5), nn.Conv2d(6, 6, 1), nn.SELU(), nn.Conv2d(6, 6, 1), nn.Softplus(),
+        nn.Conv2d(6, 6, 1), nn.Mish(), nn.Conv2d(6, 6, 1), nn.GELU(approximate="tanh"),
+        nn.Conv2d(6, 6, 1), nn.Softsign(), nn.Conv2d(6, 6, 1), nn.Hardtanh(-0.5, 0.8)))
+    assert compare(m, torch.randn(2, 3, 9, 8) * 3, opset) <= FP32_BOUND

@@ -545,6 +545,8 @@ const std::vector<OpMapping>& op_mappings() {
     add_elementwise_mappings(t);
     add_shape_mappings(t);
     add_einsum_mappings(t);
+    add_conv_transpose_mappings(t);
+    add_activation_mappings(t);
     return t;
   }();
   return table;

@@ -44,4 +44,8 @@ ir::Graph import_onnx(const OnnxModel& model, const InputBinding& binding);
 // every output pixel, which the importer drops (the model's parameters are the graph's plus these).
 inline constexpr const char* kDroppedPaddingTaps = "import.dropped_padding_tap_weights";
 
+// Graph annotation: weight and bias elements of ConvTranspose nodes, which the graph holds
+// rearranged for a convolution (with zero taps) and does not count as parameters.
+inline constexpr const char* kRearrangedWeights = "import.conv_transpose_weights";
+
 }  // namespace cuvil::bench::onnx_import

@@ -1,7 +1,8 @@
-// Elementwise operators: arithmetic (Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean), activations
-// (Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Clip, HardSigmoid, HardSwish,
-// LeakyRelu, Gelu), Softmax/LogSoftmax, Where, Trilu and Cast; comparisons and logic fold on
-// constants only (shape computations), as do Floor, Ceil, Round and Mod.
+// Elementwise operators: arithmetic (Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean), one-op
+// activations and math (Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Floor,
+// Ceil, Round, Sign, Sin, Cos, Clip, HardSigmoid, HardSwish, LeakyRelu), Softmax/LogSoftmax,
+// Where, Trilu, Cast, comparisons and logic; Mod folds on constants only. Composed activations
+// (Elu, Softplus, Gelu's approximation, ...) are map_activation.cc's.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -343,10 +344,6 @@ void map_unary(NodeContext& c) {
   } else if (op == "LeakyRelu") {
     kind = OpKind::leaky_relu;
     attrs = {{"alpha", c.attr_float("alpha", 0.01)}};
-  } else if (op == "Gelu") {
-    if (c.attr_string("approximate", "none") != "none")
-      c.fail("only the exact (erf) Gelu is supported");
-    kind = OpKind::gelu;
   } else {
     c.fail("cannot be computed at run time (only on constants)");
   }
@@ -482,7 +479,7 @@ void add_elementwise_mappings(std::vector<OpMapping>& t) {
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs",
                          "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos"})
     t.push_back({op, map_unary, fold_unary});
-  for (const char* op : {"HardSigmoid", "HardSwish", "LeakyRelu", "Gelu"})
+  for (const char* op : {"HardSigmoid", "HardSwish", "LeakyRelu"})
     t.push_back({op, map_unary, nullptr});
   t.push_back({"Not", map_logic, fold_unary});
   for (const char* op : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})

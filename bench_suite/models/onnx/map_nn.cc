@@ -10,22 +10,13 @@
 #include "bench_suite/models/onnx/importer.h"
 #include "bench_suite/models/onnx/node_context.h"
 #include "bench_suite/models/onnx/shape_util.h"
+#include "bench_suite/models/onnx/window_attrs.h"
 
 namespace cuvil::bench::onnx_import {
 
 namespace {
 
 using ir::OpKind;
-
-// Kernel, stride and pad entries above this are refused: with activations of at most 2^40
-// elements the window arithmetic then stays far inside int64.
-constexpr int64_t kMaxWindowAttr = int64_t{1} << 31;
-
-void check_window_attr(const NodeContext& c, const char* name, int64_t v) {
-  if (v > kMaxWindowAttr) {
-    c.fail(std::string(name) + " entry " + std::to_string(v) + " is above 2^31 (not supported)");
-  }
-}
 
 // Begin and end padding of each spatial axis, from pads or auto_pad.
 struct Padding {
@@ -65,32 +56,6 @@ void require_unit_dilations(NodeContext& c, size_t r) {
   for (int64_t d : c.attr_ints("dilations", std::vector<int64_t>(r, 1))) {
     if (d != 1) c.fail("dilations other than 1 are not supported");
   }
-}
-
-// A window attribute with one entry >= 1 per spatial axis, 1 when absent: strides, dilations.
-std::vector<int64_t> per_axis_attr(NodeContext& c, const char* name, size_t r) {
-  std::vector<int64_t> s = c.attr_ints(name, std::vector<int64_t>(r, 1));
-  if (s.size() != r) c.fail(std::string(name) + " must have " + std::to_string(r) + " entries");
-  for (int64_t v : s) {
-    if (v < 1) c.fail(std::string(name) + " must be >= 1");
-    check_window_attr(c, name, v);
-  }
-  return s;
-}
-
-// x padded explicitly by `extra` ([h_begin, w_begin, h_end, w_end]) with `value` on an NCHW value.
-ir::ValueId pad_spatial(NodeContext& c, ir::ValueId x, const std::vector<int64_t>& extra,
-                        double value, const std::string& suffix) {
-  const std::vector<int64_t> pads = {0, 0, extra[0], extra[1], 0, 0, extra[2], extra[3]};
-  return c.add(OpKind::pad, {x},
-               {{"pads", pads}, {"mode", std::string("constant")}, {"value", value}}, suffix);
-}
-
-// Rank-3 (1-D) activations run as rank 4 with a unit height; returns the NCHW value.
-ir::ValueId as_2d(NodeContext& c, ir::ValueId x, const std::string& suffix) {
-  ir::Shape s = c.value_shape(x);
-  s.insert(s.begin() + 2, 1);
-  return c.add(OpKind::reshape, {x}, {{"shape", s}}, suffix);
 }
 
 // ---- Conv -----------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Shape and data-movement operators: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat,
 // Split, Slice, Gather, Expand, Pad, Tile, ScatterND (on constants), and the constant producers
 // (Constant, ConstantOfShape, Shape, Size, Range, Identity, Dropout). Each folds on constants.
+// DepthToSpace and SpaceToDepth run at run time only.
 #include <algorithm>
 #include <cmath>
 
@@ -138,6 +139,49 @@ void map_transpose(NodeContext& c) {
 bool fold_transpose(NodeContext& c) {
   c.set_constant_output(0, transpose_tensor(c.constant(0), transpose_perm(c)));
   return true;
+}
+
+// DepthToSpace (PyTorch's PixelShuffle: super-resolution heads) and SpaceToDepth: a reshape to
+// rank 6, a transpose and a reshape back. DepthToSpace's DCR mode takes channels as
+// (block row, block column, channel), CRD as (channel, block row, block column).
+void map_depth_space(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  if (xs.size() != 4) c.fail("input must be NCHW (rank 4), got rank " + std::to_string(xs.size()));
+  const int64_t b = c.attr_int("blocksize", 0);
+  if (b < 1 || b > (int64_t{1} << 20)) c.fail("blocksize must be between 1 and 2^20");
+  const int64_t n = xs[0], ch = xs[1], h = xs[2], w = xs[3];
+  ir::ValueId x = c.value(0);
+  ir::Shape split, out;
+  std::vector<int64_t> perm;
+  if (c.op_type() == "DepthToSpace") {
+    if (ch % (b * b) != 0) {
+      c.fail("channels " + std::to_string(ch) + " are not a multiple of blocksize^2 " +
+             std::to_string(b * b));
+    }
+    const std::string mode = c.attr_string("mode", "DCR");
+    if (mode == "DCR") {
+      split = {n, b, b, ch / (b * b), h, w};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else if (mode == "CRD") {
+      split = {n, ch / (b * b), b, b, h, w};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      c.fail("unknown mode '" + mode + "' (DCR or CRD)");
+    }
+    out = {n, ch / (b * b), h * b, w * b};
+  } else {
+    if (h % b != 0 || w % b != 0) {
+      c.fail("height " + std::to_string(h) + " and width " + std::to_string(w) +
+             " must be multiples of blocksize " + std::to_string(b));
+    }
+    split = {n, ch, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    out = {n, ch * b * b, h / b, w / b};
+  }
+  if (b == 1) return alias(c, 0, 0);
+  x = c.add(OpKind::reshape, {x}, {{"shape", split}}, "blocks");
+  x = c.add(OpKind::transpose, {x}, {{"perm", perm}}, "move");
+  c.set_output(0, c.add(OpKind::reshape, {x}, {{"shape", out}}));
 }
 
 int64_t concat_axis(NodeContext& c) {
@@ -586,6 +630,8 @@ void add_shape_mappings(std::vector<OpMapping>& t) {
   t.push_back({"Pad", map_pad, nullptr});
   t.push_back({"ScatterND", nullptr, fold_scatter_nd});
   t.push_back({"Tile", map_tile, fold_tile});
+  t.push_back({"DepthToSpace", map_depth_space, nullptr});
+  t.push_back({"SpaceToDepth", map_depth_space, nullptr});
   t.push_back({"Shape", nullptr, fold_shape});
   t.push_back({"Size", nullptr, fold_size});
   t.push_back({"Constant", nullptr, fold_constant});

@@ -88,9 +88,11 @@ const std::vector<OpMapping>& op_mappings();
 const OpMapping* find_mapping(const std::string& op_type);
 
 // The table's parts, one per file.
-void add_nn_mappings(std::vector<OpMapping>& table);           // map_nn.cc
-void add_elementwise_mappings(std::vector<OpMapping>& table);  // map_elementwise.cc
-void add_shape_mappings(std::vector<OpMapping>& table);        // map_shape.cc
-void add_einsum_mappings(std::vector<OpMapping>& table);       // map_einsum.cc
+void add_nn_mappings(std::vector<OpMapping>& table);              // map_nn.cc
+void add_elementwise_mappings(std::vector<OpMapping>& table);     // map_elementwise.cc
+void add_shape_mappings(std::vector<OpMapping>& table);           // map_shape.cc
+void add_einsum_mappings(std::vector<OpMapping>& table);          // map_einsum.cc
+void add_conv_transpose_mappings(std::vector<OpMapping>& table);  // map_conv_transpose.cc
+void add_activation_mappings(std::vector<OpMapping>& table);      // map_activation.cc
 
 }  // namespace cuvil::bench::onnx_import

@@ -1,0 +1,112 @@
+// Activations without an IR op of their own, composed of elementwise IR ops (fuse-elementwise
+// runs each chain as one loop): PRelu, Elu, Selu, Celu, Softplus, Softsign, Mish,
+// ThresholdedRelu, and Gelu's tanh approximation (the exact Gelu is the IR op).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "bench_suite/models/onnx/node_context.h"
+
+namespace cuvil::bench::onnx_import {
+
+namespace {
+
+using ir::OpKind;
+
+struct Builder {
+  NodeContext& c;
+
+  ir::ValueId scalar(double v, const std::string& name) {
+    return c.constant_value(HostTensor::floats({}, {static_cast<float>(v)}), name);
+  }
+  ir::ValueId op(OpKind k, std::vector<ir::ValueId> in, const std::string& suffix) {
+    return c.add(k, std::move(in), {}, suffix);
+  }
+  ir::ValueId negative_part(ir::ValueId x) {
+    return op(OpKind::min, {x, scalar(0, "zero")}, "neg");
+  }
+  // relu(x) + alpha * (exp(min(x, 0) / scale) - 1): Elu (scale 1), Celu (scale alpha).
+  ir::ValueId exponential_linear(ir::ValueId x, double alpha, double scale) {
+    ir::ValueId n = negative_part(x);
+    if (scale != 1.0) n = op(OpKind::mul, {n, scalar(1.0 / scale, "inv_alpha")}, "scaled");
+    const ir::ValueId e = op(OpKind::sub, {op(OpKind::exp, {n}, "exp"), scalar(1, "one")}, "expm1");
+    return op(
+        OpKind::add,
+        {op(OpKind::relu, {x}, "pos"), op(OpKind::mul, {e, scalar(alpha, "alpha")}, "alpha_e")},
+        "");
+  }
+  // log(1 + exp(x)) = relu(x) + log(1 + exp(-|x|)), which never overflows.
+  ir::ValueId softplus(ir::ValueId x) {
+    const ir::ValueId t =
+        op(OpKind::exp, {op(OpKind::neg, {op(OpKind::abs, {x}, "abs")}, "neg_abs")}, "exp");
+    const ir::ValueId l =
+        op(OpKind::log, {op(OpKind::add, {t, scalar(1, "one")}, "one_plus")}, "log");
+    return op(OpKind::add, {op(OpKind::relu, {x}, "pos"), l}, "softplus");
+  }
+};
+
+void map_activation(NodeContext& c) {
+  if (!c.is_constant(0) && c.is_integer(0)) c.fail("needs a float input, not integers");
+  Builder b{c};
+  const ir::ValueId x = c.value(0);
+  const std::string& t = c.op_type();
+  ir::ValueId y = ir::kNoValue;
+  if (t == "PRelu") {  // relu(x) + slope * min(x, 0), the slope broadcast to x
+    if (!c.is_constant(1) && c.is_integer(1)) c.fail("needs a float slope, not integers");
+    y = b.op(OpKind::add,
+             {b.op(OpKind::relu, {x}, "pos"),
+              b.op(OpKind::mul, {b.negative_part(x), c.value(1)}, "sloped")},
+             "");
+  } else if (t == "Elu") {
+    y = b.exponential_linear(x, c.attr_float("alpha", 1.0), 1.0);
+  } else if (t == "Celu") {
+    const double alpha = c.attr_float("alpha", 1.0);
+    if (alpha == 0.0) c.fail("alpha must not be 0");
+    y = b.exponential_linear(x, alpha, alpha);
+  } else if (t == "Selu") {
+    const double alpha = c.attr_float("alpha", 1.67326319217681884765625);
+    const double gamma = c.attr_float("gamma", 1.05070102214813232421875);
+    y = b.op(OpKind::mul, {b.exponential_linear(x, alpha, 1.0), b.scalar(gamma, "gamma")}, "");
+  } else if (t == "Softplus") {
+    y = b.softplus(x);
+  } else if (t == "Softsign") {  // x / (1 + |x|)
+    y = b.op(OpKind::div,
+             {x, b.op(OpKind::add, {b.op(OpKind::abs, {x}, "abs"), b.scalar(1, "one")}, "den")},
+             "");
+  } else if (t == "Mish") {  // x * tanh(softplus(x))
+    y = b.op(OpKind::mul, {x, b.op(OpKind::tanh, {b.softplus(x)}, "tanh")}, "");
+  } else if (t == "ThresholdedRelu") {  // x where x > alpha, else 0
+    const ir::ValueId above =
+        c.add(OpKind::compare, {x, b.scalar(c.attr_float("alpha", 1.0), "alpha")},
+              {{"mode", std::string("greater")}}, "above");
+    y = b.op(OpKind::mul, {x, above}, "");
+  } else if (t == "Gelu") {
+    const std::string approximate = c.attr_string("approximate", "none");
+    if (approximate == "none") {
+      y = b.op(OpKind::gelu, {x}, "");
+    } else if (approximate == "tanh") {  // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      const ir::ValueId x3 = b.op(OpKind::mul, {b.op(OpKind::mul, {x, x}, "x2"), x}, "x3");
+      const ir::ValueId inner =
+          b.op(OpKind::add, {x, b.op(OpKind::mul, {x3, b.scalar(0.044715, "cubic")}, "cubic_term")},
+               "inner");
+      const ir::ValueId th = b.op(
+          OpKind::tanh,
+          {b.op(OpKind::mul, {inner, b.scalar(std::sqrt(2.0 / M_PI), "k")}, "scaled")}, "tanh");
+      const ir::ValueId half = b.op(OpKind::mul, {x, b.scalar(0.5, "half")}, "half_x");
+      y = b.op(OpKind::mul, {half, b.op(OpKind::add, {th, b.scalar(1, "one")}, "one_plus")}, "");
+    } else {
+      c.fail("unknown approximate '" + approximate + "' (none or tanh)");
+    }
+  }
+  c.set_output(0, y);
+}
+
+}  // namespace
+
+void add_activation_mappings(std::vector<OpMapping>& t) {
+  for (const char* op :
+       {"PRelu", "Elu", "Celu", "Selu", "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Gelu"})
+    t.push_back({op, map_activation, nullptr});
+}
+
+}  // namespace cuvil::bench::onnx_import

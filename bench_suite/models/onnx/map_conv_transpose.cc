@@ -1,0 +1,239 @@
+// ConvTranspose (PyTorch's ConvTranspose1d/2d: U-Net and GAN decoders, vocoders) as an ordinary
+// convolution, so every conv kernel, pass and knob serves it. Along an axis of stride s the
+// transposed convolution's uncropped output at s * q + r (phase r) is a correlation of the input
+// with the taps r, r + s, r + 2s, ... reversed; one convolution with s_h * s_w times the output
+// channels computes every phase at once, a pixel shuffle interleaves them and a slice crops the
+// pads. A kernel no larger than the stride (k = s: U-Net's up-convolutions) becomes a 1x1
+// convolution; DCGAN's k = 4, s = 2 a 2x2 one. Dilated kernels get zeros between their taps.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "bench_suite/models/onnx/importer.h"
+#include "bench_suite/models/onnx/node_context.h"
+#include "bench_suite/models/onnx/shape_util.h"
+#include "bench_suite/models/onnx/window_attrs.h"
+
+namespace cuvil::bench::onnx_import {
+
+namespace {
+
+using ir::OpKind;
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// One spatial axis of the transposed convolution and of the convolution that computes it.
+struct TransposedAxis {
+  int64_t in = 1, span = 1, stride = 1;  // input pixels, dilated kernel span, stride
+  int64_t out = 1;                       // output pixels
+  int64_t taps = 1;                      // ceil(span / stride): taps of every phase's kernel
+  int64_t conv_begin = 0;                // the convolution's padding
+  int64_t conv_end = 0;
+  int64_t conv_out = 1;  // its outputs; the interleaved phases are stride * conv_out long
+  int64_t crop = 0;      // where the output starts in the interleaved phases
+
+  // pb, pe: ONNX's pads (>= 0); op: output_padding.
+  TransposedAxis(int64_t in_, int64_t span_, int64_t stride_, int64_t pb, int64_t pe, int64_t op)
+      : in(in_), span(span_), stride(stride_) {
+    out = stride * (in - 1) + op + span - pb - pe;
+    taps = ceil_div(span, stride);
+    // Whole strides of begin padding crop whole convolution outputs: skip them (at most the
+    // taps - 1 outputs that read only the convolution's own padding).
+    const int64_t skip = std::min(pb / stride, taps - 1);
+    conv_begin = taps - 1 - skip;
+    crop = pb - stride * skip;
+    const int64_t needed = ceil_div(crop + out, stride);  // outputs the crop reaches
+    conv_end = std::max<int64_t>(0, needed + taps - 1 - in - conv_begin);
+    conv_out = in + conv_begin + conv_end - taps + 1;
+  }
+};
+
+// The convolution's weight [M * sh * sw, C / g, Kh, Kw] from ConvTranspose's [C, M / g, kh, kw]
+// (rank 4; a 1-D kernel has kh = 1): output channel (m, rh, rw) of group gi holds, at tap
+// (jh, jw), the transposed kernel's tap (rh + sh * (Kh - 1 - jh), rw + sw * (Kw - 1 - jw)) of
+// the dilated kernel, zero past its span or between dilated taps.
+HostTensor phase_weights(const HostTensor& w, int64_t groups, const TransposedAxis& ah,
+                         const TransposedAxis& aw, int64_t dh, int64_t dw) {
+  const int64_t c = w.shape[0], mg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+  const int64_t cg = c / groups, sh = ah.stride, sw = aw.stride, th = ah.taps, tw = aw.taps;
+  check_fold_size({groups * mg, sh, sw, cg, th, tw});  // before any product can overflow
+  const ir::Shape shape = {groups * mg * sh * sw, cg, th, tw};
+  std::vector<float> out(static_cast<size_t>(ir::num_elements(shape)), 0.0f);
+  // Tap t of the dilated span is kernel tap t / d where t % d == 0.
+  auto source = [](int64_t t, int64_t span, int64_t d) {
+    return t < span && t % d == 0 ? t / d : -1;
+  };
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t m = 0; m < mg; ++m)
+      for (int64_t rh = 0; rh < sh; ++rh)
+        for (int64_t rw = 0; rw < sw; ++rw) {
+          const int64_t oc = ((g * mg + m) * sh + rh) * sw + rw;
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t jh = 0; jh < th; ++jh) {
+              const int64_t ih = source(rh + sh * (th - 1 - jh), ah.span, dh);
+              if (ih < 0) continue;
+              for (int64_t jw = 0; jw < tw; ++jw) {
+                const int64_t iw = source(rw + sw * (tw - 1 - jw), aw.span, dw);
+                if (iw < 0) continue;
+                out[static_cast<size_t>(((oc * cg + ci) * th + jh) * tw + jw)] =
+                    w.f[static_cast<size_t>((((g * cg + ci) * mg + m) * kh + ih) * kw + iw)];
+              }
+            }
+        }
+  return HostTensor::floats(shape, std::move(out));
+}
+
+// ONNX's pads of each spatial axis: `pads`, or those `output_shape` or auto_pad imply
+// (total = s (in - 1) + output_padding + span - out, split as the specification says).
+void transposed_pads(NodeContext& c, const ir::Shape& in, const std::vector<int64_t>& span,
+                     const std::vector<int64_t>& strides, const std::vector<int64_t>& op,
+                     std::vector<int64_t>& pb, std::vector<int64_t>& pe) {
+  const size_t r = in.size();
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER")
+    c.fail("unknown auto_pad '" + auto_pad + "'");
+  std::vector<int64_t> target = c.attr_ints("output_shape", {});
+  if (target.size() == r + 2) target.erase(target.begin(), target.begin() + 2);
+  if (!target.empty() && target.size() != r)
+    c.fail("output_shape must have " + std::to_string(r) + " entries");
+  if (target.empty() && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
+    for (size_t d = 0; d < r; ++d) target.push_back(in[d] * strides[d]);  // in x stride
+  }
+  pb.assign(r, 0);
+  pe.assign(r, 0);
+  if (!target.empty()) {
+    for (size_t d = 0; d < r; ++d) {
+      check_window_attr(c, "output_shape", target[d]);
+      if (target[d] < 1) c.fail("output_shape entries must be >= 1");
+      const int64_t total = strides[d] * (in[d] - 1) + op[d] + span[d] - target[d];
+      if (total < 0) {
+        c.fail("output_shape " + std::to_string(target[d]) +
+               " is larger than the full transposed convolution (" +
+               std::to_string(target[d] + total) + "): negative padding is not supported");
+      }
+      const bool upper = auto_pad == "SAME_UPPER";
+      pb[d] = upper ? total / 2 : total - total / 2;
+      pe[d] = total - pb[d];
+    }
+    return;
+  }
+  if (auto_pad == "VALID") return;
+  const std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  if (pads.size() != 2 * r) c.fail("pads must have " + std::to_string(2 * r) + " entries");
+  for (size_t d = 0; d < r; ++d) {
+    pb[d] = pads[d];
+    pe[d] = pads[d + r];
+    if (pb[d] < 0 || pe[d] < 0) c.fail("negative pads are not supported");
+    check_window_attr(c, "pads", std::max(pb[d], pe[d]));
+  }
+}
+
+void map_conv_transpose(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  if (xs.size() != 4 && xs.size() != 3) {
+    c.fail("only 1-D and 2-D transposed convolutions are supported (input rank " +
+           std::to_string(xs.size()) + ")");
+  }
+  if (!c.is_constant(1) || !c.constant(1).is_float()) {
+    c.fail("weights computed at run time are not supported (the importer rearranges them)");
+  }
+  if (c.has_input(2) && !c.is_constant(2)) c.fail("a bias computed at run time is not supported");
+  const HostTensor& w = c.constant(1);
+  const ir::Shape& ws = w.shape;
+  if (ws.size() != xs.size()) c.fail("weight rank differs from the input's");
+  const size_t r = xs.size() - 2;
+  const int64_t groups = c.attr_int("group", 1);
+  if (groups < 1 || xs[1] % groups != 0 || ws[0] != xs[1]) {
+    c.fail("the weight's first axis (" + std::to_string(ws[0]) + ") must equal the input's " +
+           std::to_string(xs[1]) + " channels, a multiple of group " + std::to_string(groups));
+  }
+  const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (c.attr_ints("kernel_shape", kernel) != kernel)
+    c.fail("kernel_shape does not match the weight");
+  for (int64_t k : kernel) check_window_attr(c, "kernel_shape", k);
+  const std::vector<int64_t> strides = per_axis_attr(c, "strides", r);
+  const std::vector<int64_t> dilations = per_axis_attr(c, "dilations", r);
+  const std::vector<int64_t> op = c.attr_ints("output_padding", std::vector<int64_t>(r, 0));
+  if (op.size() != r) c.fail("output_padding must have " + std::to_string(r) + " entries");
+  std::vector<int64_t> span(r);
+  for (size_t d = 0; d < r; ++d) {
+    if (xs[2 + d] - 1 > kMaxElements / strides[d])
+      c.fail("the output would have more than 2^40 elements along an axis");
+    if (op[d] < 0 || (op[d] >= strides[d] && op[d] >= dilations[d]))
+      c.fail("output_padding must be >= 0 and less than the stride or the dilation");
+    span[d] = dilations[d] * (kernel[d] - 1) + 1;
+  }
+  std::vector<int64_t> pb, pe;
+  transposed_pads(c, ir::Shape(xs.begin() + 2, xs.end()), span, strides, op, pb, pe);
+
+  // Axes as 2-D (a 1-D transposed convolution has a unit height).
+  const bool one_d = r == 1;
+  const TransposedAxis ah = one_d ? TransposedAxis(1, 1, 1, 0, 0, 0)
+                                  : TransposedAxis(xs[2], span[0], strides[0], pb[0], pe[0], op[0]);
+  const TransposedAxis aw(xs.back(), span.back(), strides.back(), pb.back(), pe.back(), op.back());
+  for (const TransposedAxis* a : {&ah, &aw}) {
+    if (a->out < 1) c.fail("output would be empty (pads larger than the transposed output)");
+  }
+  HostTensor w4 = w;
+  if (one_d) w4.shape.insert(w4.shape.begin() + 2, 1);
+  const HostTensor conv_w =
+      phase_weights(w4, groups, ah, aw, one_d ? 1 : dilations[0], dilations.back());
+  // `list` counts the model's weights, not the rearranged ones' zeros.
+  c.graph().annotations[kRearrangedWeights] +=
+      w.numel() + (c.has_input(2) ? c.constant(2).numel() : 0);
+
+  const int64_t m = ws[1] * groups, phases = ah.stride * aw.stride;
+  std::vector<ir::ValueId> inputs = {one_d ? as_2d(c, c.value(0), "as2d") : c.value(0),
+                                     c.constant_value(conv_w, "phase_weights")};
+  if (c.has_input(2)) {
+    const std::vector<float> b = c.constant(2).to_floats();
+    if (static_cast<int64_t>(b.size()) != m) c.fail("bias must have one entry per output channel");
+    std::vector<float> pb_bias;
+    for (float v : b) pb_bias.insert(pb_bias.end(), static_cast<size_t>(phases), v);
+    inputs.push_back(c.constant_value(HostTensor::floats({m * phases}, pb_bias), "phase_bias"));
+  }
+  // Symmetric padding goes to the convolution, the remainder to an explicit zero pad.
+  const std::vector<int64_t> sym = {std::min(ah.conv_begin, ah.conv_end),
+                                    std::min(aw.conv_begin, aw.conv_end)};
+  if (ah.conv_begin != ah.conv_end || aw.conv_begin != aw.conv_end) {
+    inputs[0] = pad_spatial(c, inputs[0],
+                            {ah.conv_begin - sym[0], aw.conv_begin - sym[1], ah.conv_end - sym[0],
+                             aw.conv_end - sym[1]},
+                            0.0, "pad");
+  }
+  ir::ValueId y =
+      c.add(OpKind::conv2d, inputs,
+            {{"stride", std::vector<int64_t>{1, 1}}, {"pad", sym}, {"groups", groups}}, "phases");
+  const int64_t n = xs[0];
+  if (phases > 1) {  // pixel shuffle: [N, M, sh, sw, Qh, Qw] -> [N, M, Qh, sh, Qw, sw]
+    y = c.add(OpKind::reshape, {y},
+              {{"shape", ir::Shape{n, m, ah.stride, aw.stride, ah.conv_out, aw.conv_out}}},
+              "phase_axes");
+    y = c.add(OpKind::transpose, {y}, {{"perm", std::vector<int64_t>{0, 1, 4, 2, 5, 3}}},
+              "interleave");
+    y = c.add(OpKind::reshape, {y},
+              {{"shape", ir::Shape{n, m, ah.conv_out * ah.stride, aw.conv_out * aw.stride}}},
+              "interleaved");
+  }
+  int64_t axis = 2;
+  for (const TransposedAxis* a : {&ah, &aw}) {
+    if (a->crop != 0 || a->out != a->stride * a->conv_out) {
+      y = c.add(OpKind::slice, {y}, {{"axis", axis}, {"start", a->crop}, {"end", a->crop + a->out}},
+                "crop");
+    }
+    ++axis;
+  }
+  if (one_d) y = c.add(OpKind::reshape, {y}, {{"shape", ir::Shape{n, m, aw.out}}});
+  c.set_output(0, y);
+}
+
+}  // namespace
+
+void add_conv_transpose_mappings(std::vector<OpMapping>& t) {
+  t.push_back({"ConvTranspose", map_conv_transpose, nullptr});
+}
+
+}  // namespace cuvil::bench::onnx_import
