@@ -275,6 +275,22 @@ class Rewriter {
     }
   }
 
+  // The layout (nchw or nhwc) most of a concat's operand elements already sit in, so the fewest
+  // are converted; a tie goes to the target layout (a U-Net's decoder concatenates an upsampled
+  // nchw result with an nhwc skip: nhwc, which the next conv reads). Blocked operands count for
+  // neither: blocked channels carry padding, so a channel concat cannot simply move axes there.
+  Layout concat_layout(const Node& node) const {
+    int64_t nchw = 0, nhwc = 0;
+    for (ValueId in : node.inputs) {
+      const Layout l = phys_[static_cast<size_t>(in)];
+      const int64_t n = ir::num_elements(shape_of(in));
+      if (l == Layout::nchw) nchw += n;
+      if (l == Layout::nhwc) nhwc += n;
+    }
+    if (nchw == nhwc) return target_;
+    return nchw > nhwc ? Layout::nchw : Layout::nhwc;
+  }
+
   void rewrite_node(size_t index) {
     Node node = graph_.nodes()[index];  // a copy: add_node below appends to the node list
     std::set<int> epilogue_inputs;
@@ -310,12 +326,11 @@ class Rewriter {
         node.inputs[k] = convert_operand(node.inputs[k], out_phys, out_logical);
       }
     } else if (node.op == OpKind::concat && out4) {
-      const Layout first = phys_[static_cast<size_t>(node.inputs[0])];
       bool same = true;
       for (ValueId in : node.inputs) same = same && logical4(in) && original(in) == out_logical;
-      // Blocked channels carry padding: a channel concat cannot simply move axes there.
-      if (same && first != out_logical && first != Layout::nchw16c) {
-        out_phys = first;
+      const Layout most = concat_layout(node);
+      if (same && most != out_logical) {
+        out_phys = most;
         const int64_t axis = node.attrs.get_int("axis", 0);
         node.attrs.set("axis", move_axis(axis < 0 ? axis + 4 : axis, out_logical, out_phys));
       }

@@ -131,6 +131,31 @@ TEST(Layout, ChannelConcatUsesLastAxis) {
   }
 }
 
+// What a U-Net decoder concatenates: an upsampled result that arrives nchw (first) and an nhwc
+// skip of the same size, read by a conv. The concat runs nhwc, so only the upsampled half is
+// converted (before: the concat followed its first operand, converting the skip to nchw and the
+// concat's result back to nhwc for the conv).
+TEST(Layout, ConcatRunsInTheLayoutMostOperandsAlreadyHave) {
+  Graph g;
+  const ValueId x = g.add_input("x", {2, 3, 5, 7});
+  const ValueId skip = add_conv(g, x, 3, 4, 3, 1, true, 1);
+  const ValueId h = g.add_input("h", {2, 4, 5, 7});
+  const ValueId up =
+      g.add_node(OpKind::relu, {g.add_node(OpKind::reshape, {h}, {{"shape", Ints{2, 4, 5, 7}}})});
+  const ValueId cat = g.add_node(OpKind::concat, {up, skip}, {{"axis", int64_t{1}}});
+  g.mark_output(add_conv(g, cat, 8, 3, 1, 1, true, 2));
+  const Graph before = g;
+  run_layout(g, "nhwc");
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op == OpKind::concat) {
+      EXPECT_EQ(n.attrs.get_int("axis", 0), 3);
+    }
+  }
+  // x in, the upsampled operand in, the result out.
+  EXPECT_EQ(count_ops(g, OpKind::transpose), 3);
+  EXPECT_LT(max_error_after(before, g), 1e-4);
+}
+
 TEST(Layout, LowerRankBroadcastOperand) {
   Graph g;
   const ValueId x = g.add_input("x", {2, 3, 5, 5});

@@ -51,9 +51,9 @@ struct TransposedAxis {
 };
 
 // The convolution's weight [M * sh * sw, C / g, Kh, Kw] from ConvTranspose's [C, M / g, kh, kw]
-// (rank 4; a 1-D kernel has kh = 1): output channel (m, rh, rw) of group gi holds, at tap
-// (jh, jw), the transposed kernel's tap (rh + sh * (Kh - 1 - jh), rw + sw * (Kw - 1 - jw)) of
-// the dilated kernel, zero past its span or between dilated taps.
+// (rank 4; a 1-D kernel has kh = 1): output channel (gi, rh, rw, m), group outermost as a grouped
+// convolution needs, holds at tap (jh, jw) the transposed kernel's tap (rh + sh * (Kh - 1 - jh), rw
+// + sw * (Kw - 1 - jw)) of the dilated kernel, zero past its span or between dilated taps.
 HostTensor phase_weights(const HostTensor& w, int64_t groups, const TransposedAxis& ah,
                          const TransposedAxis& aw, int64_t dh, int64_t dw) {
   const int64_t c = w.shape[0], mg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
@@ -69,7 +69,7 @@ HostTensor phase_weights(const HostTensor& w, int64_t groups, const TransposedAx
     for (int64_t m = 0; m < mg; ++m)
       for (int64_t rh = 0; rh < sh; ++rh)
         for (int64_t rw = 0; rw < sw; ++rw) {
-          const int64_t oc = ((g * mg + m) * sh + rh) * sw + rw;
+          const int64_t oc = ((g * sh + rh) * sw + rw) * mg + m;
           for (int64_t ci = 0; ci < cg; ++ci)
             for (int64_t jh = 0; jh < th; ++jh) {
               const int64_t ih = source(rh + sh * (th - 1 - jh), ah.span, dh);
@@ -192,7 +192,10 @@ void map_conv_transpose(NodeContext& c) {
     const std::vector<float> b = c.constant(2).to_floats();
     if (static_cast<int64_t>(b.size()) != m) c.fail("bias must have one entry per output channel");
     std::vector<float> pb_bias;
-    for (float v : b) pb_bias.insert(pb_bias.end(), static_cast<size_t>(phases), v);
+    const int64_t mg = ws[1];
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t p = 0; p < phases; ++p)
+        pb_bias.insert(pb_bias.end(), b.begin() + g * mg, b.begin() + (g + 1) * mg);
     inputs.push_back(c.constant_value(HostTensor::floats({m * phases}, pb_bias), "phase_bias"));
   }
   // Symmetric padding goes to the convolution, the remainder to an explicit zero pad.
@@ -207,18 +210,23 @@ void map_conv_transpose(NodeContext& c) {
   ir::ValueId y =
       c.add(OpKind::conv2d, inputs,
             {{"stride", std::vector<int64_t>{1, 1}}, {"pad", sym}, {"groups", groups}}, "phases");
+  // Interleave the phases as a channels-last tensor [N, Qh, sh, Qw, sw, G, M / G]: where the
+  // conv runs nhwc (the layout pass's default) the layout conversions around it cancel, and the
+  // pixel shuffle moves whole runs of M / G channels (of sw x M where G is 1).
   const int64_t n = xs[0];
-  if (phases > 1) {  // pixel shuffle: [N, M, sh, sw, Qh, Qw] -> [N, M, Qh, sh, Qw, sw]
-    y = c.add(OpKind::reshape, {y},
-              {{"shape", ir::Shape{n, m, ah.stride, aw.stride, ah.conv_out, aw.conv_out}}},
-              "phase_axes");
-    y = c.add(OpKind::transpose, {y}, {{"perm", std::vector<int64_t>{0, 1, 4, 2, 5, 3}}},
+  y = c.add(OpKind::transpose, {y}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}, "channels_last");
+  if (phases > 1) {
+    y = c.add(
+        OpKind::reshape, {y},
+        {{"shape", ir::Shape{n, ah.conv_out, aw.conv_out, groups, ah.stride, aw.stride, ws[1]}}},
+        "phase_axes");
+    y = c.add(OpKind::transpose, {y}, {{"perm", std::vector<int64_t>{0, 1, 4, 2, 5, 3, 6}}},
               "interleave");
     y = c.add(OpKind::reshape, {y},
-              {{"shape", ir::Shape{n, m, ah.conv_out * ah.stride, aw.conv_out * aw.stride}}},
+              {{"shape", ir::Shape{n, ah.conv_out * ah.stride, aw.conv_out * aw.stride, m}}},
               "interleaved");
   }
-  int64_t axis = 2;
+  int64_t axis = 1;
   for (const TransposedAxis* a : {&ah, &aw}) {
     if (a->crop != 0 || a->out != a->stride * a->conv_out) {
       y = c.add(OpKind::slice, {y}, {{"axis", axis}, {"start", a->crop}, {"end", a->crop + a->out}},
@@ -226,6 +234,7 @@ void map_conv_transpose(NodeContext& c) {
     }
     ++axis;
   }
+  y = c.add(OpKind::transpose, {y}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}}, "channels_first");
   if (one_d) y = c.add(OpKind::reshape, {y}, {{"shape", ir::Shape{n, m, aw.out}}});
   c.set_output(0, y);
 }
