@@ -547,6 +547,7 @@ const std::vector<OpMapping>& op_mappings() {
     add_einsum_mappings(t);
     add_conv_transpose_mappings(t);
     add_activation_mappings(t);
+    add_recurrent_mappings(t);
     return t;
   }();
   return table;

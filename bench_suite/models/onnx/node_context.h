@@ -94,5 +94,6 @@ void add_shape_mappings(std::vector<OpMapping>& table);           // map_shape.c
 void add_einsum_mappings(std::vector<OpMapping>& table);          // map_einsum.cc
 void add_conv_transpose_mappings(std::vector<OpMapping>& table);  // map_conv_transpose.cc
 void add_activation_mappings(std::vector<OpMapping>& table);      // map_activation.cc
+void add_recurrent_mappings(std::vector<OpMapping>& table);       // map_recurrent.cc
 
 }  // namespace cuvil::bench::onnx_import
