@@ -588,6 +588,47 @@ def test_upsample_bilinear_before_opset_10_is_asymmetric(tmp_path):
     close(got, np_linear_resize(x, [1, 2, 6, 8], [1, 1, 2, 2], "asymmetric"))
 
 
+def np_nearest_sources(in_, out, scale, coord, rounding):
+    o = np.arange(out, dtype=np.float64)
+    x = {"half_pixel": (o + 0.5) / scale - 0.5,
+         "pytorch_half_pixel": (o + 0.5) / scale - 0.5 if out > 1 else np.zeros(out),
+         "align_corners": o * (in_ - 1) / (out - 1) if out > 1 else np.zeros(out),
+         "asymmetric": o / scale,
+         "tf_half_pixel_for_nn": (o + 0.5) / scale}[coord]
+    half = x - np.floor(x) == 0.5
+    i = {"floor": np.floor(x), "ceil": np.ceil(x),
+         "round_prefer_floor": np.where(half, np.floor(x), np.round(x)),
+         "round_prefer_ceil": np.where(half, np.ceil(x), np.round(x))}[rounding]
+    return np.clip(i, 0, in_ - 1).astype(np.int64)
+
+
+@pytest.mark.parametrize("coord", ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                   "tf_half_pixel_for_nn"])
+@pytest.mark.parametrize("rounding", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
+@pytest.mark.parametrize("scales,sizes", [([1, 1, 3, 3], None), ([1, 1, 1.5, 0.5], None),
+                                          (None, [2, 3, 1, 11]), (None, [2, 3, 7, 4])])
+def test_resize_nearest_to_any_size_in_every_mode(tmp_path, coord, rounding, scales, sizes):
+    # Integer factors where the rounding repeats each pixel run as upsample_nearest2d; the rest
+    # gather source rows and columns (before: refused, and asymmetric x3 with round_prefer_floor
+    # repeated pixels as floor would).
+    x = rand(2, 3, 5, 4)
+    if sizes is None:
+        inputs = ["x", "", "sc"]
+        inits = {"sc": np.array(scales, np.float32)}
+        out = [int(np.floor(d * s)) for d, s in zip(x.shape, scales)]
+        sc = scales
+    else:
+        inputs = ["x", "", "", "sz"]
+        inits = {"sz": np.array(sizes, np.int64)}
+        out, sc = sizes, [o / d for o, d in zip(sizes, x.shape)]
+    node = helper.make_node("Resize", inputs, ["y"], mode="nearest", coordinate_transformation_mode=coord,
+                            nearest_mode=rounding)
+    (got,) = run(tmp_path, [node], {"x": x}, inits, opset=13)
+    rows = np_nearest_sources(5, out[2], sc[2], coord, rounding)
+    cols = np_nearest_sources(4, out[3], sc[3], coord, rounding)
+    close(got, x[:, :, rows][:, :, :, cols], 0)
+
+
 @pytest.mark.parametrize("attrs,scales,why", [
     ({"mode": "cubic"}, [1, 1, 2, 2], "mode 'cubic' is not supported"),
     ({"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2],

@@ -366,3 +366,19 @@ def test_activations_pytorch_exports_as_their_own_operators(compare, opset):
         nn.Conv2d(6, 6, 1), nn.Mish(), nn.Conv2d(6, 6, 1), nn.GELU(approximate="tanh"),
         nn.Conv2d(6, 6, 1), nn.Softsign(), nn.Conv2d(6, 6, 1), nn.Hardtanh(-0.5, 0.8)))
     assert compare(m, torch.randn(2, 3, 9, 8) * 3, opset) <= FP32_BOUND
+
+
+class Resample(nn.Module):
+    def __init__(self, **kwargs):
+        super().__init__()
+        self.kwargs = kwargs
+
+    def forward(self, x):
+        return nn.functional.interpolate(x, **self.kwargs) * 2
+
+
+@pytest.mark.parametrize("kwargs", [dict(size=(7, 5), mode="nearest"), dict(scale_factor=1.5, mode="nearest"),
+                                    dict(scale_factor=(3, 2), mode="nearest"),
+                                    dict(scale_factor=0.5, mode="nearest")])
+def test_nearest_interpolate_to_any_size(compare, kwargs):
+    assert compare(Resample(**kwargs), torch.randn(2, 3, 6, 5), 17) <= FP32_BOUND

@@ -686,8 +686,84 @@ void map_linear_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget& 
   c.set_output(0, y);
 }
 
-// Resize and Upsample: nearest by one integer factor on both spatial axes (the IR's
-// upsample_nearest2d), or linear (bilinear) to any size (map_linear_resize).
+// Source pixel of each of `out` output pixels on an axis of `in` (mode nearest): the coordinate
+// transform, then nearest_mode's rounding, clamped to the axis.
+std::vector<int64_t> nearest_sources(NodeContext& c, int64_t in, int64_t out, double scale,
+                                     const std::string& coord, const std::string& rounding) {
+  std::vector<int64_t> src(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    const double od = static_cast<double>(o);
+    double x = 0.0;
+    if (coord == "half_pixel" || (coord == "pytorch_half_pixel" && out > 1)) {
+      x = (od + 0.5) / scale - 0.5;
+    } else if (coord == "align_corners") {
+      x = out == 1 ? 0.0 : od * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    } else if (coord == "asymmetric") {
+      x = od / scale;
+    } else if (coord == "tf_half_pixel_for_nn") {
+      x = (od + 0.5) / scale;
+    }
+    double i = 0.0;
+    const bool half = x - std::floor(x) == 0.5;
+    if (rounding == "floor") {
+      i = std::floor(x);
+    } else if (rounding == "ceil") {
+      i = std::ceil(x);
+    } else if (rounding == "round_prefer_floor") {
+      i = half ? std::floor(x) : std::round(x);
+    } else if (rounding == "round_prefer_ceil") {
+      i = half ? std::ceil(x) : std::round(x);
+    } else {
+      c.fail("unknown nearest_mode '" + rounding + "'");
+    }
+    src[static_cast<size_t>(o)] =
+        static_cast<int64_t>(std::clamp(i, 0.0, static_cast<double>(in - 1)));
+  }
+  return src;
+}
+
+// Nearest resizing to any size: a gather of source rows (H) and columns (W), or the IR's
+// upsample_nearest2d where both axes repeat each pixel the same integer number of times.
+void map_nearest_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget& t,
+                        const std::string& coord) {
+  if (t.sizes[0] != xs[0] || t.sizes[1] != xs[1]) c.fail("only H and W may be resized");
+  const std::string rounding =
+      c.op_type() == "Upsample" ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
+  if (t.sizes[2] > kMaxFoldedElements || t.sizes[3] > kMaxFoldedElements) {
+    // No index table that large: an integer factor goes to upsample_nearest2d, whose shape
+    // inference bounds the result.
+    if (t.scales[2] != t.scales[3] || t.scales[2] != std::floor(t.scales[2]))
+      c.fail("an output axis of more than 2^27 pixels needs an equal integer scale of H and W");
+    return c.set_output(0, c.add(OpKind::upsample_nearest2d, {c.value(0)},
+                                 {{"scale", saturating_int64(t.scales[2])}}));
+  }
+  std::vector<int64_t> src[2];
+  for (size_t a = 0; a < 2; ++a)
+    src[a] = nearest_sources(c, xs[2 + a], t.sizes[2 + a], t.scales[2 + a], coord, rounding);
+  auto repeats = [&](size_t a, int64_t k) {  // every pixel k times, in order
+    if (t.sizes[2 + a] != k * xs[2 + a]) return false;
+    for (int64_t o = 0; o < t.sizes[2 + a]; ++o)
+      if (src[a][static_cast<size_t>(o)] != o / k) return false;
+    return true;
+  };
+  const int64_t k = t.sizes[2] / xs[2];
+  if (k >= 1 && repeats(0, k) && repeats(1, k)) {
+    if (k == 1) return c.set_output(0, c.value(0));
+    return c.set_output(0, c.add(OpKind::upsample_nearest2d, {c.value(0)}, {{"scale", k}}));
+  }
+  ir::ValueId y = c.value(0);
+  for (size_t a = 0; a < 2; ++a) {
+    if (repeats(a, 1)) continue;
+    const ir::ValueId idx =
+        c.constant_value(HostTensor::ints({t.sizes[2 + a]}, src[a]), a == 0 ? "rows" : "columns");
+    y = c.add(OpKind::gather, {y, idx}, {{"axis", static_cast<int64_t>(2 + a)}},
+              a == 0 ? "h" : "w");
+  }
+  c.set_output(0, y);
+}
+
+// Resize and Upsample: nearest (map_nearest_resize) or linear (bilinear, map_linear_resize), to
+// any size.
 void map_resize(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
   if (xs.size() != 4) c.fail("only 4-D (NCHW) resizing is supported");
@@ -701,8 +777,7 @@ void map_resize(NodeContext& c) {
                                 : c.attr_string("coordinate_transformation_mode", "half_pixel");
   const bool linear_coord = coord == "half_pixel" || coord == "pytorch_half_pixel" ||
                             coord == "asymmetric" || coord == "align_corners";
-  // Nearest: every coordinate mode maps integer factors to floor(dst / s) except these two.
-  const bool nearest_coord = coord != "align_corners" && coord != "tf_crop_and_resize";
+  const bool nearest_coord = linear_coord || coord == "tf_half_pixel_for_nn";
   if (!(mode == "linear" ? linear_coord : nearest_coord))
     c.fail("coordinate_transformation_mode '" + coord + "' is not supported for mode " + mode);
   if (c.attr_int("antialias", 0) != 0) c.fail("antialias is not supported");
@@ -711,14 +786,7 @@ void map_resize(NodeContext& c) {
     c.fail("keep_aspect_ratio_policy other than stretch is not supported");
   const ResizeTarget t = resize_target(c, xs);
   if (mode == "linear") return map_linear_resize(c, xs, t, coord);
-  const std::vector<double>& scales = t.scales;
-  if (scales[0] != 1 || scales[1] != 1 || scales[2] != scales[3] || scales[2] < 1 ||
-      scales[2] != std::floor(scales[2])) {
-    c.fail("only an equal integer upscale of H and W is supported (mode nearest)");
-  }
-  const int64_t s = saturating_int64(scales[2]);
-  if (s == 1) return c.set_output(0, c.value(0));
-  c.set_output(0, c.add(OpKind::upsample_nearest2d, {c.value(0)}, {{"scale", s}}));
+  map_nearest_resize(c, xs, t, coord);
 }
 
 }  // namespace
