@@ -18,46 +18,6 @@ namespace {
 
 using ir::OpKind;
 
-// Begin and end padding of each spatial axis, from pads or auto_pad.
-struct Padding {
-  std::vector<int64_t> begin, end;
-};
-
-Padding spatial_padding(NodeContext& c, const ir::Shape& in_spatial,
-                        const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides) {
-  const size_t r = in_spatial.size();
-  Padding p{std::vector<int64_t>(r, 0), std::vector<int64_t>(r, 0)};
-  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
-  if (auto_pad == "NOTSET") {
-    const std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
-    if (pads.size() != 2 * r) c.fail("pads must have " + std::to_string(2 * r) + " entries");
-    for (size_t d = 0; d < r; ++d) {
-      p.begin[d] = pads[d];
-      p.end[d] = pads[d + r];
-      if (p.begin[d] < 0 || p.end[d] < 0) c.fail("negative pads are not supported");
-      check_window_attr(c, "pads", std::max(p.begin[d], p.end[d]));
-    }
-  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (size_t d = 0; d < r; ++d) {
-      const int64_t out = (in_spatial[d] + strides[d] - 1) / strides[d];
-      const int64_t total =
-          std::max<int64_t>(0, (out - 1) * strides[d] + kernel[d] - in_spatial[d]);
-      const int64_t small = total / 2;
-      p.begin[d] = auto_pad == "SAME_UPPER" ? small : total - small;
-      p.end[d] = total - p.begin[d];
-    }
-  } else if (auto_pad != "VALID") {
-    c.fail("unknown auto_pad '" + auto_pad + "'");
-  }
-  return p;
-}
-
-void require_unit_dilations(NodeContext& c, size_t r) {
-  for (int64_t d : c.attr_ints("dilations", std::vector<int64_t>(r, 1))) {
-    if (d != 1) c.fail("dilations other than 1 are not supported");
-  }
-}
-
 // ---- Conv -----------------------------------------------------------------------------------
 
 // Kernel taps that read only zero padding, for every output pixel, add nothing. Those at the
@@ -95,9 +55,10 @@ HostTensor crop_taps(const HostTensor& w, const std::vector<int64_t>& lo,
 void map_conv(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
   const ir::Shape ws = c.shape(1);
+  if (xs.size() == 5) return map_conv3d(c);
   if (xs.size() != 4 && xs.size() != 3) {
-    c.fail("only 1-D and 2-D convolutions are supported (input rank " + std::to_string(xs.size()) +
-           ")");
+    c.fail("only 1-D, 2-D and 3-D convolutions are supported (input rank " +
+           std::to_string(xs.size()) + ")");
   }
   if (ws.size() != xs.size()) c.fail("weight rank differs from the input's");
   const bool one_d = xs.size() == 3;
@@ -258,13 +219,15 @@ void map_matmul(NodeContext& c) {
 
 // ---- Normalizations -------------------------------------------------------------------------
 
-// A 2-D or 3-D activation as NCHW (BatchNorm1d, InstanceNorm1d); `back` restores the shape.
+// A rank-2, 3 or 5 activation as NCHW (BatchNorm1d, InstanceNorm1d, BatchNorm3d); from_nchw
+// restores the shape.
 ir::ValueId as_nchw(NodeContext& c, ir::ValueId x, ir::Shape* original) {
   *original = c.value_shape(x);
   if (original->size() == 4) return x;
-  if (original->size() != 2 && original->size() != 3) c.fail("input must have rank 2, 3 or 4");
+  if (original->size() < 2 || original->size() > 5) c.fail("input must have rank 2 to 5");
   ir::Shape s = *original;
   while (s.size() < 4) s.push_back(1);
+  if (s.size() == 5) s = {s[0], s[1], s[2] * s[3], s[4]};  // depth and height merged
   return c.add(OpKind::reshape, {x}, {{"shape", s}}, "nchw");
 }
 ir::ValueId from_nchw(NodeContext& c, ir::ValueId y, const ir::Shape& original) {
@@ -340,7 +303,8 @@ void map_pool(NodeContext& c) {
   if (is_max && c.output_used(1)) c.fail("the Indices output is not supported");
   if (c.attr_int("storage_order", 0) != 0) c.fail("storage_order 1 is not supported");
   const ir::Shape xs = c.shape(0);
-  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D and 2-D pooling is supported");
+  if (xs.size() == 5) return map_pool3d(c);
+  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D, 2-D and 3-D pooling is supported");
   const size_t r = xs.size() - 2;
   require_unit_dilations(c, r);
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});

@@ -1,10 +1,47 @@
 #include "bench_suite/models/onnx/window_attrs.h"
 
+#include <algorithm>
+
 namespace cuvil::bench::onnx_import {
 
 void check_window_attr(const NodeContext& c, const char* name, int64_t v) {
   if (v > kMaxWindowAttr) {
     c.fail(std::string(name) + " entry " + std::to_string(v) + " is above 2^31 (not supported)");
+  }
+}
+
+Padding spatial_padding(NodeContext& c, const ir::Shape& in_spatial,
+                        const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides) {
+  const size_t r = in_spatial.size();
+  Padding p{std::vector<int64_t>(r, 0), std::vector<int64_t>(r, 0)};
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET") {
+    const std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+    if (pads.size() != 2 * r) c.fail("pads must have " + std::to_string(2 * r) + " entries");
+    for (size_t d = 0; d < r; ++d) {
+      p.begin[d] = pads[d];
+      p.end[d] = pads[d + r];
+      if (p.begin[d] < 0 || p.end[d] < 0) c.fail("negative pads are not supported");
+      check_window_attr(c, "pads", std::max(p.begin[d], p.end[d]));
+    }
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t d = 0; d < r; ++d) {
+      const int64_t out = (in_spatial[d] + strides[d] - 1) / strides[d];
+      const int64_t total =
+          std::max<int64_t>(0, (out - 1) * strides[d] + kernel[d] - in_spatial[d]);
+      const int64_t small = total / 2;
+      p.begin[d] = auto_pad == "SAME_UPPER" ? small : total - small;
+      p.end[d] = total - p.begin[d];
+    }
+  } else if (auto_pad != "VALID") {
+    c.fail("unknown auto_pad '" + auto_pad + "'");
+  }
+  return p;
+}
+
+void require_unit_dilations(NodeContext& c, size_t r) {
+  for (int64_t d : c.attr_ints("dilations", std::vector<int64_t>(r, 1))) {
+    if (d != 1) c.fail("dilations other than 1 are not supported");
   }
 }
 
