@@ -22,20 +22,45 @@ int64_t align_up(int64_t bytes, int64_t alignment) {
   return (bytes + alignment - 1) / alignment * alignment;
 }
 
-// Live ranges of every node result over the node order. A value is live from its producer to
-// its last reader inclusive, so a node's output never shares memory with its own inputs; graph
-// outputs stay live to the end.
-std::vector<Interval> live_ranges(const Graph& graph, int64_t alignment) {
+// A reshape without an epilogue moves no data: its result shares its input's region (the CPU and
+// CUDA reshape kernels skip the copy when the two coincide). Returns, for every value, the node
+// result whose region it uses: itself, or for such a reshape of a node result, its input's.
+// Graph inputs and constants live outside the arena, so a reshape of one is still a copy.
+std::vector<ValueId> region_owners(const Graph& graph) {
+  std::vector<ValueId> owner(static_cast<size_t>(graph.value_count()));
+  std::vector<char> computed(static_cast<size_t>(graph.value_count()), 0);
+  for (ValueId v = 0; v < graph.value_count(); ++v) owner[static_cast<size_t>(v)] = v;
+  for (const ir::Node& n : graph.nodes()) {
+    computed[static_cast<size_t>(n.output)] = 1;
+    if (n.op != ir::OpKind::reshape || !n.epilogue.empty()) continue;
+    const ValueId in = n.inputs[0];
+    if (!computed[static_cast<size_t>(in)]) continue;
+    owner[static_cast<size_t>(n.output)] = owner[static_cast<size_t>(in)];
+  }
+  return owner;
+}
+
+// Live ranges of every region over the node order. A value is live from its producer to its last
+// reader inclusive, so a node's output never shares memory with its own inputs (but for the
+// reshapes region_owners lets share); graph outputs stay live to the end. A region lives as long
+// as any value in it.
+std::vector<Interval> live_ranges(const Graph& graph, const std::vector<ValueId>& owner,
+                                  int64_t alignment) {
   const auto& nodes = graph.nodes();
   const int64_t end = static_cast<int64_t>(nodes.size());
   std::vector<int64_t> last(static_cast<size_t>(graph.value_count()), -1);
+  auto read_at = [&](ValueId v, int64_t i) {
+    int64_t& l = last[static_cast<size_t>(owner[static_cast<size_t>(v)])];
+    l = std::max(l, i);
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
-    for (ValueId in : nodes[i].inputs) last[static_cast<size_t>(in)] = static_cast<int64_t>(i);
+    for (ValueId in : nodes[i].inputs) read_at(in, static_cast<int64_t>(i));
   }
-  for (ValueId out : graph.outputs()) last[static_cast<size_t>(out)] = end;
+  for (ValueId out : graph.outputs()) read_at(out, end);
   std::vector<Interval> intervals;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const ValueId v = nodes[i].output;
+    if (owner[static_cast<size_t>(v)] != v) continue;
     const ir::Value& value = graph.value(v);
     const int64_t bytes = ir::kStorageBytesPerElement * ir::num_elements(value.shape);
     const int64_t first = static_cast<int64_t>(i);
@@ -93,7 +118,8 @@ void MemoryPlanPass::run(Graph& graph, const ParamMap& params) const {
   int64_t alignment = 1;
   while (alignment < param_int(params, "alignment")) alignment *= 2;
 
-  std::vector<Interval> intervals = live_ranges(graph, alignment);
+  const std::vector<ValueId> owner = region_owners(graph);
+  std::vector<Interval> intervals = live_ranges(graph, owner, alignment);
   std::vector<size_t> order(intervals.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   if (strategy == "none") {
@@ -117,6 +143,10 @@ void MemoryPlanPass::run(Graph& graph, const ParamMap& params) const {
     graph.mutable_value(it.value).arena_offset = it.offset;
     peak = std::max(peak, it.offset + it.size);
     naive += it.size;
+  }
+  for (const ir::Node& n : graph.nodes()) {
+    const ValueId o = owner[static_cast<size_t>(n.output)];
+    if (o != n.output) graph.mutable_value(n.output).arena_offset = graph.value(o).arena_offset;
   }
   graph.annotations["memory.peak_bytes"] = peak;
   // Lowering places intermediates at these offsets (passes/lower.cc reads the origins).
