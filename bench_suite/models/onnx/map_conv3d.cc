@@ -161,19 +161,8 @@ void map_pool3d(NodeContext& c) {
   // Every frame pooled in 2-D: [N, C * D, H, W].
   ir::ValueId x = c.add(OpKind::reshape, {c.value(0)},
                         {{"shape", ir::Shape{n, ch * xs[2], xs[3], xs[4]}}}, "frames");
-  ints sym = {std::min(p.begin[1], p.end[1]), std::min(p.begin[2], p.end[2])};
-  const bool asymmetric = p.begin[1] != p.end[1] || p.begin[2] != p.end[2];
-  const bool too_wide = sym[0] * 2 > kernel[1] || sym[1] * 2 > kernel[2];
-  if (asymmetric || too_wide) {
-    if (!is_max && !include_pad)
-      c.fail("asymmetric padding with count_include_pad 0 is not supported");
-    const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-    const ints extra = too_wide ? ints{p.begin[1], p.begin[2], p.end[1], p.end[2]}
-                                : ints{p.begin[1] - sym[0], p.begin[2] - sym[1], p.end[1] - sym[0],
-                                       p.end[2] - sym[1]};
-    x = pad_spatial(c, x, extra, fill, "pad");
-    if (too_wide) sym = {0, 0};
-  }
+  const ints sym = pool_padding(c, x, {kernel[1], kernel[2]}, {p.begin[1], p.begin[2]},
+                                {p.end[1], p.end[2]}, is_max, include_pad);
   ir::Attrs attrs = {{"kernel", ints{kernel[1], kernel[2]}},
                      {"stride", ints{strides[1], strides[2]}},
                      {"pad", sym}};

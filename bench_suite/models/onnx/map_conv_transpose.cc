@@ -191,12 +191,12 @@ void map_conv_transpose(NodeContext& c) {
   if (c.has_input(2)) {
     const std::vector<float> b = c.constant(2).to_floats();
     if (static_cast<int64_t>(b.size()) != m) c.fail("bias must have one entry per output channel");
-    std::vector<float> pb_bias;
+    std::vector<float> phase_bias;
     const int64_t mg = ws[1];
     for (int64_t g = 0; g < groups; ++g)
       for (int64_t p = 0; p < phases; ++p)
-        pb_bias.insert(pb_bias.end(), b.begin() + g * mg, b.begin() + (g + 1) * mg);
-    inputs.push_back(c.constant_value(HostTensor::floats({m * phases}, pb_bias), "phase_bias"));
+        phase_bias.insert(phase_bias.end(), b.begin() + g * mg, b.begin() + (g + 1) * mg);
+    inputs.push_back(c.constant_value(HostTensor::floats({m * phases}, phase_bias), "phase_bias"));
   }
   // Symmetric padding goes to the convolution, the remainder to an explicit zero pad.
   const std::vector<int64_t> sym = {std::min(ah.conv_begin, ah.conv_end),

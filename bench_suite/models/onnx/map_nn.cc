@@ -341,21 +341,7 @@ void map_pool(NodeContext& c) {
       p.end[d] += extra;
     }
   }
-  std::vector<int64_t> sym = {std::min(p.begin[0], p.end[0]), std::min(p.begin[1], p.end[1])};
-  const bool asymmetric = p.begin[0] != p.end[0] || p.begin[1] != p.end[1];
-  const bool too_wide = sym[0] * 2 > kernel[0] || sym[1] * 2 > kernel[1];
-  if (asymmetric || too_wide) {
-    if (!is_max && !include_pad)
-      c.fail("asymmetric padding with count_include_pad 0 is not supported");
-    // Padding a max with -inf (an average with zeros counted) changes nothing else.
-    const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-    const std::vector<int64_t> extra =
-        too_wide ? std::vector<int64_t>{p.begin[0], p.begin[1], p.end[0], p.end[1]}
-                 : std::vector<int64_t>{p.begin[0] - sym[0], p.begin[1] - sym[1], p.end[0] - sym[0],
-                                        p.end[1] - sym[1]};
-    x = pad_spatial(c, x, extra, fill, "pad");
-    if (too_wide) sym = {0, 0};
-  }
+  const std::vector<int64_t> sym = pool_padding(c, x, kernel, p.begin, p.end, is_max, include_pad);
   ir::Attrs attrs = {{"kernel", kernel}, {"stride", strides}, {"pad", sym}};
   if (!is_max) attrs.set("count_include_pad", int64_t{include_pad ? 1 : 0});
   ir::ValueId y =

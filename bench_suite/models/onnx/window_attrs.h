@@ -36,6 +36,15 @@ std::vector<int64_t> per_axis_attr(NodeContext& c, const char* name, size_t r);
 ir::ValueId pad_spatial(NodeContext& c, ir::ValueId x, const std::vector<int64_t>& extra,
                         double value, const std::string& suffix);
 
+// A 2-D pool's padding ([h, w] begins and ends) over `kernel` [kh, kw]: symmetric padding stays in
+// the pool's `pad` attribute, which it returns; an asymmetric remainder, or padding wider than
+// half the window, pads x explicitly (-inf for a max; zeros for an average, which then must
+// count them).
+std::vector<int64_t> pool_padding(NodeContext& c, ir::ValueId& x,
+                                  const std::vector<int64_t>& kernel,
+                                  const std::vector<int64_t>& begin,
+                                  const std::vector<int64_t>& end, bool is_max, bool include_pad);
+
 // Rank-3 (1-D) activations run as rank 4 with a unit height; returns the NCHW value.
 ir::ValueId as_2d(NodeContext& c, ir::ValueId x, const std::string& suffix);
 
