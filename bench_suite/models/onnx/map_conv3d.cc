@@ -125,13 +125,7 @@ void map_conv3d(NodeContext& c) {
     w = c.add(OpKind::transpose, {c.value(1)}, {{"perm", ints{0, 2, 1, 3, 4}}}, "w_taps");
     w = c.add(OpKind::reshape, {w}, {{"shape", w2}}, "w2d");
   }
-  // H and W as a 2-D convolution: symmetric padding in the conv, any remainder explicit.
-  const ints sym = {std::min(p.begin[1], p.end[1]), std::min(p.begin[2], p.end[2])};
-  if (p.begin[1] != p.end[1] || p.begin[2] != p.end[2]) {
-    x = pad_spatial(
-        c, x, {p.begin[1] - sym[0], p.begin[2] - sym[1], p.end[1] - sym[0], p.end[2] - sym[1]}, 0.0,
-        "pad");
-  }
+  const ints sym = split_padding(c, x, {p.begin[1], p.begin[2]}, {p.end[1], p.end[2]}, 0.0);
   std::vector<ir::ValueId> inputs = {x, w};
   if (c.has_input(2)) inputs.push_back(c.value(2));
   ir::Attrs attrs = {{"stride", ints{strides[1], strides[2]}}, {"pad", sym}, {"groups", groups}};

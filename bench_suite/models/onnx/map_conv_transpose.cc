@@ -198,15 +198,8 @@ void map_conv_transpose(NodeContext& c) {
         phase_bias.insert(phase_bias.end(), b.begin() + g * mg, b.begin() + (g + 1) * mg);
     inputs.push_back(c.constant_value(HostTensor::floats({m * phases}, phase_bias), "phase_bias"));
   }
-  // Symmetric padding goes to the convolution, the remainder to an explicit zero pad.
-  const std::vector<int64_t> sym = {std::min(ah.conv_begin, ah.conv_end),
-                                    std::min(aw.conv_begin, aw.conv_end)};
-  if (ah.conv_begin != ah.conv_end || aw.conv_begin != aw.conv_end) {
-    inputs[0] = pad_spatial(c, inputs[0],
-                            {ah.conv_begin - sym[0], aw.conv_begin - sym[1], ah.conv_end - sym[0],
-                             aw.conv_end - sym[1]},
-                            0.0, "pad");
-  }
+  const std::vector<int64_t> sym =
+      split_padding(c, inputs[0], {ah.conv_begin, aw.conv_begin}, {ah.conv_end, aw.conv_end}, 0.0);
   ir::ValueId y =
       c.add(OpKind::conv2d, inputs,
             {{"stride", std::vector<int64_t>{1, 1}}, {"pad", sym}, {"groups", groups}}, "phases");

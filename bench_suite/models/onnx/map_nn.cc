@@ -110,12 +110,7 @@ void map_conv(NodeContext& c) {
     pb.insert(pb.begin(), 0);
     pe.insert(pe.begin(), 0);
   }
-  // Symmetric padding goes to the conv; any asymmetric remainder is an explicit zero pad.
-  std::vector<int64_t> sym = {std::min(pb[0], pe[0]), std::min(pb[1], pe[1])};
-  if (pb[0] != pe[0] || pb[1] != pe[1]) {
-    x = pad_spatial(c, x, {pb[0] - sym[0], pb[1] - sym[1], pe[0] - sym[0], pe[1] - sym[1]}, 0.0,
-                    "pad");
-  }
+  const std::vector<int64_t> sym = split_padding(c, x, pb, pe, 0.0);
   std::vector<ir::ValueId> inputs = {x, w};
   if (c.has_input(2)) inputs.push_back(c.value(2));
   ir::Attrs attrs = {{"stride", stride2}, {"pad", sym}, {"groups", c.attr_int("group", 1)}};
@@ -576,23 +571,26 @@ ResizeTarget resize_target(NodeContext& c, const ir::Shape& xs) {
   return t;
 }
 
+// Output pixel o's coordinate in the input, on an axis of `in` resized to `out` by `scale`, in
+// the coordinate transformation mode `coord` (ONNX Resize; not tf_crop_and_resize).
+double resize_source(int64_t o, int64_t in, int64_t out, double scale, const std::string& coord) {
+  const double od = static_cast<double>(o);
+  if (coord == "align_corners")
+    return out == 1 ? 0.0 : od * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (coord == "asymmetric") return od / scale;
+  if (coord == "tf_half_pixel_for_nn") return (od + 0.5) / scale;
+  if (coord == "pytorch_half_pixel" && out == 1) return 0.0;
+  return (od + 0.5) / scale - 0.5;  // half_pixel, pytorch_half_pixel
+}
+
 // One axis's linear interpolation as a matrix [out, in] (ONNX Resize, mode linear): row o holds
 // the weights of the two input pixels around o's source coordinate, which is clamped to the
 // axis (ONNX's edge rule and PyTorch's bilinear agree on it).
 HostTensor linear_resize_matrix(int64_t in, int64_t out, double scale, const std::string& coord) {
   std::vector<float> m(static_cast<size_t>(out * in), 0.0f);
   for (int64_t o = 0; o < out; ++o) {
-    double x = 0.0;
-    if (coord == "align_corners") {
-      x = out == 1
-              ? 0.0
-              : static_cast<double>(o) * static_cast<double>(in - 1) / static_cast<double>(out - 1);
-    } else if (coord == "asymmetric") {
-      x = static_cast<double>(o) / scale;
-    } else if (coord != "pytorch_half_pixel" || out > 1) {  // half_pixel, pytorch_half_pixel
-      x = (static_cast<double>(o) + 0.5) / scale - 0.5;
-    }
-    x = std::clamp(x, 0.0, static_cast<double>(in - 1));
+    const double x =
+        std::clamp(resize_source(o, in, out, scale, coord), 0.0, static_cast<double>(in - 1));
     const int64_t i0 = static_cast<int64_t>(std::floor(x));
     const int64_t i1 = std::min(i0 + 1, in - 1);
     const double f = x - static_cast<double>(i0);
@@ -638,21 +636,11 @@ void map_linear_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget& 
 
 // Source pixel of each of `out` output pixels on an axis of `in` (mode nearest): the coordinate
 // transform, then nearest_mode's rounding, clamped to the axis.
-std::vector<int64_t> nearest_sources(NodeContext& c, int64_t in, int64_t out, double scale,
+std::vector<int64_t> nearest_sources(int64_t in, int64_t out, double scale,
                                      const std::string& coord, const std::string& rounding) {
   std::vector<int64_t> src(static_cast<size_t>(out));
   for (int64_t o = 0; o < out; ++o) {
-    const double od = static_cast<double>(o);
-    double x = 0.0;
-    if (coord == "half_pixel" || (coord == "pytorch_half_pixel" && out > 1)) {
-      x = (od + 0.5) / scale - 0.5;
-    } else if (coord == "align_corners") {
-      x = out == 1 ? 0.0 : od * static_cast<double>(in - 1) / static_cast<double>(out - 1);
-    } else if (coord == "asymmetric") {
-      x = od / scale;
-    } else if (coord == "tf_half_pixel_for_nn") {
-      x = (od + 0.5) / scale;
-    }
+    const double x = resize_source(o, in, out, scale, coord);
     double i = 0.0;
     const bool half = x - std::floor(x) == 0.5;
     if (rounding == "floor") {
@@ -661,10 +649,8 @@ std::vector<int64_t> nearest_sources(NodeContext& c, int64_t in, int64_t out, do
       i = std::ceil(x);
     } else if (rounding == "round_prefer_floor") {
       i = half ? std::floor(x) : std::round(x);
-    } else if (rounding == "round_prefer_ceil") {
+    } else {  // round_prefer_ceil
       i = half ? std::ceil(x) : std::round(x);
-    } else {
-      c.fail("unknown nearest_mode '" + rounding + "'");
     }
     src[static_cast<size_t>(o)] =
         static_cast<int64_t>(std::clamp(i, 0.0, static_cast<double>(in - 1)));
@@ -679,6 +665,9 @@ void map_nearest_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget&
   if (t.sizes[0] != xs[0] || t.sizes[1] != xs[1]) c.fail("only H and W may be resized");
   const std::string rounding =
       c.op_type() == "Upsample" ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
+  if (rounding != "floor" && rounding != "ceil" && rounding != "round_prefer_floor" &&
+      rounding != "round_prefer_ceil")
+    c.fail("unknown nearest_mode '" + rounding + "'");
   if (t.sizes[2] > kMaxFoldedElements || t.sizes[3] > kMaxFoldedElements) {
     // No index table that large: an integer factor goes to upsample_nearest2d, whose shape
     // inference bounds the result.
@@ -689,7 +678,7 @@ void map_nearest_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget&
   }
   std::vector<int64_t> src[2];
   for (size_t a = 0; a < 2; ++a)
-    src[a] = nearest_sources(c, xs[2 + a], t.sizes[2 + a], t.scales[2 + a], coord, rounding);
+    src[a] = nearest_sources(xs[2 + a], t.sizes[2 + a], t.scales[2 + a], coord, rounding);
   auto repeats = [&](size_t a, int64_t k) {  // every pixel k times, in order
     if (t.sizes[2 + a] != k * xs[2 + a]) return false;
     for (int64_t o = 0; o < t.sizes[2 + a]; ++o)

@@ -63,25 +63,31 @@ ir::ValueId pad_spatial(NodeContext& c, ir::ValueId x, const std::vector<int64_t
                {{"pads", pads}, {"mode", std::string("constant")}, {"value", value}}, suffix);
 }
 
+std::vector<int64_t> split_padding(NodeContext& c, ir::ValueId& x,
+                                   const std::vector<int64_t>& begin,
+                                   const std::vector<int64_t>& end, double fill) {
+  const std::vector<int64_t> sym = {std::min(begin[0], end[0]), std::min(begin[1], end[1])};
+  if (begin[0] != end[0] || begin[1] != end[1]) {
+    x = pad_spatial(c, x, {begin[0] - sym[0], begin[1] - sym[1], end[0] - sym[0], end[1] - sym[1]},
+                    fill, "pad");
+  }
+  return sym;
+}
+
 std::vector<int64_t> pool_padding(NodeContext& c, ir::ValueId& x,
                                   const std::vector<int64_t>& kernel,
                                   const std::vector<int64_t>& begin,
                                   const std::vector<int64_t>& end, bool is_max, bool include_pad) {
-  std::vector<int64_t> sym = {std::min(begin[0], end[0]), std::min(begin[1], end[1])};
   const bool asymmetric = begin[0] != end[0] || begin[1] != end[1];
-  const bool too_wide = sym[0] * 2 > kernel[0] || sym[1] * 2 > kernel[1];
-  if (!asymmetric && !too_wide) return sym;
-  if (!is_max && !include_pad)
+  const bool too_wide =
+      std::min(begin[0], end[0]) * 2 > kernel[0] || std::min(begin[1], end[1]) * 2 > kernel[1];
+  if ((asymmetric || too_wide) && !is_max && !include_pad)
     c.fail("asymmetric padding with count_include_pad 0 is not supported");
   // Padding a max with -inf (an average with zeros counted) changes nothing else.
   const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-  if (too_wide) {
-    x = pad_spatial(c, x, {begin[0], begin[1], end[0], end[1]}, fill, "pad");
-    return {0, 0};
-  }
-  x = pad_spatial(c, x, {begin[0] - sym[0], begin[1] - sym[1], end[0] - sym[0], end[1] - sym[1]},
-                  fill, "pad");
-  return sym;
+  if (!too_wide) return split_padding(c, x, begin, end, fill);
+  x = pad_spatial(c, x, {begin[0], begin[1], end[0], end[1]}, fill, "pad");
+  return {0, 0};
 }
 
 ir::ValueId as_2d(NodeContext& c, ir::ValueId x, const std::string& suffix) {

@@ -36,6 +36,12 @@ std::vector<int64_t> per_axis_attr(NodeContext& c, const char* name, size_t r);
 ir::ValueId pad_spatial(NodeContext& c, ir::ValueId x, const std::vector<int64_t>& extra,
                         double value, const std::string& suffix);
 
+// A 2-D window's padding ([h, w] begins and ends): the symmetric part, which it returns for the
+// op's `pad` attribute, and an asymmetric remainder padded explicitly on x with `fill`.
+std::vector<int64_t> split_padding(NodeContext& c, ir::ValueId& x,
+                                   const std::vector<int64_t>& begin,
+                                   const std::vector<int64_t>& end, double fill);
+
 // A 2-D pool's padding ([h, w] begins and ends) over `kernel` [kh, kw]: symmetric padding stays in
 // the pool's `pad` attribute, which it returns; an asymmetric remainder, or padding wider than
 // half the window, pads x explicitly (-inf for a max; zeros for an average, which then must
