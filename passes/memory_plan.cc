@@ -104,7 +104,8 @@ void place_in_order(std::vector<Interval>& intervals, const std::vector<size_t>&
 std::vector<ParamSpec> MemoryPlanPass::params() const {
   return {choice_param("strategy", {"greedy-by-size", "first-fit", "none"}, "greedy-by-size",
                        "greedy-by-size: place big values first; first-fit: place in program "
-                       "order; none: every value its own region"),
+                       "order; none: every value its own region (a "
+                       "reshape still shares its input's)"),
           int_param("alignment", 16, 4096, 64,
                     "byte alignment of every value's offset, rounded up to a power of two (64: "
                     "one cache line)",

@@ -121,11 +121,13 @@ void print_model(const WorkloadSpec& spec) {
       std::printf("    output %-24s %-4s %s\n", v.name.c_str(),
                   std::string(ir::to_string(v.dtype)).c_str(), ir::to_string(v.shape).c_str());
     }
-    const auto rearranged = graph.annotations.find(bench::onnx_import::kRearrangedWeights);
+    auto annotation = [&](const char* key) {
+      const auto found = graph.annotations.find(key);
+      return found == graph.annotations.end() ? int64_t{0} : found->second;
+    };
     const int64_t params =
-        graph.parameter_count() + (rearranged == graph.annotations.end() ? 0 : rearranged->second);
-    const auto found = graph.annotations.find(bench::onnx_import::kDroppedPaddingTaps);
-    const int64_t dropped = found == graph.annotations.end() ? 0 : found->second;
+        graph.parameter_count() + annotation(bench::onnx_import::kRearrangedWeights);
+    const int64_t dropped = annotation(bench::onnx_import::kDroppedPaddingTaps);
     const int64_t weight_bytes = graph.constant_bytes();
     const size_t nodes = graph.nodes().size();
     // Declared work as `run` reports it: the graph lowered without passes.
