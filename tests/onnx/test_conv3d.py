@@ -11,8 +11,7 @@ import torchvision
 from onnx import helper
 
 from conftest import FP32_BOUND, randomise
-from test_conv_transpose import refused
-from test_op_semantics import close, rand, run
+from test_op_semantics import close, rand, refused, run
 
 
 def np_conv3d(x, w, b=None, strides=(1, 1, 1), pads=(0,) * 6, dilations=(1, 1, 1), group=1):
@@ -101,6 +100,8 @@ def test_pool3d_matches_the_specification(tmp_path, op, kernel, strides, pads, i
      "ceil_mode is not supported for 3-D pooling"),
     (helper.make_node("Conv", ["x", "w"], ["y"], name="ct", pads=[9, 0, 0, 0, 0, 0], strides=[1, 1, 1]),
      "output would be empty"),
+    (helper.make_node("AveragePool", ["x"], ["y"], name="ct", kernel_shape=[2, 1, 1], pads=[2, 0, 0, 0, 0, 0]),
+     "a window covers only padding frames"),
 ])
 def test_3d_forms_it_cannot_honour_are_refused_naming_the_node(tmp_path, node, why):
     refused(tmp_path, node, rand(1, 2, 3, 4, 4), {"w": rand(2, 2, 20, 1, 1)} if node.op_type == "Conv" else {}, why)

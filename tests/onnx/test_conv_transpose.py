@@ -9,7 +9,7 @@ import pytest
 from onnx import helper
 
 from conftest import cuvil
-from test_op_semantics import close, rand, run
+from test_op_semantics import close, rand, refused, run
 
 
 def np_conv_transpose(x, w, b=None, strides=None, pads=None, dilations=None, group=1,
@@ -114,22 +114,6 @@ def test_conv_transpose_output_shape_and_auto_pad_set_the_pads(tmp_path, auto_pa
     close(got, np_conv_transpose(x, w, strides=strides, pads=pads))
 
 
-def refused(tmp_path, node, x, inits, *fragments, runtime=()):
-    from onnx import TensorProto, numpy_helper
-    import onnx
-    vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))]
-    vi += [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in runtime]
-    graph = helper.make_graph([node], "g", vi, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    path = tmp_path / "bad.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
-    r = cuvil("verify", "--model", str(path), check=False)
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    assert "node 'ct' (ConvTranspose)" in r.stderr or "node 'ct'" in r.stderr, r.stderr
-    for f in fragments:
-        assert f in r.stderr, (f, r.stderr)
-
-
 @pytest.mark.parametrize("attrs,why", [
     (dict(strides=[2, 2], output_padding=[2, 0]), "output_padding must be >= 0 and less than"),
     (dict(pads=[3, 0, 3, 0]), "output would be empty"),
@@ -149,6 +133,13 @@ def test_conv_transpose_of_run_time_weights_is_refused_naming_the_node(tmp_path)
     x, w = rand(1, 3, 4, 4), rand(3, 2, 3, 3)
     node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="ct")
     refused(tmp_path, node, x, {}, "weights computed at run time", runtime=[("w", w)])
+
+
+def test_conv_transpose_bias_it_cannot_take_is_refused_naming_the_node(tmp_path):
+    x, w = rand(1, 3, 4, 4), rand(3, 2, 3, 3)
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], name="ct")
+    refused(tmp_path, node, x, {"w": w}, "a bias computed at run time", runtime=[("b", rand(2))])
+    refused(tmp_path, node, x, {"w": w, "b": rand(3)}, "bias must have one entry per output channel")
 
 
 def test_conv_transpose_3d_is_refused_naming_the_node(tmp_path):
@@ -186,12 +177,14 @@ def test_space_to_depth_inverts_depth_to_space_dcr(tmp_path):
     close(z, x, 0)
 
 
-@pytest.mark.parametrize("op,shape,why", [
-    ("DepthToSpace", (1, 6, 2, 2), "not a multiple of blocksize^2"),
-    ("SpaceToDepth", (1, 2, 5, 4), "must be multiples of blocksize"),
+@pytest.mark.parametrize("op,shape,attrs,why", [
+    ("DepthToSpace", (1, 6, 2, 2), {}, "not a multiple of blocksize^2"),
+    ("SpaceToDepth", (1, 2, 5, 4), {}, "must be multiples of blocksize"),
+    ("DepthToSpace", (1, 8, 2, 2), {"mode": "RDC"}, "unknown mode 'RDC'"),
+    ("SpaceToDepth", (1, 2, 4, 4), {"blocksize": 0}, "blocksize must be between 1 and 2^20"),
 ])
-def test_pixel_shuffles_that_do_not_divide_are_refused(tmp_path, op, shape, why):
-    node = helper.make_node(op, ["x"], ["y"], name="ct", blocksize=2)
+def test_pixel_shuffles_it_cannot_honour_are_refused(tmp_path, op, shape, attrs, why):
+    node = helper.make_node(op, ["x"], ["y"], name="ct", **{"blocksize": 2, **attrs})
     refused(tmp_path, node, rand(*shape), {}, why)
 
 

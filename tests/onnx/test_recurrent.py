@@ -8,8 +8,7 @@ import torch.nn as nn
 from onnx import helper
 
 from conftest import FP32_BOUND, randomise
-from test_conv_transpose import refused
-from test_op_semantics import close, rand, run
+from test_op_semantics import close, rand, refused, run
 
 ACT = {
     "sigmoid": lambda x, a, b: 1 / (1 + np.exp(-x)),
@@ -154,6 +153,9 @@ def lstm_node(**attrs):
     (dict(activations=["Sigmoid", "Softsign", "Tanh"]), {}, "activation 'softsign' is not supported"),
     (dict(input_forget=1), {}, "input_forget = 1 is not supported"),
     (dict(hidden_size=5), {}, "W has shape [1, 16, 5], expected [1, 20, 5]"),
+    (dict(clip=-1.0), {}, "clip must be positive"),
+    (dict(activations=["Sigmoid", "Tanh"]), {}, "activations must name 3 functions"),
+    (dict(layout=2), {}, "layout must be 0 or 1"),
 ])
 def test_recurrent_forms_it_cannot_honour_are_refused_naming_the_node(tmp_path, attrs, extra, why):
     w, r, b = weights("LSTM", 1, 4, 5)
