@@ -13,9 +13,11 @@ using ir::OpKind;
 using ir::Shape;
 using ir::ValueId;
 
-// Ops whose result is only moved, not computed: an epilogue there saves nothing.
+// Ops whose result is only moved, not computed: an epilogue there saves nothing. A cast's
+// result has its own dtype, which the ops after it may not keep.
 bool can_produce(OpKind op) {
   switch (op) {
+    case OpKind::cast:
     case OpKind::reshape:
     case OpKind::transpose:
     case OpKind::slice:

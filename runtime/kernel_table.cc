@@ -207,6 +207,8 @@ std::vector<KernelInfo> build_table() {
   add(OpKind::cumsum, "cpu", cpu::cumsum, "running sums along an axis, fp64");
   t.back().schedule = cpu::cumsum_schedule;
   add(OpKind::expand, "cpu", cpu::expand, "broadcast runs");
+  add(OpKind::cast, "cpu", cpu::cast, "to i32: toward zero, saturated; to f32: copy");
+  t.back().schedule = cpu::cast_schedule;
   return t;
 }
 

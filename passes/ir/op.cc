@@ -58,7 +58,8 @@ constexpr std::string_view kOpNames[kOpKindCount] = {"conv2d",
                                                      "floor",
                                                      "ceil",
                                                      "round",
-                                                     "sign"};
+                                                     "sign",
+                                                     "cast"};
 }  // namespace
 
 std::string_view to_string(OpKind op) {

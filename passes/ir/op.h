@@ -115,9 +115,13 @@ enum class OpKind : uint8_t {
   ceil,
   round,
   sign,
+  // attr dtype (i32 | f32): the value as that dtype. Storage is fp32 either way, so to i32
+  // truncates toward zero and saturates at the int32 range (NaN becomes 0: ONNX leaves it
+  // undefined); to f32 copies. Not an epilogue step: its result's dtype is its own.
+  cast,
 };
 
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::sign) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::cast) + 1;
 
 std::string_view to_string(OpKind op);
 
@@ -155,6 +159,14 @@ struct EpilogueStep {
 
 // How many operands an epilogue appends after the op's own inputs (one per binary step).
 size_t epilogue_operand_count(const std::vector<EpilogueStep>& epilogue);
+
+// cast to i32 of one stored value: toward zero, saturated at the int32 range, NaN as 0.
+inline float truncate_to_i32(float v) {
+  if (!(v == v)) return 0.0f;
+  if (v >= 2147483648.0f) return 2147483647.0f;  // rounds to 2^31 in fp32, as storage holds it
+  if (v <= -2147483648.0f) return -2147483648.0f;
+  return static_cast<float>(static_cast<int32_t>(v));
+}
 
 // compare's relation (attr mode).
 enum class CompareMode : uint8_t { equal, not_equal, less, less_equal, greater, greater_equal };

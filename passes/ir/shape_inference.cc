@@ -112,6 +112,14 @@ int64_t norm_axis(const Ctx& c, int64_t axis, size_t rank) {
   return axis;
 }
 
+// cast's target (attr dtype): i32 or f32.
+DType cast_dtype(const Ctx& c) {
+  const std::string to = c.node.attrs.get_string("dtype", "");
+  if (to == "i32") return DType::i32;
+  if (to == "f32") return DType::f32;
+  c.fail("cast needs attr dtype i32 or f32, got '" + to + "'");
+}
+
 Shape broadcast(const Ctx& c, const Shape& a, const Shape& b) {
   const size_t r = std::max(a.size(), b.size());
   Shape out(r);
@@ -515,6 +523,11 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
       norm_axis(c, node.attrs.get_int("axis", 0), c.shape(0).size());
       out->shape = c.shape(0);
       break;
+    case OpKind::cast:
+      c.arity(1, 1);
+      out->shape = c.shape(0);
+      out->dtype = cast_dtype(c);
+      break;
     case OpKind::sdpa:
       infer_sdpa(c, out);
       break;
@@ -619,6 +632,13 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
     case OpKind::round:
     case OpKind::sign:
       if (all_integer()) out->dtype = DType::i32;
+      break;
+    case OpKind::reduce_sum:
+    case OpKind::reduce_max:
+      if (all_integer()) out->dtype = DType::i32;
+      break;
+    case OpKind::where:  // the mask picks between integers
+      if (c.in(1).dtype == DType::i32 && c.in(2).dtype == DType::i32) out->dtype = DType::i32;
       break;
     case OpKind::compare:
       out->dtype = DType::i32;

@@ -1,4 +1,4 @@
-// Elementwise unary and broadcasting binary ops, and rotary embeddings.
+// Elementwise unary and broadcasting binary ops, casts, and rotary embeddings.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -41,6 +41,30 @@ void unary(const KernelArgs& a) {
   for_blocks(a.pool, ir::num_elements(a.step.output_shape), [&](int64_t begin, int64_t n) {
     unary_run(a.step.op, a.in[0] + begin, a.out + begin, n, params);
     if (!epi.empty()) epi.apply(a.out + begin, n);
+  });
+}
+
+namespace {
+struct CastSchedule {
+  bool to_integer = false;
+};
+}  // namespace
+
+std::shared_ptr<const void> cast_schedule(const Step& step) {
+  return std::make_shared<CastSchedule>(
+      CastSchedule{step.attrs.get_string("dtype", "f32") == "i32"});
+}
+
+void cast(const KernelArgs& a) {
+  const bool to_integer = schedule_of<CastSchedule>(a.step).to_integer;
+  for_blocks(a.pool, ir::num_elements(a.step.output_shape), [&](int64_t begin, int64_t n) {
+    const float* x = a.in[0] + begin;
+    float* y = a.out + begin;
+    if (to_integer) {
+      for (int64_t i = 0; i < n; ++i) y[i] = ir::truncate_to_i32(x[i]);
+    } else if (y != x) {
+      std::copy(x, x + n, y);
+    }
   });
 }
 

@@ -32,6 +32,8 @@ void unary(const KernelArgs& args);
 // The parameterised unary ops' constants (ir::UnaryParams), read once at lowering.
 std::shared_ptr<const void> unary_prepare(const Step& step, const float* const* constants);
 void binary(const KernelArgs& args);
+std::shared_ptr<const void> cast_schedule(const Step& step);  // the target dtype
+void cast(const KernelArgs& args);
 void rope(const KernelArgs& args);
 std::shared_ptr<const void> rope_schedule(const Step& step);  // offset, frequencies
 // pooling.cc; their schedule hook reads the window, stride, padding, scale and layout once

@@ -142,4 +142,11 @@ void run_compare(const OpArgs& a) {
   });
 }
 
+void run_cast(const OpArgs& a) {
+  const bool to_integer = a.node.attrs.get_string("dtype", "f32") == "i32";
+  const View& x = a.in[0];
+  for (int64_t i = 0; i < ir::num_elements(a.out_shape); ++i)
+    a.out[i] = to_integer ? ir::truncate_to_i32(x.data[i]) : x.data[i];
+}
+
 }  // namespace cuvil::runtime::reference

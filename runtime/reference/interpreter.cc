@@ -97,6 +97,8 @@ void run_main_op(const OpArgs& args) {
       return run_compare(args);
     case OpKind::cumsum:
       return run_cumsum(args);
+    case OpKind::cast:
+      return run_cast(args);
     default:
       break;
   }

@@ -97,5 +97,6 @@ void run_expand(const OpArgs& a);
 // reduce_ops.cc
 void run_reduce(const OpArgs& a);
 void run_cumsum(const OpArgs& a);
+void run_cast(const OpArgs& a);
 
 }  // namespace cuvil::runtime::reference

@@ -231,6 +231,32 @@ TEST(ShapeInference, EmbeddingRejectsFloatIds) {
   EXPECT_THROW(g.add_node(OpKind::embedding, {t, ids}), UserError);
 }
 
+TEST(ShapeInference, CastGivesItsTargetDtype) {
+  Graph g;
+  ValueId x = g.add_input("x", {2, 7});
+  ValueId i = g.add_node(OpKind::cast, {x}, {{"dtype", std::string("i32")}});
+  EXPECT_EQ(g.value(i).dtype, DType::i32);
+  EXPECT_EQ(g.value(i).shape, (Shape{2, 7}));
+  EXPECT_EQ(g.value(g.add_node(OpKind::cast, {i}, {{"dtype", std::string("f32")}})).dtype,
+            DType::f32);
+  EXPECT_THROW(g.add_node(OpKind::cast, {x}, {{"dtype", std::string("i64")}}), UserError);
+  EXPECT_THROW(g.add_node(OpKind::cast, {x}), UserError);
+}
+
+// Positions computed at run time (ArgMax) stay integers through max, sum and where.
+TEST(ShapeInference, MaxSumAndWhereOfIntegersStayIntegers) {
+  Graph g;
+  ValueId ids = g.add_input("ids", {2, 7}, DType::i32);
+  ValueId x = g.add_input("x", {2, 7});
+  const Attrs axis1 = {{"axes", Ints{1}}};
+  EXPECT_EQ(g.value(g.add_node(OpKind::reduce_max, {ids}, axis1)).dtype, DType::i32);
+  EXPECT_EQ(g.value(g.add_node(OpKind::reduce_sum, {ids}, axis1)).dtype, DType::i32);
+  EXPECT_EQ(g.value(g.add_node(OpKind::reduce_max, {x}, axis1)).dtype, DType::f32);
+  EXPECT_EQ(g.value(g.add_node(OpKind::reduce_mean, {ids}, axis1)).dtype, DType::f32);
+  EXPECT_EQ(g.value(g.add_node(OpKind::where, {x, ids, ids})).dtype, DType::i32);
+  EXPECT_EQ(g.value(g.add_node(OpKind::where, {ids, x, ids})).dtype, DType::f32);
+}
+
 TEST(ShapeInference, ErrorNamesTheNode) {
   Graph g;
   ValueId x = g.add_input("x", {2, 16});

@@ -382,3 +382,96 @@ class Resample(nn.Module):
                                     dict(scale_factor=0.5, mode="nearest")])
 def test_nearest_interpolate_to_any_size(compare, kwargs):
     assert compare(Resample(**kwargs), torch.randn(2, 3, 6, 5), 17) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("kwargs", [dict(scale_factor=2, mode="bicubic"),
+                                    dict(size=(11, 7), mode="bicubic", align_corners=True),
+                                    dict(scale_factor=0.75, mode="bicubic")])
+def test_bicubic_interpolate(compare, kwargs):
+    assert compare(Resample(**kwargs), torch.randn(2, 3, 6, 5), 17) <= FP32_BOUND
+
+
+class ClipTextPooling(nn.Module):
+    """CLIP's text encoder: a causal transformer whose output is read at each sequence's
+    end-of-text token, the largest id, found by argmax at run time."""
+
+    def __init__(self, vocab=50, dim=32, context=8):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.layer = nn.TransformerEncoderLayer(dim, 4, 64, batch_first=True, norm_first=True)
+        self.proj = nn.Linear(dim, 16, bias=False)
+        # CLIP's build_attention_mask: a causal mask made once, a buffer of the module.
+        self.register_buffer("mask", torch.full((context, context), float("-inf")).triu(1))
+
+    def forward(self, ids):
+        n = ids.shape[1]
+        x = self.layer(self.embed(ids), src_mask=self.mask[:n, :n])
+        return self.proj(x[torch.arange(x.shape[0]), ids.argmax(dim=-1)])
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_clip_text_encoder_pools_at_the_argmax_token(compare, opset):
+    torch.manual_seed(0)
+    ids = torch.tensor([[3, 8, 49, 0, 0, 0], [5, 6, 7, 9, 49, 0], [49, 1, 1, 1, 1, 1]])
+    assert compare(ClipTextPooling().eval(), ids, opset, input_names=("ids",)) <= FP32_BOUND
+
+
+class LabelsAndScores(nn.Module):
+    """A classifier that returns its decisions: per-pixel labels, the best score per image and
+    the top-3 classes (values and indices)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 10, 3, padding=1)
+
+    def forward(self, x):
+        logits = self.conv(x)
+        best, _ = logits.flatten(2).max(dim=2)
+        top_v, top_i = torch.topk(best, 3)
+        return logits.argmax(1).float(), best, top_v, top_i.float(), logits.argmin(1).float()
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_argmax_labels_max_and_topk_outputs(compare, opset):
+    torch.manual_seed(0)
+    names = ("labels", "best", "top_v", "top_i", "lowest")
+    err = compare(LabelsAndScores().eval(), torch.randn(2, 3, 7, 9), opset, output_names=names)
+    assert err == 0.0  # positions are exact; values pass through max unchanged
+
+
+class BucketedIds(nn.Module):
+    """Integer arithmetic on run-time ids and float-to-integer casts feeding embeddings: hashed
+    buckets (ids // 7, ids % 5) and a quantised scalar feature ((x * 15).long())."""
+
+    def __init__(self):
+        super().__init__()
+        self.coarse = nn.Embedding(20, 4)
+        self.fine = nn.Embedding(5, 4)
+        self.level = nn.Embedding(16, 4)
+
+    def forward(self, ids, x):
+        level = (x.clamp(0, 1) * 15).long()
+        return self.coarse(ids // 7) + self.fine(ids % 5) + self.level(level)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_integer_buckets_and_float_to_integer_casts_feed_embeddings(compare, opset):
+    torch.manual_seed(0)
+    m = BucketedIds().eval()
+    example = (torch.randint(0, 140, (2, 9)), torch.rand(2, 9) * 1.2 - 0.1)
+    assert compare(m, example, opset, input_names=("ids", "x")) <= FP32_BOUND
+
+
+class SliceAssignment(nn.Module):
+    """In-place writes into activations, traced as ScatterND: a constant and a computed row."""
+
+    def forward(self, x):
+        y = x * 2
+        y[:, 0] = 0
+        y[:, -1] = x[:, 1] + 1
+        return y
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_slice_assignment_into_activations(compare, opset):
+    assert compare(SliceAssignment(), torch.randn(3, 5, 4), opset) <= FP32_BOUND

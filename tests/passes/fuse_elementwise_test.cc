@@ -174,6 +174,18 @@ TEST(FuseElementwise, DataMovementOpsAreNotProducers) {
   EXPECT_EQ(count_ops(g, OpKind::relu), 1);
 }
 
+// A cast's result has its own dtype: what follows it (Mod's a - b * trunc(a / b)) stays apart.
+TEST(FuseElementwise, CastIsNotAProducer) {
+  Graph g;
+  const ValueId x = g.add_input("x", {3, 7});
+  const ValueId q = g.add_node(OpKind::cast, {x}, {{"dtype", std::string("i32")}});
+  g.mark_output(g.add_node(OpKind::mul, {q, g.add_input("b", {3, 7}, ir::DType::i32)}));
+  Graph before = g;
+  fuse(g, 4);
+  EXPECT_EQ(count_ops(g, OpKind::mul), 1);
+  EXPECT_LT(max_error_after(before, g), 1e-6);
+}
+
 TEST(FuseElementwise, ConvResidualInBothLayouts) {
   for (const char* layout : {"nchw", "nhwc"}) {
     for (int64_t depth : {1, 2, 4}) {

@@ -312,6 +312,17 @@ TEST(LowerKernels, SinCosFloorCeilRoundSignMatchReference) {
   }
 }
 
+TEST(LowerKernels, CastMatchesReference) {
+  for (const Shape& s : {Shape{3, 7, 19}, Shape{1}, Shape{17}}) {
+    Graph g;
+    const ValueId x = g.add_input("x", s);
+    const ValueId scaled = g.add_node(OpKind::mul, {x, random_constant(g, "scale", s, 3, 8.0f)});
+    const ValueId i = g.add_node(OpKind::cast, {scaled}, {{"dtype", std::string("i32")}});
+    g.mark_output(g.add_node(OpKind::cast, {i}, {{"dtype", std::string("f32")}}));
+    expect_matches_reference(g);
+  }
+}
+
 TEST(LowerKernels, SqrtAndLogOfPositiveInputsMatchReference) {
   for (OpKind op : {OpKind::sqrt, OpKind::log}) {
     Graph g;

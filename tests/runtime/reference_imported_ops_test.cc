@@ -61,6 +61,19 @@ TEST(ReferenceUnary, SinCosFloorCeilRoundSign) {
   EXPECT_TRUE(std::isnan(unary(OpKind::sign, {std::nanf("")}).data[0]));
 }
 
+// To i32: toward zero, saturated at the int32 range, NaN as 0; to f32 the values unchanged.
+TEST(ReferenceCast, ToIntegerTruncatesTowardZeroAndSaturates) {
+  const std::vector<float> x = {-2.7f,        -0.5f, -0.0f,
+                                0.5f,         2.7f,  16777215.0f,
+                                3e9f,         -3e9f, std::numeric_limits<float>::infinity(),
+                                std::nanf("")};
+  const Tensor i = unary(OpKind::cast, x, {{"dtype", std::string("i32")}});
+  expect_all_near(i.data,
+                  {-2, 0, 0, 0, 2, 16777215, 2147483647.0f, -2147483648.0f, 2147483647.0f, 0}, 0);
+  const Tensor f = unary(OpKind::cast, {-2.7f, 3.0f}, {{"dtype", std::string("f32")}});
+  expect_all_near(f.data, {-2.7f, 3.0f}, 0);
+}
+
 TEST(ReferenceUnary, ClipHardSigmoidHardSwishLeakyRelu) {
   const std::vector<float> x = {-4.0f, -1.0f, 0.5f, 3.0f, 7.0f};
   expect_all_near(unary(OpKind::clip, x, {{"min", 0.0}, {"max", 6.0}}).data, {0, 0, 0.5f, 3, 6}, 0);

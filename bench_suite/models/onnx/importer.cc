@@ -548,6 +548,7 @@ const std::vector<OpMapping>& op_mappings() {
     add_conv_transpose_mappings(t);
     add_activation_mappings(t);
     add_recurrent_mappings(t);
+    add_index_mappings(t);
     return t;
   }();
   return table;

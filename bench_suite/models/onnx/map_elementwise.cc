@@ -1,7 +1,7 @@
 // Elementwise operators: arithmetic (Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean), one-op
 // activations and math (Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Floor,
 // Ceil, Round, Sign, Sin, Cos, Clip, HardSigmoid, HardSwish, LeakyRelu), Softmax/LogSoftmax,
-// Where, Trilu, Cast, comparisons and logic; Mod folds on constants only. Composed activations
+// Where, Trilu, Cast, comparisons and logic, Mod. Composed activations
 // (Elu, Softplus, Gelu's approximation, ...) are map_activation.cc's.
 #include <onnx/onnx_pb.h>
 
@@ -280,8 +280,21 @@ bool exact_on_integers(OpKind op) {
          op == OpKind::min;
 }
 
+ir::ValueId to_integer(NodeContext& c, ir::ValueId v, const std::string& suffix) {
+  return c.add(OpKind::cast, {v}, {{"dtype", std::string("i32")}}, suffix);
+}
+
+// Integer division of run-time integers: the fp32 quotient truncated toward zero, as ONNX
+// Runtime's C++ division does. Exact below 2^24: a quotient that is not an integer lies at least
+// 1/|b| from one, further than fp32's rounding of a/b moves it.
+void map_integer_div(NodeContext& c) {
+  c.set_output(0, to_integer(c, c.add(OpKind::div, {c.value(0), c.value(1)}, {}, "quotient"), ""));
+}
+
 void map_arith(NodeContext& c) {
   const OpKind op = binary_kind(c.op_type());
+  if (op == OpKind::div && c.input_count() == 2 && c.is_integer(0) && c.is_integer(1))
+    return map_integer_div(c);
   std::vector<size_t> present;
   bool integers = true;
   for (size_t i = 0; i < c.input_count(); ++i) {
@@ -422,9 +435,9 @@ void map_trilu(NodeContext& c) {
 }
 
 // Storage is fp32 whatever the dtype, so casts between floats and between integers move nothing;
-// an integer -> float cast (BERT's attention mask, 1.0 - mask.float()) changes only the dtype,
-// which an f32 multiply by one carries (the IR has no cast op); a cast to bool is x != 0; a
-// float -> integer cast would need rounding at run time.
+// an integer -> float cast (BERT's attention mask, 1.0 - mask.float()) changes only the dtype
+// (the IR's cast to f32); a cast to bool is x != 0; a float -> integer cast is the IR's cast to
+// i32, toward zero.
 void map_cast(NodeContext& c) {
   const int64_t to = c.attr_int("to", 0);
   if (to == onnx::TensorProto::BOOL) {  // x != 0, from floats or integers (a padding mask)
@@ -432,13 +445,31 @@ void map_cast(NodeContext& c) {
     return c.set_output(
         0, c.add(OpKind::compare, {c.value(0), zero}, {{"mode", std::string("not_equal")}}));
   }
-  if (c.is_integer(0) && is_float_target(to)) {
-    const ir::ValueId one = c.constant_value(HostTensor::floats({1}, {1.0f}), "one");
-    return c.set_output(0, c.add(OpKind::mul, {c.value(0), one}, {}, "to_float"));
-  }
+  if (c.is_integer(0) && is_float_target(to))
+    return c.set_output(0, c.add(OpKind::cast, {c.value(0)}, {{"dtype", std::string("f32")}}));
   if (is_float_target(to) || c.is_integer(0)) return c.set_output(0, c.value(0));
-  c.fail("casting floats to " + onnx_type_name(static_cast<int32_t>(to)) +
-         " at run time is not supported");
+  if (to == onnx::TensorProto::STRING || to == 0)
+    c.fail("cast to " + onnx_type_name(static_cast<int32_t>(to)) + " is not supported");
+  // Toward zero, as C++ and ONNX Runtime cast; saturated at the int32 range.
+  c.set_output(0, to_integer(c, c.value(0), ""));
+}
+
+// Mod of run-time integers: a - b * q with q = floor(a / b) (fmod 0, the divisor's sign) or
+// trunc(a / b) (fmod 1), exact below 2^24 (map_integer_div says why). Floats stay refused: this
+// formula is not C's exact fmod for them.
+void map_mod(NodeContext& c) {
+  const bool c_fmod = c.attr_int("fmod", 0) != 0;
+  if (!c.is_integer(0) || !c.is_integer(1)) {
+    if (!c_fmod) c.fail("fmod must be 1 for floating-point inputs");
+    c.fail("Mod of floating-point values is supported on constants only");
+  }
+  const ir::ValueId a = c.value(0), b = c.value(1);
+  const ir::ValueId ratio = c.add(OpKind::div, {a, b}, {}, "ratio");
+  const ir::ValueId q =
+      c_fmod ? to_integer(c, ratio, "quotient") : c.add(OpKind::floor, {ratio}, {}, "quotient");
+  const ir::ValueId r =
+      c.add(OpKind::sub, {a, c.add(OpKind::mul, {q, b}, {}, "multiple")}, {}, "remainder");
+  c.set_output(0, to_integer(c, r, ""));
 }
 
 void map_compare(NodeContext& c) {
@@ -467,10 +498,6 @@ void map_logic(NodeContext& c) {
   c.set_output(0, c.add(OpKind::abs, {c.add(OpKind::sub, {x, y}, {}, "diff")}));
 }
 
-void map_constant_only(NodeContext& c) {
-  c.fail("is supported on constants only (shape computations); an input is known only at run time");
-}
-
 }  // namespace
 
 void add_elementwise_mappings(std::vector<OpMapping>& t) {
@@ -485,7 +512,7 @@ void add_elementwise_mappings(std::vector<OpMapping>& t) {
   for (const char* op : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
     t.push_back({op, map_compare, fold_compare});
   for (const char* op : {"And", "Or", "Xor"}) t.push_back({op, map_logic, fold_compare});
-  t.push_back({"Mod", map_constant_only, fold_mod});
+  t.push_back({"Mod", map_mod, fold_mod});
   t.push_back({"Clip", map_clip, fold_clip});
   t.push_back({"Softmax", map_softmax, nullptr});
   t.push_back({"LogSoftmax", map_softmax, nullptr});

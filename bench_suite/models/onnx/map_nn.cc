@@ -1,5 +1,5 @@
 // Network layers: Conv, Gemm, MatMul, BatchNormalization, InstanceNormalization,
-// LayerNormalization, the pools, the reductions, and Resize/Upsample (nearest and linear).
+// LayerNormalization, the pools, the reductions, and Resize/Upsample (nearest, linear, cubic).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -583,19 +583,53 @@ double resize_source(int64_t o, int64_t in, int64_t out, double scale, const std
   return (od + 0.5) / scale - 0.5;  // half_pixel, pytorch_half_pixel
 }
 
-// One axis's linear interpolation as a matrix [out, in] (ONNX Resize, mode linear): row o holds
-// the weights of the two input pixels around o's source coordinate, which is clamped to the
-// axis (ONNX's edge rule and PyTorch's bilinear agree on it).
-HostTensor linear_resize_matrix(int64_t in, int64_t out, double scale, const std::string& coord) {
+// How a linear or cubic Resize weighs the input pixels around a source coordinate.
+struct Interpolation {
+  bool cubic = false;
+  double cubic_a = -0.75;        // cubic_coeff_a (PyTorch's bicubic uses -0.75 too)
+  bool exclude_outside = false;  // cubic: taps outside the axis get weight 0, the rest renormalised
+};
+
+// Keys' cubic convolution kernel at distance d from the source coordinate (ONNX Resize cubic).
+double cubic_weight(double d, double a) {
+  d = std::fabs(d);
+  if (d <= 1.0) return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
+  if (d < 2.0) return ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a;
+  return 0.0;
+}
+
+// One axis's interpolation as a matrix [out, in] (ONNX Resize, modes linear and cubic): row o
+// holds the weights of the input pixels around o's source coordinate. Linear: the two pixels
+// around it, the coordinate clamped to the axis (ONNX's edge rule and PyTorch's bilinear agree on
+// it). Cubic: the four pixels floor(x) - 1 .. floor(x) + 2, those past an edge read the edge pixel
+// (ONNX pads with edge values, PyTorch's bicubic clamps its indices), or with exclude_outside get
+// no weight.
+HostTensor resize_matrix(int64_t in, int64_t out, double scale, const std::string& coord,
+                         const Interpolation& how) {
   std::vector<float> m(static_cast<size_t>(out * in), 0.0f);
+  auto add = [&](int64_t o, int64_t i, double w) {
+    m[static_cast<size_t>(o * in + std::clamp<int64_t>(i, 0, in - 1))] += static_cast<float>(w);
+  };
   for (int64_t o = 0; o < out; ++o) {
-    const double x =
-        std::clamp(resize_source(o, in, out, scale, coord), 0.0, static_cast<double>(in - 1));
-    const int64_t i0 = static_cast<int64_t>(std::floor(x));
-    const int64_t i1 = std::min(i0 + 1, in - 1);
-    const double f = x - static_cast<double>(i0);
-    m[static_cast<size_t>(o * in + i0)] += static_cast<float>(1.0 - f);
-    m[static_cast<size_t>(o * in + i1)] += static_cast<float>(f);
+    const double source = resize_source(o, in, out, scale, coord);
+    if (!how.cubic) {
+      const double x = std::clamp(source, 0.0, static_cast<double>(in - 1));
+      const int64_t i0 = static_cast<int64_t>(std::floor(x));
+      const double f = x - static_cast<double>(i0);
+      add(o, i0, 1.0 - f);
+      add(o, i0 + 1, f);
+      continue;
+    }
+    const int64_t i0 = static_cast<int64_t>(std::floor(source));
+    const double f = source - static_cast<double>(i0);
+    double w[4], total = 0.0;
+    for (int k = 0; k < 4; ++k) {
+      const int64_t i = i0 - 1 + k;
+      w[k] =
+          how.exclude_outside && (i < 0 || i >= in) ? 0.0 : cubic_weight(f + 1.0 - k, how.cubic_a);
+      total += w[k];
+    }
+    for (int k = 0; k < 4; ++k) add(o, i0 - 1 + k, how.exclude_outside ? w[k] / total : w[k]);
   }
   return HostTensor::floats({out, in}, std::move(m));
 }
@@ -608,12 +642,13 @@ bool is_identity(const HostTensor& m) {
   return true;
 }
 
-// Bilinear resizing (mode linear) is separable: a linear layer over W with the W matrix, then
-// one over H between two transposes. Each output reads two input pixels per axis, so the dense
-// products spend in/2 times the multiplies a gather would; they are small beside the
-// convolutions of the segmentation heads that upsample their logits this way.
-void map_linear_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget& t,
-                       const std::string& coord) {
+// Bilinear and bicubic resizing (modes linear and cubic) are separable: a linear layer over W
+// with the W matrix, then one over H between two transposes. Each output reads two (four) input
+// pixels per axis, so the dense products spend in/2 (in/4) times the multiplies a gather would;
+// they are small beside the convolutions of the segmentation heads that upsample their logits
+// this way.
+void map_matrix_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget& t,
+                       const std::string& coord, const Interpolation& how) {
   if (t.sizes[0] != xs[0] || t.sizes[1] != xs[1]) c.fail("only H and W may be resized");
   constexpr int64_t kMaxMatrixElements = int64_t{1} << 26;  // 256 MiB of fp32 per axis
   for (size_t d : {size_t{2}, size_t{3}}) {
@@ -622,9 +657,9 @@ void map_linear_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget& 
              " needs a larger interpolation matrix than 2^26 elements");
   }
   ir::ValueId y = c.value(0);
-  const HostTensor mw = linear_resize_matrix(xs[3], t.sizes[3], t.scales[3], coord);
+  const HostTensor mw = resize_matrix(xs[3], t.sizes[3], t.scales[3], coord, how);
   if (!is_identity(mw)) y = c.add(OpKind::linear, {y, c.constant_value(mw, "resize_w")}, {}, "w");
-  const HostTensor mh = linear_resize_matrix(xs[2], t.sizes[2], t.scales[2], coord);
+  const HostTensor mh = resize_matrix(xs[2], t.sizes[2], t.scales[2], coord, how);
   if (!is_identity(mh)) {
     const std::vector<int64_t> swap = {0, 1, 3, 2};
     y = c.add(OpKind::transpose, {y}, {{"perm", swap}}, "to_w_h");
@@ -701,15 +736,15 @@ void map_nearest_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget&
   c.set_output(0, y);
 }
 
-// Resize and Upsample: nearest (map_nearest_resize) or linear (bilinear, map_linear_resize), to
-// any size.
+// Resize and Upsample: nearest (map_nearest_resize), linear or cubic (bilinear, bicubic:
+// map_matrix_resize), to any size.
 void map_resize(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
   if (xs.size() != 4) c.fail("only 4-D (NCHW) resizing is supported");
   std::string mode = c.attr_string("mode", "nearest");
   if (mode == "bilinear") mode = "linear";  // Upsample before opset 9
-  if (mode != "nearest" && mode != "linear")
-    c.fail("mode '" + mode + "' is not supported (nearest and linear)");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    c.fail("mode '" + mode + "' is not supported (nearest, linear and cubic)");
   // Upsample predates coordinate modes: its source coordinate is dst / scale.
   const std::string coord = c.op_type() == "Upsample"
                                 ? "asymmetric"
@@ -717,14 +752,20 @@ void map_resize(NodeContext& c) {
   const bool linear_coord = coord == "half_pixel" || coord == "pytorch_half_pixel" ||
                             coord == "asymmetric" || coord == "align_corners";
   const bool nearest_coord = linear_coord || coord == "tf_half_pixel_for_nn";
-  if (!(mode == "linear" ? linear_coord : nearest_coord))
+  if (!(mode == "nearest" ? nearest_coord : linear_coord))
     c.fail("coordinate_transformation_mode '" + coord + "' is not supported for mode " + mode);
   if (c.attr_int("antialias", 0) != 0) c.fail("antialias is not supported");
   if (c.has_attr("axes")) c.fail("the axes attribute is not supported");
   if (c.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
     c.fail("keep_aspect_ratio_policy other than stretch is not supported");
   const ResizeTarget t = resize_target(c, xs);
-  if (mode == "linear") return map_linear_resize(c, xs, t, coord);
+  if (mode != "nearest") {
+    Interpolation how;
+    how.cubic = mode == "cubic";
+    how.cubic_a = c.attr_float("cubic_coeff_a", -0.75);
+    how.exclude_outside = c.attr_int("exclude_outside", 0) != 0;
+    return map_matrix_resize(c, xs, t, coord, how);
+  }
   map_nearest_resize(c, xs, t, coord);
 }
 

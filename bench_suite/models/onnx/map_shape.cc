@@ -1,9 +1,11 @@
 // Shape and data-movement operators: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat,
-// Split, Slice, Gather, Expand, Pad, Tile, ScatterND (on constants), and the constant producers
+// Split, Slice, Gather, Expand, Pad, Tile, ScatterND, and the constant producers
 // (Constant, ConstantOfShape, Shape, Size, Range, Identity, Dropout). Each folds on constants.
 // DepthToSpace and SpaceToDepth run at run time only.
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "base/error.h"
 #include "bench_suite/models/onnx/node_context.h"
@@ -438,15 +440,18 @@ bool fold_tile(NodeContext& c) {
   return true;
 }
 
-// ScatterND on constants (Swin builds its shifted-window attention mask by slice assignment):
-// data with `updates` written at the index tuples of the last axis of `indices`, combined by
-// `reduction` (none; add and mul from opset 16; max and min from 18).
-bool fold_scatter_nd(NodeContext& c) {
-  const HostTensor& data = c.constant(0);
-  const HostTensor& indices = c.constant(1);
-  const HostTensor& updates = c.constant(2);
+// ScatterND writes `updates` at the index tuples of the last axis of `indices`, combined by
+// `reduction` (none; add and mul from opset 16; max and min from 18). Where each tuple's slice
+// lands: the data offset of its first element (tuples in order) and the slice length.
+struct ScatterTargets {
+  std::vector<int64_t> offsets;
+  int64_t slice = 1;
+  std::string reduction;
+};
+
+ScatterTargets scatter_targets(NodeContext& c, const ir::Shape& ds, const HostTensor& indices,
+                               const ir::Shape& updates_shape) {
   if (indices.is_float()) c.fail("indices must be integers");
-  const ir::Shape& ds = data.shape;
   const ir::Shape& is = indices.shape;
   if (is.empty()) c.fail("indices must have rank >= 1");
   const int64_t k = is.back();
@@ -456,51 +461,121 @@ bool fold_scatter_nd(NodeContext& c) {
   }
   ir::Shape want(is.begin(), is.end() - 1);
   want.insert(want.end(), ds.begin() + k, ds.end());
-  if (updates.shape != want) {
-    c.fail("updates have shape " + ir::to_string(updates.shape) + ", expected " +
+  if (updates_shape != want) {
+    c.fail("updates have shape " + ir::to_string(updates_shape) + ", expected " +
            ir::to_string(want));
   }
-  const std::string reduction = c.attr_string("reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
-      reduction != "min") {
-    c.fail("reduction '" + reduction + "' is not one of none, add, mul, max, min");
+  ScatterTargets t;
+  t.reduction = c.attr_string("reduction", "none");
+  if (t.reduction != "none" && t.reduction != "add" && t.reduction != "mul" &&
+      t.reduction != "max" && t.reduction != "min") {
+    c.fail("reduction '" + t.reduction + "' is not one of none, add, mul, max, min");
   }
-  int64_t slice = 1;
-  for (size_t d = static_cast<size_t>(k); d < ds.size(); ++d) slice *= ds[d];
+  for (size_t d = static_cast<size_t>(k); d < ds.size(); ++d) t.slice *= ds[d];
   const int64_t tuples = ir::num_elements(ir::Shape(is.begin(), is.end() - 1));
-  HostTensor out = data;
-  auto combine = [&](auto old, auto update) {
-    if (reduction == "add") return old + update;
-    if (reduction == "mul") return old * update;
-    if (reduction == "max") return std::max(old, update);
-    if (reduction == "min") return std::min(old, update);
-    return update;
-  };
-  for (int64_t t = 0; t < tuples; ++t) {
+  for (int64_t tuple = 0; tuple < tuples; ++tuple) {
     int64_t offset = 0;
     for (int64_t j = 0; j < k; ++j) {
-      int64_t v = indices.i[static_cast<size_t>(t * k + j)];
+      int64_t v = indices.i[static_cast<size_t>(tuple * k + j)];
       const int64_t dim = ds[static_cast<size_t>(j)];
       if (v < 0) v += dim;
       if (v < 0 || v >= dim) {
-        c.fail("index " + std::to_string(indices.i[static_cast<size_t>(t * k + j)]) +
+        c.fail("index " + std::to_string(indices.i[static_cast<size_t>(tuple * k + j)]) +
                " is out of range for axis " + std::to_string(j) + " of size " +
                std::to_string(dim));
       }
       offset = offset * dim + v;
     }
-    for (int64_t e = 0; e < slice; ++e) {
-      const size_t at = static_cast<size_t>(offset * slice + e);
-      const int64_t u = t * slice + e;
+    t.offsets.push_back(offset * t.slice);
+  }
+  return t;
+}
+
+// `out` with every update combined in at its target, in tuple order (the last write wins with
+// reduction none). `written`, when given, marks the elements some update reached.
+void scatter_into(HostTensor& out, const HostTensor& updates, const ScatterTargets& t,
+                  std::vector<int64_t>* written) {
+  auto combine = [&](auto old, auto update, bool first) {
+    if (first || t.reduction == "none") return update;
+    if (t.reduction == "add") return old + update;
+    if (t.reduction == "mul") return old * update;
+    if (t.reduction == "max") return std::max(old, update);
+    return std::min(old, update);
+  };
+  for (size_t tuple = 0; tuple < t.offsets.size(); ++tuple) {
+    for (int64_t e = 0; e < t.slice; ++e) {
+      const size_t at = static_cast<size_t>(t.offsets[tuple] + e);
+      const int64_t u = static_cast<int64_t>(tuple) * t.slice + e;
+      // Folding combines with the data itself; the run-time form collects the updates alone.
+      const bool first = written && (*written)[at] == 0;
       if (out.is_float()) {
-        out.f[at] = combine(out.f[at], static_cast<float>(updates.number(u)));
+        out.f[at] = combine(out.f[at], static_cast<float>(updates.number(u)), first);
       } else {
-        out.i[at] = combine(out.i[at], updates.integer(u));
+        out.i[at] = combine(out.i[at], updates.integer(u), first);
       }
+      if (written) (*written)[at] = 1;
     }
   }
+}
+
+// On constants (Swin builds its shifted-window attention mask by slice assignment).
+bool fold_scatter_nd(NodeContext& c) {
+  const HostTensor& data = c.constant(0);
+  const HostTensor& updates = c.constant(2);
+  const ScatterTargets t = scatter_targets(c, data.shape, c.constant(1), updates.shape);
+  HostTensor out = data;
+  scatter_into(out, updates, t, nullptr);
   c.set_constant_output(0, out);
   return true;
+}
+
+// Into run-time data at constant indices (`y[:, 0] = v`, a slice assignment traced into the
+// graph): a constant mask of the written elements picks between the data and the updates laid
+// out in the data's shape. Constant updates are combined at import (add, mul, max and min are
+// associative, so the data combines with their combination); run-time updates are gathered into
+// place (reduction none only). Both constants are data-sized.
+void map_scatter_nd(NodeContext& c) {
+  if (!c.is_constant(1)) c.fail("indices must be constants (computable from static shapes)");
+  const ir::Shape ds = c.shape(0);
+  if (ir::num_elements(ds) > kMaxFoldedElements)
+    c.fail("data of " + ir::to_string(ds) + " is larger than 2^27 elements");
+  const ScatterTargets t = scatter_targets(c, ds, c.constant(1), c.shape(2));
+  const int64_t n = ir::num_elements(ds);
+  std::vector<int64_t> written(static_cast<size_t>(n), 0);
+  const ir::ValueId data = c.value(0);
+  ir::ValueId placed;
+  if (c.is_constant(2)) {
+    const HostTensor& updates = c.constant(2);
+    HostTensor laid = updates.is_float()
+                          ? HostTensor::floats(ds, std::vector<float>(static_cast<size_t>(n), 0.0f))
+                          : HostTensor::ints(ds, std::vector<int64_t>(static_cast<size_t>(n), 0));
+    scatter_into(laid, updates, t, &written);
+    placed = c.constant_value(laid, "updates");
+    static const std::map<std::string, OpKind> combining = {
+        {"add", OpKind::add}, {"mul", OpKind::mul}, {"max", OpKind::max}, {"min", OpKind::min}};
+    if (auto it = combining.find(t.reduction); it != combining.end())
+      placed = c.add(it->second, {data, placed}, {}, "combined");
+  } else {
+    if (t.reduction != "none") c.fail("reduction '" + t.reduction + "' needs constant updates");
+    // Each data element's source among the flattened updates (0 where none lands: masked out).
+    std::vector<int64_t> source(static_cast<size_t>(n), 0);
+    for (size_t tuple = 0; tuple < t.offsets.size(); ++tuple) {
+      for (int64_t e = 0; e < t.slice; ++e) {
+        const size_t at = static_cast<size_t>(t.offsets[tuple] + e);
+        source[at] = static_cast<int64_t>(tuple) * t.slice + e;
+        written[at] = 1;
+      }
+    }
+    const ir::ValueId flat =
+        c.add(OpKind::reshape, {c.value(2)}, {{"shape", ir::Shape{ir::num_elements(c.shape(2))}}},
+              "flat_updates");
+    placed = c.add(OpKind::gather,
+                   {flat, c.constant_value(HostTensor::ints(ds, std::move(source)), "sources")},
+                   {{"axis", int64_t{0}}}, "placed");
+  }
+  const ir::ValueId mask = c.constant_value(
+      HostTensor::ints(ds, std::move(written), HostTensor::Kind::boolean), "written");
+  c.set_output(0, c.add(OpKind::where, {mask, placed, data}));
 }
 
 // ---- Constant producers ---------------------------------------------------------------------
@@ -628,7 +703,7 @@ void add_shape_mappings(std::vector<OpMapping>& t) {
   t.push_back({"Gather", map_gather, fold_gather});
   t.push_back({"Expand", map_expand, fold_expand});
   t.push_back({"Pad", map_pad, nullptr});
-  t.push_back({"ScatterND", nullptr, fold_scatter_nd});
+  t.push_back({"ScatterND", map_scatter_nd, fold_scatter_nd});
   t.push_back({"Tile", map_tile, fold_tile});
   t.push_back({"DepthToSpace", map_depth_space, nullptr});
   t.push_back({"SpaceToDepth", map_depth_space, nullptr});

@@ -95,5 +95,6 @@ void add_einsum_mappings(std::vector<OpMapping>& table);          // map_einsum.
 void add_conv_transpose_mappings(std::vector<OpMapping>& table);  // map_conv_transpose.cc
 void add_activation_mappings(std::vector<OpMapping>& table);      // map_activation.cc
 void add_recurrent_mappings(std::vector<OpMapping>& table);       // map_recurrent.cc
+void add_index_mappings(std::vector<OpMapping>& table);           // map_index.cc
 
 }  // namespace cuvil::bench::onnx_import

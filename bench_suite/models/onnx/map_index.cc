@@ -1,0 +1,154 @@
+// Ops whose results are positions along an axis, at run time: ArgMax, ArgMin and TopK (CLIP's
+// text encoder pools at the argmax of its token ids; classifiers and routers return top-k).
+// They are written with the IR's reductions, comparisons and integer arithmetic, which every
+// backend already runs: the first maximum along an axis of length L is L - max_i(hit_i * (L - i)),
+// where hit_i is 1 where x_i equals the maximum (or is NaN: PyTorch ranks NaN above every number,
+// and the IR's reduce_max propagates it). Indices are i32 values, exact in fp32 below 2^24.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "bench_suite/models/onnx/node_context.h"
+#include "bench_suite/models/onnx/shape_util.h"
+
+namespace cuvil::bench::onnx_import {
+
+namespace {
+
+using ir::OpKind;
+
+// fp32 storage carries integers exactly up to 2^24, so positions along an axis up to that long.
+constexpr int64_t kMaxExactInteger = int64_t{1} << 24;
+constexpr int64_t kMaxIndexedAxis = kMaxExactInteger;
+// TopK runs one round of max per result along the axis; beyond this k the rounds would cost more
+// than a sort, which the IR does not have.
+constexpr int64_t kMaxTopK = 64;
+
+struct AxisIndexer {
+  NodeContext& c;
+  ir::Shape shape;  // the input's
+  int64_t axis;
+  int64_t length;
+
+  AxisIndexer(NodeContext& node, int64_t axis_attr)
+      : c(node), shape(node.shape(0)), axis(normalize_axis(node, axis_attr, shape.size())) {
+    length = shape[static_cast<size_t>(axis)];
+    if (length > kMaxIndexedAxis) {
+      c.fail("axis " + std::to_string(axis) + " has " + std::to_string(length) +
+             " positions; indices above 2^24 are not exact in fp32 storage");
+    }
+  }
+
+  // An integer constant of f(i) for each position i of the axis, shaped to broadcast along it.
+  template <class F>
+  ir::ValueId per_position(F f, const std::string& name) {
+    ir::Shape s(shape.size() - static_cast<size_t>(axis), 1);
+    s[0] = length;
+    std::vector<int64_t> v(static_cast<size_t>(length));
+    for (int64_t i = 0; i < length; ++i) v[static_cast<size_t>(i)] = f(i);
+    return c.constant_value(HostTensor::ints(s, v), name);
+  }
+  ir::ValueId integer(int64_t v, const std::string& name) {
+    return c.constant_value(HostTensor::ints({}, {v}), name);
+  }
+  ir::Attrs reduce_attrs(bool keep) const {
+    return {{"axes", std::vector<int64_t>{axis}}, {"keepdims", int64_t{keep ? 1 : 0}}};
+  }
+  ir::ValueId max_along(ir::ValueId x, bool keep, const std::string& name) {
+    return c.add(OpKind::reduce_max, {x}, reduce_attrs(keep), name);
+  }
+
+  // The position of the first (or last) element of x equal to `max` (x's maximum along the axis,
+  // kept as a dimension of 1); `available` (i32 0/1, or kNoValue) leaves out taken positions.
+  ir::ValueId position_of(ir::ValueId x, ir::ValueId max, bool last, bool keep,
+                          ir::ValueId available, const std::string& tag) {
+    ir::ValueId hit =
+        c.add(OpKind::compare, {x, max}, {{"mode", std::string("equal")}}, tag + "hit");
+    if (c.graph().value(x).dtype != ir::DType::i32) {
+      const ir::ValueId nan =
+          c.add(OpKind::compare, {x, x}, {{"mode", std::string("not_equal")}}, tag + "nan");
+      hit = c.add(OpKind::max, {hit, nan}, {}, tag + "hit_or_nan");
+    }
+    if (available != ir::kNoValue) hit = c.add(OpKind::mul, {hit, available}, {}, tag + "free");
+    // First: weights L - i, the largest where i is smallest; last: i + 1.
+    const int64_t n = length;
+    const ir::ValueId weight = last
+                                   ? per_position([](int64_t i) { return i + 1; }, tag + "after")
+                                   : per_position([n](int64_t i) { return n - i; }, tag + "before");
+    const ir::ValueId best =
+        max_along(c.add(OpKind::mul, {hit, weight}, {}, tag + "score"), keep, tag + "best");
+    return last ? c.add(OpKind::sub, {best, integer(1, tag + "one")}, {}, tag)
+                : c.add(OpKind::sub, {integer(n, tag + "length"), best}, {}, tag);
+  }
+};
+
+// ArgMax, ArgMin: axis (default 0), keepdims (1), select_last_index (0, opset 12).
+void map_arg_reduce(NodeContext& c) {
+  AxisIndexer ax(c, c.attr_int("axis", 0));
+  const bool keep = c.attr_int("keepdims", 1) != 0;
+  const bool last = c.attr_int("select_last_index", 0) != 0;
+  ir::ValueId x = c.value(0);
+  if (c.op_type() == "ArgMin") x = c.add(OpKind::neg, {x}, {}, "neg");
+  const ir::ValueId max = ax.max_along(x, true, "max");
+  c.set_output(0, ax.position_of(x, max, last, keep, ir::kNoValue, ""));
+}
+
+// TopK: k from input 1 (opset 10) or attr k; axis (-1), largest (1), sorted (1; the results are
+// always sorted, which ONNX allows for 0). Round r takes the maximum of what earlier rounds left
+// and its first position; equal values come out in index order, as ONNX requires.
+void map_top_k(NodeContext& c) {
+  AxisIndexer ax(c, c.attr_int("axis", -1));
+  const int64_t k = c.opset() >= 10 ? c.constant(1).integer(0) : c.attr_int("k", 0);
+  if (k < 1 || k > ax.length)
+    c.fail("k is " + std::to_string(k) + " for an axis of " + std::to_string(ax.length));
+  if (k > kMaxTopK) {
+    c.fail("k is " + std::to_string(k) + "; at most " + std::to_string(kMaxTopK) +
+           " is supported (each result is one round of max)");
+  }
+  const bool largest = c.attr_int("largest", 1) != 0;
+  const bool integers = c.is_integer(0);
+  ir::ValueId x = c.value(0);
+  if (!largest) x = c.add(OpKind::neg, {x}, {}, "neg");
+  // What a taken position is replaced with: no larger than any value of the input's kind (the
+  // availability mask keeps taken positions out where untaken ones tie with it).
+  const ir::ValueId floor = integers
+                                ? ax.integer(-kMaxExactInteger, "lowest")
+                                : c.constant_value(HostTensor::floats({}, {-INFINITY}), "lowest");
+  const ir::ValueId positions = ax.per_position([](int64_t i) { return i; }, "positions");
+  ir::ValueId available = ir::kNoValue;
+  std::vector<ir::ValueId> values, indices;
+  for (int64_t r = 0; r < k; ++r) {
+    // (Appended, not "r" + to_string(r): GCC 12 warns falsely on that concatenation.)
+    std::string tag = "r";
+    tag += std::to_string(r);
+    tag += '_';
+    const ir::ValueId max = ax.max_along(x, true, tag + "max");
+    const ir::ValueId at = ax.position_of(x, max, false, true, available, tag + "at");
+    values.push_back(largest ? max : c.add(OpKind::neg, {max}, {}, tag + "value"));
+    indices.push_back(at);
+    if (r + 1 == k) break;
+    const ir::ValueId taken =
+        c.add(OpKind::compare, {positions, at}, {{"mode", std::string("equal")}}, tag + "taken");
+    const ir::ValueId free_now =
+        c.add(OpKind::sub, {ax.integer(1, tag + "one"), taken}, {}, tag + "free_now");
+    available = available == ir::kNoValue
+                    ? free_now
+                    : c.add(OpKind::mul, {available, free_now}, {}, tag + "available");
+    x = c.add(OpKind::where, {taken, floor, x}, {}, tag + "rest");
+  }
+  auto join = [&](const std::vector<ir::ValueId>& parts, const std::string& name) {
+    return parts.size() == 1 ? parts[0] : c.add(OpKind::concat, parts, {{"axis", ax.axis}}, name);
+  };
+  if (c.output_used(0)) c.set_output(0, join(values, "values"));
+  if (c.output_used(1)) c.set_output(1, join(indices, "indices"));
+}
+
+}  // namespace
+
+void add_index_mappings(std::vector<OpMapping>& t) {
+  t.push_back({"ArgMax", map_arg_reduce, nullptr});
+  t.push_back({"ArgMin", map_arg_reduce, nullptr});
+  t.push_back({"TopK", map_top_k, nullptr});
+}
+
+}  // namespace cuvil::bench::onnx_import

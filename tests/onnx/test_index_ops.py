@@ -1,0 +1,198 @@
+"""Operators that compute with positions and integers at run time: ArgMax, ArgMin, TopK, casts
+from float to integer, integer Div and Mod, and ScatterND into run-time data. Single-node (or
+short) ONNX graphs through `cuvil-bench infer`, against numpy written from the ONNX
+specification; integer results come back as floats (fp32 storage) and must be exact."""
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from test_op_semantics import close, rand, refused, run
+
+F = TensorProto.FLOAT
+
+
+def exact(got, want):
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+def np_arg(x, axis, keepdims, last, is_max):
+    """ONNX ArgMax/ArgMin; NaN ranks above every number (as PyTorch's argmax and numpy's)."""
+    v = np.flip(x, axis) if last else x
+    i = np.argmax(v, axis) if is_max else np.argmin(v, axis)
+    if last:
+        i = x.shape[axis] - 1 - i
+    return np.expand_dims(i, axis) if keepdims else i
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("axis,keepdims,last", [(0, 1, 0), (1, 0, 0), (-1, 1, 1), (2, 0, 1)])
+def test_arg_max_and_min_with_ties_on_every_axis(tmp_path, op, axis, keepdims, last):
+    # Rounded values make ties, which select_last_index breaks either way.
+    x = np.round(rand(3, 7, 17) * 2).astype(np.float32)
+    node = helper.make_node(op, ["x"], ["y"], axis=axis, keepdims=keepdims, select_last_index=last)
+    (got,) = run(tmp_path, [node], {"x": x}, int_outputs=("y",))
+    exact(got, np_arg(x, axis, keepdims, last, op == "ArgMax"))
+
+
+def test_arg_max_of_infinities_and_nan(tmp_path):
+    x = np.array([[-np.inf, -np.inf, -np.inf], [1, np.nan, np.nan], [np.inf, 2, np.inf],
+                  [np.nan, np.inf, 0]], np.float32)
+    nodes = [helper.make_node("ArgMax", ["x"], ["y"], axis=1, keepdims=0),
+             helper.make_node("ArgMin", ["x"], ["z"], axis=1, keepdims=0)]
+    y, z = run(tmp_path, nodes, {"x": x}, outputs=("y", "z"), int_outputs=("y", "z"))
+    exact(y, [0, 1, 0, 0])
+    exact(z, [0, 1, 1, 0])  # numpy's argmin returns the first NaN too
+
+
+def test_arg_max_of_run_time_token_ids_picks_a_row(tmp_path):
+    # CLIP's text encoder pools at the end-of-text token: the argmax of the ids (an integer
+    # input), flattened with the batch position, gathers one row per sequence.
+    ids = np.array([[4, 9, 99, 0, 0], [5, 99, 0, 0, 0], [99, 1, 2, 3, 4]], np.int64)
+    h = rand(3, 5, 6)
+    nodes = [helper.make_node("ArgMax", ["ids"], ["at"], axis=-1, keepdims=0),
+             helper.make_node("Mul", ["rows", "five"], ["base"]),
+             helper.make_node("Add", ["base", "at"], ["flat_at"]),
+             helper.make_node("Reshape", ["h", "flat_shape"], ["flat"]),
+             helper.make_node("Gather", ["flat", "flat_at"], ["y"])]
+    inits = {"rows": np.arange(3, dtype=np.int64), "five": np.int64(5),
+             "flat_shape": np.array([15, 6], np.int64)}
+    (got,) = run(tmp_path, nodes, {"ids": ids, "h": h}, inits)
+    exact(got, h[np.arange(3), ids.argmax(-1)])
+
+
+def np_top_k(x, k, axis, largest):
+    # A stable sort of -x (or x) puts equal values in index order, as ONNX requires.
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, idx, axis), idx
+
+
+@pytest.mark.parametrize("k,axis,largest", [(1, -1, 1), (3, -1, 1), (5, 1, 0), (17, 2, 1), (2, 0, 0)])
+def test_top_k_values_and_indices_with_ties(tmp_path, k, axis, largest):
+    x = np.round(rand(3, 7, 17) * 2).astype(np.float32)
+    node = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=axis, largest=largest)
+    v, i = run(tmp_path, [node], {"x": x}, {"k": np.array([k], np.int64)}, outputs=("v", "i"),
+               int_outputs=("i",))
+    want_v, want_i = np_top_k(x, k, axis, largest)
+    exact(v, want_v)
+    exact(i, want_i)
+
+
+def test_top_k_takes_each_position_once_among_infinities(tmp_path):
+    x = np.array([[-np.inf, 3, -np.inf, -np.inf], [np.inf, np.inf, 1, np.inf]], np.float32)
+    node = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)
+    v, i = run(tmp_path, [node], {"x": x}, {"k": np.array([4], np.int64)}, outputs=("v", "i"),
+               int_outputs=("i",))
+    exact(i, [[1, 0, 2, 3], [0, 1, 3, 2]])
+    exact(v, np.take_along_axis(x, i.astype(np.int64), 1))
+
+
+def test_top_k_of_run_time_integers_and_the_attribute_form(tmp_path):
+    ids = np.array([[4, -9, 12, 4, 0, 7]], np.int64)
+    node = helper.make_node("TopK", ["ids"], ["v", "i"], k=3, largest=0)
+    nodes = [node, helper.make_node("Cast", ["v"], ["vf"], to=F)]
+    vf, i = run(tmp_path, nodes, {"ids": ids}, opset=9, outputs=("vf", "i"), int_outputs=("i",))
+    exact(vf, [[-9, 0, 4]])
+    exact(i, [[1, 4, 0]])
+
+
+@pytest.mark.parametrize("k,why", [(0, "k is 0 for an axis of 7"), (8, "k is 8 for an axis of 7")])
+def test_top_k_beyond_the_axis_is_refused(tmp_path, k, why):
+    node = helper.make_node("TopK", ["x", "k"], ["y", "i"], name="topk", axis=1)
+    refused(tmp_path, node, rand(2, 7), {"k": np.array([k], np.int64)}, why)
+
+
+def test_top_k_above_its_round_limit_is_refused(tmp_path):
+    node = helper.make_node("TopK", ["x", "k"], ["y", "i"], name="topk", axis=1)
+    refused(tmp_path, node, rand(1, 100), {"k": np.array([65], np.int64)}, "at most 64")
+
+
+@pytest.mark.parametrize("to", [TensorProto.INT64, TensorProto.INT32, TensorProto.UINT8])
+def test_cast_of_floats_to_integers_truncates_toward_zero(tmp_path, to):
+    x = np.array([[-2.9, -2.5, -1.0, -0.4, 0.0, 0.4, 1.0, 2.5, 2.9, 250.7]], np.float32)
+    if to == TensorProto.UINT8:
+        x = np.abs(x)
+    nodes = [helper.make_node("Cast", ["x"], ["i"], to=to),
+             helper.make_node("Cast", ["i"], ["y"], to=F)]
+    (got,) = run(tmp_path, nodes, {"x": x})
+    exact(got, np.trunc(x))
+
+
+def test_cast_of_floats_to_integers_indexes_an_embedding(tmp_path):
+    # A quantised-position lookup: (x.clamp(0, 1) * 15).long() picks table rows.
+    x = np.array([[0.0, 0.33, 0.999, 1.0, 0.5]], np.float32)
+    table = rand(16, 3)
+    nodes = [helper.make_node("Mul", ["x", "fifteen"], ["s"]),
+             helper.make_node("Cast", ["s"], ["at"], to=TensorProto.INT64),
+             helper.make_node("Gather", ["table", "at"], ["y"])]
+    (got,) = run(tmp_path, nodes, {"x": x}, {"fifteen": np.float32(15), "table": table})
+    exact(got, table[(x * np.float32(15)).astype(np.int64)])
+
+
+SIGNED = np.array([[7, -7, 7, -7, 0, 6, -6, 16777215, -16777215, 5]], np.int64)
+DIVISORS = np.array([[2, 2, -2, -2, 3, 3, 3, 3, 7, -1]], np.int64)
+
+
+def test_integer_division_of_run_time_values_truncates_toward_zero(tmp_path):
+    nodes = [helper.make_node("Div", ["a", "b"], ["q"]),
+             helper.make_node("Cast", ["q"], ["y"], to=F)]
+    (got,) = run(tmp_path, nodes, {"a": SIGNED, "b": DIVISORS})
+    exact(got, np.trunc(SIGNED / DIVISORS))
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_integer_mod_of_run_time_values_in_either_sign_rule(tmp_path, fmod):
+    nodes = [helper.make_node("Mod", ["a", "b"], ["r"], fmod=fmod),
+             helper.make_node("Cast", ["r"], ["y"], to=F)]
+    (got,) = run(tmp_path, nodes, {"a": SIGNED, "b": DIVISORS})
+    exact(got, np.fmod(SIGNED, DIVISORS) if fmod else np.mod(SIGNED, DIVISORS))
+
+
+def test_mod_of_run_time_floats_is_refused(tmp_path):
+    node = helper.make_node("Mod", ["x", "d"], ["y"], name="wrap", fmod=1)
+    refused(tmp_path, node, rand(2, 3), {"d": np.float32(0.5)}, "supported on constants only")
+
+
+def np_scatter_nd(data, indices, updates, reduction):
+    out = data.copy()
+    k = indices.shape[-1]
+    for t, idx in enumerate(indices.reshape(-1, k)):
+        u = updates.reshape((-1,) + data.shape[k:])[t]
+        at = tuple(idx)
+        out[at] = {"none": lambda o: u, "add": lambda o: o + u, "mul": lambda o: o * u,
+                   "max": lambda o: np.maximum(o, u), "min": lambda o: np.minimum(o, u)}[reduction](out[at])
+    return out
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+def test_scatter_nd_of_constant_updates_into_run_time_data(tmp_path, reduction):
+    # Repeated index tuples combine in order; with none the last one wins.
+    x = rand(4, 3, 5)
+    indices = np.array([[1, 2], [3, 0], [1, 2], [-4, 1]], np.int64)
+    updates = rand(4, 5)
+    node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction=reduction)
+    (got,) = run(tmp_path, [node], {"x": x}, {"i": indices, "u": updates}, opset=18)
+    want = np_scatter_nd(x, indices, updates, reduction)
+    if reduction in ("add", "mul"):  # x + (u1 + u2) against numpy's (x + u1) + u2
+        close(got, want, 1e-6)
+    else:
+        exact(got, want)
+
+
+def test_scatter_nd_of_run_time_updates_into_run_time_data(tmp_path):
+    # y[:, 0] = v traced into the graph: whole-row tuples of run-time updates.
+    x, v = rand(3, 4, 2), rand(3, 2)
+    indices = np.array([[[0, 0]], [[1, 0]], [[2, 0]]], np.int64)
+    node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"])
+    (got,) = run(tmp_path, [node], {"x": x, "u": v.reshape(3, 1, 2)}, {"i": indices})
+    want = x.copy()
+    want[:, 0] = v
+    exact(got, want)
+
+
+def test_scatter_nd_reduction_of_run_time_updates_is_refused(tmp_path):
+    node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="acc", reduction="add")
+    refused(tmp_path, node, rand(3, 2), {"i": np.array([[0]], np.int64)},
+            "reduction 'add' needs constant updates", runtime=[("u", rand(1, 2))], opset=16)
