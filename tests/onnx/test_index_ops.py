@@ -196,3 +196,48 @@ def test_scatter_nd_reduction_of_run_time_updates_is_refused(tmp_path):
     node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="acc", reduction="add")
     refused(tmp_path, node, rand(3, 2), {"i": np.array([[0]], np.int64)},
             "reduction 'add' needs constant updates", runtime=[("u", rand(1, 2))], opset=16)
+
+
+def np_gather_elements(x, idx, axis):
+    at = list(np.indices(idx.shape))
+    at[axis] = np.where(idx < 0, idx + x.shape[axis], idx)
+    return x[tuple(at)]
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_gather_elements_at_run_time_and_constant_indices(tmp_path, axis):
+    # Indices may be shorter than the data on every axis; negative ones count from the end.
+    x = rand(4, 5, 7)
+    n = x.shape[axis]
+    shape = [3, 4, 6]
+    idx = np.random.default_rng(3).integers(-n, n, shape).astype(np.int64)
+    nodes = [helper.make_node("GatherElements", ["x", "idx"], ["y"], axis=axis),
+             helper.make_node("GatherElements", ["x", "cidx"], ["z"], axis=axis)]
+    y, z = run(tmp_path, nodes, {"x": x, "idx": idx}, {"cidx": idx}, outputs=("y", "z"))
+    exact(y, np_gather_elements(x, idx, axis))
+    exact(z, np_gather_elements(x, idx, axis))
+
+
+def test_gather_elements_index_out_of_range_at_run_time_is_an_error(tmp_path):
+    x, idx = rand(2, 3), np.array([[0, 3, 1]], np.int64)
+    node = helper.make_node("GatherElements", ["x", "idx"], ["y"], name="pick", axis=1)
+    with pytest.raises(AssertionError, match=r"node 'pick' \(gather\): index .* is not an integer"):
+        run(tmp_path, [node], {"x": x, "idx": idx})
+
+
+def test_gather_elements_constant_index_out_of_range_is_refused(tmp_path):
+    node = helper.make_node("GatherElements", ["x", "idx"], ["y"], name="pick", axis=1)
+    refused(tmp_path, node, rand(2, 3), {"idx": np.array([[0, -4, 1]], np.int64)},
+            "index -4 is out of range for axis size 3")
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_one_hot_of_run_time_indices(tmp_path, axis):
+    # Negative indices count from the end; those outside [-depth, depth) give a row of off.
+    ids = np.array([[0, 3, -1], [4, -5, -6]], np.int64)
+    node = helper.make_node("OneHot", ["ids", "depth", "values"], ["y"], axis=axis)
+    inits = {"depth": np.int64(5), "values": np.array([-0.5, 2.0], np.float32)}
+    (got,) = run(tmp_path, [node], {"ids": ids}, inits)
+    wrapped = np.where(ids < 0, ids + 5, ids)
+    want = np.where(wrapped[..., None] == np.arange(5), 2.0, -0.5).astype(np.float32)
+    exact(got, np.moveaxis(want, -1, axis))

@@ -970,3 +970,48 @@ def test_norm_and_min_reductions_at_run_time_and_folded(tmp_path, op, fn, keepdi
     y, z = run(tmp_path, nodes, {"x": x}, {"c": c}, opset=17, outputs=("y", "z"))
     close(y, fn(x, bool(keepdims)))
     close(z, fn(x, bool(keepdims)) + fn(c, bool(keepdims)))
+
+
+def test_is_nan_and_is_inf_in_every_detection_mode(tmp_path):
+    x = np.array([[np.nan, np.inf, -np.inf, 0.0, -2.5, 3e38]], np.float32)
+    nodes = [helper.make_node("IsNaN", ["x"], ["nan"]),
+             helper.make_node("IsInf", ["x"], ["inf"]),
+             helper.make_node("IsInf", ["x"], ["pos"], detect_negative=0),
+             helper.make_node("IsInf", ["x"], ["neg"], detect_positive=0),
+             helper.make_node("IsInf", ["x"], ["none"], detect_positive=0, detect_negative=0)]
+    nodes += [helper.make_node("Cast", [n], [n + "_f"], to=F) for n in ("nan", "inf", "pos", "neg", "none")]
+    got = run(tmp_path, nodes, {"x": x}, outputs=("nan_f", "inf_f", "pos_f", "neg_f", "none_f"))
+    for g, want in zip(got, (np.isnan(x), np.isinf(x), np.isposinf(x), np.isneginf(x),
+                                 np.zeros(x.shape, bool))):
+        np.testing.assert_array_equal(g, want.astype(np.float32))
+
+
+def test_clip_with_run_time_bounds_and_of_run_time_integers(tmp_path):
+    x, lo, hi = rand(3, 5), rand(1, 5), rand(3, 1) + 1
+    ids = np.array([[-3, 0, 4, 9]], np.int64)
+    table = rand(6, 2)
+    nodes = [helper.make_node("Clip", ["x", "lo", "hi"], ["y"]),
+             helper.make_node("Clip", ["x", "", "hi"], ["upper"]),
+             helper.make_node("Clip", ["ids", "zero", "five"], ["at"]),
+             helper.make_node("Gather", ["table", "at"], ["rows"])]
+    inits = {"zero": np.int64(0), "five": np.int64(5), "table": table}
+    y, upper, rows = run(tmp_path, nodes, {"x": x, "lo": lo, "hi": hi, "ids": ids}, inits,
+                         outputs=("y", "upper", "rows"))
+    close(y, np.minimum(np.maximum(x, lo), hi))
+    close(upper, np.minimum(x, hi))
+    close(rows, table[np.clip(ids, 0, 5)])
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce_log_sum_exp_with_infinite_rows(tmp_path, keepdims):
+    x = rand(4, 6) * 30
+    x[1] = -np.inf
+    x[2, 3] = np.inf
+    node = helper.make_node("ReduceLogSumExp", ["x"], ["y"], axes=[1], keepdims=keepdims)
+    (got,) = run(tmp_path, [node], {"x": x})
+    m = x.max(1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(invalid="ignore"):
+        want = np.log(np.exp(x.astype(np.float64) - m).sum(1, keepdims=True)) + m
+    want = want if keepdims else want[:, 0]
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-6)

@@ -1,7 +1,7 @@
 // Elementwise operators: arithmetic (Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean), one-op
 // activations and math (Relu, Sigmoid, Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Floor,
 // Ceil, Round, Sign, Sin, Cos, Clip, HardSigmoid, HardSwish, LeakyRelu), Softmax/LogSoftmax,
-// Where, Trilu, Cast, comparisons and logic, Mod. Composed activations
+// Where, Trilu, Cast, comparisons, IsNaN, IsInf and logic, Mod. Composed activations
 // (Elu, Softplus, Gelu's approximation, ...) are map_activation.cc's.
 #include <onnx/onnx_pb.h>
 
@@ -379,7 +379,21 @@ std::pair<double, double> clip_bounds(NodeContext& c) {
   return {lo, hi};
 }
 
+// Bounds known only at run time (torch.clamp(x, min=t.mean())) or integers to clamp (indices
+// computed at run time): a max, then a min, which keep integers integers.
+bool clip_as_max_min(NodeContext& c) {
+  if (c.opset() < 11) return false;
+  if (!c.is_constant(0) && c.is_integer(0)) return true;
+  return (c.has_input(1) && !c.is_constant(1)) || (c.has_input(2) && !c.is_constant(2));
+}
+
 void map_clip(NodeContext& c) {
+  if (clip_as_max_min(c)) {
+    ir::ValueId y = c.value(0);
+    if (c.has_input(1)) y = c.add(OpKind::max, {y, c.value(1)}, {}, c.has_input(2) ? "lower" : "");
+    if (c.has_input(2)) y = c.add(OpKind::min, {y, c.value(2)});
+    return c.set_output(0, y);
+  }
   require_float(c, 0);
   const auto [lo, hi] = clip_bounds(c);
   if (lo == 0 && hi == std::numeric_limits<double>::infinity())
@@ -472,6 +486,27 @@ void map_mod(NodeContext& c) {
   c.set_output(0, to_integer(c, r, ""));
 }
 
+// IsNaN: x != x. IsInf: |x| (or x) equal to infinity, by detect_positive and detect_negative.
+void map_is_nan_inf(NodeContext& c) {
+  require_float(c, 0);
+  const ir::ValueId x = c.value(0);
+  auto equal = [&](ir::ValueId a, ir::ValueId b) {
+    return c.add(OpKind::compare, {a, b}, {{"mode", std::string("equal")}});
+  };
+  if (c.op_type() == "IsNaN")
+    return c.set_output(0, c.add(OpKind::compare, {x, x}, {{"mode", std::string("not_equal")}}));
+  const bool positive = c.attr_int("detect_positive", 1) != 0;
+  const bool negative = c.attr_int("detect_negative", 1) != 0;
+  if (!positive && !negative) {
+    std::vector<int64_t> zeros(static_cast<size_t>(ir::num_elements(c.shape(0))), 0);
+    return c.set_constant_output(0, HostTensor::ints(c.shape(0), zeros, HostTensor::Kind::boolean));
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const ir::ValueId target =
+      c.constant_value(HostTensor::floats({}, {negative && !positive ? -inf : inf}), "infinity");
+  c.set_output(0, equal(positive && negative ? c.add(OpKind::abs, {x}, {}, "abs") : x, target));
+}
+
 void map_compare(NodeContext& c) {
   static const std::map<std::string, ir::CompareMode> modes = {
       {"Equal", ir::CompareMode::equal},
@@ -514,6 +549,8 @@ void add_elementwise_mappings(std::vector<OpMapping>& t) {
   for (const char* op : {"And", "Or", "Xor"}) t.push_back({op, map_logic, fold_compare});
   t.push_back({"Mod", map_mod, fold_mod});
   t.push_back({"Clip", map_clip, fold_clip});
+  t.push_back({"IsNaN", map_is_nan_inf, nullptr});
+  t.push_back({"IsInf", map_is_nan_inf, nullptr});
   t.push_back({"Softmax", map_softmax, nullptr});
   t.push_back({"LogSoftmax", map_softmax, nullptr});
   t.push_back({"Where", map_where, fold_where});

@@ -1,9 +1,10 @@
-// Ops whose results are positions along an axis, at run time: ArgMax, ArgMin and TopK (CLIP's
-// text encoder pools at the argmax of its token ids; classifiers and routers return top-k).
-// They are written with the IR's reductions, comparisons and integer arithmetic, which every
-// backend already runs: the first maximum along an axis of length L is L - max_i(hit_i * (L - i)),
-// where hit_i is 1 where x_i equals the maximum (or is NaN: PyTorch ranks NaN above every number,
-// and the IR's reduce_max propagates it). Indices are i32 values, exact in fp32 below 2^24.
+// Ops that compute with positions along an axis at run time: ArgMax, ArgMin and TopK (CLIP's
+// text encoder pools at the argmax of its token ids; classifiers and routers return top-k),
+// GatherElements (torch.gather) and OneHot. They are written with the IR's reductions,
+// comparisons, gathers and integer arithmetic, which every backend already runs. The first
+// maximum along an axis of length L is L - max_i(hit_i * (L - i)), where hit_i is 1 where x_i
+// equals the maximum (or is NaN: PyTorch ranks NaN above every number, and the IR's reduce_max
+// propagates it). Positions are i32 values, exact in fp32 below 2^24.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -145,10 +146,140 @@ void map_top_k(NodeContext& c) {
 
 }  // namespace
 
+// GatherElements: out[p] = data[p with its axis coordinate replaced by indices[p]]. One gather
+// from the flattened data at flat positions: a constant part (the other coordinates) plus the
+// index times the axis's stride. Constant indices fold that at import (and are checked there);
+// run-time ones compute it, with negative indices counted from the end and any index outside
+// [-size, size) sent past the data, where the gather kernel reports it naming the node.
+void map_gather_elements(NodeContext& c) {
+  const ir::Shape ds = c.shape(0), is = c.shape(1);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), ds.size());
+  if (is.size() != ds.size())
+    c.fail("indices have rank " + std::to_string(is.size()) + ", data " +
+           std::to_string(ds.size()));
+  for (size_t d = 0; d < ds.size(); ++d) {
+    if (static_cast<int64_t>(d) != axis && is[d] > ds[d])
+      c.fail("indices' axis " + std::to_string(d) + " (" + std::to_string(is[d]) +
+             ") is longer than the data's (" + std::to_string(ds[d]) + ")");
+  }
+  const int64_t numel = ir::num_elements(ds);
+  if (numel > kMaxExactInteger)
+    c.fail("data of " + std::to_string(numel) + " elements: flat positions above 2^24 are not " +
+           "exact in fp32 storage");
+  if (ir::num_elements(is) > kMaxFoldedElements)
+    c.fail("indices of " + ir::to_string(is) + " are larger than 2^27 elements");
+  if (!c.is_constant(1) && !c.is_integer(1)) c.fail("indices must be integers");
+  std::vector<int64_t> stride(ds.size(), 1);
+  for (size_t d = ds.size(); d-- > 1;) stride[d - 1] = stride[d] * ds[d];
+  const int64_t size = ds[static_cast<size_t>(axis)];
+  // The flat position of every output element with its axis coordinate taken as 0.
+  std::vector<int64_t> base(static_cast<size_t>(ir::num_elements(is)), 0);
+  std::vector<int64_t> pos(is.size(), 0);
+  for (int64_t k = 0; k < static_cast<int64_t>(base.size()); ++k) {
+    int64_t b = 0;
+    for (size_t d = 0; d < is.size(); ++d)
+      if (static_cast<int64_t>(d) != axis) b += pos[d] * stride[d];
+    base[static_cast<size_t>(k)] = b;
+    for (size_t d = is.size(); d-- > 0;) {
+      if (++pos[d] < is[d]) break;
+      pos[d] = 0;
+    }
+  }
+  const ir::ValueId flat_data =
+      c.add(OpKind::reshape, {c.value(0)}, {{"shape", ir::Shape{numel}}}, "flat");
+  auto gather_at = [&](ir::ValueId flat_positions) {
+    c.set_output(0, c.add(OpKind::gather, {flat_data, flat_positions}, {{"axis", int64_t{0}}}));
+  };
+  if (c.is_constant(1)) {
+    std::vector<int64_t> ids = c.constant(1).to_ints();
+    for (size_t k = 0; k < ids.size(); ++k) {
+      int64_t j = ids[k];
+      if (j < 0) j += size;
+      if (j < 0 || j >= size)
+        c.fail("index " + std::to_string(ids[k]) + " is out of range for axis size " +
+               std::to_string(size));
+      ids[k] = base[k] + j * stride[static_cast<size_t>(axis)];
+    }
+    return gather_at(c.constant_value(HostTensor::ints(is, ids), "positions"));
+  }
+  auto integer = [&](int64_t v, const std::string& name) {
+    return c.constant_value(HostTensor::ints({}, {v}), name);
+  };
+  auto holds = [&](ir::ValueId a, ir::ValueId b, const char* mode, const std::string& name) {
+    return c.add(OpKind::compare, {a, b}, {{"mode", std::string(mode)}}, name);
+  };
+  const ir::ValueId idx = c.value(1);
+  const ir::ValueId wrapped =
+      c.add(OpKind::add,
+            {idx, c.add(OpKind::mul,
+                        {holds(idx, integer(0, "zero"), "less", "negative"), integer(size, "size")},
+                        {}, "wrap")},
+            {}, "wrapped");
+  const ir::ValueId in_range =
+      c.add(OpKind::mul,
+            {holds(idx, integer(-size, "lowest"), "greater_equal", "above"),
+             holds(idx, integer(size, "size_bound"), "less", "below")},
+            {}, "in_range");
+  const ir::ValueId flat =
+      c.add(OpKind::add,
+            {c.add(OpKind::mul, {wrapped, integer(stride[static_cast<size_t>(axis)], "stride")}, {},
+                   "scaled"),
+             c.constant_value(HostTensor::ints(is, base), "base")},
+            {}, "flat_positions");
+  // Past the data (and exact in fp32): the gather kernel's range check names the node.
+  const ir::ValueId outside = integer(kMaxExactInteger, "outside");
+  gather_at(c.add(OpKind::where, {in_range, flat, outside}, {}, "checked"));
+}
+
+// OneHot(indices, depth, values = [off, on]), attr axis (-1: a new last axis): on where the new
+// axis's position equals the index (negative indices count from the end), off elsewhere; an
+// index outside [-depth, depth) gives a row of off.
+void map_one_hot(NodeContext& c) {
+  const int64_t depth = c.constant(1).integer(0);
+  if (depth < 1 || depth > kMaxIndexedAxis)
+    c.fail("depth is " + std::to_string(depth) + " (1 to 2^24)");
+  const HostTensor& values = c.constant(2);
+  if (values.numel() != 2) c.fail("values must hold [off, on]");
+  if (!c.is_constant(0) && !c.is_integer(0)) c.fail("indices must be integers");
+  const ir::Shape is = c.shape(0);
+  const int64_t rank = static_cast<int64_t>(is.size()) + 1;
+  int64_t axis = c.attr_int("axis", -1);
+  if (axis < -rank || axis >= rank)
+    c.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  if (axis < 0) axis += rank;
+  // indices with a 1 at the new axis, against positions 0 .. depth - 1 along it.
+  ir::Shape unsqueezed = is;
+  unsqueezed.insert(unsqueezed.begin() + axis, 1);
+  ir::ValueId idx = c.add(OpKind::reshape, {c.value(0)}, {{"shape", unsqueezed}}, "unsqueezed");
+  const ir::ValueId zero = c.constant_value(HostTensor::ints({}, {0}), "zero");
+  const ir::ValueId negative =
+      c.add(OpKind::compare, {idx, zero}, {{"mode", std::string("less")}}, "negative");
+  idx = c.add(
+      OpKind::add,
+      {idx, c.add(OpKind::mul, {negative, c.constant_value(HostTensor::ints({}, {depth}), "depth")},
+                  {}, "wrap")},
+      {}, "wrapped");
+  ir::Shape along(static_cast<size_t>(rank - axis), 1);
+  along[0] = depth;
+  std::vector<int64_t> positions(static_cast<size_t>(depth));
+  for (int64_t i = 0; i < depth; ++i) positions[static_cast<size_t>(i)] = i;
+  const ir::ValueId hit = c.add(
+      OpKind::compare, {idx, c.constant_value(HostTensor::ints(along, positions), "positions")},
+      {{"mode", std::string("equal")}}, "hit");
+  auto value = [&](int64_t k, const std::string& name) {
+    return values.is_float()
+               ? c.constant_value(HostTensor::floats({}, {values.f[static_cast<size_t>(k)]}), name)
+               : c.constant_value(HostTensor::ints({}, {values.i[static_cast<size_t>(k)]}), name);
+  };
+  c.set_output(0, c.add(OpKind::where, {hit, value(1, "on"), value(0, "off")}));
+}
+
 void add_index_mappings(std::vector<OpMapping>& t) {
   t.push_back({"ArgMax", map_arg_reduce, nullptr});
   t.push_back({"ArgMin", map_arg_reduce, nullptr});
   t.push_back({"TopK", map_top_k, nullptr});
+  t.push_back({"GatherElements", map_gather_elements, nullptr});
+  t.push_back({"OneHot", map_one_hot, nullptr});
 }
 
 }  // namespace cuvil::bench::onnx_import

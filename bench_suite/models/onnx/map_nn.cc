@@ -383,7 +383,7 @@ std::optional<std::vector<int64_t>> reduce_axes(NodeContext& c, size_t rank) {
 }
 
 // ReduceMean, ReduceSum and ReduceMax are IR ops; the norms (F.normalize's ReduceL2, and
-// ReduceL1), ReduceSumSquare and ReduceMin are written with them. Empty axes with
+// ReduceL1), ReduceSumSquare, ReduceMin and ReduceLogSumExp are written with them. Empty axes with
 // noop_with_empty_axes pass the input through, as ONNX's reference does for every reduction.
 void map_reduce(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
@@ -405,6 +405,35 @@ void map_reduce(NodeContext& c) {
   }
   if (op == "ReduceL1")
     return c.set_output(0, reduce(OpKind::reduce_sum, c.add(OpKind::abs, {x}, {}, "abs"), ""));
+  if (op == "ReduceLogSumExp") {
+    // m + log(sum(exp(x - m))) with m the maximum; where m is infinite (a row of -inf, or a +inf
+    // element) the result is m itself, as torch.logsumexp gives, not inf - inf.
+    const ir::Attrs kept = {{"axes", *axes}, {"keepdims", int64_t{1}}};
+    const ir::ValueId m = c.add(OpKind::reduce_max, {x}, kept, "max");
+    const double big = std::numeric_limits<float>::max();
+    const ir::ValueId finite_m =
+        c.add(OpKind::clip, {m}, {{"min", -big}, {"max", big}}, "finite_max");
+    const ir::ValueId e =
+        c.add(OpKind::exp, {c.add(OpKind::sub, {x, finite_m}, {}, "shifted")}, {}, "exp");
+    const ir::ValueId sum = c.add(OpKind::reduce_sum, {e}, kept, "sum");
+    const ir::ValueId lse =
+        c.add(OpKind::add, {c.add(OpKind::log, {sum}, {}, "log"), finite_m}, {}, "lse");
+    const ir::ValueId infinite = c.add(
+        OpKind::compare,
+        {c.add(OpKind::abs, {m}, {}, "abs_max"),
+         c.constant_value(HostTensor::floats({}, {std::numeric_limits<float>::infinity()}), "inf")},
+        {{"mode", std::string("equal")}}, "infinite");
+    const bool keep = c.attr_int("keepdims", 1) != 0;
+    ir::ValueId y = c.add(OpKind::where, {infinite, m, lse}, {}, keep ? "" : "kept");
+    if (!keep) {
+      ir::Shape dropped;
+      for (size_t d = 0; d < xs.size(); ++d)
+        if (std::find(axes->begin(), axes->end(), static_cast<int64_t>(d)) == axes->end())
+          dropped.push_back(xs[d]);
+      y = c.add(OpKind::reshape, {y}, {{"shape", dropped}});
+    }
+    return c.set_output(0, y);
+  }
   if (op == "ReduceSumSquare" || op == "ReduceL2") {
     const ir::ValueId sq = c.add(OpKind::mul, {x, x}, {}, "square");
     if (op == "ReduceSumSquare") return c.set_output(0, reduce(OpKind::reduce_sum, sq, ""));
@@ -414,6 +443,7 @@ void map_reduce(NodeContext& c) {
 }
 
 bool fold_reduce(NodeContext& c) {
+  if (c.op_type() == "ReduceLogSumExp") return false;  // mapped, with a constant operand
   const HostTensor& x = c.constant(0);
   const auto axes = reduce_axes(c, x.shape.size());
   if (!axes) {
@@ -783,7 +813,7 @@ void add_nn_mappings(std::vector<OpMapping>& t) {
   t.push_back({"GlobalAveragePool", map_global_pool, nullptr});
   t.push_back({"GlobalMaxPool", map_global_pool, nullptr});
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
-                         "ReduceL1", "ReduceL2", "ReduceSumSquare"})
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"})
     t.push_back({op, map_reduce, fold_reduce});
   t.push_back({"CumSum", map_cumsum, fold_cumsum});
   t.push_back({"Resize", map_resize, nullptr});
