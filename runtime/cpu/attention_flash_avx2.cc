@@ -114,7 +114,8 @@ float online_softmax_row(float* s, int64_t valid, int64_t n, float& m, float& l)
   }
   const float m_new = std::max(m, avx2::reduce_max(vmax));
   const float alpha = m == kNegInf ? 0.0f : std::exp2(m - m_new);
-  const __m256 vm = _mm256_set1_ps(m_new);
+  // Every score so far -inf (a masked block): 2^(-inf - 0) = 0, not 2^(-inf + inf) = NaN.
+  const __m256 vm = _mm256_set1_ps(m_new == kNegInf ? 0.0f : m_new);
   __m256 sum = _mm256_setzero_ps();
   for (int64_t j = 0; j < n; j += kLanes) {
     const __m256i k = avx2::first_lanes(valid - j);

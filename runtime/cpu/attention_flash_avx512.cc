@@ -108,7 +108,8 @@ float online_softmax_row(float* s, int64_t valid, int64_t n, float& m, float& l)
   }
   const float m_new = std::max(m, _mm512_reduce_max_ps(vmax));
   const float alpha = m == kNegInf ? 0.0f : std::exp2(m - m_new);
-  const __m512 vm = _mm512_set1_ps(m_new);
+  // Every score so far -inf (a masked block): 2^(-inf - 0) = 0, not 2^(-inf + inf) = NaN.
+  const __m512 vm = _mm512_set1_ps(m_new == kNegInf ? 0.0f : m_new);
   __m512 sum = _mm512_setzero_ps();
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 k = avx512::first_lanes(valid - j > 0 ? valid - j : 0);

@@ -30,10 +30,20 @@ inline __m256 scale_by_pow2(__m256 p, __m256 n) {
   return _mm256_mul_ps(_mm256_mul_ps(p, pow2(n1)), pow2(n2));
 }
 
+// Where x0 is beyond the range a clamped polynomial covers: 0 below `lo`, infinity above `hi`
+// (scale_by_pow2 cannot reach them: exp(-inf) = 0 and exp(+inf) = inf, as libm).
+inline __m256 saturate_tails(__m256 y, __m256 x0, float lo, float hi) {
+  y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x0, _mm256_set1_ps(lo), _CMP_LT_OQ));
+  return _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()),
+                          _mm256_cmp_ps(x0, _mm256_set1_ps(hi), _CMP_GT_OQ));
+}
+
 // 2^x = 2^n * 2^f with n = round(x), |f| <= 0.5: the degree-6 polynomial of avx512::exp2 (~2
-// ulp). Inputs are clamped to [-127, 127].
-inline __m256 exp2(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
+// ulp). Inputs are clamped to [-127, 128] (NaN passes: max/min return their second operand when
+// either is NaN); below -127 gives 0, above 128 infinity.
+inline __m256 exp2(__m256 x0) {
+  const __m256 x =
+      _mm256_min_ps(_mm256_set1_ps(128.0f), _mm256_max_ps(_mm256_set1_ps(-127.0f), x0));
   const __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 f = _mm256_sub_ps(x, n);
   // Taylor coefficients of 2^f = e^(f ln2): ln2^k / k!.
@@ -44,13 +54,14 @@ inline __m256 exp2(__m256 x) {
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.24022650695910071233f));
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.69314718055994530942f));
   p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
-  return scale_by_pow2(p, n);
+  return saturate_tails(scale_by_pow2(p, n), x0, -127.0f, 128.0f);
 }
 
 // exp(x) = 2^n * e^r with n = round(x log2 e), r = x - n ln2 in two parts: a degree-6
-// polynomial for e^r (~2 ulp). Inputs are clamped to [-87.3, 88.7].
-inline __m256 exp(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.7f));
+// polynomial for e^r (~2 ulp). Inputs are clamped to [-87.3, 88.72] (NaN passes); below -87.3
+// gives 0, above 88.7228 (log FLT_MAX) infinity.
+inline __m256 exp(__m256 x0) {
+  const __m256 x = _mm256_min_ps(_mm256_set1_ps(88.72f), _mm256_max_ps(_mm256_set1_ps(-87.3f), x0));
   const __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f));
   const __m256 n = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
@@ -62,7 +73,7 @@ inline __m256 exp(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  return scale_by_pow2(p, n);
+  return saturate_tails(scale_by_pow2(p, n), x0, -87.3f, 88.7228f);
 }
 
 inline __m256 sigmoid(__m256 x) {

@@ -18,9 +18,11 @@ namespace cuvil::runtime::cpu::avx512 {
 namespace {
 
 // 2^x = 2^n * 2^f with n = round(x), |f| <= 0.5: a degree-6 polynomial for 2^f (~2 ulp).
-// Inputs below -126 give 0 or a denormal, inputs above 127 are clamped.
+// Inputs are clamped to [-151, 129], where scalef already gives 0 and infinity, so that -inf
+// gives 0 and +inf infinity; the clamp's operand order lets NaN through (max/min return their
+// second operand when either is NaN).
 inline __m512 exp2(__m512 x) {
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+  x = _mm512_min_ps(_mm512_set1_ps(129.0f), _mm512_max_ps(_mm512_set1_ps(-151.0f), x));
   const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 f = _mm512_sub_ps(x, n);
   // Taylor coefficients of 2^f = e^(f ln2): ln2^k / k!.
@@ -35,9 +37,10 @@ inline __m512 exp2(__m512 x) {
 }
 
 // exp(x) = 2^n * 2^f with n = round(x*log2 e): a degree-6 polynomial for e^r, r = f*ln2 computed
-// in two parts for accuracy (~2 ulp).
+// in two parts for accuracy (~2 ulp). Inputs are clamped to [-104, 89], where scalef already
+// gives 0 and infinity (exp(-inf) = 0, exp(+inf) = inf, as libm); NaN passes the clamp.
 inline __m512 exp(__m512 x) {
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.7f));
+  x = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
   const __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
   const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);

@@ -36,7 +36,8 @@ inline bool unary_loops(ir::OpKind op, const float* x, float* y, int64_t n,
                         const ir::UnaryParams& p) {
   switch (op) {
     case ir::OpKind::relu:
-      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      // NaN passes (as PyTorch's relu); the lane epilogues compute the same, bit for bit.
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
       return true;
     case ir::OpKind::log:
       for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
@@ -79,7 +80,8 @@ inline bool unary_loops(ir::OpKind op, const float* x, float* y, int64_t n,
     }
     case ir::OpKind::hard_sigmoid: {
       const float alpha = p.a, beta = p.b;
-      for (int64_t i = 0; i < n; ++i) y[i] = std::min(1.0f, std::max(0.0f, alpha * x[i] + beta));
+      // NaN passes: std::max and std::min return their first argument when comparing with NaN.
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(alpha * x[i] + beta, 0.0f), 1.0f);
       return true;
     }
     case ir::OpKind::hard_swish:

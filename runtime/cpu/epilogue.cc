@@ -81,7 +81,7 @@ void apply_lanes(const LaneEpilogue& e, float* y, int64_t col, int64_t n) {
       if (st.operand == Operand::scalar) x = st.src[0];
       switch (st.op) {
         case ir::OpKind::relu:
-          y[i] = v > 0.0f ? v : 0.0f;
+          y[i] = v < 0.0f ? 0.0f : v;  // NaN passes, as PyTorch's relu
           break;
         case ir::OpKind::clip:
           y[i] = v < st.a ? st.a : (v > st.b ? st.b : v);

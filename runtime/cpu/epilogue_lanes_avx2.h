@@ -66,7 +66,8 @@ __attribute__((always_inline)) inline void epilogue_lanes(const LaneEpilogue& e,
     switch (st.op) {
       case ir::OpKind::relu:
         // max(v, 0) returns its second operand for a NaN v: 0, as v > 0 ? v : 0 does.
-        epilogue_unary(acc, [&](__m256 v) { return _mm256_max_ps(v, _mm256_setzero_ps()); });
+        // max returns its second operand when either is NaN: NaN passes, as apply's v < 0 ? 0 : v.
+        epilogue_unary(acc, [&](__m256 v) { return _mm256_max_ps(_mm256_setzero_ps(), v); });
         break;
       case ir::OpKind::clip: {
         const __m256 lo = _mm256_set1_ps(st.a), hi = _mm256_set1_ps(st.b);

@@ -83,7 +83,8 @@ __attribute__((always_inline)) inline void epilogue_lanes(const LaneEpilogue& e,
     switch (st.op) {
       case ir::OpKind::relu:
         // max(v, 0) returns its second operand for a NaN v: 0, as v > 0 ? v : 0 does.
-        epilogue_unary(acc, [&](__m512 v) { return _mm512_max_ps(v, _mm512_setzero_ps()); });
+        // max returns its second operand when either is NaN: NaN passes, as apply's v < 0 ? 0 : v.
+        epilogue_unary(acc, [&](__m512 v) { return _mm512_max_ps(_mm512_setzero_ps(), v); });
         break;
       case ir::OpKind::clip: {
         const __m512 lo = _mm512_set1_ps(st.a), hi = _mm512_set1_ps(st.b);

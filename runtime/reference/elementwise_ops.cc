@@ -48,7 +48,7 @@ float apply_unary(ir::OpKind op, const ir::UnaryParams& p, float x) {
     case ir::OpKind::leaky_relu:
       return static_cast<float>(v >= 0.0 ? v : p.a * v);
     case ir::OpKind::relu:
-      return v > 0.0 ? x : 0.0f;
+      return v < 0.0 ? 0.0f : x;  // NaN passes, as PyTorch's relu
     case ir::OpKind::silu:
       return static_cast<float>(v / (1.0 + std::exp(-v)));
     case ir::OpKind::gelu:

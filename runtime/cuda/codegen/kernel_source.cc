@@ -110,7 +110,7 @@ __device__ __forceinline__ unsigned short cuvil_f32_to_f16(float value) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(value));
   return bits;
 }
-__device__ __forceinline__ float cuvil_relu(float x) { return x > 0.f ? x : 0.f; }
+__device__ __forceinline__ float cuvil_relu(float x) { return x < 0.f ? 0.f : x; }  // NaN passes
 __device__ __forceinline__ float cuvil_sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
 __device__ __forceinline__ float cuvil_silu(float x) { return x / (1.f + __expf(-x)); }
 // Exact (erf) GELU, as the IR's gelu.
