@@ -549,6 +549,7 @@ const std::vector<OpMapping>& op_mappings() {
     add_activation_mappings(t);
     add_recurrent_mappings(t);
     add_index_mappings(t);
+    add_grid_sample_mappings(t);
     return t;
   }();
   return table;

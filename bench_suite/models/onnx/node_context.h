@@ -96,5 +96,6 @@ void add_conv_transpose_mappings(std::vector<OpMapping>& table);  // map_conv_tr
 void add_activation_mappings(std::vector<OpMapping>& table);      // map_activation.cc
 void add_recurrent_mappings(std::vector<OpMapping>& table);       // map_recurrent.cc
 void add_index_mappings(std::vector<OpMapping>& table);           // map_index.cc
+void add_grid_sample_mappings(std::vector<OpMapping>& table);     // map_grid_sample.cc
 
 }  // namespace cuvil::bench::onnx_import

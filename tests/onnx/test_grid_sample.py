@@ -1,0 +1,81 @@
+"""GridSample (F.grid_sample) exported by PyTorch, against PyTorch: every mode, padding mode and
+align_corners, grids reaching far outside the image, and a spatial transformer whose grid comes
+from a predicted affine transform."""
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from onnx import helper
+
+from conftest import FP32_BOUND
+from test_op_semantics import rand, refused
+
+
+class Sample(nn.Module):
+    def __init__(self, **kwargs):
+        super().__init__()
+        self.kwargs = kwargs
+
+    def forward(self, x, grid):
+        return F.grid_sample(x, grid, **self.kwargs)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_against_pytorch(compare, mode, padding_mode, align_corners):
+    # Grid coordinates up to 3x outside [-1, 1]: several reflections, corners off the image.
+    torch.manual_seed(0)
+    x, grid = torch.randn(2, 3, 7, 9), torch.rand(2, 5, 6, 2) * 6 - 3
+    m = Sample(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    assert compare(m, (x, grid), 16, input_names=("x", "grid")) <= FP32_BOUND
+
+
+def test_grid_sample_of_a_one_pixel_high_image(compare):
+    torch.manual_seed(0)
+    m = Sample(mode="bilinear", padding_mode="reflection", align_corners=True)
+    assert compare(m, (torch.randn(1, 2, 1, 5), torch.rand(1, 3, 4, 2) * 4 - 2), 16,
+                   input_names=("x", "grid")) <= FP32_BOUND
+
+
+class SpatialTransformer(nn.Module):
+    """A localisation network predicts an affine transform per image; the sampling grid is
+    that transform applied to the output pixels' normalised coordinates (affine_grid written
+    out: PyTorch 1.13 cannot export affine_grid itself)."""
+
+    def __init__(self, size=12):
+        super().__init__()
+        self.loc = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(2),
+                                 nn.Flatten(), nn.Linear(16, 6))
+        ys, xs = torch.meshgrid(torch.linspace(-1, 1, size), torch.linspace(-1, 1, size),
+                                indexing="ij")
+        self.register_buffer("base", torch.stack([xs, ys, torch.ones_like(xs)], -1).view(-1, 3))
+        self.size = size
+        self.head = nn.Conv2d(1, 2, 3)
+
+    def forward(self, x):
+        theta = self.loc(x).view(-1, 2, 3) * 0.3 + torch.tensor([[1.0, 0, 0], [0, 1.0, 0]])
+        grid = (self.base @ theta.transpose(1, 2)).view(-1, self.size, self.size, 2)
+        return self.head(F.grid_sample(x, grid, align_corners=True))
+
+
+@pytest.mark.parametrize("opset", [16, 17])
+def test_spatial_transformer(compare, opset):
+    torch.manual_seed(0)
+    assert compare(SpatialTransformer().eval(), torch.randn(3, 1, 12, 12), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("attrs,why", [
+    ({"mode": "bicubic"}, "mode 'bicubic' is not supported"),
+    ({"padding_mode": "wrap"}, "padding_mode 'wrap' is not supported"),
+])
+def test_grid_sample_it_cannot_honour_is_refused_naming_the_node(tmp_path, attrs, why):
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], name="warp", **attrs)
+    refused(tmp_path, node, rand(1, 2, 4, 4), {"grid": rand(1, 3, 3, 2)}, why, opset=16)
+
+
+def test_grid_sample_grid_of_the_wrong_shape_is_refused(tmp_path):
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], name="warp")
+    refused(tmp_path, node, rand(1, 2, 4, 4), {"grid": rand(1, 3, 3, 3)},
+            "grid has shape [1, 3, 3, 3], expected [1, H_out, W_out, 2]", opset=16)
