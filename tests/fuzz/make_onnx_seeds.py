@@ -108,6 +108,26 @@ def main(out):
     ], [helper.make_tensor_value_info("x", F, [1, 3, 3, 3])],
         [helper.make_tensor_value_info("y", F, None)],
         {"wt": rand(3, 4, 3, 3), "bt": rand(4), "slope": rand(4, 1, 1)})
+    # Positions and integers at run time: ArgMax feeding GatherElements and OneHot, TopK,
+    # integer Div/Mod, a float-to-integer Cast, ScatterND into run-time data, GridSample.
+    save(out, "positions", [
+        helper.make_node("ArgMax", ["x"], ["am"], axis=3, keepdims=1),
+        helper.make_node("GatherElements", ["x", "am"], ["picked"], axis=3),
+        helper.make_node("TopK", ["x", "k"], ["tv", "ti"], axis=-1),
+        helper.make_node("Mod", ["ti", "three"], ["tm"]),
+        helper.make_node("Div", ["ti", "two"], ["td"]),
+        helper.make_node("Add", ["tm", "td"], ["tsum"]),
+        helper.make_node("OneHot", ["tsum", "depth", "onoff"], ["oh"]),
+        helper.make_node("Cast", ["tv"], ["tvi"], to=I64),
+        helper.make_node("ScatterND", ["x", "sidx", "supd"], ["sc"]),
+        helper.make_node("GridSample", ["sc", "grid"], ["gs"], padding_mode="reflection"),
+        helper.make_node("Resize", ["gs", "", "scales"], ["y"], mode="cubic"),
+    ], [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", F, None), helper.make_tensor_value_info("oh", F, None),
+         helper.make_tensor_value_info("picked", F, None), helper.make_tensor_value_info("tvi", I64, None)],
+        {"k": i64(2), "three": i64(3), "two": i64(2), "depth": i64(4),
+         "onoff": np.array([0, 1], np.float32), "sidx": i64(0, 1).reshape(1, 2),
+         "supd": rand(1, 4, 4), "grid": rand(1, 3, 3, 2), "scales": np.array([1, 1, 2, 2], np.float32)})
     # What torch.onnx.export writes for a small CNN (when PyTorch is there).
     try:
         import torch

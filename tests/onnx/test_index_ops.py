@@ -150,9 +150,17 @@ def test_integer_mod_of_run_time_values_in_either_sign_rule(tmp_path, fmod):
     exact(got, np.fmod(SIGNED, DIVISORS) if fmod else np.mod(SIGNED, DIVISORS))
 
 
-def test_mod_of_run_time_floats_is_refused(tmp_path):
-    node = helper.make_node("Mod", ["x", "d"], ["y"], name="wrap", fmod=1)
-    refused(tmp_path, node, rand(2, 3), {"d": np.float32(0.5)}, "supported on constants only")
+def test_fmod_of_run_time_floats_takes_the_dividends_sign(tmp_path):
+    x = (rand(3, 17) * 4).astype(np.float32)
+    d = np.array([0.7, -1.3, 2.5], np.float32)[:, None]
+    node = helper.make_node("Mod", ["x", "d"], ["y"], fmod=1)
+    (got,) = run(tmp_path, [node], {"x": x}, {"d": d})
+    np.testing.assert_allclose(got, np.fmod(x, d), atol=1e-6)
+
+
+def test_float_mod_without_fmod_is_refused(tmp_path):
+    node = helper.make_node("Mod", ["x", "d"], ["y"], name="wrap")
+    refused(tmp_path, node, rand(2, 3), {"d": np.float32(0.5)}, "fmod must be 1")
 
 
 def np_scatter_nd(data, indices, updates, reduction):
@@ -192,10 +200,21 @@ def test_scatter_nd_of_run_time_updates_into_run_time_data(tmp_path):
     exact(got, want)
 
 
-def test_scatter_nd_reduction_of_run_time_updates_is_refused(tmp_path):
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+def test_scatter_nd_reductions_of_run_time_updates_with_repeated_targets(tmp_path, reduction):
+    # Row 1 receives three updates, row 3 one, rows 0 and 2 none.
+    x, u = rand(4, 3), rand(4, 3)
+    indices = np.array([[1], [3], [1], [-3]], np.int64)
+    node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction=reduction)
+    (got,) = run(tmp_path, [node], {"x": x, "u": u}, {"i": indices}, opset=18)
+    close(got, np_scatter_nd(x, indices, u, reduction), 1e-6)
+
+
+def test_scatter_of_more_repeats_of_run_time_updates_than_it_unrolls_is_refused(tmp_path):
     node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="acc", reduction="add")
-    refused(tmp_path, node, rand(3, 2), {"i": np.array([[0]], np.int64)},
-            "reduction 'add' needs constant updates", runtime=[("u", rand(1, 2))], opset=16)
+    refused(tmp_path, node, rand(3, 2), {"i": np.zeros((17, 1), np.int64)},
+            "an element receives 17 run-time updates; at most 16", runtime=[("u", rand(17, 2))],
+            opset=16)
 
 
 def np_gather_elements(x, idx, axis):
@@ -241,3 +260,34 @@ def test_one_hot_of_run_time_indices(tmp_path, axis):
     wrapped = np.where(ids < 0, ids + 5, ids)
     want = np.where(wrapped[..., None] == np.arange(5), 2.0, -0.5).astype(np.float32)
     exact(got, np.moveaxis(want, -1, axis))
+
+
+def np_scatter_elements(data, idx, updates, axis, reduction):
+    out = data.copy()
+    for p in np.ndindex(*idx.shape):
+        at = list(p)
+        at[axis] = idx[p] + (data.shape[axis] if idx[p] < 0 else 0)
+        at, u = tuple(at), updates[p]
+        out[at] = {"none": u, "add": out[at] + u, "mul": out[at] * u,
+                   "max": max(out[at], u), "min": min(out[at], u)}[reduction]
+    return out
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "max"])
+@pytest.mark.parametrize("axis", [1, -1])
+def test_scatter_elements_of_constant_indices_into_run_time_data(tmp_path, reduction, axis):
+    # x.scatter(axis, index, src): index shorter than the data, negative, repeated.
+    x, upd = rand(3, 4, 5), rand(2, 3, 4)
+    idx = np.random.default_rng(5).integers(-4, 4, (2, 3, 4)).astype(np.int64)
+    nodes = [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=axis, reduction=reduction),
+             helper.make_node("ScatterElements", ["x", "i", "ru"], ["z"], axis=axis)]
+    y, z = run(tmp_path, nodes, {"x": x, "ru": upd}, {"i": idx, "u": upd}, opset=18,
+               outputs=("y", "z"))
+    close(y, np_scatter_elements(x, idx, upd, axis, reduction), 1e-6)
+    exact(z, np_scatter_elements(x, idx, upd, axis, "none"))
+
+
+def test_scatter_elements_of_run_time_indices_is_refused(tmp_path):
+    node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], name="put", axis=1)
+    refused(tmp_path, node, rand(2, 3), {"u": rand(2, 1)},
+            "indices must be constants", runtime=[("i", rand(2, 1))])

@@ -475,3 +475,19 @@ class SliceAssignment(nn.Module):
 @pytest.mark.parametrize("opset", OPSETS)
 def test_slice_assignment_into_activations(compare, opset):
     assert compare(SliceAssignment(), torch.randn(3, 5, 4), opset) <= FP32_BOUND
+
+
+class ScatterAndFmod(nn.Module):
+    """x.scatter with a constant index (one-hot style writes, scatter_add) and torch.fmod."""
+
+    def forward(self, x):
+        idx = torch.tensor([[0, 3], [2, 2], [4, 1]])
+        y = x.scatter(1, idx, x[:, :2] * 10)
+        z = torch.zeros(3, 5).scatter_add(1, idx, x[:, 2:4])
+        return y + z + torch.fmod(x * 3, 0.7)
+
+
+@pytest.mark.parametrize("opset", [16, 17])
+def test_scatter_with_a_constant_index_and_fmod(compare, opset):
+    torch.manual_seed(0)
+    assert compare(ScatterAndFmod(), torch.randn(3, 5), opset) <= FP32_BOUND

@@ -468,22 +468,31 @@ void map_cast(NodeContext& c) {
   c.set_output(0, to_integer(c, c.value(0), ""));
 }
 
-// Mod of run-time integers: a - b * q with q = floor(a / b) (fmod 0, the divisor's sign) or
-// trunc(a / b) (fmod 1), exact below 2^24 (map_integer_div says why). Floats stay refused: this
-// formula is not C's exact fmod for them.
+// Mod at run time: a - b * q with q = floor(a / b) (fmod 0, the divisor's sign) or trunc(a / b)
+// (fmod 1, the dividend's sign). Exact for integers below 2^24 (map_integer_div says why); for
+// floats (fmod 1, torch.fmod) it is the formula PyTorch's own export writes for remainder, within
+// a rounding of a / b of C's exact fmod.
 void map_mod(NodeContext& c) {
   const bool c_fmod = c.attr_int("fmod", 0) != 0;
-  if (!c.is_integer(0) || !c.is_integer(1)) {
-    if (!c_fmod) c.fail("fmod must be 1 for floating-point inputs");
-    c.fail("Mod of floating-point values is supported on constants only");
-  }
+  const bool integers = c.is_integer(0) && c.is_integer(1);
+  if (!integers && !c_fmod) c.fail("fmod must be 1 for floating-point inputs");
   const ir::ValueId a = c.value(0), b = c.value(1);
   const ir::ValueId ratio = c.add(OpKind::div, {a, b}, {}, "ratio");
-  const ir::ValueId q =
-      c_fmod ? to_integer(c, ratio, "quotient") : c.add(OpKind::floor, {ratio}, {}, "quotient");
-  const ir::ValueId r =
-      c.add(OpKind::sub, {a, c.add(OpKind::mul, {q, b}, {}, "multiple")}, {}, "remainder");
-  c.set_output(0, to_integer(c, r, ""));
+  ir::ValueId q;
+  if (!c_fmod) {
+    q = c.add(OpKind::floor, {ratio}, {}, "quotient");
+  } else if (integers) {
+    q = to_integer(c, ratio, "quotient");
+  } else {  // trunc without the int32 range of a cast: floor above zero, ceil below
+    const ir::ValueId zero = c.constant_value(HostTensor::floats({}, {0.0f}), "zero");
+    q = c.add(OpKind::where,
+              {c.add(OpKind::compare, {ratio, zero}, {{"mode", std::string("less")}}, "negative"),
+               c.add(OpKind::ceil, {ratio}, {}, "up"), c.add(OpKind::floor, {ratio}, {}, "down")},
+              {}, "quotient");
+  }
+  const ir::ValueId r = c.add(OpKind::sub, {a, c.add(OpKind::mul, {q, b}, {}, "multiple")}, {},
+                              integers ? "remainder" : "");
+  c.set_output(0, integers ? to_integer(c, r, "") : r);
 }
 
 // IsNaN: x != x. IsInf: |x| (or x) equal to infinity, by detect_positive and detect_negative.

@@ -1,5 +1,5 @@
 // Shape and data-movement operators: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat,
-// Split, Slice, Gather, Expand, Pad, Tile, ScatterND, and the constant producers
+// Split, Slice, Gather, Expand, Pad, Tile, ScatterND, ScatterElements, and the constant producers
 // (Constant, ConstantOfShape, Shape, Size, Range, Identity, Dropout). Each folds on constants.
 // DepthToSpace and SpaceToDepth run at run time only.
 #include <algorithm>
@@ -14,6 +14,12 @@
 namespace cuvil::bench::onnx_import {
 
 namespace {
+
+// fp32 storage carries integer positions exactly below 2^24.
+constexpr int64_t kMaxExactIndex = int64_t{1} << 24;
+// Run-time updates that land on one element more often than this are refused: each repeat is
+// one more data-sized gather (scatter_add of a long edge list is not what this is for).
+constexpr size_t kMaxScatterLayers = 16;
 
 using ir::OpKind;
 
@@ -449,6 +455,13 @@ struct ScatterTargets {
   std::string reduction;
 };
 
+std::string scatter_reduction(NodeContext& c) {
+  const std::string r = c.attr_string("reduction", "none");
+  if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
+    c.fail("reduction '" + r + "' is not one of none, add, mul, max, min");
+  return r;
+}
+
 ScatterTargets scatter_targets(NodeContext& c, const ir::Shape& ds, const HostTensor& indices,
                                const ir::Shape& updates_shape) {
   if (indices.is_float()) c.fail("indices must be integers");
@@ -466,11 +479,7 @@ ScatterTargets scatter_targets(NodeContext& c, const ir::Shape& ds, const HostTe
            ir::to_string(want));
   }
   ScatterTargets t;
-  t.reduction = c.attr_string("reduction", "none");
-  if (t.reduction != "none" && t.reduction != "add" && t.reduction != "mul" &&
-      t.reduction != "max" && t.reduction != "min") {
-    c.fail("reduction '" + t.reduction + "' is not one of none, add, mul, max, min");
-  }
+  t.reduction = scatter_reduction(c);
   for (size_t d = static_cast<size_t>(k); d < ds.size(); ++d) t.slice *= ds[d];
   const int64_t tuples = ir::num_elements(ir::Shape(is.begin(), is.end() - 1));
   for (int64_t tuple = 0; tuple < tuples; ++tuple) {
@@ -487,6 +496,49 @@ ScatterTargets scatter_targets(NodeContext& c, const ir::Shape& ds, const HostTe
       offset = offset * dim + v;
     }
     t.offsets.push_back(offset * t.slice);
+  }
+  return t;
+}
+
+// ScatterElements (torch.scatter): update element p lands at p with its `axis` coordinate
+// replaced by indices[p] (negative counts from the end); indices and updates have one shape, no
+// longer than the data on any axis but `axis`.
+ScatterTargets element_targets(NodeContext& c, const ir::Shape& ds, const HostTensor& indices,
+                               const ir::Shape& updates_shape) {
+  if (indices.is_float()) c.fail("indices must be integers");
+  const ir::Shape& is = indices.shape;
+  if (updates_shape != is)
+    c.fail("updates have shape " + ir::to_string(updates_shape) + ", indices " + ir::to_string(is));
+  if (is.size() != ds.size())
+    c.fail("indices have rank " + std::to_string(is.size()) + ", data " +
+           std::to_string(ds.size()));
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), ds.size());
+  for (size_t d = 0; d < ds.size(); ++d) {
+    if (static_cast<int64_t>(d) != axis && is[d] > ds[d])
+      c.fail("indices' axis " + std::to_string(d) + " (" + std::to_string(is[d]) +
+             ") is longer than the data's (" + std::to_string(ds[d]) + ")");
+  }
+  ScatterTargets t;
+  t.reduction = c.op_type() == "Scatter" ? "none" : scatter_reduction(c);
+  std::vector<int64_t> pos(is.size(), 0);
+  for (int64_t k = 0; k < indices.numel(); ++k) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < ds.size(); ++d) {
+      int64_t v = pos[d];
+      if (static_cast<int64_t>(d) == axis) {
+        v = indices.i[static_cast<size_t>(k)];
+        if (v < 0) v += ds[d];
+        if (v < 0 || v >= ds[d])
+          c.fail("index " + std::to_string(indices.i[static_cast<size_t>(k)]) +
+                 " is out of range for axis size " + std::to_string(ds[d]));
+      }
+      offset = offset * ds[d] + v;
+    }
+    t.offsets.push_back(offset);
+    for (size_t d = is.size(); d-- > 0;) {
+      if (++pos[d] < is[d]) break;
+      pos[d] = 0;
+    }
   }
   return t;
 }
@@ -519,63 +571,91 @@ void scatter_into(HostTensor& out, const HostTensor& updates, const ScatterTarge
 }
 
 // On constants (Swin builds its shifted-window attention mask by slice assignment).
-bool fold_scatter_nd(NodeContext& c) {
+bool fold_scatter(NodeContext& c) {
   const HostTensor& data = c.constant(0);
   const HostTensor& updates = c.constant(2);
-  const ScatterTargets t = scatter_targets(c, data.shape, c.constant(1), updates.shape);
+  const ScatterTargets t = c.op_type() == "ScatterND"
+                               ? scatter_targets(c, data.shape, c.constant(1), updates.shape)
+                               : element_targets(c, data.shape, c.constant(1), updates.shape);
   HostTensor out = data;
   scatter_into(out, updates, t, nullptr);
   c.set_constant_output(0, out);
   return true;
 }
 
-// Into run-time data at constant indices (`y[:, 0] = v`, a slice assignment traced into the
-// graph): a constant mask of the written elements picks between the data and the updates laid
-// out in the data's shape. Constant updates are combined at import (add, mul, max and min are
-// associative, so the data combines with their combination); run-time updates are gathered into
-// place (reduction none only). Both constants are data-sized.
-void map_scatter_nd(NodeContext& c) {
+// ScatterND and ScatterElements into run-time data at constant indices (`y[:, 0] = v`, a slice
+// assignment traced into the graph; x.scatter(1, index, src)): a constant mask of the written
+// elements picks between the data and the updates laid out in the data's shape. Constant updates
+// are combined at import (add, mul, max and min are associative, so the data combines with their
+// combination); run-time updates are gathered into place, one layer per repeat of a target. The
+// constants are data-sized.
+void map_scatter(NodeContext& c) {
   if (!c.is_constant(1)) c.fail("indices must be constants (computable from static shapes)");
   const ir::Shape ds = c.shape(0);
   if (ir::num_elements(ds) > kMaxFoldedElements)
     c.fail("data of " + ir::to_string(ds) + " is larger than 2^27 elements");
-  const ScatterTargets t = scatter_targets(c, ds, c.constant(1), c.shape(2));
+  const ScatterTargets t = c.op_type() == "ScatterND"
+                               ? scatter_targets(c, ds, c.constant(1), c.shape(2))
+                               : element_targets(c, ds, c.constant(1), c.shape(2));
   const int64_t n = ir::num_elements(ds);
-  std::vector<int64_t> written(static_cast<size_t>(n), 0);
   const ir::ValueId data = c.value(0);
-  ir::ValueId placed;
+  static const std::map<std::string, OpKind> combining = {
+      {"add", OpKind::add}, {"mul", OpKind::mul}, {"max", OpKind::max}, {"min", OpKind::min}};
+  const auto combine = combining.find(t.reduction);
   if (c.is_constant(2)) {
     const HostTensor& updates = c.constant(2);
     HostTensor laid = updates.is_float()
                           ? HostTensor::floats(ds, std::vector<float>(static_cast<size_t>(n), 0.0f))
                           : HostTensor::ints(ds, std::vector<int64_t>(static_cast<size_t>(n), 0));
+    std::vector<int64_t> written(static_cast<size_t>(n), 0);
     scatter_into(laid, updates, t, &written);
-    placed = c.constant_value(laid, "updates");
-    static const std::map<std::string, OpKind> combining = {
-        {"add", OpKind::add}, {"mul", OpKind::mul}, {"max", OpKind::max}, {"min", OpKind::min}};
-    if (auto it = combining.find(t.reduction); it != combining.end())
-      placed = c.add(it->second, {data, placed}, {}, "combined");
-  } else {
-    if (t.reduction != "none") c.fail("reduction '" + t.reduction + "' needs constant updates");
-    // Each data element's source among the flattened updates (0 where none lands: masked out).
-    std::vector<int64_t> source(static_cast<size_t>(n), 0);
-    for (size_t tuple = 0; tuple < t.offsets.size(); ++tuple) {
-      for (int64_t e = 0; e < t.slice; ++e) {
-        const size_t at = static_cast<size_t>(t.offsets[tuple] + e);
-        source[at] = static_cast<int64_t>(tuple) * t.slice + e;
-        written[at] = 1;
-      }
-    }
-    const ir::ValueId flat =
-        c.add(OpKind::reshape, {c.value(2)}, {{"shape", ir::Shape{ir::num_elements(c.shape(2))}}},
-              "flat_updates");
-    placed = c.add(OpKind::gather,
-                   {flat, c.constant_value(HostTensor::ints(ds, std::move(source)), "sources")},
-                   {{"axis", int64_t{0}}}, "placed");
+    ir::ValueId placed = c.constant_value(laid, "updates");
+    if (combine != combining.end()) placed = c.add(combine->second, {data, placed}, {}, "combined");
+    const ir::ValueId mask = c.constant_value(
+        HostTensor::ints(ds, std::move(written), HostTensor::Kind::boolean), "written");
+    return c.set_output(0, c.add(OpKind::where, {mask, placed, data}));
   }
-  const ir::ValueId mask = c.constant_value(
-      HostTensor::ints(ds, std::move(written), HostTensor::Kind::boolean), "written");
-  c.set_output(0, c.add(OpKind::where, {mask, placed, data}));
+  // Run-time updates are gathered into place in layers: layer l holds, at each data element,
+  // the l-th update that lands there (in index order). With reduction none only the last
+  // counts; otherwise the data combines with each layer in turn, where that layer reaches.
+  const int64_t count = ir::num_elements(c.shape(2));
+  if (count > kMaxExactIndex)
+    c.fail("run-time updates of " + ir::to_string(c.shape(2)) +
+           ": positions above 2^24 are not exact in fp32 storage");
+  std::vector<std::vector<int64_t>> sources(static_cast<size_t>(n));
+  size_t layers = 0;
+  for (size_t tuple = 0; tuple < t.offsets.size(); ++tuple) {
+    for (int64_t e = 0; e < t.slice; ++e) {
+      std::vector<int64_t>& at = sources[static_cast<size_t>(t.offsets[tuple] + e)];
+      if (combine == combining.end()) at.clear();  // none: the last write wins
+      at.push_back(static_cast<int64_t>(tuple) * t.slice + e);
+      layers = std::max(layers, at.size());
+    }
+  }
+  if (layers > kMaxScatterLayers) {
+    c.fail("an element receives " + std::to_string(layers) + " run-time updates; at most " +
+           std::to_string(kMaxScatterLayers) + " are supported");
+  }
+  const ir::ValueId flat =
+      c.add(OpKind::reshape, {c.value(2)}, {{"shape", ir::Shape{count}}}, "flat_updates");
+  ir::ValueId y = data;
+  for (size_t l = 0; l < layers; ++l) {
+    std::vector<int64_t> source(static_cast<size_t>(n), 0), reached(static_cast<size_t>(n), 0);
+    for (size_t k = 0; k < sources.size(); ++k) {
+      if (l < sources[k].size()) source[k] = sources[k][l], reached[k] = 1;
+    }
+    const std::string tag = "layer" + std::to_string(l);
+    ir::ValueId placed =
+        c.add(OpKind::gather,
+              {flat, c.constant_value(HostTensor::ints(ds, std::move(source)), tag + "_sources")},
+              {{"axis", int64_t{0}}}, tag + "_placed");
+    if (combine != combining.end())
+      placed = c.add(combine->second, {y, placed}, {}, tag + "_combined");
+    const ir::ValueId mask = c.constant_value(
+        HostTensor::ints(ds, std::move(reached), HostTensor::Kind::boolean), tag + "_reached");
+    y = c.add(OpKind::where, {mask, placed, y}, {}, l + 1 == layers ? "" : tag);
+  }
+  c.set_output(0, y);
 }
 
 // ---- Constant producers ---------------------------------------------------------------------
@@ -703,7 +783,9 @@ void add_shape_mappings(std::vector<OpMapping>& t) {
   t.push_back({"Gather", map_gather, fold_gather});
   t.push_back({"Expand", map_expand, fold_expand});
   t.push_back({"Pad", map_pad, nullptr});
-  t.push_back({"ScatterND", map_scatter_nd, fold_scatter_nd});
+  t.push_back({"ScatterND", map_scatter, fold_scatter});
+  t.push_back({"ScatterElements", map_scatter, fold_scatter});
+  t.push_back({"Scatter", map_scatter, fold_scatter});  // ScatterElements before opset 11
   t.push_back({"Tile", map_tile, fold_tile});
   t.push_back({"DepthToSpace", map_depth_space, nullptr});
   t.push_back({"SpaceToDepth", map_depth_space, nullptr});
