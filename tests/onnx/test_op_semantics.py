@@ -594,6 +594,17 @@ def np_resize(x, sizes, scales, coord, **kw):
     return np_resize_axis(y, 3, sizes[3], scales[3], coord, **kw)
 
 
+def resize_inputs(shape, scales, sizes):
+    """Resize's inputs from either scales or sizes: (input names, initializers, the output
+    sizes, the scales), the missing pair computed as ONNX does."""
+    inits = {"roi": np.zeros(0, np.float32)}
+    if scales is not None:
+        inits["sc"] = np.array(scales, np.float32)
+        return ["x", "roi", "sc"], inits, [int(np.floor(d * s)) for d, s in zip(shape, scales)], scales
+    inits["sc"], inits["sz"] = np.zeros(0, np.float32), np.array(sizes, np.int64)
+    return ["x", "roi", "sc", "sz"], inits, sizes, [o / i for o, i in zip(sizes, shape)]
+
+
 @pytest.mark.parametrize("coord,scales,sizes", [
     ("half_pixel", [1, 1, 2, 3], None),            # F.interpolate(scale_factor=..., bilinear)
     ("half_pixel", [1, 1, 0.5, 0.75], None),       # downsampling (no antialias)
@@ -605,15 +616,7 @@ def np_resize(x, sizes, scales, coord, **kw):
 ])
 def test_resize_linear_in_every_coordinate_mode(tmp_path, coord, scales, sizes):
     x = rand(2, 3, 5, 4)
-    inits = {"roi": np.zeros(0, np.float32)}
-    if scales is not None:
-        inits["sc"] = np.array(scales, np.float32)
-        inputs = ["x", "roi", "sc"]
-        sizes = [int(np.floor(d * s)) for d, s in zip(x.shape, scales)]
-    else:
-        inits["sc"], inits["sz"] = np.zeros(0, np.float32), np.array(sizes, np.int64)
-        inputs = ["x", "roi", "sc", "sz"]
-        scales = [o / i for o, i in zip(sizes, x.shape)]
+    inputs, inits, sizes, scales = resize_inputs(x.shape, scales, sizes)
     node = helper.make_node("Resize", inputs, ["y"], mode="linear",
                             coordinate_transformation_mode=coord)
     (got,) = run(tmp_path, [node], {"x": x}, inits)
@@ -628,15 +631,7 @@ def test_resize_linear_in_every_coordinate_mode(tmp_path, coord, scales, sizes):
 ])
 def test_resize_cubic_in_every_coordinate_mode(tmp_path, coord, scales, sizes, a, exclude):
     x = rand(2, 3, 5, 4)
-    inits = {"roi": np.zeros(0, np.float32)}
-    if scales is not None:
-        inits["sc"] = np.array(scales, np.float32)
-        inputs = ["x", "roi", "sc"]
-        sizes = [int(np.floor(d * s)) for d, s in zip(x.shape, scales)]
-    else:
-        inits["sc"], inits["sz"] = np.zeros(0, np.float32), np.array(sizes, np.int64)
-        inputs = ["x", "roi", "sc", "sz"]
-        scales = [o / i for o, i in zip(sizes, x.shape)]
+    inputs, inits, sizes, scales = resize_inputs(x.shape, scales, sizes)
     node = helper.make_node("Resize", inputs, ["y"], mode="cubic", cubic_coeff_a=a,
                             exclude_outside=exclude, coordinate_transformation_mode=coord)
     (got,) = run(tmp_path, [node], {"x": x}, inits)

@@ -512,6 +512,14 @@ ir::ValueId NodeContext::add(ir::OpKind op, std::vector<ir::ValueId> inputs, ir:
   return id;
 }
 
+ir::ValueId NodeContext::integer_constant(int64_t v, const std::string& suffix) {
+  return constant_value(HostTensor::ints({}, {v}), suffix);
+}
+
+ir::ValueId NodeContext::float_constant(double v, const std::string& suffix) {
+  return constant_value(HostTensor::floats({}, {static_cast<float>(v)}), suffix);
+}
+
 ir::ValueId NodeContext::constant_value(const HostTensor& tensor, const std::string& suffix,
                                         bool parameter) {
   std::string name = ir_name_;

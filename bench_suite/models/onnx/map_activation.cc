@@ -16,31 +16,30 @@ using ir::OpKind;
 struct Builder {
   NodeContext& c;
 
-  ir::ValueId scalar(double v, const std::string& name) {
-    return c.constant_value(HostTensor::floats({}, {static_cast<float>(v)}), name);
-  }
   ir::ValueId op(OpKind k, std::vector<ir::ValueId> in, const std::string& suffix) {
     return c.add(k, std::move(in), {}, suffix);
   }
   ir::ValueId negative_part(ir::ValueId x) {
-    return op(OpKind::min, {x, scalar(0, "zero")}, "neg");
+    return op(OpKind::min, {x, c.float_constant(0, "zero")}, "neg");
   }
   // relu(x) + alpha * (exp(min(x, 0) / scale) - 1): Elu (scale 1), Celu (scale alpha).
   ir::ValueId exponential_linear(ir::ValueId x, double alpha, double scale) {
     ir::ValueId n = negative_part(x);
-    if (scale != 1.0) n = op(OpKind::mul, {n, scalar(1.0 / scale, "inv_alpha")}, "scaled");
-    const ir::ValueId e = op(OpKind::sub, {op(OpKind::exp, {n}, "exp"), scalar(1, "one")}, "expm1");
-    return op(
-        OpKind::add,
-        {op(OpKind::relu, {x}, "pos"), op(OpKind::mul, {e, scalar(alpha, "alpha")}, "alpha_e")},
-        "");
+    if (scale != 1.0)
+      n = op(OpKind::mul, {n, c.float_constant(1.0 / scale, "inv_alpha")}, "scaled");
+    const ir::ValueId e =
+        op(OpKind::sub, {op(OpKind::exp, {n}, "exp"), c.float_constant(1, "one")}, "expm1");
+    return op(OpKind::add,
+              {op(OpKind::relu, {x}, "pos"),
+               op(OpKind::mul, {e, c.float_constant(alpha, "alpha")}, "alpha_e")},
+              "");
   }
   // log(1 + exp(x)) = relu(x) + log(1 + exp(-|x|)), which never overflows.
   ir::ValueId softplus(ir::ValueId x) {
     const ir::ValueId t =
         op(OpKind::exp, {op(OpKind::neg, {op(OpKind::abs, {x}, "abs")}, "neg_abs")}, "exp");
     const ir::ValueId l =
-        op(OpKind::log, {op(OpKind::add, {t, scalar(1, "one")}, "one_plus")}, "log");
+        op(OpKind::log, {op(OpKind::add, {t, c.float_constant(1, "one")}, "one_plus")}, "log");
     return op(OpKind::add, {op(OpKind::relu, {x}, "pos"), l}, "softplus");
   }
 };
@@ -66,18 +65,20 @@ void map_activation(NodeContext& c) {
   } else if (t == "Selu") {
     const double alpha = c.attr_float("alpha", 1.67326319217681884765625);
     const double gamma = c.attr_float("gamma", 1.05070102214813232421875);
-    y = b.op(OpKind::mul, {b.exponential_linear(x, alpha, 1.0), b.scalar(gamma, "gamma")}, "");
+    y = b.op(OpKind::mul, {b.exponential_linear(x, alpha, 1.0), c.float_constant(gamma, "gamma")},
+             "");
   } else if (t == "Softplus") {
     y = b.softplus(x);
   } else if (t == "Softsign") {  // x / (1 + |x|)
-    y = b.op(OpKind::div,
-             {x, b.op(OpKind::add, {b.op(OpKind::abs, {x}, "abs"), b.scalar(1, "one")}, "den")},
-             "");
+    y = b.op(
+        OpKind::div,
+        {x, b.op(OpKind::add, {b.op(OpKind::abs, {x}, "abs"), c.float_constant(1, "one")}, "den")},
+        "");
   } else if (t == "Mish") {  // x * tanh(softplus(x))
     y = b.op(OpKind::mul, {x, b.op(OpKind::tanh, {b.softplus(x)}, "tanh")}, "");
   } else if (t == "ThresholdedRelu") {  // x where x > alpha, else 0
     const ir::ValueId above =
-        c.add(OpKind::compare, {x, b.scalar(c.attr_float("alpha", 1.0), "alpha")},
+        c.add(OpKind::compare, {x, c.float_constant(c.attr_float("alpha", 1.0), "alpha")},
               {{"mode", std::string("greater")}}, "above");
     y = b.op(OpKind::mul, {x, above}, "");
   } else if (t == "Gelu") {
@@ -86,14 +87,16 @@ void map_activation(NodeContext& c) {
       y = b.op(OpKind::gelu, {x}, "");
     } else if (approximate == "tanh") {  // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
       const ir::ValueId x3 = b.op(OpKind::mul, {b.op(OpKind::mul, {x, x}, "x2"), x}, "x3");
-      const ir::ValueId inner =
-          b.op(OpKind::add, {x, b.op(OpKind::mul, {x3, b.scalar(0.044715, "cubic")}, "cubic_term")},
-               "inner");
-      const ir::ValueId th = b.op(
-          OpKind::tanh,
-          {b.op(OpKind::mul, {inner, b.scalar(std::sqrt(2.0 / M_PI), "k")}, "scaled")}, "tanh");
-      const ir::ValueId half = b.op(OpKind::mul, {x, b.scalar(0.5, "half")}, "half_x");
-      y = b.op(OpKind::mul, {half, b.op(OpKind::add, {th, b.scalar(1, "one")}, "one_plus")}, "");
+      const ir::ValueId inner = b.op(
+          OpKind::add,
+          {x, b.op(OpKind::mul, {x3, c.float_constant(0.044715, "cubic")}, "cubic_term")}, "inner");
+      const ir::ValueId th =
+          b.op(OpKind::tanh,
+               {b.op(OpKind::mul, {inner, c.float_constant(std::sqrt(2.0 / M_PI), "k")}, "scaled")},
+               "tanh");
+      const ir::ValueId half = b.op(OpKind::mul, {x, c.float_constant(0.5, "half")}, "half_x");
+      y = b.op(OpKind::mul, {half, b.op(OpKind::add, {th, c.float_constant(1, "one")}, "one_plus")},
+               "");
     } else {
       c.fail("unknown approximate '" + approximate + "' (none or tanh)");
     }

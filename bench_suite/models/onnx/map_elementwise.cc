@@ -334,7 +334,7 @@ void map_unary(NodeContext& c) {
     require_float(c, 0);
   const ir::ValueId x = c.value(0);
   if (op == "Reciprocal") {
-    const ir::ValueId one = c.constant_value(HostTensor::floats({}, {1.0f}), "one");
+    const ir::ValueId one = c.float_constant(1.0f, "one");
     return c.set_output(0, c.add(OpKind::div, {one, x}));
   }
   // ONNX operators that are one IR op without attributes.
@@ -444,7 +444,7 @@ void map_where(NodeContext& c) {
 void map_trilu(NodeContext& c) {
   require_float(c, 0);
   const ir::ValueId mask = c.constant_value(trilu_mask(c, c.shape(0)), "mask");
-  const ir::ValueId zero = c.constant_value(HostTensor::floats({1}, {0.0f}), "zero");
+  const ir::ValueId zero = c.float_constant(0.0f, "zero");
   c.set_output(0, c.add(OpKind::where, {mask, c.value(0), zero}));
 }
 
@@ -455,7 +455,7 @@ void map_trilu(NodeContext& c) {
 void map_cast(NodeContext& c) {
   const int64_t to = c.attr_int("to", 0);
   if (to == onnx::TensorProto::BOOL) {  // x != 0, from floats or integers (a padding mask)
-    const ir::ValueId zero = c.constant_value(HostTensor::floats({1}, {0.0f}), "zero");
+    const ir::ValueId zero = c.float_constant(0.0f, "zero");
     return c.set_output(
         0, c.add(OpKind::compare, {c.value(0), zero}, {{"mode", std::string("not_equal")}}));
   }
@@ -484,7 +484,7 @@ void map_mod(NodeContext& c) {
   } else if (integers) {
     q = to_integer(c, ratio, "quotient");
   } else {  // trunc without the int32 range of a cast: floor above zero, ceil below
-    const ir::ValueId zero = c.constant_value(HostTensor::floats({}, {0.0f}), "zero");
+    const ir::ValueId zero = c.float_constant(0.0f, "zero");
     q = c.add(OpKind::where,
               {c.add(OpKind::compare, {ratio, zero}, {{"mode", std::string("less")}}, "negative"),
                c.add(OpKind::ceil, {ratio}, {}, "up"), c.add(OpKind::floor, {ratio}, {}, "down")},
@@ -511,8 +511,7 @@ void map_is_nan_inf(NodeContext& c) {
     return c.set_constant_output(0, HostTensor::ints(c.shape(0), zeros, HostTensor::Kind::boolean));
   }
   const float inf = std::numeric_limits<float>::infinity();
-  const ir::ValueId target =
-      c.constant_value(HostTensor::floats({}, {negative && !positive ? -inf : inf}), "infinity");
+  const ir::ValueId target = c.float_constant(negative && !positive ? -inf : inf, "infinity");
   c.set_output(0, equal(positive && negative ? c.add(OpKind::abs, {x}, {}, "abs") : x, target));
 }
 
@@ -532,7 +531,7 @@ void map_compare(NodeContext& c) {
 void map_logic(NodeContext& c) {
   const std::string& op = c.op_type();
   if (op == "Not") {
-    const ir::ValueId one = c.constant_value(HostTensor::ints({1}, {1}), "one");
+    const ir::ValueId one = c.integer_constant(1, "one");
     return c.set_output(0, c.add(OpKind::sub, {one, c.value(0)}));
   }
   const ir::ValueId x = c.value(0), y = c.value(1);

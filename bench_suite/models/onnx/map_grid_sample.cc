@@ -25,12 +25,6 @@ struct GridSampler {
   bool align_corners;
   std::string padding;  // padding_mode: zeros, border or reflection
 
-  ir::ValueId real(double v, const std::string& name) {
-    return c.constant_value(HostTensor::floats({}, {static_cast<float>(v)}), name);
-  }
-  ir::ValueId integer(int64_t v, const std::string& name) {
-    return c.constant_value(HostTensor::ints({}, {v}), name);
-  }
   ir::ValueId op(OpKind k, std::vector<ir::ValueId> in, const std::string& name) {
     return c.add(k, std::move(in), {}, name);
   }
@@ -41,31 +35,34 @@ struct GridSampler {
   // x reflected into [low, low + span] by the axis's borders (PyTorch's reflect_coordinates,
   // with low and span halved): |x - low| folded by span, mirrored on odd folds.
   ir::ValueId reflect(ir::ValueId x, double low, double span, const std::string& axis) {
-    if (span <= 0) return real(0, axis + "_only");
+    if (span <= 0) return c.float_constant(0, axis + "_only");
     const ir::ValueId d =
-        op(OpKind::abs, {op(OpKind::sub, {x, real(low, axis + "_low")}, axis + "_off")},
+        op(OpKind::abs, {op(OpKind::sub, {x, c.float_constant(low, axis + "_low")}, axis + "_off")},
            axis + "_dist");
-    const ir::ValueId folds =
-        op(OpKind::floor,
-           {op(OpKind::mul, {d, real(1.0 / span, axis + "_inv_span")}, axis + "_spans")},
-           axis + "_folds");
+    const ir::ValueId folds = op(
+        OpKind::floor,
+        {op(OpKind::mul, {d, c.float_constant(1.0 / span, axis + "_inv_span")}, axis + "_spans")},
+        axis + "_folds");
     const ir::ValueId extra =
-        op(OpKind::sub, {d, op(OpKind::mul, {folds, real(span, axis + "_span")}, axis + "_whole")},
+        op(OpKind::sub,
+           {d, op(OpKind::mul, {folds, c.float_constant(span, axis + "_span")}, axis + "_whole")},
            axis + "_extra");
     // folds mod 2: folds - 2 floor(folds / 2).
-    const ir::ValueId odd =
-        op(OpKind::sub,
-           {folds, op(OpKind::mul,
-                      {op(OpKind::floor,
-                          {op(OpKind::mul, {folds, real(0.5, axis + "_half")}, axis + "_pairs")},
-                          axis + "_whole_pairs"),
-                       real(2, axis + "_two")},
-                      axis + "_even")},
-           axis + "_odd");
+    const ir::ValueId odd = op(
+        OpKind::sub,
+        {folds,
+         op(OpKind::mul,
+            {op(OpKind::floor,
+                {op(OpKind::mul, {folds, c.float_constant(0.5, axis + "_half")}, axis + "_pairs")},
+                axis + "_whole_pairs"),
+             c.float_constant(2, axis + "_two")},
+            axis + "_even")},
+        axis + "_odd");
     return c.add(
         OpKind::where,
-        {odd, op(OpKind::sub, {real(span + low, axis + "_top"), extra}, axis + "_mirrored"),
-         op(OpKind::add, {extra, real(low, axis + "_base")}, axis + "_kept")},
+        {odd,
+         op(OpKind::sub, {c.float_constant(span + low, axis + "_top"), extra}, axis + "_mirrored"),
+         op(OpKind::add, {extra, c.float_constant(low, axis + "_base")}, axis + "_kept")},
         {}, axis + "_reflected");
   }
 
@@ -77,10 +74,11 @@ struct GridSampler {
     // align_corners: (g + 1) / 2 * (size - 1); else ((g + 1) * size - 1) / 2.
     const double scale = align_corners ? 0.5 * static_cast<double>(size - 1) : 0.5 * size;
     const double shift = align_corners ? scale : scale - 0.5;
-    ir::ValueId x = op(OpKind::add,
-                       {op(OpKind::mul, {g, real(scale, axis + "_scale")}, axis + "_scaled"),
-                        real(shift, axis + "_shift")},
-                       axis + "_pixel");
+    ir::ValueId x =
+        op(OpKind::add,
+           {op(OpKind::mul, {g, c.float_constant(scale, axis + "_scale")}, axis + "_scaled"),
+            c.float_constant(shift, axis + "_shift")},
+           axis + "_pixel");
     if (padding == "reflection") {
       const double sz = static_cast<double>(size);
       x = align_corners ? reflect(x, 0.0, sz - 1.0, axis) : reflect(x, -0.5, sz, axis);
@@ -94,14 +92,14 @@ struct GridSampler {
   // 1 where the integer position lies in [0, size), else 0.
   ir::ValueId inside(ir::ValueId p, int64_t size, const std::string& name) {
     return op(OpKind::mul,
-              {holds(p, integer(0, name + "_zero"), "greater_equal", name + "_above"),
-               holds(p, integer(size, name + "_size"), "less", name + "_below")},
+              {holds(p, c.integer_constant(0, name + "_zero"), "greater_equal", name + "_above"),
+               holds(p, c.integer_constant(size, name + "_size"), "less", name + "_below")},
               name);
   }
   ir::ValueId clamp(ir::ValueId p, int64_t size, const std::string& name) {
     return op(OpKind::min,
-              {op(OpKind::max, {p, integer(0, name + "_zero")}, name + "_low"),
-               integer(size - 1, name + "_last")},
+              {op(OpKind::max, {p, c.integer_constant(0, name + "_zero")}, name + "_low"),
+               c.integer_constant(size - 1, name + "_last")},
               name);
   }
 
@@ -120,7 +118,8 @@ struct GridSampler {
     const ir::ValueId flat =
         op(OpKind::add,
            {op(OpKind::add,
-               {op(OpKind::mul, {clamp(y, h, tag + "y"), integer(w, tag + "width")}, tag + "row"),
+               {op(OpKind::mul, {clamp(y, h, tag + "y"), c.integer_constant(w, tag + "width")},
+                   tag + "row"),
                 clamp(x, w, tag + "x")},
                tag + "in_image"),
             c.constant_value(HostTensor::ints({n, 1, 1}, base), tag + "image")},
@@ -175,12 +174,12 @@ void map_grid_sample(NodeContext& c) {
     const ir::ValueId fx = s.op(OpKind::floor, {ix}, "x_floor");
     const ir::ValueId fy = s.op(OpKind::floor, {iy}, "y_floor");
     const ir::ValueId x0 = to_int(fx, "x0"), y0 = to_int(fy, "y0");
-    const ir::ValueId x1 = s.op(OpKind::add, {x0, s.integer(1, "one_x")}, "x1");
-    const ir::ValueId y1 = s.op(OpKind::add, {y0, s.integer(1, "one_y")}, "y1");
+    const ir::ValueId x1 = s.op(OpKind::add, {x0, c.integer_constant(1, "one_x")}, "x1");
+    const ir::ValueId y1 = s.op(OpKind::add, {y0, c.integer_constant(1, "one_y")}, "y1");
     const ir::ValueId wx1 = s.op(OpKind::sub, {ix, fx}, "wx1");
     const ir::ValueId wy1 = s.op(OpKind::sub, {iy, fy}, "wy1");
-    const ir::ValueId wx0 = s.op(OpKind::sub, {s.real(1, "one_wx"), wx1}, "wx0");
-    const ir::ValueId wy0 = s.op(OpKind::sub, {s.real(1, "one_wy"), wy1}, "wy0");
+    const ir::ValueId wx0 = s.op(OpKind::sub, {c.float_constant(1, "one_wx"), wx1}, "wx0");
+    const ir::ValueId wy0 = s.op(OpKind::sub, {c.float_constant(1, "one_wy"), wy1}, "wy0");
     const ir::ValueId nw = s.corner(pixels, x0, y0, s.op(OpKind::mul, {wx0, wy0}, "w_nw"), "nw_");
     const ir::ValueId ne = s.corner(pixels, x1, y0, s.op(OpKind::mul, {wx1, wy0}, "w_ne"), "ne_");
     const ir::ValueId sw = s.corner(pixels, x0, y1, s.op(OpKind::mul, {wx0, wy1}, "w_sw"), "sw_");

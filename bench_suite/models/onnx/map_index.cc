@@ -49,9 +49,6 @@ struct AxisIndexer {
     for (int64_t i = 0; i < length; ++i) v[static_cast<size_t>(i)] = f(i);
     return c.constant_value(HostTensor::ints(s, v), name);
   }
-  ir::ValueId integer(int64_t v, const std::string& name) {
-    return c.constant_value(HostTensor::ints({}, {v}), name);
-  }
   ir::Attrs reduce_attrs(bool keep) const {
     return {{"axes", std::vector<int64_t>{axis}}, {"keepdims", int64_t{keep ? 1 : 0}}};
   }
@@ -78,8 +75,8 @@ struct AxisIndexer {
                                    : per_position([n](int64_t i) { return n - i; }, tag + "before");
     const ir::ValueId best =
         max_along(c.add(OpKind::mul, {hit, weight}, {}, tag + "score"), keep, tag + "best");
-    return last ? c.add(OpKind::sub, {best, integer(1, tag + "one")}, {}, tag)
-                : c.add(OpKind::sub, {integer(n, tag + "length"), best}, {}, tag);
+    return last ? c.add(OpKind::sub, {best, c.integer_constant(1, tag + "one")}, {}, tag)
+                : c.add(OpKind::sub, {c.integer_constant(n, tag + "length"), best}, {}, tag);
   }
 };
 
@@ -112,9 +109,8 @@ void map_top_k(NodeContext& c) {
   if (!largest) x = c.add(OpKind::neg, {x}, {}, "neg");
   // What a taken position is replaced with: no larger than any value of the input's kind (the
   // availability mask keeps taken positions out where untaken ones tie with it).
-  const ir::ValueId floor = integers
-                                ? ax.integer(-kMaxExactInteger, "lowest")
-                                : c.constant_value(HostTensor::floats({}, {-INFINITY}), "lowest");
+  const ir::ValueId floor = integers ? c.integer_constant(-kMaxExactInteger, "lowest")
+                                     : c.float_constant(-INFINITY, "lowest");
   const ir::ValueId positions = ax.per_position([](int64_t i) { return i; }, "positions");
   ir::ValueId available = ir::kNoValue;
   std::vector<ir::ValueId> values, indices;
@@ -131,7 +127,7 @@ void map_top_k(NodeContext& c) {
     const ir::ValueId taken =
         c.add(OpKind::compare, {positions, at}, {{"mode", std::string("equal")}}, tag + "taken");
     const ir::ValueId free_now =
-        c.add(OpKind::sub, {ax.integer(1, tag + "one"), taken}, {}, tag + "free_now");
+        c.add(OpKind::sub, {c.integer_constant(1, tag + "one"), taken}, {}, tag + "free_now");
     available = available == ir::kNoValue
                     ? free_now
                     : c.add(OpKind::mul, {available, free_now}, {}, tag + "available");
@@ -202,9 +198,6 @@ void map_gather_elements(NodeContext& c) {
     }
     return gather_at(c.constant_value(HostTensor::ints(is, ids), "positions"));
   }
-  auto integer = [&](int64_t v, const std::string& name) {
-    return c.constant_value(HostTensor::ints({}, {v}), name);
-  };
   auto holds = [&](ir::ValueId a, ir::ValueId b, const char* mode, const std::string& name) {
     return c.add(OpKind::compare, {a, b}, {{"mode", std::string(mode)}}, name);
   };
@@ -212,22 +205,24 @@ void map_gather_elements(NodeContext& c) {
   const ir::ValueId wrapped =
       c.add(OpKind::add,
             {idx, c.add(OpKind::mul,
-                        {holds(idx, integer(0, "zero"), "less", "negative"), integer(size, "size")},
+                        {holds(idx, c.integer_constant(0, "zero"), "less", "negative"),
+                         c.integer_constant(size, "size")},
                         {}, "wrap")},
             {}, "wrapped");
   const ir::ValueId in_range =
       c.add(OpKind::mul,
-            {holds(idx, integer(-size, "lowest"), "greater_equal", "above"),
-             holds(idx, integer(size, "size_bound"), "less", "below")},
+            {holds(idx, c.integer_constant(-size, "lowest"), "greater_equal", "above"),
+             holds(idx, c.integer_constant(size, "size_bound"), "less", "below")},
             {}, "in_range");
   const ir::ValueId flat =
       c.add(OpKind::add,
-            {c.add(OpKind::mul, {wrapped, integer(stride[static_cast<size_t>(axis)], "stride")}, {},
+            {c.add(OpKind::mul,
+                   {wrapped, c.integer_constant(stride[static_cast<size_t>(axis)], "stride")}, {},
                    "scaled"),
              c.constant_value(HostTensor::ints(is, base), "base")},
             {}, "flat_positions");
   // Past the data (and exact in fp32): the gather kernel's range check names the node.
-  const ir::ValueId outside = integer(kMaxExactInteger, "outside");
+  const ir::ValueId outside = c.integer_constant(kMaxExactInteger, "outside");
   gather_at(c.add(OpKind::where, {in_range, flat, outside}, {}, "checked"));
 }
 
@@ -251,14 +246,12 @@ void map_one_hot(NodeContext& c) {
   ir::Shape unsqueezed = is;
   unsqueezed.insert(unsqueezed.begin() + axis, 1);
   ir::ValueId idx = c.add(OpKind::reshape, {c.value(0)}, {{"shape", unsqueezed}}, "unsqueezed");
-  const ir::ValueId zero = c.constant_value(HostTensor::ints({}, {0}), "zero");
+  const ir::ValueId zero = c.integer_constant(0, "zero");
   const ir::ValueId negative =
       c.add(OpKind::compare, {idx, zero}, {{"mode", std::string("less")}}, "negative");
-  idx = c.add(
-      OpKind::add,
-      {idx, c.add(OpKind::mul, {negative, c.constant_value(HostTensor::ints({}, {depth}), "depth")},
-                  {}, "wrap")},
-      {}, "wrapped");
+  idx = c.add(OpKind::add,
+              {idx, c.add(OpKind::mul, {negative, c.integer_constant(depth, "depth")}, {}, "wrap")},
+              {}, "wrapped");
   ir::Shape along(static_cast<size_t>(rank - axis), 1);
   along[0] = depth;
   std::vector<int64_t> positions(static_cast<size_t>(depth));
@@ -267,9 +260,8 @@ void map_one_hot(NodeContext& c) {
       OpKind::compare, {idx, c.constant_value(HostTensor::ints(along, positions), "positions")},
       {{"mode", std::string("equal")}}, "hit");
   auto value = [&](int64_t k, const std::string& name) {
-    return values.is_float()
-               ? c.constant_value(HostTensor::floats({}, {values.f[static_cast<size_t>(k)]}), name)
-               : c.constant_value(HostTensor::ints({}, {values.i[static_cast<size_t>(k)]}), name);
+    return values.is_float() ? c.float_constant(values.f[static_cast<size_t>(k)], name)
+                             : c.integer_constant(values.i[static_cast<size_t>(k)], name);
   };
   c.set_output(0, c.add(OpKind::where, {hit, value(1, "on"), value(0, "off")}));
 }

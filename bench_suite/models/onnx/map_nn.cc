@@ -163,10 +163,7 @@ void map_gemm(NodeContext& c) {
       ir::ValueId cv =
           c.is_constant(2) ? c.constant_value(scaled(c.constant(2), beta), "c") : c.value(2);
       if (!c.is_constant(2) && beta != 1.0)
-        cv = c.add(
-            OpKind::mul,
-            {cv, c.constant_value(HostTensor::floats({}, {static_cast<float>(beta)}), "beta")}, {},
-            "beta");
+        cv = c.add(OpKind::mul, {cv, c.float_constant(beta, "beta")}, {}, "beta");
       y = c.add(OpKind::add, {y, cv});
     }
     return c.set_output(0, y);
@@ -174,10 +171,7 @@ void map_gemm(NodeContext& c) {
   ir::ValueId b = c.value(1);
   if (trans_b) b = c.add(OpKind::transpose, {b}, {{"perm", std::vector<int64_t>{1, 0}}}, "transB");
   ir::ValueId y = c.add(OpKind::matmul, {a, b}, {}, "matmul");
-  if (alpha != 1.0)
-    y = c.add(OpKind::mul,
-              {y, c.constant_value(HostTensor::floats({}, {static_cast<float>(alpha)}), "alpha")},
-              {}, "alpha");
+  if (alpha != 1.0) y = c.add(OpKind::mul, {y, c.float_constant(alpha, "alpha")}, {}, "alpha");
   if (has_c) {
     ir::ValueId cv =
         c.is_constant(2) ? c.constant_value(scaled(c.constant(2), beta), "c") : c.value(2);
@@ -418,11 +412,11 @@ void map_reduce(NodeContext& c) {
     const ir::ValueId sum = c.add(OpKind::reduce_sum, {e}, kept, "sum");
     const ir::ValueId lse =
         c.add(OpKind::add, {c.add(OpKind::log, {sum}, {}, "log"), finite_m}, {}, "lse");
-    const ir::ValueId infinite = c.add(
-        OpKind::compare,
-        {c.add(OpKind::abs, {m}, {}, "abs_max"),
-         c.constant_value(HostTensor::floats({}, {std::numeric_limits<float>::infinity()}), "inf")},
-        {{"mode", std::string("equal")}}, "infinite");
+    const ir::ValueId infinite =
+        c.add(OpKind::compare,
+              {c.add(OpKind::abs, {m}, {}, "abs_max"),
+               c.float_constant(std::numeric_limits<float>::infinity(), "inf")},
+              {{"mode", std::string("equal")}}, "infinite");
     const bool keep = c.attr_int("keepdims", 1) != 0;
     ir::ValueId y = c.add(OpKind::where, {infinite, m, lse}, {}, keep ? "" : "kept");
     if (!keep) {

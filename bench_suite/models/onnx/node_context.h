@@ -59,6 +59,9 @@ class NodeContext {
   // A new IR constant; `parameter`: it is a model weight (counted in the parameter total).
   ir::ValueId constant_value(const HostTensor& tensor, const std::string& suffix,
                              bool parameter = false);
+  // Scalar constants (rank 0: they broadcast against any operand): an i32 integer, an f32 float.
+  ir::ValueId integer_constant(int64_t v, const std::string& suffix);
+  ir::ValueId float_constant(double v, const std::string& suffix);
   ir::Graph& graph();
   const ir::Shape& value_shape(ir::ValueId id);
 
