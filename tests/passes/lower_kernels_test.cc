@@ -344,6 +344,19 @@ TEST(LowerKernels, PowMaxMinBroadcastMatchReference) {
   g.mutable_value(two).data = std::make_shared<const std::vector<float>>(std::vector<float>{2.0f});
   g.mark_output(g.add_node(OpKind::pow, {x, two}, {}, "op"));
   expect_matches_reference(g);
+  // Constant exponents 3 (products) and 1.5 (std::pow), and a per-element exponent.
+  for (float e : {3.0f, 1.5f}) {
+    Graph p;
+    const ValueId base = p.add_node(OpKind::abs, {p.add_input("x", {3, 17})}, {}, "abs");
+    const ValueId ev = random_constant(p, "e", {1}, 3);
+    p.mutable_value(ev).data = std::make_shared<const std::vector<float>>(std::vector<float>{e});
+    p.mark_output(p.add_node(OpKind::pow, {base, ev}, {}, "op"));
+    expect_matches_reference(p);
+  }
+  Graph q;
+  const ValueId qb = q.add_node(OpKind::abs, {q.add_input("x", {3, 17})}, {}, "abs");
+  q.mark_output(q.add_node(OpKind::pow, {qb, q.add_input("e", {3, 17})}, {}, "op"));
+  expect_matches_reference(q);
 }
 
 TEST(LowerKernels, ReductionsMatchReference) {
@@ -382,6 +395,24 @@ TEST(LowerKernels, GatherExpandWhereMatchReference) {
     g.mutable_value(c).index_bound = 2;
     g.mark_output(g.add_node(OpKind::where, {c, g.add_input("a", {3, 17}), g.add_input("b", {17})},
                              {}, "op"));
+    expect_matches_reference(g);
+  }
+}
+
+// Broadcast patterns whose merged axes and runs cross the kernel's 8192-element blocks: the
+// outputs have 24522 elements, rows of 67 or merged rows of 4087.
+TEST(LowerKernels, WhereBroadcastsAcrossBlocksAndMergedAxes) {
+  const std::vector<std::vector<Shape>> cases = {
+      {{1, 1, 61, 67}, {2, 3, 61, 67}, {}},         // a causal mask over heads, a scalar fill
+      {{2, 1, 1, 67}, {3, 61, 1}, {2, 3, 61, 67}},  // every operand broadcast differently
+      {{2, 3, 61, 67}, {1}, {61, 67}},
+      {{1}, {1}, {1}}};
+  for (const std::vector<Shape>& shapes : cases) {
+    Graph g;
+    const ValueId c = g.add_input("c", shapes[0], ir::DType::i32);
+    g.mutable_value(c).index_bound = 2;
+    g.mark_output(g.add_node(
+        OpKind::where, {c, g.add_input("a", shapes[1]), g.add_input("b", shapes[2])}, {}, "op"));
     expect_matches_reference(g);
   }
 }
