@@ -1,9 +1,12 @@
 """Models exported by torch.onnx.export, run through `cuvil-bench infer` and checked against
 PyTorch (the framework that wrote them) at opsets 13 and 17: fp32 max relative error <= 1e-4.
 Widths are small so the suite stays fast; one torchvision network runs at full size."""
+import math
+
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 import torchvision
 from torchvision.models.resnet import BasicBlock, ResNet
 from torchvision.models.vision_transformer import VisionTransformer
@@ -491,3 +494,85 @@ class ScatterAndFmod(nn.Module):
 def test_scatter_with_a_constant_index_and_fmod(compare, opset):
     torch.manual_seed(0)
     assert compare(ScatterAndFmod(), torch.randn(3, 5), opset) <= FP32_BOUND
+
+
+class PosSine(nn.Module):
+    """DETR's sine position embedding: cumulative sums of the (all-valid) mask, strided
+    slices interleaving sin and cos."""
+
+    def forward(self, x, mask):
+        not_mask = ~mask
+        y_embed = not_mask.cumsum(1, dtype=torch.float32)
+        x_embed = not_mask.cumsum(2, dtype=torch.float32)
+        eps = 1e-6
+        y_embed = y_embed / (y_embed[:, -1:, :] + eps) * 2 * math.pi
+        x_embed = x_embed / (x_embed[:, :, -1:] + eps) * 2 * math.pi
+        dim_t = torch.arange(16, dtype=torch.float32)
+        dim_t = 10000 ** (2 * (dim_t // 2) / 16)
+        pos_x = x_embed[:, :, :, None] / dim_t
+        pos_y = y_embed[:, :, :, None] / dim_t
+        pos_x = torch.stack((pos_x[:, :, :, 0::2].sin(), pos_x[:, :, :, 1::2].cos()), dim=4).flatten(3)
+        pos_y = torch.stack((pos_y[:, :, :, 0::2].sin(), pos_y[:, :, :, 1::2].cos()), dim=4).flatten(3)
+        return torch.cat((pos_y, pos_x), dim=3).permute(0, 3, 1, 2)
+
+class MiniDETR(nn.Module):
+    """DETR in small: a ResNet-18 trunk, a projection, sine position embeddings, nn.Transformer
+    over the feature map with learned object queries, class and box heads."""
+
+    def __init__(s):
+        super().__init__()
+        r = torchvision.models.resnet18()
+        s.backbone = nn.Sequential(*list(r.children())[:-2])
+        s.proj = nn.Conv2d(512, 32, 1)
+        s.pos = PosSine()
+        s.tr = nn.Transformer(32, 4, 2, 2, 64, dropout=0.0)
+        s.query = nn.Embedding(10, 32)
+        s.cls = nn.Linear(32, 5); s.box = nn.Linear(32, 4)
+    def forward(s, img):
+        f = s.proj(s.backbone(img))
+        B, C, H, W = f.shape
+        mask = torch.zeros(B, H, W, dtype=torch.bool)
+        pos = s.pos(f, mask).flatten(2).permute(2, 0, 1)
+        src = f.flatten(2).permute(2, 0, 1)
+        q = s.query.weight.unsqueeze(1).repeat(1, B, 1)
+        hs = s.tr(src + pos, q)
+        return s.cls(hs), s.box(hs).sigmoid()
+
+class GPT2Block(nn.Module):
+    """A GPT-2 block as Hugging Face writes it: Conv1D projections (addmm), a causal mask
+    buffer applied with torch.where and finfo.min, the tanh GELU with torch.pow(h, 3.0)."""
+
+    def __init__(s, d=32, h=4, n=16):
+        super().__init__()
+        s.ln1 = nn.LayerNorm(d); s.ln2 = nn.LayerNorm(d)
+        s.c_attn = nn.Parameter(torch.randn(d, 3 * d) * 0.1); s.b_attn = nn.Parameter(torch.zeros(3 * d))
+        s.c_proj = nn.Linear(d, d); s.fc = nn.Linear(d, 4 * d); s.proj = nn.Linear(4 * d, d)
+        s.register_buffer("bias", torch.tril(torch.ones(n, n, dtype=torch.bool)).view(1, 1, n, n))
+        s.h = h
+    def forward(s, x):
+        B, T, D = x.shape
+        qkv = torch.addmm(s.b_attn, s.ln1(x).view(-1, D), s.c_attn).view(B, T, 3 * D)
+        q, k, v = qkv.split(D, dim=2)
+        sh = lambda t: t.view(B, T, s.h, D // s.h).permute(0, 2, 1, 3)
+        q, k, v = sh(q), sh(k), sh(v)
+        w = q @ k.transpose(-1, -2) / math.sqrt(D // s.h)
+        causal = s.bias[:, :, :T, :T]
+        w = torch.where(causal, w, torch.tensor(torch.finfo(w.dtype).min))
+        a = (w.softmax(-1) @ v).permute(0, 2, 1, 3).reshape(B, T, D)
+        x = x + s.c_proj(a)
+        h = s.fc(s.ln2(x))
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))
+        return x + s.proj(h)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_detr_style_detector_without_postprocessing(compare, opset):
+    torch.manual_seed(0)
+    m = randomise(MiniDETR())
+    assert compare(m, torch.randn(2, 3, 64, 96), opset, output_names=("logits", "boxes")) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_gpt2_style_block(compare, opset):
+    torch.manual_seed(0)
+    assert compare(GPT2Block().eval(), torch.randn(2, 9, 32), opset) <= FP32_BOUND
