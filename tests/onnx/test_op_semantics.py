@@ -212,6 +212,10 @@ EINSUMS = [
     ("bhqd,bhkd->bhqk", [(2, 3, 7, 4), (2, 3, 5, 4)]),
     ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 6)]),  # ellipsis broadcast, right-aligned
     ("ij,jk", [(3, 4), (4, 5)]),  # implicit output: ik
+    # Implicit outputs with upper-case labels (by character code: "Jdij"); Debian's libonnx
+    # corrupted memory on them in shape inference (fuzz_onnx found it).
+    ("ij,Jd", [(3, 5), (5, 4)]),
+    ("...ij,...Jd", [(1, 2, 3, 5), (1, 2, 5, 4)]),
     ("ij->ji", [(3, 4)]),
     ("ijk->ki", [(3, 4, 5)]),  # j summed
     ("i,j->ij", [(3,), (4,)]),  # outer product

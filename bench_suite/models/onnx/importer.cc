@@ -5,11 +5,13 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <unordered_map>
 
 #include "base/error.h"
@@ -20,6 +22,27 @@
 namespace cuvil::bench::onnx_import {
 
 namespace {
+
+// An Einsum equation with an implicit output and an upper-case label, written with its output
+// (the ellipsis, then the labels used once, by character code: map_einsum's rule). Debian's
+// libonnx indexes its implicit-output count by letter - 'a' and corrupts memory on upper case
+// (found by fuzz_onnx: "ij,Jd" aborts, "...ij,...Jd" segfaults), so shape inference only ever
+// sees explicit outputs there. Other equations pass unchanged.
+std::string explicit_einsum_equation(const std::string& equation) {
+  if (equation.find("->") != std::string::npos) return equation;
+  std::map<char, int> uses;
+  bool upper = false;
+  for (const char ch : equation) {
+    if (!std::isalpha(static_cast<unsigned char>(ch))) continue;
+    ++uses[ch];
+    upper = upper || std::isupper(static_cast<unsigned char>(ch));
+  }
+  if (!upper) return equation;
+  std::string out = equation.find("...") != std::string::npos ? "..." : "";
+  for (const auto& [ch, n] : uses)
+    if (n == 1) out += ch;
+  return equation + "->" + out;
+}
 
 std::string shape_text(const std::vector<int64_t>& dims) {
   std::string s;
@@ -290,6 +313,11 @@ class Importer {
       for (int64_t d : shapes[it->second]) shape->add_dim()->set_dim_value(d);
     }
     g->clear_value_info();
+    for (auto& node : *g->mutable_node()) {
+      if (node.op_type() != "Einsum") continue;
+      for (auto& a : *node.mutable_attribute())
+        if (a.name() == "equation") a.set_s(explicit_einsum_equation(a.s()));
+    }
     std::map<std::string, ir::Shape> out;
     try {
       onnx::shape_inference::InferShapes(copy);
