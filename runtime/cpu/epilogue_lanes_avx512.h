@@ -82,7 +82,6 @@ __attribute__((always_inline)) inline void epilogue_lanes(const LaneEpilogue& e,
     const LaneEpilogue::Step& st = e.steps[s];
     switch (st.op) {
       case ir::OpKind::relu:
-        // max(v, 0) returns its second operand for a NaN v: 0, as v > 0 ? v : 0 does.
         // max returns its second operand when either is NaN: NaN passes, as apply's v < 0 ? 0 : v.
         epilogue_unary(acc, [&](__m512 v) { return _mm512_max_ps(_mm512_setzero_ps(), v); });
         break;

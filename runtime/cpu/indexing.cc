@@ -2,7 +2,6 @@
 // expand, the broadcasting select (where) and comparison (compare). Each copies contiguous runs
 // where it can.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -145,132 +144,91 @@ void gather(const KernelArgs& a) {
   Epilogue(a.step, a.in, a.out).apply_all(a.pool);
 }
 
-void expand(const KernelArgs& a) {
-  const Broadcast bc(a.step.input_shapes[0], a.step.output_shape);
-  const float* x = a.in[0];
-  const int64_t total = ir::num_elements(a.step.output_shape);
-  constexpr int64_t kBlock = 8192;
-  a.pool.parallel_for((total + kBlock - 1) / kBlock, [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t begin = b * kBlock;
-      bc.for_each_run(begin, std::min(kBlock, total - begin),
-                      [&](int64_t pos, int64_t off, int64_t stride, int64_t n) {
-                        float* o = a.out + pos;
-                        if (stride == 0) {
-                          std::fill(o, o + n, x[off]);
-                        } else {
-                          std::memcpy(o, x + off, static_cast<size_t>(n) * sizeof(float));
-                        }
-                      });
-    }
-  });
-  Epilogue(a.step, a.in, a.out).apply_all(a.pool);
-}
-
 namespace {
 
-// Calls run(i, off, n, step) for runs of n output elements from element i, off[k] the element
-// of input k the first one reads under numpy broadcasting, step[k] (0 or 1 in practice) how far
-// it moves per element. Adjacent axes that every operand reads contiguously (or broadcasts over)
-// are merged first, so runs are long; blocks of elements are shared between threads, each
-// carrying its offsets like an odometer from its block's first element, from run to run.
-template <size_t N, class Run>
-void for_each_run(const KernelArgs& a, Run&& run_fn) {
-  const ir::Shape& out = a.step.output_shape;
-  const size_t rank = out.size();
-  // Element strides of each operand over the output's index space (0 where it broadcasts).
-  std::array<std::vector<int64_t>, N> full;
-  for (size_t k = 0; k < N; ++k) {
-    const ir::Shape& s = a.step.input_shapes[k];
-    full[k].assign(rank, 0);
-    int64_t st = 1;
-    for (size_t d = s.size(); d-- > 0;) {
-      const size_t od = d + rank - s.size();
-      full[k][od] = s[d] == 1 ? 0 : st;
-      st *= s[d];
-    }
-  }
-  // Merge axis d into the axis inside it when every operand steps across the pair evenly.
-  std::vector<int64_t> dims;
-  std::array<std::vector<int64_t>, N> strides;
-  for (size_t d = rank; d-- > 0;) {
-    if (out[d] == 1) continue;
-    bool merge = !dims.empty();
-    for (size_t k = 0; k < N && merge; ++k) merge = full[k][d] == strides[k].back() * dims.back();
-    if (merge) {
-      dims.back() *= out[d];
-      continue;
-    }
-    dims.push_back(out[d]);
-    for (size_t k = 0; k < N; ++k) strides[k].push_back(full[k][d]);
-  }
-  if (dims.empty()) {  // a single element
-    dims.push_back(1);
-    for (size_t k = 0; k < N; ++k) strides[k].push_back(0);
-  }
-  std::reverse(dims.begin(), dims.end());
-  for (size_t k = 0; k < N; ++k) std::reverse(strides[k].begin(), strides[k].end());
-  const size_t r = dims.size(), last = r - 1;
-  const int64_t total = ir::num_elements(out);
-  constexpr int64_t kBlock = 8192;
+constexpr int64_t kBlock = 8192;  // elements per parallel task
+
+// Blocks of the step's output shared between threads: f(begin, n) per block.
+template <class F>
+void for_output_blocks(const KernelArgs& a, F&& f) {
+  const int64_t total = ir::num_elements(a.step.output_shape);
   a.pool.parallel_for((total + kBlock - 1) / kBlock, [&](int64_t b0, int64_t b1) {
-    std::vector<int64_t> index(r);
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t begin = b * kBlock, end = std::min(total, begin + kBlock);
-      std::array<int64_t, N> off{};
-      int64_t rem = begin;
-      for (size_t d = r; d-- > 0;) {
-        index[d] = rem % dims[d];
-        rem /= dims[d];
-        for (size_t k = 0; k < N; ++k) off[k] += index[d] * strides[k][d];
-      }
-      for (int64_t i = begin; i < end;) {
-        const int64_t run = std::min(end - i, dims[last] - index[last]);
-        std::array<int64_t, N> step;
-        for (size_t k = 0; k < N; ++k) step[k] = strides[k][last];
-        run_fn(i, off, run, step);
-        i += run;
-        // Advance the odometer past the run: the innermost axis, then carries outward.
-        for (size_t k = 0; k < N; ++k) off[k] += run * strides[k][last];
-        index[last] += run;
-        for (size_t d = last; d > 0 && index[d] == dims[d]; --d) {
-          for (size_t k = 0; k < N; ++k) off[k] += strides[k][d - 1] - strides[k][d] * dims[d];
-          index[d] = 0;
-          ++index[d - 1];
-        }
-      }
-    }
+    for (int64_t b = b0; b < b1; ++b) f(b * kBlock, std::min(kBlock, total - b * kBlock));
+  });
+}
+
+// Operand k's element j of a run: base[j * step] (step 0 where it broadcasts, else 1).
+struct RunOperand {
+  const float* base;
+  int64_t step;
+  float operator[](int64_t j) const { return base[j * step]; }
+};
+
+// Runs of [begin, begin + n) in which each of the two operands steps by 0 or 1 (Broadcast
+// collapses each one's axes): f(out_pos, len, first, second).
+template <class F>
+void for_each_joint_run(const Broadcast& p, const float* pd, const Broadcast& q, const float* qd,
+                        int64_t begin, int64_t n, F&& f) {
+  p.for_each_run(begin, n, [&](int64_t p0, int64_t po, int64_t ps, int64_t pn) {
+    q.for_each_run(p0, pn, [&](int64_t q0, int64_t qo, int64_t qs, int64_t qn) {
+      f(q0, qn, RunOperand{pd + po + (q0 - p0) * ps, ps}, RunOperand{qd + qo, qs});
+    });
   });
 }
 
 }  // namespace
 
+void expand(const KernelArgs& a) {
+  const Broadcast bc(a.step.input_shapes[0], a.step.output_shape);
+  const float* x = a.in[0];
+  for_output_blocks(a, [&](int64_t begin, int64_t n) {
+    bc.for_each_run(begin, n, [&](int64_t pos, int64_t off, int64_t stride, int64_t len) {
+      float* o = a.out + pos;
+      if (stride == 0) {
+        std::fill(o, o + len, x[off]);
+      } else {
+        std::memcpy(o, x + off, static_cast<size_t>(len) * sizeof(float));
+      }
+    });
+  });
+  Epilogue(a.step, a.in, a.out).apply_all(a.pool);
+}
+
 void where(const KernelArgs& a) {
-  for_each_run<3>(a, [&](int64_t i, const std::array<int64_t, 3>& off, int64_t n,
-                         const std::array<int64_t, 3>& step) {
-    const float *c = a.in[0] + off[0], *x = a.in[1] + off[1], *y = a.in[2] + off[2];
-    float* out = a.out + i;
-    if (step[0] == 1 && step[1] == 1 && step[2] == 1) {
-      for (int64_t j = 0; j < n; ++j) out[j] = c[j] != 0.0f ? x[j] : y[j];
-    } else if (step[0] == 1 && step[1] == 1 && step[2] == 0) {  // a mask and a fill value
-      const float fill = y[0];
-      for (int64_t j = 0; j < n; ++j) out[j] = c[j] != 0.0f ? x[j] : fill;
-    } else {
-      for (int64_t j = 0; j < n; ++j)
-        out[j] = c[j * step[0]] != 0.0f ? x[j * step[1]] : y[j * step[2]];
-    }
+  const Broadcast cond(a.step.input_shapes[0], a.step.output_shape);
+  const Broadcast x(a.step.input_shapes[1], a.step.output_shape);
+  const Broadcast y(a.step.input_shapes[2], a.step.output_shape);
+  for_output_blocks(a, [&](int64_t begin, int64_t n) {
+    cond.for_each_run(begin, n, [&](int64_t c0, int64_t co, int64_t cs, int64_t cn) {
+      for_each_joint_run(x, a.in[1], y, a.in[2], c0, cn,
+                         [&](int64_t pos, int64_t len, RunOperand xv, RunOperand yv) {
+                           const RunOperand c{a.in[0] + co + (pos - c0) * cs, cs};
+                           float* out = a.out + pos;
+                           if (c.step == 1 && xv.step == 1 && yv.step == 0) {  // mask and fill
+                             const float fill = yv[0];
+                             for (int64_t j = 0; j < len; ++j)
+                               out[j] = c.base[j] != 0.0f ? xv.base[j] : fill;
+                           } else {
+                             for (int64_t j = 0; j < len; ++j)
+                               out[j] = c[j] != 0.0f ? xv[j] : yv[j];
+                           }
+                         });
+    });
   });
   Epilogue(a.step, a.in, a.out).apply_all(a.pool);
 }
 
 void compare(const KernelArgs& a) {
   const ir::CompareMode mode = schedule_of<IndexingSchedule>(a.step).compare;
-  for_each_run<2>(a, [&](int64_t i, const std::array<int64_t, 2>& off, int64_t n,
-                         const std::array<int64_t, 2>& step) {
-    const float *x = a.in[0] + off[0], *y = a.in[1] + off[1];
-    float* out = a.out + i;
-    for (int64_t j = 0; j < n; ++j)
-      out[j] = ir::compare_holds(mode, x[j * step[0]], y[j * step[1]]) ? 1.0f : 0.0f;
+  const Broadcast x(a.step.input_shapes[0], a.step.output_shape);
+  const Broadcast y(a.step.input_shapes[1], a.step.output_shape);
+  for_output_blocks(a, [&](int64_t begin, int64_t n) {
+    for_each_joint_run(x, a.in[0], y, a.in[1], begin, n,
+                       [&](int64_t pos, int64_t len, RunOperand xv, RunOperand yv) {
+                         float* out = a.out + pos;
+                         for (int64_t j = 0; j < len; ++j)
+                           out[j] = ir::compare_holds(mode, xv[j], yv[j]) ? 1.0f : 0.0f;
+                       });
   });
   Epilogue(a.step, a.in, a.out).apply_all(a.pool);
 }
