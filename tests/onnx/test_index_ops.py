@@ -213,7 +213,7 @@ def test_scatter_nd_reductions_of_run_time_updates_with_repeated_targets(tmp_pat
 def test_scatter_of_more_repeats_of_run_time_updates_than_it_unrolls_is_refused(tmp_path):
     node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="acc", reduction="add")
     refused(tmp_path, node, rand(3, 2), {"i": np.zeros((17, 1), np.int64)},
-            "an element receives 17 run-time updates; at most 16", runtime=[("u", rand(17, 2))],
+            "an element receives more than 16 run-time updates", runtime=[("u", rand(17, 2))],
             opset=16)
 
 
@@ -291,3 +291,29 @@ def test_scatter_elements_of_run_time_indices_is_refused(tmp_path):
     node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], name="put", axis=1)
     refused(tmp_path, node, rand(2, 3), {"u": rand(2, 1)},
             "indices must be constants", runtime=[("i", rand(2, 1))])
+
+
+@pytest.mark.parametrize("op,shapes,why", [
+    ("GatherElements", [(2, 3), (2, 3, 1)], "indices have rank 3, data 2"),
+    ("GatherElements", [(2, 3), (3, 1)], "indices' axis 0 (3) is longer than the data's (2)"),
+    ("ScatterElements", [(2, 3), (2, 1), (2, 2)], "updates have shape [2, 2], indices [2, 1]"),
+    ("ScatterElements", [(2, 3), (3, 1), (3, 1)], "indices' axis 0 (3) is longer than the data's (2)"),
+])
+def test_element_index_shapes_that_do_not_fit_the_data_are_refused(tmp_path, op, shapes, why):
+    inits = {"i": np.zeros(shapes[1], np.int64)}
+    inputs = ["x", "i"]
+    if op == "ScatterElements":
+        inits["u"] = rand(*shapes[2])
+        inputs.append("u")
+    node = helper.make_node(op, inputs, ["y"], name="pick", axis=1)
+    refused(tmp_path, node, rand(*shapes[0]), inits, why)
+
+
+@pytest.mark.parametrize("depth,values,why", [
+    (0, [0.0, 1.0], "depth is 0 (1 to 2^24)"),
+    (4, [0.0, 1.0, 2.0], "values must hold [off, on]"),
+])
+def test_one_hot_depth_and_values_it_cannot_honour_are_refused(tmp_path, depth, values, why):
+    node = helper.make_node("OneHot", ["x", "depth", "values"], ["y"], name="onehot")
+    refused(tmp_path, node, rand(2, 3),
+            {"depth": np.int64(depth), "values": np.array(values, np.float32)}, why)

@@ -227,7 +227,7 @@ class Importer {
     }
     std::vector<float> values(t.i.size());
     for (size_t k = 0; k < t.i.size(); ++k) {
-      if (std::llabs(t.i[k]) > (int64_t{1} << 24)) {
+      if (std::llabs(t.i[k]) > kMaxExactInteger) {
         throw UserError(model_.path + ": integer constant '" + name + "' holds " +
                         std::to_string(t.i[k]) +
                         ", beyond the 2^24 that cuvil's fp32 storage keeps exact");
@@ -546,6 +546,15 @@ ir::ValueId NodeContext::integer_constant(int64_t v, const std::string& suffix) 
 
 ir::ValueId NodeContext::float_constant(double v, const std::string& suffix) {
   return constant_value(HostTensor::floats({}, {static_cast<float>(v)}), suffix);
+}
+
+ir::ValueId NodeContext::compare(ir::ValueId a, const char* mode, ir::ValueId b,
+                                 const std::string& suffix) {
+  return add(ir::OpKind::compare, {a, b}, {{"mode", std::string(mode)}}, suffix);
+}
+
+ir::ValueId NodeContext::cast_to_integer(ir::ValueId v, const std::string& suffix) {
+  return add(ir::OpKind::cast, {v}, {{"dtype", std::string("i32")}}, suffix);
 }
 
 ir::ValueId NodeContext::constant_value(const HostTensor& tensor, const std::string& suffix,

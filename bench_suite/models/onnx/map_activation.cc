@@ -78,8 +78,7 @@ void map_activation(NodeContext& c) {
     y = b.op(OpKind::mul, {x, b.op(OpKind::tanh, {b.softplus(x)}, "tanh")}, "");
   } else if (t == "ThresholdedRelu") {  // x where x > alpha, else 0
     const ir::ValueId above =
-        c.add(OpKind::compare, {x, c.float_constant(c.attr_float("alpha", 1.0), "alpha")},
-              {{"mode", std::string("greater")}}, "above");
+        c.compare(x, "greater", c.float_constant(c.attr_float("alpha", 1.0), "alpha"), "above");
     y = b.op(OpKind::mul, {x, above}, "");
   } else if (t == "Gelu") {
     const std::string approximate = c.attr_string("approximate", "none");

@@ -280,15 +280,12 @@ bool exact_on_integers(OpKind op) {
          op == OpKind::min;
 }
 
-ir::ValueId to_integer(NodeContext& c, ir::ValueId v, const std::string& suffix) {
-  return c.add(OpKind::cast, {v}, {{"dtype", std::string("i32")}}, suffix);
-}
-
 // Integer division of run-time integers: the fp32 quotient truncated toward zero, as ONNX
 // Runtime's C++ division does. Exact below 2^24: a quotient that is not an integer lies at least
 // 1/|b| from one, further than fp32's rounding of a/b moves it.
 void map_integer_div(NodeContext& c) {
-  c.set_output(0, to_integer(c, c.add(OpKind::div, {c.value(0), c.value(1)}, {}, "quotient"), ""));
+  c.set_output(0,
+               c.cast_to_integer(c.add(OpKind::div, {c.value(0), c.value(1)}, {}, "quotient"), ""));
 }
 
 void map_arith(NodeContext& c) {
@@ -456,8 +453,7 @@ void map_cast(NodeContext& c) {
   const int64_t to = c.attr_int("to", 0);
   if (to == onnx::TensorProto::BOOL) {  // x != 0, from floats or integers (a padding mask)
     const ir::ValueId zero = c.float_constant(0.0f, "zero");
-    return c.set_output(
-        0, c.add(OpKind::compare, {c.value(0), zero}, {{"mode", std::string("not_equal")}}));
+    return c.set_output(0, c.compare(c.value(0), "not_equal", zero, ""));
   }
   if (c.is_integer(0) && is_float_target(to))
     return c.set_output(0, c.add(OpKind::cast, {c.value(0)}, {{"dtype", std::string("f32")}}));
@@ -465,7 +461,7 @@ void map_cast(NodeContext& c) {
   if (to == onnx::TensorProto::STRING || to == 0)
     c.fail("cast to " + onnx_type_name(static_cast<int32_t>(to)) + " is not supported");
   // Toward zero, as C++ and ONNX Runtime cast; saturated at the int32 range.
-  c.set_output(0, to_integer(c, c.value(0), ""));
+  c.set_output(0, c.cast_to_integer(c.value(0), ""));
 }
 
 // Mod at run time: a - b * q with q = floor(a / b) (fmod 0, the divisor's sign) or trunc(a / b)
@@ -482,28 +478,24 @@ void map_mod(NodeContext& c) {
   if (!c_fmod) {
     q = c.add(OpKind::floor, {ratio}, {}, "quotient");
   } else if (integers) {
-    q = to_integer(c, ratio, "quotient");
+    q = c.cast_to_integer(ratio, "quotient");
   } else {  // trunc without the int32 range of a cast: floor above zero, ceil below
     const ir::ValueId zero = c.float_constant(0.0f, "zero");
     q = c.add(OpKind::where,
-              {c.add(OpKind::compare, {ratio, zero}, {{"mode", std::string("less")}}, "negative"),
-               c.add(OpKind::ceil, {ratio}, {}, "up"), c.add(OpKind::floor, {ratio}, {}, "down")},
+              {c.compare(ratio, "less", zero, "negative"), c.add(OpKind::ceil, {ratio}, {}, "up"),
+               c.add(OpKind::floor, {ratio}, {}, "down")},
               {}, "quotient");
   }
   const ir::ValueId r = c.add(OpKind::sub, {a, c.add(OpKind::mul, {q, b}, {}, "multiple")}, {},
                               integers ? "remainder" : "");
-  c.set_output(0, integers ? to_integer(c, r, "") : r);
+  c.set_output(0, integers ? c.cast_to_integer(r, "") : r);
 }
 
 // IsNaN: x != x. IsInf: |x| (or x) equal to infinity, by detect_positive and detect_negative.
 void map_is_nan_inf(NodeContext& c) {
   require_float(c, 0);
   const ir::ValueId x = c.value(0);
-  auto equal = [&](ir::ValueId a, ir::ValueId b) {
-    return c.add(OpKind::compare, {a, b}, {{"mode", std::string("equal")}});
-  };
-  if (c.op_type() == "IsNaN")
-    return c.set_output(0, c.add(OpKind::compare, {x, x}, {{"mode", std::string("not_equal")}}));
+  if (c.op_type() == "IsNaN") return c.set_output(0, c.compare(x, "not_equal", x, ""));
   const bool positive = c.attr_int("detect_positive", 1) != 0;
   const bool negative = c.attr_int("detect_negative", 1) != 0;
   if (!positive && !negative) {
@@ -512,7 +504,8 @@ void map_is_nan_inf(NodeContext& c) {
   }
   const float inf = std::numeric_limits<float>::infinity();
   const ir::ValueId target = c.float_constant(negative && !positive ? -inf : inf, "infinity");
-  c.set_output(0, equal(positive && negative ? c.add(OpKind::abs, {x}, {}, "abs") : x, target));
+  const ir::ValueId v = positive && negative ? c.add(OpKind::abs, {x}, {}, "abs") : x;
+  c.set_output(0, c.compare(v, "equal", target, ""));
 }
 
 void map_compare(NodeContext& c) {

@@ -16,9 +16,6 @@ namespace {
 
 using ir::OpKind;
 
-// fp32 storage carries the flat positions exactly below 2^24.
-constexpr int64_t kMaxGatheredPixels = int64_t{1} << 24;
-
 struct GridSampler {
   NodeContext& c;
   int64_t n, channels, h, w, ho, wo;
@@ -27,9 +24,6 @@ struct GridSampler {
 
   ir::ValueId op(OpKind k, std::vector<ir::ValueId> in, const std::string& name) {
     return c.add(k, std::move(in), {}, name);
-  }
-  ir::ValueId holds(ir::ValueId a, ir::ValueId b, const char* mode, const std::string& name) {
-    return c.add(OpKind::compare, {a, b}, {{"mode", std::string(mode)}}, name);
   }
 
   // x reflected into [low, low + span] by the axis's borders (PyTorch's reflect_coordinates,
@@ -91,10 +85,11 @@ struct GridSampler {
 
   // 1 where the integer position lies in [0, size), else 0.
   ir::ValueId inside(ir::ValueId p, int64_t size, const std::string& name) {
-    return op(OpKind::mul,
-              {holds(p, c.integer_constant(0, name + "_zero"), "greater_equal", name + "_above"),
-               holds(p, c.integer_constant(size, name + "_size"), "less", name + "_below")},
-              name);
+    return op(
+        OpKind::mul,
+        {c.compare(p, "greater_equal", c.integer_constant(0, name + "_zero"), name + "_above"),
+         c.compare(p, "less", c.integer_constant(size, name + "_size"), name + "_below")},
+        name);
   }
   ir::ValueId clamp(ir::ValueId p, int64_t size, const std::string& name) {
     return op(OpKind::min,
@@ -147,7 +142,7 @@ void map_grid_sample(NodeContext& c) {
     c.fail("padding_mode '" + padding + "' is not supported (zeros, border and reflection)");
   GridSampler s{
       c, xs[0], xs[1], xs[2], xs[3], gs[1], gs[2], c.attr_int("align_corners", 0) != 0, padding};
-  if (s.n * s.h * s.w > kMaxGatheredPixels)
+  if (s.n * s.h * s.w > kMaxExactInteger)
     c.fail("N*H*W is " + std::to_string(s.n * s.h * s.w) +
            "; positions above 2^24 are not exact in fp32 storage");
   // [N, C, H, W] -> [N*H*W, C]: one gather row per pixel.
@@ -163,17 +158,15 @@ void map_grid_sample(NodeContext& c) {
   };
   const ir::ValueId ix = s.unnormalize(coordinate(0, "x"), s.w, "x");
   const ir::ValueId iy = s.unnormalize(coordinate(1, "y"), s.h, "y");
-  auto to_int = [&](ir::ValueId v, const std::string& name) {
-    return c.add(OpKind::cast, {v}, {{"dtype", std::string("i32")}}, name);
-  };
   ir::ValueId y;
   if (mode == "nearest") {  // half to even, as PyTorch's nearbyint
-    y = s.corner(pixels, to_int(s.op(OpKind::round, {ix}, "x_round"), "x_near"),
-                 to_int(s.op(OpKind::round, {iy}, "y_round"), "y_near"), ir::kNoValue, "near_");
+    y = s.corner(pixels, c.cast_to_integer(s.op(OpKind::round, {ix}, "x_round"), "x_near"),
+                 c.cast_to_integer(s.op(OpKind::round, {iy}, "y_round"), "y_near"), ir::kNoValue,
+                 "near_");
   } else {
     const ir::ValueId fx = s.op(OpKind::floor, {ix}, "x_floor");
     const ir::ValueId fy = s.op(OpKind::floor, {iy}, "y_floor");
-    const ir::ValueId x0 = to_int(fx, "x0"), y0 = to_int(fy, "y0");
+    const ir::ValueId x0 = c.cast_to_integer(fx, "x0"), y0 = c.cast_to_integer(fy, "y0");
     const ir::ValueId x1 = s.op(OpKind::add, {x0, c.integer_constant(1, "one_x")}, "x1");
     const ir::ValueId y1 = s.op(OpKind::add, {y0, c.integer_constant(1, "one_y")}, "y1");
     const ir::ValueId wx1 = s.op(OpKind::sub, {ix, fx}, "wx1");

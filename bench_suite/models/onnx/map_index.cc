@@ -18,9 +18,6 @@ namespace {
 
 using ir::OpKind;
 
-// fp32 storage carries integers exactly up to 2^24, so positions along an axis up to that long.
-constexpr int64_t kMaxExactInteger = int64_t{1} << 24;
-constexpr int64_t kMaxIndexedAxis = kMaxExactInteger;
 // TopK runs one round of max per result along the axis; beyond this k the rounds would cost more
 // than a sort, which the IR does not have.
 constexpr int64_t kMaxTopK = 64;
@@ -34,7 +31,7 @@ struct AxisIndexer {
   AxisIndexer(NodeContext& node, int64_t axis_attr)
       : c(node), shape(node.shape(0)), axis(normalize_axis(node, axis_attr, shape.size())) {
     length = shape[static_cast<size_t>(axis)];
-    if (length > kMaxIndexedAxis) {
+    if (length > kMaxExactInteger) {
       c.fail("axis " + std::to_string(axis) + " has " + std::to_string(length) +
              " positions; indices above 2^24 are not exact in fp32 storage");
     }
@@ -60,11 +57,9 @@ struct AxisIndexer {
   // kept as a dimension of 1); `available` (i32 0/1, or kNoValue) leaves out taken positions.
   ir::ValueId position_of(ir::ValueId x, ir::ValueId max, bool last, bool keep,
                           ir::ValueId available, const std::string& tag) {
-    ir::ValueId hit =
-        c.add(OpKind::compare, {x, max}, {{"mode", std::string("equal")}}, tag + "hit");
+    ir::ValueId hit = c.compare(x, "equal", max, tag + "hit");
     if (c.graph().value(x).dtype != ir::DType::i32) {
-      const ir::ValueId nan =
-          c.add(OpKind::compare, {x, x}, {{"mode", std::string("not_equal")}}, tag + "nan");
+      const ir::ValueId nan = c.compare(x, "not_equal", x, tag + "nan");
       hit = c.add(OpKind::max, {hit, nan}, {}, tag + "hit_or_nan");
     }
     if (available != ir::kNoValue) hit = c.add(OpKind::mul, {hit, available}, {}, tag + "free");
@@ -124,8 +119,7 @@ void map_top_k(NodeContext& c) {
     values.push_back(largest ? max : c.add(OpKind::neg, {max}, {}, tag + "value"));
     indices.push_back(at);
     if (r + 1 == k) break;
-    const ir::ValueId taken =
-        c.add(OpKind::compare, {positions, at}, {{"mode", std::string("equal")}}, tag + "taken");
+    const ir::ValueId taken = c.compare(positions, "equal", at, tag + "taken");
     const ir::ValueId free_now =
         c.add(OpKind::sub, {c.integer_constant(1, tag + "one"), taken}, {}, tag + "free_now");
     available = available == ir::kNoValue
@@ -142,6 +136,14 @@ void map_top_k(NodeContext& c) {
 
 }  // namespace
 
+// Run-time indices with the negative ones counted from the end of an axis of `size`.
+ir::ValueId from_the_end(NodeContext& c, ir::ValueId idx, int64_t size) {
+  const ir::ValueId negative = c.compare(idx, "less", c.integer_constant(0, "zero"), "negative");
+  return c.add(OpKind::add,
+               {idx, c.add(OpKind::mul, {negative, c.integer_constant(size, "size")}, {}, "wrap")},
+               {}, "wrapped");
+}
+
 // GatherElements: out[p] = data[p with its axis coordinate replaced by indices[p]]. One gather
 // from the flattened data at flat positions: a constant part (the other coordinates) plus the
 // index times the axis's stride. Constant indices fold that at import (and are checked there);
@@ -150,14 +152,7 @@ void map_top_k(NodeContext& c) {
 void map_gather_elements(NodeContext& c) {
   const ir::Shape ds = c.shape(0), is = c.shape(1);
   const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), ds.size());
-  if (is.size() != ds.size())
-    c.fail("indices have rank " + std::to_string(is.size()) + ", data " +
-           std::to_string(ds.size()));
-  for (size_t d = 0; d < ds.size(); ++d) {
-    if (static_cast<int64_t>(d) != axis && is[d] > ds[d])
-      c.fail("indices' axis " + std::to_string(d) + " (" + std::to_string(is[d]) +
-             ") is longer than the data's (" + std::to_string(ds[d]) + ")");
-  }
+  const ElementPositions p = element_positions(c, ds, is, axis);
   const int64_t numel = ir::num_elements(ds);
   if (numel > kMaxExactInteger)
     c.fail("data of " + std::to_string(numel) + " elements: flat positions above 2^24 are not " +
@@ -165,22 +160,6 @@ void map_gather_elements(NodeContext& c) {
   if (ir::num_elements(is) > kMaxFoldedElements)
     c.fail("indices of " + ir::to_string(is) + " are larger than 2^27 elements");
   if (!c.is_constant(1) && !c.is_integer(1)) c.fail("indices must be integers");
-  std::vector<int64_t> stride(ds.size(), 1);
-  for (size_t d = ds.size(); d-- > 1;) stride[d - 1] = stride[d] * ds[d];
-  const int64_t size = ds[static_cast<size_t>(axis)];
-  // The flat position of every output element with its axis coordinate taken as 0.
-  std::vector<int64_t> base(static_cast<size_t>(ir::num_elements(is)), 0);
-  std::vector<int64_t> pos(is.size(), 0);
-  for (int64_t k = 0; k < static_cast<int64_t>(base.size()); ++k) {
-    int64_t b = 0;
-    for (size_t d = 0; d < is.size(); ++d)
-      if (static_cast<int64_t>(d) != axis) b += pos[d] * stride[d];
-    base[static_cast<size_t>(k)] = b;
-    for (size_t d = is.size(); d-- > 0;) {
-      if (++pos[d] < is[d]) break;
-      pos[d] = 0;
-    }
-  }
   const ir::ValueId flat_data =
       c.add(OpKind::reshape, {c.value(0)}, {{"shape", ir::Shape{numel}}}, "flat");
   auto gather_at = [&](ir::ValueId flat_positions) {
@@ -188,39 +167,23 @@ void map_gather_elements(NodeContext& c) {
   };
   if (c.is_constant(1)) {
     std::vector<int64_t> ids = c.constant(1).to_ints();
-    for (size_t k = 0; k < ids.size(); ++k) {
-      int64_t j = ids[k];
-      if (j < 0) j += size;
-      if (j < 0 || j >= size)
-        c.fail("index " + std::to_string(ids[k]) + " is out of range for axis size " +
-               std::to_string(size));
-      ids[k] = base[k] + j * stride[static_cast<size_t>(axis)];
-    }
+    for (size_t k = 0; k < ids.size(); ++k)
+      ids[k] = p.base[k] + checked_index(c, ids[k], p.axis_size) * p.axis_stride;
     return gather_at(c.constant_value(HostTensor::ints(is, ids), "positions"));
   }
-  auto holds = [&](ir::ValueId a, ir::ValueId b, const char* mode, const std::string& name) {
-    return c.add(OpKind::compare, {a, b}, {{"mode", std::string(mode)}}, name);
-  };
   const ir::ValueId idx = c.value(1);
-  const ir::ValueId wrapped =
-      c.add(OpKind::add,
-            {idx, c.add(OpKind::mul,
-                        {holds(idx, c.integer_constant(0, "zero"), "less", "negative"),
-                         c.integer_constant(size, "size")},
-                        {}, "wrap")},
-            {}, "wrapped");
+  const int64_t size = p.axis_size;
   const ir::ValueId in_range =
       c.add(OpKind::mul,
-            {holds(idx, c.integer_constant(-size, "lowest"), "greater_equal", "above"),
-             holds(idx, c.integer_constant(size, "size_bound"), "less", "below")},
+            {c.compare(idx, "greater_equal", c.integer_constant(-size, "lowest"), "above"),
+             c.compare(idx, "less", c.integer_constant(size, "size_bound"), "below")},
             {}, "in_range");
-  const ir::ValueId flat =
-      c.add(OpKind::add,
-            {c.add(OpKind::mul,
-                   {wrapped, c.integer_constant(stride[static_cast<size_t>(axis)], "stride")}, {},
-                   "scaled"),
-             c.constant_value(HostTensor::ints(is, base), "base")},
-            {}, "flat_positions");
+  const ir::ValueId flat = c.add(
+      OpKind::add,
+      {c.add(OpKind::mul, {from_the_end(c, idx, size), c.integer_constant(p.axis_stride, "stride")},
+             {}, "scaled"),
+       c.constant_value(HostTensor::ints(is, p.base), "base")},
+      {}, "flat_positions");
   // Past the data (and exact in fp32): the gather kernel's range check names the node.
   const ir::ValueId outside = c.integer_constant(kMaxExactInteger, "outside");
   gather_at(c.add(OpKind::where, {in_range, flat, outside}, {}, "checked"));
@@ -231,7 +194,7 @@ void map_gather_elements(NodeContext& c) {
 // index outside [-depth, depth) gives a row of off.
 void map_one_hot(NodeContext& c) {
   const int64_t depth = c.constant(1).integer(0);
-  if (depth < 1 || depth > kMaxIndexedAxis)
+  if (depth < 1 || depth > kMaxExactInteger)
     c.fail("depth is " + std::to_string(depth) + " (1 to 2^24)");
   const HostTensor& values = c.constant(2);
   if (values.numel() != 2) c.fail("values must hold [off, on]");
@@ -245,20 +208,14 @@ void map_one_hot(NodeContext& c) {
   // indices with a 1 at the new axis, against positions 0 .. depth - 1 along it.
   ir::Shape unsqueezed = is;
   unsqueezed.insert(unsqueezed.begin() + axis, 1);
-  ir::ValueId idx = c.add(OpKind::reshape, {c.value(0)}, {{"shape", unsqueezed}}, "unsqueezed");
-  const ir::ValueId zero = c.integer_constant(0, "zero");
-  const ir::ValueId negative =
-      c.add(OpKind::compare, {idx, zero}, {{"mode", std::string("less")}}, "negative");
-  idx = c.add(OpKind::add,
-              {idx, c.add(OpKind::mul, {negative, c.integer_constant(depth, "depth")}, {}, "wrap")},
-              {}, "wrapped");
+  const ir::ValueId idx = from_the_end(
+      c, c.add(OpKind::reshape, {c.value(0)}, {{"shape", unsqueezed}}, "unsqueezed"), depth);
   ir::Shape along(static_cast<size_t>(rank - axis), 1);
   along[0] = depth;
   std::vector<int64_t> positions(static_cast<size_t>(depth));
   for (int64_t i = 0; i < depth; ++i) positions[static_cast<size_t>(i)] = i;
-  const ir::ValueId hit = c.add(
-      OpKind::compare, {idx, c.constant_value(HostTensor::ints(along, positions), "positions")},
-      {{"mode", std::string("equal")}}, "hit");
+  const ir::ValueId hit = c.compare(
+      idx, "equal", c.constant_value(HostTensor::ints(along, positions), "positions"), "hit");
   auto value = [&](int64_t k, const std::string& name) {
     return values.is_float() ? c.float_constant(values.f[static_cast<size_t>(k)], name)
                              : c.integer_constant(values.i[static_cast<size_t>(k)], name);

@@ -413,10 +413,8 @@ void map_reduce(NodeContext& c) {
     const ir::ValueId lse =
         c.add(OpKind::add, {c.add(OpKind::log, {sum}, {}, "log"), finite_m}, {}, "lse");
     const ir::ValueId infinite =
-        c.add(OpKind::compare,
-              {c.add(OpKind::abs, {m}, {}, "abs_max"),
-               c.float_constant(std::numeric_limits<float>::infinity(), "inf")},
-              {{"mode", std::string("equal")}}, "infinite");
+        c.compare(c.add(OpKind::abs, {m}, {}, "abs_max"), "equal",
+                  c.float_constant(std::numeric_limits<float>::infinity(), "inf"), "infinite");
     const bool keep = c.attr_int("keepdims", 1) != 0;
     ir::ValueId y = c.add(OpKind::where, {infinite, m, lse}, {}, keep ? "" : "kept");
     if (!keep) {

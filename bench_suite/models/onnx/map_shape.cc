@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "base/error.h"
@@ -15,8 +16,6 @@ namespace cuvil::bench::onnx_import {
 
 namespace {
 
-// fp32 storage carries integer positions exactly below 2^24.
-constexpr int64_t kMaxExactIndex = int64_t{1} << 24;
 // Run-time updates that land on one element more often than this are refused: each repeat is
 // one more data-sized gather (scatter_add of a long edge list is not what this is for).
 constexpr size_t kMaxScatterLayers = 16;
@@ -313,10 +312,7 @@ void map_gather(NodeContext& c) {
     const int64_t size = data[static_cast<size_t>(axis)];
     // A scalar index picks one slice (x[:, 0] in ViT): slice, then drop the axis.
     std::vector<int64_t> ids = idx.to_ints();
-    for (int64_t& j : ids) {
-      if (j < 0) j += size;
-      if (j < 0 || j >= size) c.fail("index out of range for axis size " + std::to_string(size));
-    }
+    for (int64_t& j : ids) j = checked_index(c, j, size);
     bool contiguous = !ids.empty();
     for (size_t k = 1; k < ids.size(); ++k) contiguous = contiguous && ids[k] == ids[k - 1] + 1;
     if (contiguous && idx.shape.size() <= 1) {
@@ -452,14 +448,20 @@ bool fold_tile(NodeContext& c) {
 struct ScatterTargets {
   std::vector<int64_t> offsets;
   int64_t slice = 1;
-  std::string reduction;
+  std::optional<OpKind> combine;  // reduction add, mul, max or min; none: the update replaces
 };
 
-std::string scatter_reduction(NodeContext& c) {
+std::optional<OpKind> scatter_combine(NodeContext& c) {
+  static const std::map<std::string, std::optional<OpKind>> reductions = {{"none", std::nullopt},
+                                                                          {"add", OpKind::add},
+                                                                          {"mul", OpKind::mul},
+                                                                          {"max", OpKind::max},
+                                                                          {"min", OpKind::min}};
   const std::string r = c.attr_string("reduction", "none");
-  if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
+  const auto it = reductions.find(r);
+  if (it == reductions.end())
     c.fail("reduction '" + r + "' is not one of none, add, mul, max, min");
-  return r;
+  return it->second;
 }
 
 ScatterTargets scatter_targets(NodeContext& c, const ir::Shape& ds, const HostTensor& indices,
@@ -479,7 +481,7 @@ ScatterTargets scatter_targets(NodeContext& c, const ir::Shape& ds, const HostTe
            ir::to_string(want));
   }
   ScatterTargets t;
-  t.reduction = scatter_reduction(c);
+  t.combine = scatter_combine(c);
   for (size_t d = static_cast<size_t>(k); d < ds.size(); ++d) t.slice *= ds[d];
   const int64_t tuples = ir::num_elements(ir::Shape(is.begin(), is.end() - 1));
   for (int64_t tuple = 0; tuple < tuples; ++tuple) {
@@ -501,44 +503,20 @@ ScatterTargets scatter_targets(NodeContext& c, const ir::Shape& ds, const HostTe
 }
 
 // ScatterElements (torch.scatter): update element p lands at p with its `axis` coordinate
-// replaced by indices[p] (negative counts from the end); indices and updates have one shape, no
-// longer than the data on any axis but `axis`.
+// replaced by indices[p] (element_positions); indices and updates have one shape.
 ScatterTargets element_targets(NodeContext& c, const ir::Shape& ds, const HostTensor& indices,
                                const ir::Shape& updates_shape) {
   if (indices.is_float()) c.fail("indices must be integers");
-  const ir::Shape& is = indices.shape;
-  if (updates_shape != is)
-    c.fail("updates have shape " + ir::to_string(updates_shape) + ", indices " + ir::to_string(is));
-  if (is.size() != ds.size())
-    c.fail("indices have rank " + std::to_string(is.size()) + ", data " +
-           std::to_string(ds.size()));
+  if (updates_shape != indices.shape)
+    c.fail("updates have shape " + ir::to_string(updates_shape) + ", indices " +
+           ir::to_string(indices.shape));
   const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), ds.size());
-  for (size_t d = 0; d < ds.size(); ++d) {
-    if (static_cast<int64_t>(d) != axis && is[d] > ds[d])
-      c.fail("indices' axis " + std::to_string(d) + " (" + std::to_string(is[d]) +
-             ") is longer than the data's (" + std::to_string(ds[d]) + ")");
-  }
+  const ElementPositions p = element_positions(c, ds, indices.shape, axis);
   ScatterTargets t;
-  t.reduction = c.op_type() == "Scatter" ? "none" : scatter_reduction(c);
-  std::vector<int64_t> pos(is.size(), 0);
-  for (int64_t k = 0; k < indices.numel(); ++k) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < ds.size(); ++d) {
-      int64_t v = pos[d];
-      if (static_cast<int64_t>(d) == axis) {
-        v = indices.i[static_cast<size_t>(k)];
-        if (v < 0) v += ds[d];
-        if (v < 0 || v >= ds[d])
-          c.fail("index " + std::to_string(indices.i[static_cast<size_t>(k)]) +
-                 " is out of range for axis size " + std::to_string(ds[d]));
-      }
-      offset = offset * ds[d] + v;
-    }
-    t.offsets.push_back(offset);
-    for (size_t d = is.size(); d-- > 0;) {
-      if (++pos[d] < is[d]) break;
-      pos[d] = 0;
-    }
+  t.combine = c.op_type() == "Scatter" ? std::nullopt : scatter_combine(c);
+  for (size_t k = 0; k < p.base.size(); ++k) {
+    const int64_t j = checked_index(c, indices.i[k], p.axis_size);
+    t.offsets.push_back(p.base[k] + j * p.axis_stride);
   }
   return t;
 }
@@ -548,11 +526,17 @@ ScatterTargets element_targets(NodeContext& c, const ir::Shape& ds, const HostTe
 void scatter_into(HostTensor& out, const HostTensor& updates, const ScatterTargets& t,
                   std::vector<int64_t>* written) {
   auto combine = [&](auto old, auto update, bool first) {
-    if (first || t.reduction == "none") return update;
-    if (t.reduction == "add") return old + update;
-    if (t.reduction == "mul") return old * update;
-    if (t.reduction == "max") return std::max(old, update);
-    return std::min(old, update);
+    if (first || !t.combine) return update;
+    switch (*t.combine) {
+      case OpKind::add:
+        return old + update;
+      case OpKind::mul:
+        return old * update;
+      case OpKind::max:
+        return std::max(old, update);
+      default:
+        return std::min(old, update);
+    }
   };
   for (size_t tuple = 0; tuple < t.offsets.size(); ++tuple) {
     for (int64_t e = 0; e < t.slice; ++e) {
@@ -599,9 +583,6 @@ void map_scatter(NodeContext& c) {
                                : element_targets(c, ds, c.constant(1), c.shape(2));
   const int64_t n = ir::num_elements(ds);
   const ir::ValueId data = c.value(0);
-  static const std::map<std::string, OpKind> combining = {
-      {"add", OpKind::add}, {"mul", OpKind::mul}, {"max", OpKind::max}, {"min", OpKind::min}};
-  const auto combine = combining.find(t.reduction);
   if (c.is_constant(2)) {
     const HostTensor& updates = c.constant(2);
     HostTensor laid = updates.is_float()
@@ -610,47 +591,50 @@ void map_scatter(NodeContext& c) {
     std::vector<int64_t> written(static_cast<size_t>(n), 0);
     scatter_into(laid, updates, t, &written);
     ir::ValueId placed = c.constant_value(laid, "updates");
-    if (combine != combining.end()) placed = c.add(combine->second, {data, placed}, {}, "combined");
+    if (t.combine) placed = c.add(*t.combine, {data, placed}, {}, "combined");
     const ir::ValueId mask = c.constant_value(
         HostTensor::ints(ds, std::move(written), HostTensor::Kind::boolean), "written");
     return c.set_output(0, c.add(OpKind::where, {mask, placed, data}));
   }
   // Run-time updates are gathered into place in layers: layer l holds, at each data element,
-  // the l-th update that lands there (in index order). With reduction none only the last
-  // counts; otherwise the data combines with each layer in turn, where that layer reaches.
+  // the l-th update that lands there (in index order). With reduction none one layer holds the
+  // last; otherwise the data combines with each layer in turn, where that layer reaches.
   const int64_t count = ir::num_elements(c.shape(2));
-  if (count > kMaxExactIndex)
+  if (count > kMaxExactInteger)
     c.fail("run-time updates of " + ir::to_string(c.shape(2)) +
            ": positions above 2^24 are not exact in fp32 storage");
-  std::vector<std::vector<int64_t>> sources(static_cast<size_t>(n));
-  size_t layers = 0;
-  for (size_t tuple = 0; tuple < t.offsets.size(); ++tuple) {
-    for (int64_t e = 0; e < t.slice; ++e) {
-      std::vector<int64_t>& at = sources[static_cast<size_t>(t.offsets[tuple] + e)];
-      if (combine == combining.end()) at.clear();  // none: the last write wins
-      at.push_back(static_cast<int64_t>(tuple) * t.slice + e);
-      layers = std::max(layers, at.size());
+  auto for_each_update = [&](auto f) {  // f(data element, update element), in index order
+    for (size_t tuple = 0; tuple < t.offsets.size(); ++tuple)
+      for (int64_t e = 0; e < t.slice; ++e)
+        f(static_cast<size_t>(t.offsets[tuple] + e), static_cast<int64_t>(tuple) * t.slice + e);
+  };
+  std::vector<uint8_t> hits(static_cast<size_t>(n), 0);
+  size_t layers = 1;
+  if (t.combine) {
+    for_each_update([&](size_t at, int64_t) {
+      if (hits[at] <= kMaxScatterLayers) layers = std::max<size_t>(layers, ++hits[at]);
+    });
+    if (layers > kMaxScatterLayers) {
+      c.fail("an element receives more than " + std::to_string(kMaxScatterLayers) +
+             " run-time updates");
     }
-  }
-  if (layers > kMaxScatterLayers) {
-    c.fail("an element receives " + std::to_string(layers) + " run-time updates; at most " +
-           std::to_string(kMaxScatterLayers) + " are supported");
   }
   const ir::ValueId flat =
       c.add(OpKind::reshape, {c.value(2)}, {{"shape", ir::Shape{count}}}, "flat_updates");
   ir::ValueId y = data;
   for (size_t l = 0; l < layers; ++l) {
     std::vector<int64_t> source(static_cast<size_t>(n), 0), reached(static_cast<size_t>(n), 0);
-    for (size_t k = 0; k < sources.size(); ++k) {
-      if (l < sources[k].size()) source[k] = sources[k][l], reached[k] = 1;
-    }
+    std::fill(hits.begin(), hits.end(), 0);
+    for_each_update([&](size_t at, int64_t u) {
+      // none: every write replaces the last; else only the l-th write at `at` is this layer's.
+      if (!t.combine || hits[at]++ == l) source[at] = u, reached[at] = 1;
+    });
     const std::string tag = "layer" + std::to_string(l);
     ir::ValueId placed =
         c.add(OpKind::gather,
               {flat, c.constant_value(HostTensor::ints(ds, std::move(source)), tag + "_sources")},
               {{"axis", int64_t{0}}}, tag + "_placed");
-    if (combine != combining.end())
-      placed = c.add(combine->second, {y, placed}, {}, tag + "_combined");
+    if (t.combine) placed = c.add(*t.combine, {y, placed}, {}, tag + "_combined");
     const ir::ValueId mask = c.constant_value(
         HostTensor::ints(ds, std::move(reached), HostTensor::Kind::boolean), tag + "_reached");
     y = c.add(OpKind::where, {mask, placed, y}, {}, l + 1 == layers ? "" : tag);

@@ -62,6 +62,10 @@ class NodeContext {
   // Scalar constants (rank 0: they broadcast against any operand): an i32 integer, an f32 float.
   ir::ValueId integer_constant(int64_t v, const std::string& suffix);
   ir::ValueId float_constant(double v, const std::string& suffix);
+  // 1 where `a mode b` holds, else 0 (IR compare; mode: equal, not_equal, less, ...).
+  ir::ValueId compare(ir::ValueId a, const char* mode, ir::ValueId b, const std::string& suffix);
+  // The IR's cast to i32: toward zero, saturated.
+  ir::ValueId cast_to_integer(ir::ValueId v, const std::string& suffix);
   ir::Graph& graph();
   const ir::Shape& value_shape(ir::ValueId id);
 

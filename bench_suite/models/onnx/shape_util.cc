@@ -185,14 +185,8 @@ HostTensor gather_tensor(const HostTensor& data, int64_t axis, const HostTensor&
   for (size_t d = ax + 1; d < data.shape.size(); ++d) inner *= data.shape[d];
   const int64_t count = indices.numel();
   std::vector<int64_t> idx(static_cast<size_t>(count));
-  for (int64_t k = 0; k < count; ++k) {
-    int64_t j = indices.integer(k);
-    if (j < 0) j += size;
-    if (j < 0 || j >= size)
-      c.fail("gather index " + std::to_string(indices.integer(k)) + " out of range for axis size " +
-             std::to_string(size));
-    idx[static_cast<size_t>(k)] = j;
-  }
+  for (int64_t k = 0; k < count; ++k)
+    idx[static_cast<size_t>(k)] = checked_index(c, indices.integer(k), size);
   return remap(data, shape, [&](int64_t k) {
     const int64_t in_pos = k % inner;
     const int64_t rest = k / inner;
@@ -262,6 +256,42 @@ HostTensor reshaped(HostTensor t, ir::Shape shape) {
   CUVIL_CHECK(ir::num_elements(shape) == t.numel(), "reshape keeps the element count");
   t.shape = std::move(shape);
   return t;
+}
+
+int64_t checked_index(const NodeContext& c, int64_t index, int64_t size) {
+  const int64_t j = index < 0 ? index + size : index;
+  if (j < 0 || j >= size)
+    c.fail("index " + std::to_string(index) + " is out of range for axis size " +
+           std::to_string(size));
+  return j;
+}
+
+ElementPositions element_positions(const NodeContext& c, const ir::Shape& data,
+                                   const ir::Shape& index_shape, int64_t axis) {
+  if (index_shape.size() != data.size())
+    c.fail("indices have rank " + std::to_string(index_shape.size()) + ", data " +
+           std::to_string(data.size()));
+  for (size_t d = 0; d < data.size(); ++d) {
+    if (static_cast<int64_t>(d) != axis && index_shape[d] > data[d])
+      c.fail("indices' axis " + std::to_string(d) + " (" + std::to_string(index_shape[d]) +
+             ") is longer than the data's (" + std::to_string(data[d]) + ")");
+  }
+  std::vector<int64_t> stride(data.size(), 1);
+  for (size_t d = data.size(); d-- > 1;) stride[d - 1] = stride[d] * data[d];
+  ElementPositions p;
+  p.axis_stride = stride[static_cast<size_t>(axis)];
+  p.axis_size = data[static_cast<size_t>(axis)];
+  p.base.assign(static_cast<size_t>(ir::num_elements(index_shape)), 0);
+  std::vector<int64_t> pos(index_shape.size(), 0);
+  for (size_t k = 0; k < p.base.size(); ++k) {
+    for (size_t d = 0; d < index_shape.size(); ++d)
+      if (static_cast<int64_t>(d) != axis) p.base[k] += pos[d] * stride[d];
+    for (size_t d = index_shape.size(); d-- > 0;) {
+      if (++pos[d] < index_shape[d]) break;
+      pos[d] = 0;
+    }
+  }
+  return p;
 }
 
 }  // namespace cuvil::bench::onnx_import

@@ -18,6 +18,9 @@ namespace cuvil::bench::onnx_import {
 using ir::bounded_elements;
 using ir::kMaxElements;
 inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 27;
+// Every value is stored as fp32, which carries integers (run-time indices, positions, flat
+// offsets) exactly up to 2^24.
+inline constexpr int64_t kMaxExactInteger = int64_t{1} << 24;
 
 // The errors of the constant helpers below, which do not know the node they serve: the importer
 // turns them into a UserError naming it.
@@ -57,6 +60,21 @@ std::vector<AxisSlice> slice_ranges(const NodeContext& c, const ir::Shape& in,
                                     const std::vector<int64_t>& ends,
                                     const std::vector<int64_t>& axes,
                                     const std::vector<int64_t>& steps);
+
+// An index into an axis of `size` (negative counts from the end), checked to be in range.
+int64_t checked_index(const NodeContext& c, int64_t index, int64_t size);
+
+// GatherElements and ScatterElements address, for element p of an index tensor, the data element
+// at p with its `axis` coordinate replaced by the index: each index-tensor element's flat data
+// position with that coordinate 0 (add index * `axis_stride`). The index tensor must have the
+// data's rank and be no longer than the data on the other axes.
+struct ElementPositions {
+  std::vector<int64_t> base;
+  int64_t axis_stride = 1;
+  int64_t axis_size = 1;
+};
+ElementPositions element_positions(const NodeContext& c, const ir::Shape& data,
+                                   const ir::Shape& index_shape, int64_t axis);
 
 // Data movement on constants (any kind): transpose, slice, gather, broadcast to a shape.
 HostTensor transpose_tensor(const HostTensor& t, const std::vector<int64_t>& perm);
