@@ -85,11 +85,7 @@ bool is_integer_type(int32_t t) {
 // The walk over the ONNX graph: a table from ONNX value names to what they are now.
 class Importer {
  public:
-  struct Entry {
-    ir::ValueId id = ir::kNoValue;
-    std::optional<HostTensor> constant;
-    bool from_initializer = false;
-  };
+  using Entry = ImportedValue;
 
   explicit Importer(const OnnxModel& model) : model_(model), source_{model.path, model.dir} {}
 
@@ -121,9 +117,14 @@ class Importer {
       values_[in.name] = std::move(e);
     }
 
-    for (const auto& node : g.node()) {
+    for_each_node(g, [&](const onnx::NodeProto& node) {
       for (const std::string& in : node.input()) uses_.insert(in);
-    }
+      for (const auto& a : node.attribute()) {
+        for (const auto& out : a.g().output()) uses_.insert(out.name());
+        for (const auto& sub : a.graphs())
+          for (const auto& out : sub.output()) uses_.insert(out.name());
+      }
+    });
     for (const std::string& out : model_.outputs) uses_.insert(out);
 
     // Outputs to compare with ONNX's shape inference, which runs after cuvil's own walk: that
@@ -132,46 +133,10 @@ class Importer {
     std::vector<std::pair<int, int>> inferred;  // (node, output)
     int index = 0;
     for (const auto& node : g.node()) {
-      for (const std::string& in : node.input()) {
-        if (!in.empty() && !values_.count(in)) {
-          throw UserError(model_.path + ": node '" + node.name() + "' (" + node.op_type() +
-                          ") reads '" + in +
-                          "', which no earlier node, input or initializer produces (the graph "
-                          "must be topologically sorted)");
-        }
-      }
-      check_arity(node);
-      NodeContext ctx(*this, node, unique_name(node, index++));
-      const OpMapping* m = find_mapping(node.op_type());
-      CUVIL_CHECK(m != nullptr, "unsupported operators are rejected up front");
-      bool all_constant = true;
-      for (size_t i = 0; i < ctx.input_count(); ++i) {
-        if (ctx.has_input(i) && !ctx.is_constant(i)) all_constant = false;
-      }
-      try {
-        const bool done = m->fold && (all_constant || !m->map) && m->fold(ctx);
-        if (!done) {
-          if (!m->map) {
-            ctx.fail(
-                "can only be computed from constants and static shapes here (an input is "
-                "known only at run time)");
-          }
-          m->map(ctx);
-        }
-      } catch (const ConstantError& e) {
-        ctx.fail(e.what());
-      }
+      import_node(node, unique_name(node, index++, ""));
       for (int k = 0; k < node.output_size(); ++k) {
         const std::string& out = node.output(k);
-        if (out.empty()) continue;
-        if (!values_.count(out)) {
-          if (uses_.count(out)) {
-            ctx.fail("output " + std::to_string(k) + " ('" + out +
-                     "') is read by the graph but cuvil does not compute it");
-          }
-          continue;
-        }
-        inferred.emplace_back(index - 1, k);
+        if (!out.empty() && values_.count(out)) inferred.emplace_back(index - 1, k);
       }
     }
     const std::map<std::string, ir::Shape> onnx_shapes = onnx_inferred_shapes(shapes);
@@ -185,6 +150,11 @@ class Importer {
       auto it = values_.find(name);
       if (it == values_.end()) {
         throw UserError(model_.path + ": graph output '" + name + "' is not produced by any node");
+      }
+      if (it->second.sequence) {
+        throw UserError(model_.path + ": graph output '" + name +
+                        "' is a sequence; cuvil's models return tensors (concatenate or stack "
+                        "the list in the model)");
       }
       const ir::ValueId id = materialize(name, it->second);
       // Outputs keep the model's names (infer writes <name>.npy); an input or constant that is
@@ -202,6 +172,131 @@ class Importer {
     graph_.recompute();
     ir::verify(graph_);
     return std::move(graph_);
+  }
+
+  // Maps one node (the model's, a subgraph's or one a mapping composes): its inputs must be
+  // bound, its outputs that anything reads get bound.
+  void import_node(const onnx::NodeProto& node, const std::string& ir_name) {
+    if (++imported_nodes_ > kMaxImportedNodes) {
+      throw UserError(model_.path + ": node '" + node.name() + "' (" + node.op_type() +
+                      "): importing it and its unrolled loops makes more than " +
+                      std::to_string(kMaxImportedNodes) + " nodes");
+    }
+    for (const std::string& in : node.input()) {
+      if (!in.empty() && !values_.count(in)) {
+        throw UserError(model_.path + ": node '" + node.name() + "' (" + node.op_type() +
+                        ") reads '" + in +
+                        "', which no earlier node, input or initializer produces (the graph "
+                        "must be topologically sorted)");
+      }
+    }
+    check_arity(node);
+    NodeContext ctx(*this, node, ir_name);
+    const OpMapping* m = find_mapping(node.op_type());
+    if (m == nullptr) ctx.fail("is not an operator cuvil imports");  // composed or in a subgraph
+    bool all_constant = true;
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      if (ctx.has_input(i) && !ctx.is_constant(i)) all_constant = false;
+    }
+    try {
+      const bool done = m->fold && (all_constant || !m->map) && m->fold(ctx);
+      if (!done) {
+        if (!m->map) {
+          ctx.fail(
+              "can only be computed from constants and static shapes here (an input is "
+              "known only at run time)");
+        }
+        m->map(ctx);
+      }
+    } catch (const ConstantError& e) {
+      ctx.fail(e.what());
+    }
+    for (int k = 0; k < node.output_size(); ++k) {
+      const std::string& out = node.output(k);
+      if (!out.empty() && !values_.count(out) && uses_.count(out)) {
+        ctx.fail("output " + std::to_string(k) + " ('" + out +
+                 "') is read by the graph but cuvil does not compute it");
+      }
+    }
+  }
+
+  // A subgraph (Loop body, If branch) imported in place. Its names are bound for the walk and
+  // then unbound, restoring any outer value of the same name, so that the next unrolled
+  // iteration starts clean.
+  std::vector<Entry> inline_graph(const NodeContext& owner, const onnx::GraphProto& body,
+                                  const std::vector<Entry>& inputs, const std::string& scope) {
+    if (body.input_size() != static_cast<int>(inputs.size())) {
+      owner.fail("its subgraph '" + body.name() + "' takes " + std::to_string(body.input_size()) +
+                 " inputs; the op passes " + std::to_string(inputs.size()));
+    }
+    if (++depth_ > kMaxSubgraphDepth) {
+      owner.fail("subgraphs nest deeper than " + std::to_string(kMaxSubgraphDepth));
+    }
+    std::vector<std::pair<std::string, std::optional<Entry>>> saved;
+    auto shadow = [&](const std::string& name) {
+      if (name.empty()) return;
+      auto it = values_.find(name);
+      saved.emplace_back(name, it == values_.end() ? std::nullopt : std::optional(it->second));
+    };
+    for (const auto& in : body.input()) shadow(in.name());
+    for (const auto& node : body.node())
+      for (const std::string& out : node.output()) shadow(out);
+    for (const auto& t : body.initializer()) shadow(t.name());
+    for (int i = 0; i < body.input_size(); ++i) values_[body.input(i).name()] = inputs[i];
+    for (const auto& t : body.initializer()) {
+      Entry e;
+      e.constant = decode_tensor(t, source_, "initializer '" + t.name() + "'");
+      values_[t.name()] = std::move(e);
+    }
+    int index = 0;
+    for (const auto& node : body.node()) import_node(node, unique_name(node, index++, scope));
+    std::vector<Entry> outputs;
+    for (const auto& out : body.output()) {
+      auto it = values_.find(out.name());
+      if (it == values_.end()) {
+        owner.fail("its subgraph '" + body.name() + "' returns '" + out.name() +
+                   "', which nothing in it or around it produces");
+      }
+      outputs.push_back(it->second);
+    }
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      if (it->second) {
+        values_[it->first] = *it->second;
+      } else {
+        values_.erase(it->first);
+      }
+    }
+    --depth_;
+    return outputs;
+  }
+
+  // A node a mapping composes: its inputs and outputs get fresh names no model can spell.
+  std::vector<Entry> import_composed(const NodeContext& owner, onnx::NodeProto node,
+                                     const std::vector<Entry>& inputs, size_t outputs) {
+    node.clear_input();
+    node.clear_output();
+    node.set_name(owner.node().name() + "/" + node.op_type());
+    for (const Entry& in : inputs) {
+      const std::string name = "\x01composed" + std::to_string(composed_++);
+      values_[name] = in;
+      uses_.insert(name);
+      node.add_input(name);
+    }
+    for (size_t k = 0; k < outputs; ++k) {
+      const std::string name = "\x01composed" + std::to_string(composed_++);
+      uses_.insert(name);
+      node.add_output(name);
+    }
+    import_node(node, unique_name(node, 0, ""));
+    std::vector<Entry> out;
+    for (const std::string& in : node.input()) values_.erase(in);
+    for (const std::string& name : node.output()) {
+      out.push_back(values_.at(name));
+      values_.erase(name);
+      uses_.erase(name);
+    }
+    for (const std::string& in : node.input()) uses_.erase(in);
+    return out;
   }
 
   // --- what NodeContext reaches ---
@@ -259,9 +354,10 @@ class Importer {
     check("output", node.output_size(), schema->min_output(), schema->max_output());
   }
 
-  std::string unique_name(const onnx::NodeProto& node, int index) {
+  std::string unique_name(const onnx::NodeProto& node, int index, const std::string& scope) {
     std::string base = dotted_name(node.name());
     if (base.empty()) base = node.op_type() + "_" + std::to_string(index);
+    base += scope;
     std::string name = base;
     for (int k = 2; !names_.insert(name).second; ++k) name = base + "_" + std::to_string(k);
     return name;
@@ -313,11 +409,16 @@ class Importer {
       for (int64_t d : shapes[it->second]) shape->add_dim()->set_dim_value(d);
     }
     g->clear_value_info();
-    for (auto& node : *g->mutable_node()) {
-      if (node.op_type() != "Einsum") continue;
-      for (auto& a : *node.mutable_attribute())
-        if (a.name() == "equation") a.set_s(explicit_einsum_equation(a.s()));
-    }
+    std::set<std::string> scalars;  // rank-0 constants: a SplitToSequence's scalar `split`
+    for (const auto& t : g->initializer())
+      if (t.dims_size() == 0) scalars.insert(t.name());
+    for_each_node(*g, [&](const onnx::NodeProto& node) {
+      if (node.op_type() != "Constant" || node.output_size() != 1) return;
+      for (const auto& a : node.attribute())
+        if (a.name() == "value" && a.has_t() && a.t().dims_size() == 0)
+          scalars.insert(node.output(0));
+    });
+    rewrite_for_inference(*g, scalars);
     std::map<std::string, ir::Shape> out;
     try {
       onnx::shape_inference::InferShapes(copy);
@@ -339,11 +440,39 @@ class Importer {
     return out;
   }
 
+  // Where libonnx's inference reads a node otherwise than cuvil (and ONNX Runtime) run it, the
+  // copy it sees says what runs: Einsum's implicit outputs written out (see
+  // explicit_einsum_equation); SplitToSequence with keepdims 0 and a scalar `split` (PyTorch's
+  // `unbind` writes split = 1) without that input, since libonnx then keeps the axis that ONNX
+  // Runtime drops (the importer refuses a scalar other than 1 there).
+  static void rewrite_for_inference(onnx::GraphProto& g, const std::set<std::string>& scalars) {
+    for (auto& node : *g.mutable_node()) {
+      if (node.op_type() == "Einsum") {
+        for (auto& a : *node.mutable_attribute())
+          if (a.name() == "equation") a.set_s(explicit_einsum_equation(a.s()));
+      }
+      if (node.op_type() == "SplitToSequence" && node.input_size() == 2 &&
+          scalars.count(node.input(1))) {
+        for (const auto& a : node.attribute()) {
+          if (a.name() == "keepdims" && a.i() == 0) {
+            node.mutable_input()->RemoveLast();
+            break;
+          }
+        }
+      }
+      for (auto& a : *node.mutable_attribute()) {
+        if (a.has_g()) rewrite_for_inference(*a.mutable_g(), scalars);
+        for (auto& sub : *a.mutable_graphs()) rewrite_for_inference(sub, scalars);
+      }
+    }
+  }
+
   void check_shape(NodeContext& ctx, const std::string& name,
                    const std::map<std::string, ir::Shape>& onnx_shapes) {
     auto it = onnx_shapes.find(name);
     if (it == onnx_shapes.end()) return;
     Entry& e = values_.at(name);
+    if (e.sequence) return;
     const ir::Shape mine = e.constant ? e.constant->shape : graph_.value(e.id).shape;
     if (mine != it->second) {
       ctx.fail("output '" + name + "': cuvil's importer infers shape " + ir::to_string(mine) +
@@ -373,8 +502,15 @@ class Importer {
     }
   }
 
+  // Bounds on unrolling (a malformed or adversarial model may ask for 2^62 iterations).
+  static constexpr int64_t kMaxImportedNodes = 1 << 20;
+  static constexpr int kMaxSubgraphDepth = 16;
+
   const OnnxModel& model_;
   TensorSource source_;
+  int64_t imported_nodes_ = 0;
+  int64_t composed_ = 0;
+  int depth_ = 0;
   ir::Graph graph_;
   std::unordered_map<std::string, Entry> values_;
   std::set<std::string> uses_;
@@ -404,7 +540,7 @@ bool NodeContext::has_input(size_t i) const {
 
 bool NodeContext::is_constant(size_t i) const {
   if (!has_input(i)) return false;
-  const Importer::Entry* e = importer_.find(node_.input(static_cast<int>(i)));
+  const ImportedValue* e = importer_.find(node_.input(static_cast<int>(i)));
   return e && e->constant.has_value();
 }
 
@@ -417,24 +553,86 @@ const HostTensor& NodeContext::constant(size_t i) const {
   return *importer_.find(node_.input(static_cast<int>(i)))->constant;
 }
 
-ir::ValueId NodeContext::value(size_t i) {
+// Input i, which must be a tensor.
+const ImportedValue& NodeContext::tensor_input(size_t i) const {
   if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
+  const ImportedValue* e = importer_.find(node_.input(static_cast<int>(i)));
+  if (e->sequence) {
+    fail("input " + std::to_string(i) + " ('" + node_.input(static_cast<int>(i)) +
+         "') is a sequence; " + node_.op_type() + " takes a tensor there");
+  }
+  return *e;
+}
+
+ir::ValueId NodeContext::value(size_t i) {
+  tensor_input(i);
   const std::string& name = node_.input(static_cast<int>(i));
   return importer_.materialize(name, *importer_.find(name));
 }
 
 ir::Shape NodeContext::shape(size_t i) const {
-  if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
-  const Importer::Entry* e = importer_.find(node_.input(static_cast<int>(i)));
-  if (e->constant) return e->constant->shape;
-  return importer_.graph().value(e->id).shape;
+  const ImportedValue& e = tensor_input(i);
+  if (e.constant) return e.constant->shape;
+  return importer_.graph().value(e.id).shape;
 }
 
 bool NodeContext::is_integer(size_t i) const {
+  const ImportedValue& e = tensor_input(i);
+  if (e.constant) return !e.constant->is_float();
+  return importer_.graph().value(e.id).dtype == ir::DType::i32;
+}
+
+bool NodeContext::is_sequence(size_t i) const {
+  if (!has_input(i)) return false;
+  const ImportedValue* e = importer_.find(node_.input(static_cast<int>(i)));
+  return e && e->sequence;
+}
+
+const std::vector<ImportedValue>& NodeContext::sequence(size_t i) const {
+  if (!is_sequence(i)) {
+    fail("input " + std::to_string(i) + (has_input(i) ? " is a tensor" : " is missing") + "; " +
+         node_.op_type() + " takes a sequence there");
+  }
+  return *importer_.find(node_.input(static_cast<int>(i)))->sequence;
+}
+
+ImportedValue NodeContext::input(size_t i) const {
   if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
-  if (is_constant(i)) return !constant(i).is_float();
-  const Importer::Entry* e = importer_.find(node_.input(static_cast<int>(i)));
-  return importer_.graph().value(e->id).dtype == ir::DType::i32;
+  return *importer_.find(node_.input(static_cast<int>(i)));
+}
+
+void NodeContext::set_output_value(size_t k, ImportedValue v) {
+  if (k >= output_count()) {
+    fail("declares " + std::to_string(output_count()) + " output(s); the op writes output " +
+         std::to_string(k));
+  }
+  v.from_initializer = false;
+  importer_.bind(node_.output(static_cast<int>(k)), std::move(v));
+}
+
+void NodeContext::set_sequence_output(size_t k, std::vector<ImportedValue> elements) {
+  ImportedValue v;
+  v.sequence = std::make_shared<const std::vector<ImportedValue>>(std::move(elements));
+  set_output_value(k, std::move(v));
+}
+
+const onnx::GraphProto& NodeContext::attr_graph(const std::string& name) const {
+  const auto* a = attr(name);
+  if (!a || a->type() != onnx::AttributeProto::GRAPH)
+    fail("attribute '" + name + "' must be a graph");
+  return a->g();
+}
+
+std::vector<ImportedValue> NodeContext::inline_graph(const onnx::GraphProto& body,
+                                                     const std::vector<ImportedValue>& inputs,
+                                                     const std::string& scope) {
+  return importer_.inline_graph(*this, body, inputs, scope);
+}
+
+std::vector<ImportedValue> NodeContext::import_composed(const onnx::NodeProto& node,
+                                                        const std::vector<ImportedValue>& inputs,
+                                                        size_t outputs) {
+  return importer_.import_composed(*this, node, inputs, outputs);
 }
 
 const onnx::AttributeProto* NodeContext::attr(const std::string& name) const {
@@ -508,7 +706,7 @@ void NodeContext::set_output(size_t k, ir::ValueId value) {
     fail("declares " + std::to_string(output_count()) + " output(s); the op writes output " +
          std::to_string(k));
   }
-  Importer::Entry e;
+  ImportedValue e;
   e.id = value;
   importer_.bind(node_.output(static_cast<int>(k)), std::move(e));
 }
@@ -519,7 +717,7 @@ void NodeContext::set_constant_output(size_t k, HostTensor tensor) {
     fail("declares " + std::to_string(output_count()) + " output(s); the op writes output " +
          std::to_string(k));
   }
-  Importer::Entry e;
+  ImportedValue e;
   e.constant = std::move(tensor);
   importer_.bind(node_.output(static_cast<int>(k)), std::move(e));
 }
@@ -595,6 +793,8 @@ const std::vector<OpMapping>& op_mappings() {
     add_recurrent_mappings(t);
     add_index_mappings(t);
     add_grid_sample_mappings(t);
+    add_control_flow_mappings(t);
+    add_sequence_mappings(t);
     return t;
   }();
   return table;
@@ -609,17 +809,18 @@ const OpMapping* find_mapping(const std::string& op_type) {
 
 std::map<std::string, int64_t> operator_counts(const OnnxModel& model) {
   std::map<std::string, int64_t> counts;
-  for (const auto& node : model.proto->graph().node()) ++counts[node.op_type()];
+  for_each_node(model.proto->graph(),
+                [&](const onnx::NodeProto& node) { ++counts[node.op_type()]; });
   return counts;
 }
 
 std::string unsupported_operators(const OnnxModel& model) {
   std::map<std::string, std::pair<int64_t, std::string>> missing;
-  for (const auto& node : model.proto->graph().node()) {
-    if (find_mapping(node.op_type())) continue;
+  for_each_node(model.proto->graph(), [&](const onnx::NodeProto& node) {
+    if (find_mapping(node.op_type())) return;
     auto& slot = missing[node.op_type()];
     if (slot.first++ == 0) slot.second = node.name();
-  }
+  });
   if (missing.empty()) return "";
   std::string list;
   for (const auto& [op, info] : missing) {

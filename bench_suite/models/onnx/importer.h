@@ -1,7 +1,9 @@
 // The ONNX importer: an ONNX graph (opsets 7..21, as torch.onnx.export writes them) becomes a
 // cuvil IR graph with the model's real weights. Input shapes are bound first; every value that
 // depends only on constants and static shapes (the Shape -> Gather -> Concat -> Reshape chains
-// exporters emit) is folded at import time, so the IR sees only tensors of fixed shape.
+// exporters emit) is folded at import time, so the IR sees only tensors of fixed shape. Control
+// flow is resolved the same way: loops with trip counts known at import are unrolled, Ifs with
+// folded conditions become their branch, and ONNX sequences exist only while importing.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +29,8 @@ struct InputBinding {
 // input and axis (and the --input that binds it).
 std::vector<ir::Shape> bind_input_shapes(const OnnxModel& model, const InputBinding& binding);
 
-// Every operator type in the model the importer cannot map, as one message listing each with its
-// count and first node; empty when all are supported.
+// Every operator type in the model (subgraphs included) the importer cannot map, as one message
+// listing each with its count and first node; empty when all are supported.
 std::string unsupported_operators(const OnnxModel& model);
 
 // Operator types in the model with their node counts.

@@ -32,11 +32,7 @@ std::vector<int64_t> ints_arg(NodeContext& c, const char* attr, size_t input,
 
 // Output k is input i, whatever it is (constant or IR value).
 void alias(NodeContext& c, size_t k, size_t i) {
-  if (c.is_constant(i)) {
-    c.set_constant_output(k, c.constant(i));
-  } else {
-    c.set_output(k, c.value(i));
-  }
+  c.set_output_value(k, c.input(i));  // a tensor or a sequence (Identity in a loop body)
 }
 
 // Reshapes input 0 to `shape`: folded when constant, an IR reshape otherwise.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,11 +15,22 @@
 namespace onnx {
 class NodeProto;
 class AttributeProto;
+class GraphProto;
 }  // namespace onnx
 
 namespace cuvil::bench::onnx_import {
 
 class Importer;
+
+// What an ONNX value name stands for while importing: an IR value, a constant known at import,
+// or an ONNX sequence (a list of such values whose length is known at import: sequences exist
+// only in the importer, unrolled loops build them and their elements become ordinary values).
+struct ImportedValue {
+  ir::ValueId id = ir::kNoValue;
+  std::optional<HostTensor> constant;
+  bool from_initializer = false;
+  std::shared_ptr<const std::vector<ImportedValue>> sequence;  // set: a sequence
+};
 
 class NodeContext {
  public:
@@ -69,10 +81,30 @@ class NodeContext {
   ir::Graph& graph();
   const ir::Shape& value_shape(ir::ValueId id);
 
+  // Control flow and sequences (map_control_flow.cc, map_sequence.cc). Tensor accessors above
+  // refuse a sequence input with a message naming the node.
+  bool is_sequence(size_t i) const;
+  const std::vector<ImportedValue>& sequence(size_t i) const;  // UserError unless a sequence
+  ImportedValue input(size_t i) const;                         // whatever input i holds
+  void set_output_value(size_t k, ImportedValue v);
+  void set_sequence_output(size_t k, std::vector<ImportedValue> elements);
+  const onnx::GraphProto& attr_graph(const std::string& name) const;
+  // Imports `body` inline with its inputs bound to `inputs` (outer values stay visible, as ONNX
+  // scoping says); returns its outputs. `scope` suffixes the names of the IR nodes it builds.
+  std::vector<ImportedValue> inline_graph(const onnx::GraphProto& body,
+                                          const std::vector<ImportedValue>& inputs,
+                                          const std::string& scope);
+  // Imports one ONNX node the mapping composes (`node`'s op_type and attributes; inputs and
+  // outputs are named here) on `inputs`, through the same table; returns its `outputs` values.
+  std::vector<ImportedValue> import_composed(const onnx::NodeProto& node,
+                                             const std::vector<ImportedValue>& inputs,
+                                             size_t outputs);
+
   [[noreturn]] void fail(const std::string& message) const;
 
  private:
   const onnx::AttributeProto* attr(const std::string& name) const;
+  const ImportedValue& tensor_input(size_t i) const;
   Importer& importer_;
   const onnx::NodeProto& node_;
   std::string ir_name_;
@@ -104,5 +136,7 @@ void add_activation_mappings(std::vector<OpMapping>& table);      // map_activat
 void add_recurrent_mappings(std::vector<OpMapping>& table);       // map_recurrent.cc
 void add_index_mappings(std::vector<OpMapping>& table);           // map_index.cc
 void add_grid_sample_mappings(std::vector<OpMapping>& table);     // map_grid_sample.cc
+void add_control_flow_mappings(std::vector<OpMapping>& table);    // map_control_flow.cc
+void add_sequence_mappings(std::vector<OpMapping>& table);        // map_sequence.cc
 
 }  // namespace cuvil::bench::onnx_import

@@ -12,6 +12,17 @@
 
 namespace cuvil::bench::onnx_import {
 
+void for_each_node(const onnx::GraphProto& graph,
+                   const std::function<void(const onnx::NodeProto&)>& visit) {
+  for (const auto& node : graph.node()) {
+    visit(node);
+    for (const auto& a : node.attribute()) {
+      if (a.has_g()) for_each_node(a.g(), visit);
+      for (const auto& sub : a.graphs()) for_each_node(sub, visit);
+    }
+  }
+}
+
 OnnxModel load_onnx_model(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
@@ -58,10 +69,10 @@ OnnxModel parse_onnx_model(const std::string& bytes, const std::string& path) {
   const onnx::GraphProto& g = proto->graph();
   // Nodes of other domains (custom ops, model-local functions) are listed together.
   std::set<std::string> foreign;
-  for (const auto& node : g.node()) {
+  for_each_node(g, [&](const onnx::NodeProto& node) {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       foreign.insert(node.domain() + "::" + node.op_type());
-  }
+  });
   if (!foreign.empty()) {
     std::string list;
     for (const std::string& f : foreign) list += (list.empty() ? "" : ", ") + f;

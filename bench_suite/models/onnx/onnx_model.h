@@ -3,13 +3,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace onnx {
 class ModelProto;
-}
+class GraphProto;
+class NodeProto;
+}  // namespace onnx
 
 namespace cuvil::bench::onnx_import {
 
@@ -41,5 +44,10 @@ OnnxModel load_onnx_model(const std::string& path);
 // The same checks on a file's bytes already read: `path` names it in messages, and external data
 // files are looked up beside it.
 OnnxModel parse_onnx_model(const std::string& bytes, const std::string& path);
+
+// Every node of `graph` and of the subgraphs its nodes hold (Loop bodies, If branches), outer
+// node before its subgraphs' nodes.
+void for_each_node(const onnx::GraphProto& graph,
+                   const std::function<void(const onnx::NodeProto&)>& visit);
 
 }  // namespace cuvil::bench::onnx_import
