@@ -251,6 +251,7 @@ HostTensor decode_tensor(const TensorProto& t, const TensorSource& src, const st
              : type == TensorProto::BOOL ? HostTensor::Kind::boolean
                                          : HostTensor::Kind::i64;
   out.shape = shape;
+  out.source_type = type;
   const size_t n = static_cast<size_t>(count);
   // Storage once the data is known to hold n values: a shape a malformed file declares
   // allocates nothing by itself.

@@ -25,6 +25,9 @@ struct HostTensor {
   ir::Shape shape;
   std::vector<float> f;    // kind f32
   std::vector<int64_t> i;  // kind i64 and boolean (0/1)
+  // The ONNX element type it was decoded from (onnx::TensorProto::DataType), 0 once computed:
+  // a quantization zero point's type sets the quantized range.
+  int32_t source_type = 0;
 
   static HostTensor floats(ir::Shape shape, std::vector<float> values);
   static HostTensor ints(ir::Shape shape, std::vector<int64_t> values, Kind kind = Kind::i64);

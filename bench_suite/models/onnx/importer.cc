@@ -795,6 +795,7 @@ const std::vector<OpMapping>& op_mappings() {
     add_grid_sample_mappings(t);
     add_control_flow_mappings(t);
     add_sequence_mappings(t);
+    add_quantize_mappings(t);
     return t;
   }();
   return table;

@@ -260,6 +260,7 @@ bool fold_cast(NodeContext& c) {
   } else {
     t = HostTensor::ints(t.shape, t.to_ints());
   }
+  t.source_type = static_cast<int32_t>(to);
   c.set_constant_output(0, t);
   return true;
 }

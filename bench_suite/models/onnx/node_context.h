@@ -138,5 +138,6 @@ void add_index_mappings(std::vector<OpMapping>& table);           // map_index.c
 void add_grid_sample_mappings(std::vector<OpMapping>& table);     // map_grid_sample.cc
 void add_control_flow_mappings(std::vector<OpMapping>& table);    // map_control_flow.cc
 void add_sequence_mappings(std::vector<OpMapping>& table);        // map_sequence.cc
+void add_quantize_mappings(std::vector<OpMapping>& table);        // map_quantize.cc
 
 }  // namespace cuvil::bench::onnx_import
