@@ -1,5 +1,7 @@
 #include "bench_suite/verify.h"
 
+#include <random>
+
 #include "bench_suite/cuda_target.h"
 #include "passes/pipeline.h"
 #include "passes/reduced_precision.h"
@@ -18,9 +20,35 @@ bool VerifyResult::ok() const {
 
 ReferenceRun run_reference(const ir::Graph& graph, uint64_t seed) {
   ReferenceRun run;
+  run.seed = seed;
   run.inputs = ir::random_inputs(graph, seed);
   run.expected = runtime::reference::interpret(graph, run.inputs);
   return run;
+}
+
+namespace {
+
+// The reference's outputs with every float input element scaled by (1 + u * relative), u
+// uniform in [-1, 1] (a fixed stream per seed); integer inputs (ids, masks) stay as they are.
+const std::vector<ir::Tensor>& perturbed_reference(const ir::Graph& graph,
+                                                   const ReferenceRun& reference, double relative) {
+  auto it = reference.perturbed.find(relative);
+  if (it != reference.perturbed.end()) return it->second;
+  std::vector<ir::Tensor> inputs = reference.inputs;
+  std::mt19937_64 rng(reference.seed ^ 0x9e3779b97f4a7c15ull);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (ir::Tensor& t : inputs) {
+    if (t.dtype != ir::DType::f32) continue;
+    for (float& v : t.data) v = static_cast<float>(v * (1.0 + u(rng) * relative));
+  }
+  return reference.perturbed[relative] = runtime::reference::interpret(graph, inputs);
+}
+
+}  // namespace
+
+bool covered_by_spread(double max_relative_error, double reference_spread, double tolerance) {
+  return reference_spread > tolerance &&
+         max_relative_error <= kIllConditionedFactor * reference_spread;
 }
 
 VerifyResult verify_graph(const ir::Graph& graph, const passes::PipelineConfig& config, int threads,
@@ -54,6 +82,14 @@ VerifyResult verify_graph(const ir::Graph& graph, const ReferenceRun& reference,
     check.name = graph.value(graph.outputs()[i]).name;
     check.max_relative_error = ir::max_relative_error(actual[i], expected[i]);
     check.ok = check.max_relative_error <= result.tolerance;
+    if (!check.ok) {
+      const std::vector<ir::Tensor>& moved =
+          perturbed_reference(graph, reference, kConditioningPerturbation * result.tolerance);
+      check.reference_spread = ir::max_relative_error(moved[i], expected[i]);
+      check.ill_conditioned =
+          covered_by_spread(check.max_relative_error, check.reference_spread, result.tolerance);
+      check.ok = check.ill_conditioned;
+    }
     result.outputs.push_back(check);
   }
   return result;

@@ -152,10 +152,15 @@ class Session {
     }
     py::dict d;
     py::dict outputs;
-    for (const bench::OutputCheck& o : r.outputs) outputs[py::str(o.name)] = o.max_relative_error;
+    py::list ill_conditioned;
+    for (const bench::OutputCheck& o : r.outputs) {
+      outputs[py::str(o.name)] = o.max_relative_error;
+      if (o.ill_conditioned) ill_conditioned.append(py::str(o.name));
+    }
     d["ok"] = r.ok();
     d["tolerance"] = r.tolerance;
     d["max_relative_error"] = outputs;
+    d["ill_conditioned"] = ill_conditioned;
     return d;
   }
 

@@ -72,6 +72,7 @@ def test_onnx_round_trip_matches_pytorch_and_infer(net, onnx_path, tmp_path):
     assert m(x=x)[0].tobytes() == y.tobytes()  # by name too
     v = m.verify()
     assert v["ok"] and v["max_relative_error"]["y"] <= v["tolerance"]
+    assert v["ill_conditioned"] == []  # a continuous model
 
 
 def test_torch_module_and_builtin_suite(net):
