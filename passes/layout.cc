@@ -312,7 +312,8 @@ class Rewriter {
       node.attrs.set("layout", std::string(ir::to_string(layout)),
                      "layout.memory_layout,layout.blocked_convs");
       out_phys = layout;
-    } else if (ir::is_elementwise(node.op) && out4) {
+    } else if ((ir::is_elementwise(node.op) || node.op == OpKind::cast) && out4) {
+      // cast is elementwise too (its own kernel, not an epilogue: its dtype is its own).
       // Follow the full-size operand's layout so chains stay in the layout they arrive in,
       // where every operand can follow it.
       for (ValueId in : node.inputs) {

@@ -109,6 +109,21 @@ TEST(Layout, ResidualBlockNeedsOnlyTheInputTranspose) {
   }
 }
 
+TEST(Layout, CastsBetweenConvsStayInTheConvsLayout) {
+  // A quantized model's activations: conv, cast to i32 and back, conv. The casts follow the
+  // conv's NHWC output like any elementwise op instead of transposing around themselves.
+  Graph g;
+  const ValueId x = g.add_input("x", {1, 3, 9, 9});
+  const ValueId c1 = add_conv(g, x, 3, 8, 3, 1, true, 1);
+  const ValueId q = g.add_node(OpKind::cast, {c1}, {{"dtype", std::string("i32")}}, "q");
+  const ValueId d = g.add_node(OpKind::cast, {q}, {{"dtype", std::string("f32")}}, "d");
+  g.mark_output(add_conv(g, d, 8, 4, 3, 1, true, 2));
+  const Graph before = g;
+  run_layout(g, "nhwc");
+  EXPECT_EQ(count_ops(g, OpKind::transpose), 2);  // the input in, the output back
+  EXPECT_LE(max_error_after(before, g), 1e-5);
+}
+
 TEST(Layout, BroadcastOperandMovesToNhwc) {
   Graph g = testing::tiny_unet_block(2, 7, 5);
   run_layout(g, "nhwc");

@@ -118,14 +118,18 @@ class Importer {
     }
 
     for_each_node(g, [&](const onnx::NodeProto& node) {
-      for (const std::string& in : node.input()) uses_.insert(in);
+      for (const std::string& in : node.input()) {
+        uses_.insert(in);
+        readers_[in].insert(node.op_type());
+      }
+      for (const std::string& out : node.output()) writers_[out] = node.op_type();
       for (const auto& a : node.attribute()) {
-        for (const auto& out : a.g().output()) uses_.insert(out.name());
+        for (const auto& out : a.g().output()) read_as_output(out.name());
         for (const auto& sub : a.graphs())
-          for (const auto& out : sub.output()) uses_.insert(out.name());
+          for (const auto& out : sub.output()) read_as_output(out.name());
       }
     });
-    for (const std::string& out : model_.outputs) uses_.insert(out);
+    for (const std::string& out : model_.outputs) read_as_output(out);
 
     // Outputs to compare with ONNX's shape inference, which runs after cuvil's own walk: that
     // walk bounds every size, while ONNX's would allocate whatever rank a malformed model's
@@ -301,6 +305,17 @@ class Importer {
 
   // --- what NodeContext reaches ---
   const OnnxModel& model() const { return model_; }
+  // The op types of the nodes that read `name` ("" for a graph or subgraph output), and of the
+  // node that writes it ("" for inputs and initializers), anywhere in the model.
+  const std::set<std::string>& readers(const std::string& name) const {
+    static const std::set<std::string> none;
+    auto it = readers_.find(name);
+    return it == readers_.end() ? none : it->second;
+  }
+  std::string writer(const std::string& name) const {
+    auto it = writers_.find(name);
+    return it == writers_.end() ? "" : it->second;
+  }
   Entry* find(const std::string& name) {
     auto it = values_.find(name);
     return it == values_.end() ? nullptr : &it->second;
@@ -502,6 +517,11 @@ class Importer {
     }
   }
 
+  void read_as_output(const std::string& name) {
+    uses_.insert(name);
+    readers_[name].insert("");
+  }
+
   // Bounds on unrolling (a malformed or adversarial model may ask for 2^62 iterations).
   static constexpr int64_t kMaxImportedNodes = 1 << 20;
   static constexpr int kMaxSubgraphDepth = 16;
@@ -514,6 +534,8 @@ class Importer {
   ir::Graph graph_;
   std::unordered_map<std::string, Entry> values_;
   std::set<std::string> uses_;
+  std::unordered_map<std::string, std::set<std::string>> readers_;
+  std::unordered_map<std::string, std::string> writers_;
   std::set<std::string> names_;
   std::set<ir::ValueId> marked_;
 };
@@ -580,6 +602,16 @@ bool NodeContext::is_integer(size_t i) const {
   const ImportedValue& e = tensor_input(i);
   if (e.constant) return !e.constant->is_float();
   return importer_.graph().value(e.id).dtype == ir::DType::i32;
+}
+
+bool NodeContext::output_read_only_by(size_t k, const std::string& op_type) const {
+  if (k >= output_count() || node_.output(static_cast<int>(k)).empty()) return false;
+  const std::set<std::string>& readers = importer_.readers(node_.output(static_cast<int>(k)));
+  return readers.size() == 1 && *readers.begin() == op_type;
+}
+
+std::string NodeContext::input_writer(size_t i) const {
+  return has_input(i) ? importer_.writer(node_.input(static_cast<int>(i))) : "";
 }
 
 bool NodeContext::is_sequence(size_t i) const {

@@ -165,7 +165,11 @@ void map_quantize(NodeContext& c) {
   v = c.add(OpKind::clip, {v},
             {{"min", static_cast<double>(q.range.lo)}, {"max", static_cast<double>(q.range.hi)}},
             "saturated");
-  c.set_output(0, c.cast_to_integer(v, ""));  // exact: v holds integers
+  // v holds integers. Read only by DequantizeLinear (the QDQ pattern), it stays fp32, so the
+  // pair is one elementwise chain that fuses into the producer's epilogue; anything else gets
+  // the integer type (the cast is exact).
+  if (c.output_read_only_by(0, "DequantizeLinear")) return c.set_output(0, v);
+  c.set_output(0, c.cast_to_integer(v, ""));
 }
 
 // y = (x - zero_point) * scale.
@@ -184,7 +188,9 @@ bool fold_dequantize(NodeContext& c) {
 }
 
 void map_dequantize(NodeContext& c) {
-  if (!c.is_integer(0)) c.fail("dequantizes a float input; it takes integers");
+  // A QuantizeLinear read only by DequantizeLinears hands over its integers as fp32.
+  if (!c.is_integer(0) && c.input_writer(0) != "QuantizeLinear")
+    c.fail("dequantizes a float input; it takes integers");
   const ir::Shape shape = c.shape(0);
   const Quantization q = read_quantization(c, shape, false);
   ir::ValueId v = c.value(0);

@@ -62,6 +62,11 @@ class NodeContext {
   // Dropout's mask) may stay unbound only while nothing reads them.
   size_t output_count() const;
   bool output_used(size_t k) const;
+  // Whether every reader of output k, anywhere in the model, is an `op_type` node (a graph
+  // output is no such reader); the op type of the node that wrote input i ("" for inputs and
+  // initializers). For mappings that pair up (QuantizeLinear with DequantizeLinear).
+  bool output_read_only_by(size_t k, const std::string& op_type) const;
+  std::string input_writer(size_t i) const;
   void set_output(size_t k, ir::ValueId value);
   void set_constant_output(size_t k, HostTensor tensor);
 
