@@ -129,6 +129,59 @@ TEST(FoldBatchNorm, FoldsTwoBatchNormsInARow) {
   EXPECT_LT(max_error_after(before, g), 1e-4);
 }
 
+// PyTorch's QAT export of conv + BN: conv(x, w) / factor[1, C, 1, 1], then BN.
+Graph conv_scale_bn(int64_t channels, OpKind op, ir::Shape factor_shape, bool bn) {
+  Graph g;
+  const ValueId x = g.add_input("x", {2, 3, 7, 7});
+  const ValueId c = add_conv(g, x, 3, channels, 3, 1, false, 5);
+  const ValueId f = testing::random_constant(g, "factor", factor_shape, 6);
+  ValueId y = g.add_node(op, {c, f}, {}, "rescale");
+  if (bn) y = add_batch_norm(g, y, channels, 8);
+  g.mark_output(g.add_node(OpKind::relu, {y}));
+  return g;
+}
+
+TEST(FoldBatchNorm, FoldsAPerChannelDivideAndTheBnAfterIt) {
+  for (int64_t channels : {1, 7, 17}) {
+    SCOPED_TRACE("C=" + std::to_string(channels));
+    const Graph before = conv_scale_bn(channels, OpKind::div, {1, channels, 1, 1}, true);
+    Graph after = before;
+    run_pass(after, "fold-batchnorm");
+    EXPECT_EQ(count_ops(after, OpKind::div), 0);
+    EXPECT_EQ(count_ops(after, OpKind::batch_norm), 0);
+    EXPECT_EQ(after.annotations.at("fold-batchnorm.scales_folded"), 1);
+    EXPECT_LT(max_error_after(before, after), 1e-4);
+  }
+}
+
+TEST(FoldBatchNorm, FoldsPerChannelAndScalarMultiplies) {
+  for (const ir::Shape& shape : {ir::Shape{7, 1, 1}, ir::Shape{}, ir::Shape{1, 1, 1, 1}}) {
+    const Graph before = conv_scale_bn(7, OpKind::mul, shape, false);
+    Graph after = before;
+    run_pass(after, "fold-batchnorm");
+    EXPECT_EQ(count_ops(after, OpKind::mul), 0) << ir::to_string(shape);
+    EXPECT_LT(max_error_after(before, after), 1e-4);
+  }
+}
+
+TEST(FoldBatchNorm, KeepsAMultiplyThatVariesOverPixels) {
+  for (const ir::Shape& shape : {ir::Shape{1, 7, 7, 7}, ir::Shape{7}, ir::Shape{2, 7, 1, 1}}) {
+    Graph g = conv_scale_bn(7, OpKind::mul, shape, false);
+    run_pass(g, "fold-batchnorm");
+    EXPECT_EQ(count_ops(g, OpKind::mul), 1) << ir::to_string(shape);
+  }
+}
+
+TEST(FoldBatchNorm, KeepsADivideOfAConstantByTheConv) {
+  Graph g;
+  const ValueId x = g.add_input("x", {2, 3, 7, 7});
+  const ValueId c = add_conv(g, x, 3, 7, 3, 1, true, 5);
+  const ValueId f = testing::random_constant(g, "factor", {1, 7, 1, 1}, 6);
+  g.mark_output(g.add_node(OpKind::div, {f, c}, {}, "inverse"));
+  run_pass(g, "fold-batchnorm");
+  EXPECT_EQ(count_ops(g, OpKind::div), 1);
+}
+
 TEST(FoldBatchNorm, SecondBnStaysWhenFirstHasTwoUsers) {
   Graph g;
   const ValueId x = g.add_input("x", {2, 3, 5, 5});
