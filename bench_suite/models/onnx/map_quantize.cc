@@ -43,12 +43,17 @@ QuantizedRange range_of(NodeContext& c, int32_t type) {
 }
 
 // Scale and zero point: constants, one value (per tensor) or one per position of `axis`
-// (per axis). `scale_input` is 1 for both ops.
+// (per axis): inputs 1 and 2 of both ops.
 struct Quantization {
   HostTensor scale;       // f32
   HostTensor zero_point;  // i64, the scale's shape
   QuantizedRange range;
   int64_t axis = -1;  // -1: per tensor; else the normalized axis
+  bool zero_point_is_zero() const {
+    for (int64_t z : zero_point.i)
+      if (z != 0) return false;
+    return true;
+  }
 };
 
 // `saturating`: QuantizeLinear, whose zero point's type sets the range it saturates to;
@@ -155,9 +160,7 @@ void map_quantize(NodeContext& c) {
   const ir::ValueId scale = c.constant_value(broadcastable(q.scale, q, shape.size()), "scale");
   ir::ValueId v = c.add(OpKind::div, {c.value(0), scale}, {}, "scaled");
   v = c.add(OpKind::round, {v}, {}, "rounded");  // halves to even
-  bool zero = true;
-  for (int64_t z : q.zero_point.i) zero = zero && z == 0;
-  if (!zero) {
+  if (!q.zero_point_is_zero()) {
     HostTensor zp = broadcastable(q.zero_point, q, shape.size());
     zp = HostTensor::floats(zp.shape, zp.to_floats());
     v = c.add(OpKind::add, {v, c.constant_value(zp, "zero_point")}, {}, "shifted");
@@ -194,9 +197,7 @@ void map_dequantize(NodeContext& c) {
   const ir::Shape shape = c.shape(0);
   const Quantization q = read_quantization(c, shape, false);
   ir::ValueId v = c.value(0);
-  bool zero = true;
-  for (int64_t z : q.zero_point.i) zero = zero && z == 0;
-  if (!zero) {
+  if (!q.zero_point_is_zero()) {
     v = c.add(OpKind::sub,
               {v, c.constant_value(broadcastable(q.zero_point, q, shape.size()), "zero_point")}, {},
               "centred");
