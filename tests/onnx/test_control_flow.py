@@ -147,9 +147,9 @@ def test_split_to_sequence_then_concatenate_in_reverse(tmp_path, split, axis, ke
                   helper.make_node("SequenceAt", ["s", f"p{k}"], [f"e{k}"])]
         names.append(f"e{k}")
     stacked = keepdims == 0 and not isinstance(split, list)  # a list of sizes keeps the axis
-    nodes.append(helper.make_node("ConcatFromSequence", ["r"], ["y"], axis=axis,
-                                  new_axis=int(stacked)))
-    nodes.insert(-1, helper.make_node("SequenceConstruct", names, ["r"]))
+    nodes += [helper.make_node("SequenceConstruct", names, ["r"]),
+              helper.make_node("ConcatFromSequence", ["r"], ["y"], axis=axis,
+                               new_axis=int(stacked))]
     (got,) = run(tmp_path, nodes, {"x": x}, inits)
     if split is None:
         bounds = list(range(1, x.shape[axis]))
