@@ -71,7 +71,8 @@ Workload model_workload(const WorkloadSpec& spec) {
 
   Workload w;
   w.suite.name = stem_of(spec.model);
-  w.suite.summary = "ONNX model " + spec.model + " (" + model->producer + ", opset " +
+  w.suite.summary = "ONNX model " + spec.model + " (" +
+                    (model->producer.empty() ? "" : model->producer + ", ") + "opset " +
                     std::to_string(model->opset) + ")";
   w.suite.rung_keys = dim_keys(*model);
   w.suite.config_name = kModelConfigName;
