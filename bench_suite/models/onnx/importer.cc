@@ -119,7 +119,6 @@ class Importer {
 
     for_each_node(g, [&](const onnx::NodeProto& node) {
       for (const std::string& in : node.input()) {
-        uses_.insert(in);
         readers_[in].insert(node.op_type());
       }
       for (const std::string& out : node.output()) writers_[out] = node.op_type();
@@ -217,7 +216,7 @@ class Importer {
     }
     for (int k = 0; k < node.output_size(); ++k) {
       const std::string& out = node.output(k);
-      if (!out.empty() && !values_.count(out) && uses_.count(out)) {
+      if (!out.empty() && !values_.count(out) && used(out)) {
         ctx.fail("output " + std::to_string(k) + " ('" + out +
                  "') is read by the graph but cuvil does not compute it");
       }
@@ -283,12 +282,11 @@ class Importer {
     for (const Entry& in : inputs) {
       const std::string name = "\x01composed" + std::to_string(composed_++);
       values_[name] = in;
-      uses_.insert(name);
       node.add_input(name);
     }
     for (size_t k = 0; k < outputs; ++k) {
       const std::string name = "\x01composed" + std::to_string(composed_++);
-      uses_.insert(name);
+      read_as_output(name);  // the mapping reads it back
       node.add_output(name);
     }
     import_node(node, unique_name(node, 0, ""));
@@ -297,9 +295,8 @@ class Importer {
     for (const std::string& name : node.output()) {
       out.push_back(values_.at(name));
       values_.erase(name);
-      uses_.erase(name);
+      readers_.erase(name);
     }
-    for (const std::string& in : node.input()) uses_.erase(in);
     return out;
   }
 
@@ -321,7 +318,7 @@ class Importer {
     return it == values_.end() ? nullptr : &it->second;
   }
   void bind(const std::string& name, Entry e) { values_[name] = std::move(e); }
-  bool used(const std::string& name) const { return uses_.count(name) != 0; }
+  bool used(const std::string& name) const { return readers_.count(name) != 0; }
   ir::Graph& graph() { return graph_; }
 
   ir::ValueId materialize(const std::string& name, Entry& e) {
@@ -517,10 +514,7 @@ class Importer {
     }
   }
 
-  void read_as_output(const std::string& name) {
-    uses_.insert(name);
-    readers_[name].insert("");
-  }
+  void read_as_output(const std::string& name) { readers_[name].insert(""); }
 
   // Bounds on unrolling (a malformed or adversarial model may ask for 2^62 iterations).
   static constexpr int64_t kMaxImportedNodes = 1 << 20;
@@ -533,7 +527,8 @@ class Importer {
   int depth_ = 0;
   ir::Graph graph_;
   std::unordered_map<std::string, Entry> values_;
-  std::set<std::string> uses_;
+  // What reads each name (op types; "" for a graph or subgraph output): a name is used when it
+  // has a reader.
   std::unordered_map<std::string, std::set<std::string>> readers_;
   std::unordered_map<std::string, std::string> writers_;
   std::set<std::string> names_;

@@ -2,6 +2,7 @@
 // (constants or static shapes, as PyTorch writes them for `split`, `unbind` and loops over
 // constant ranges) becomes its body repeated in place; an If whose condition folds becomes the
 // branch taken. The IR has no control flow: a condition known only at run time is refused.
+#include <onnx/defs/attr_proto_util.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
@@ -43,12 +44,6 @@ int64_t known_scalar(NodeContext& c, const ImportedValue& v, const std::string& 
   return v.constant->integer(0);
 }
 
-ImportedValue constant_value(HostTensor t) {
-  ImportedValue v;
-  v.constant = std::move(t);
-  return v;
-}
-
 // Stacks scan output k's values of every iteration along a new axis 0.
 ImportedValue stack(NodeContext& c, size_t k, const std::vector<ImportedValue>& values) {
   ir::Shape first;
@@ -65,14 +60,8 @@ ImportedValue stack(NodeContext& c, size_t k, const std::vector<ImportedValue>& 
   }
   onnx::NodeProto concat;
   concat.set_op_type("ConcatFromSequence");
-  auto* axis = concat.add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(0);
-  auto* new_axis = concat.add_attribute();
-  new_axis->set_name("new_axis");
-  new_axis->set_type(onnx::AttributeProto::INT);
-  new_axis->set_i(1);
+  *concat.add_attribute() = onnx::MakeAttribute("axis", int64_t{0});
+  *concat.add_attribute() = onnx::MakeAttribute("new_axis", int64_t{1});
   ImportedValue seq;
   seq.sequence = std::make_shared<const std::vector<ImportedValue>>(values);
   return c.import_composed(concat, {seq}, 1)[0];
@@ -118,8 +107,8 @@ void map_loop(NodeContext& c) {
              " iterations; cuvil unrolls loops of at most that many");
     }
     std::vector<ImportedValue> inputs;
-    inputs.push_back(constant_value(scalar_like(body, 0, HostTensor::Kind::i64, i)));
-    inputs.push_back(constant_value(scalar_like(body, 1, HostTensor::Kind::boolean, 1)));
+    inputs.push_back(ImportedValue::of(scalar_like(body, 0, HostTensor::Kind::i64, i)));
+    inputs.push_back(ImportedValue::of(scalar_like(body, 1, HostTensor::Kind::boolean, 1)));
     inputs.insert(inputs.end(), state.begin(), state.end());
     std::vector<ImportedValue> out = c.inline_graph(body, inputs, ".iter" + std::to_string(i));
     if (conditioned) cond = known_scalar(c, out[0], "the body's condition (output 0)") != 0;

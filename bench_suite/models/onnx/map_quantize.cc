@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench_suite/models/onnx/node_context.h"
+#include "bench_suite/models/onnx/shape_util.h"
 
 namespace cuvil::bench::onnx_import {
 
@@ -100,13 +101,8 @@ Quantization read_quantization(NodeContext& c, const ir::Shape& x_shape, bool sa
     }
   }
   if (scale.numel() != 1) {  // per axis (one value, even 1-D as PyTorch writes it: per tensor)
-    const int64_t rank = static_cast<int64_t>(x_shape.size());
-    int64_t axis = c.attr_int("axis", 1);
-    if (axis < -rank || axis >= rank) {
-      c.fail("axis " + std::to_string(axis) + " is outside [" + std::to_string(-rank) + ", " +
-             std::to_string(rank - 1) + "] for input 0 of rank " + std::to_string(rank));
-    }
-    q.axis = axis < 0 ? axis + rank : axis;
+    if (x_shape.empty()) c.fail("input 0 is a scalar; a per-axis scale needs an axis");
+    q.axis = normalize_axis(c, c.attr_int("axis", 1), x_shape.size());
     if (scale.shape[0] != x_shape[static_cast<size_t>(q.axis)]) {
       c.fail("the scale (input 1) holds " + std::to_string(scale.shape[0]) + " values; axis " +
              std::to_string(q.axis) + " of input 0 has length " +
@@ -116,13 +112,18 @@ Quantization read_quantization(NodeContext& c, const ir::Shape& x_shape, bool sa
   return q;
 }
 
-// Which scale/zero-point entry element k of a tensor of `shape` uses.
-int64_t parameter_index(const Quantization& q, const ir::Shape& shape, int64_t k) {
-  if (q.axis < 0) return 0;
+// Which scale/zero-point entry each element of a tensor of `shape` uses: (k / inner) % length
+// along the quantization axis, 0 per tensor.
+struct ParameterIndex {
   int64_t inner = 1;
-  for (size_t d = static_cast<size_t>(q.axis) + 1; d < shape.size(); ++d) inner *= shape[d];
-  return (k / inner) % shape[static_cast<size_t>(q.axis)];
-}
+  int64_t length = 1;
+  ParameterIndex(const Quantization& q, const ir::Shape& shape) {
+    if (q.axis < 0) return;
+    for (size_t d = static_cast<size_t>(q.axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+    length = shape[static_cast<size_t>(q.axis)];
+  }
+  int64_t operator()(int64_t k) const { return (k / inner) % length; }
+};
 
 // A per-axis parameter laid out to broadcast against input 0 ([C, 1, ..., 1]); a scalar as is.
 HostTensor broadcastable(const HostTensor& t, const Quantization& q, size_t rank) {
@@ -140,9 +141,10 @@ HostTensor broadcastable(const HostTensor& t, const Quantization& q, size_t rank
 bool fold_quantize(NodeContext& c) {
   const HostTensor& x = c.constant(0);
   const Quantization q = read_quantization(c, x.shape, true);
+  const ParameterIndex parameter(q, x.shape);
   std::vector<int64_t> out(static_cast<size_t>(x.numel()));
   for (int64_t k = 0; k < x.numel(); ++k) {
-    const int64_t p = parameter_index(q, x.shape, k);
+    const int64_t p = parameter(k);
     const float v = std::nearbyint(static_cast<float>(x.number(k)) / q.scale.f[p]) +
                     static_cast<float>(q.zero_point.i[p]);
     const float clamped =
@@ -180,9 +182,10 @@ bool fold_dequantize(NodeContext& c) {
   const HostTensor& x = c.constant(0);
   if (x.is_float()) c.fail("dequantizes a float tensor; it takes integers");
   const Quantization q = read_quantization(c, x.shape, false);
+  const ParameterIndex parameter(q, x.shape);
   std::vector<float> out(static_cast<size_t>(x.numel()));
   for (int64_t k = 0; k < x.numel(); ++k) {
-    const int64_t p = parameter_index(q, x.shape, k);
+    const int64_t p = parameter(k);
     out[static_cast<size_t>(k)] =
         static_cast<float>(x.integer(k) - q.zero_point.i[p]) * q.scale.f[p];
   }

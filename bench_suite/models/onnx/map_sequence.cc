@@ -2,6 +2,7 @@
 // import (PyTorch writes them for `split`/`unbind` into lists, `torch.cat` of lists and the
 // lists its unrolled loops build). The elements are ordinary values; concatenating and splitting
 // are composed from Concat, Unsqueeze, Slice and Squeeze, so they fold on constants the same way.
+#include <onnx/defs/attr_proto_util.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -10,22 +11,15 @@
 #include <vector>
 
 #include "bench_suite/models/onnx/node_context.h"
+#include "bench_suite/models/onnx/shape_util.h"
 
 namespace cuvil::bench::onnx_import {
 
 namespace {
 
-ImportedValue ints_value(ir::Shape shape, std::vector<int64_t> values) {
-  ImportedValue v;
-  v.constant = HostTensor::ints(std::move(shape), std::move(values));
-  return v;
-}
-
-void add_int_attr(onnx::NodeProto& node, const char* name, int64_t value) {
-  auto* a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(value);
+// A one-element int64 vector: Slice's starts/ends/axes, Unsqueeze's axes.
+ImportedValue one_int(int64_t value) {
+  return ImportedValue::of(HostTensor::ints({1}, {value}));
 }
 
 // A node that takes `axes` as input from opset 13 and as an attribute before (Unsqueeze,
@@ -36,12 +30,9 @@ onnx::NodeProto axes_node(NodeContext& c, const char* op, const ImportedValue& d
   node.set_op_type(op);
   inputs = {data};
   if (c.opset() >= 13) {
-    inputs.push_back(ints_value({1}, {axis}));
+    inputs.push_back(one_int(axis));
   } else {
-    auto* a = node.add_attribute();
-    a->set_name("axes");
-    a->set_type(onnx::AttributeProto::INTS);
-    a->add_ints(axis);
+    *node.add_attribute() = onnx::MakeAttribute("axes", std::vector<int64_t>{axis});
   }
   return node;
 }
@@ -123,18 +114,13 @@ void map_concat_from_sequence(NodeContext& c) {
       parts.push_back(e);
       continue;
     }
-    const int64_t rank =
-        static_cast<int64_t>(e.constant ? e.constant->shape.size() : c.value_shape(e.id).size());
-    if (axis < -rank - 1 || axis > rank) {
-      c.fail("axis " + std::to_string(axis) + " is outside [" + std::to_string(-rank - 1) + ", " +
-             std::to_string(rank) + "] for stacking rank-" + std::to_string(rank) + " elements");
-    }
-    concat_axis = axis < 0 ? axis + rank + 1 : axis;
+    const size_t rank = e.constant ? e.constant->shape.size() : c.value_shape(e.id).size();
+    concat_axis = normalize_axis(c, axis, rank + 1);  // the stacked result's axis
     parts.push_back(with_axes(c, "Unsqueeze", e, concat_axis));
   }
   onnx::NodeProto concat;
   concat.set_op_type("Concat");
-  add_int_attr(concat, "axis", concat_axis);
+  *concat.add_attribute() = onnx::MakeAttribute("axis", concat_axis);
   c.set_output_value(0, c.import_composed(concat, parts, 1)[0]);
 }
 
@@ -143,13 +129,8 @@ void map_concat_from_sequence(NodeContext& c) {
 // unless `split` lists sizes, as ONNX Runtime reads it (PyTorch's `unbind` writes split = 1).
 void map_split_to_sequence(NodeContext& c) {
   const ir::Shape shape = c.shape(0);
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  int64_t axis = c.attr_int("axis", 0);
-  if (axis < -rank || axis >= rank) {
-    c.fail("axis " + std::to_string(axis) + " is outside [" + std::to_string(-rank) + ", " +
-           std::to_string(rank - 1) + "] for input 0 of rank " + std::to_string(rank));
-  }
-  if (axis < 0) axis += rank;
+  if (shape.empty()) c.fail("input 0 is a scalar; it has no axis to split");
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), shape.size());
   const int64_t length = shape[static_cast<size_t>(axis)];
   std::vector<int64_t> sizes;
   bool squeeze = false;
@@ -189,9 +170,7 @@ void map_split_to_sequence(NodeContext& c) {
     onnx::NodeProto slice;
     slice.set_op_type("Slice");
     ImportedValue piece = c.import_composed(
-        slice,
-        {data, ints_value({1}, {start}), ints_value({1}, {start + size}), ints_value({1}, {axis})},
-        1)[0];
+        slice, {data, one_int(start), one_int(start + size), one_int(axis)}, 1)[0];
     pieces.push_back(squeeze ? with_axes(c, "Squeeze", piece, axis) : piece);
     start += size;
   }

@@ -30,6 +30,12 @@ struct ImportedValue {
   std::optional<HostTensor> constant;
   bool from_initializer = false;
   std::shared_ptr<const std::vector<ImportedValue>> sequence;  // set: a sequence
+
+  static ImportedValue of(HostTensor t) {
+    ImportedValue v;
+    v.constant = std::move(t);
+    return v;
+  }
 };
 
 class NodeContext {
