@@ -257,6 +257,21 @@ def test_split_to_sequence_without_the_axis_needs_pieces_of_one(tmp_path):
            "node 'S' (SplitToSequence)", "needs pieces of size 1; 'split' is 2")
 
 
+@pytest.mark.parametrize("axis", [2, -3])
+def test_split_to_sequence_on_an_axis_the_input_lacks_is_refused(tmp_path, axis):
+    nodes = [helper.make_node("SplitToSequence", ["x"], ["s"], axis=axis, name="S"),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=0)]
+    refuse(tmp_path, nodes, {"x": rand(4, 3)}, {}, "node 'S' (SplitToSequence)",
+           f"axis {axis} out of range for rank 2")
+
+
+def test_stacking_on_an_axis_past_the_new_rank_is_refused(tmp_path):
+    nodes = [helper.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+             helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=3, new_axis=1, name="C")]
+    refuse(tmp_path, nodes, {"x": rand(4, 3)}, {}, "node 'C' (ConcatFromSequence)",
+           "axis 3 out of range for rank 3")
+
+
 def test_a_sequence_where_a_tensor_belongs_is_refused(tmp_path):
     nodes = [helper.make_node("SequenceConstruct", ["x", "x"], ["s"]),
              helper.make_node("Relu", ["s"], ["y"], name="R")]

@@ -120,6 +120,12 @@ def test_a_per_axis_scale_of_the_wrong_length_is_refused(tmp_path):
             "holds 3 values; axis 0 of input 0 has length 4", opset=13)
 
 
+def test_a_per_axis_scale_on_an_axis_the_input_lacks_is_refused(tmp_path):
+    node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=2, name="Q")
+    refused(tmp_path, node, rand(2, 3), {"s": np.ones(3, np.float32)},
+            "axis 2 out of range for rank 2", opset=13)
+
+
 def test_a_zero_point_off_its_scale_shape_is_refused(tmp_path):
     node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1, name="Q")
     refused(tmp_path, node, rand(2, 3), {"s": np.ones(3, np.float32), "z": np.zeros(2, np.int8)},
