@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/text_file.h"
 #include "passes/pipeline.h"
+#include "passes/reduced_precision.h"
 
 namespace cuvil::bench {
 
@@ -106,6 +107,10 @@ std::vector<ir::Tensor> ModelSession::run(const std::vector<const float*>& input
   } give_back{this, &e};
   e->set_observer(observer);
   return e->run_views(inputs);
+}
+
+double ModelSession::tolerance() const {
+  return passes::precision_tolerance(config_);
 }
 
 VerifyResult ModelSession::verify(uint64_t seed) const {

@@ -45,6 +45,8 @@ class ModelSession {
   const std::string& config_text() const { return config_text_; }
   int threads() const { return threads_; }
   int gil_check_steps() const { return plan_.gil_check_steps; }
+  // The bound outputs are held to against the reference (passes::precision_tolerance).
+  double tolerance() const;
   // One line per step: index, kernel, node, output shape, declared GFLOP.
   std::string plan_summary() const;
   std::vector<std::string> step_names() const;  // the plan's steps' node names, in order

@@ -269,6 +269,7 @@ PYBIND11_MODULE(_cuvil, m) {
       .def_property_readonly("threads", [](Session& s) { return s.session().threads(); })
       .def_property_readonly("gil_check_steps",
                              [](Session& s) { return s.session().gil_check_steps(); })
+      .def_property_readonly("tolerance", [](Session& s) { return s.session().tolerance(); })
       .def_property_readonly("contexts", [](Session& s) { return s.session().contexts(); })
       .def_property_readonly("closed", [](Session& s) { return s.session().closed(); })
       .def("plan_summary", [](Session& s) { return s.session().plan_summary(); })

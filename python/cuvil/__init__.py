@@ -11,18 +11,20 @@ the step hook, if one is set. Concurrent calls each run on an execution context 
 (arena and threads), sharing the weights.
 """
 import collections
+import contextlib
 import inspect
 import os
 import re
 import tempfile
 import threading
+import warnings
 
 import numpy as np
 
 from . import _cuvil
 
-__all__ = ["compile", "compare", "CompiledModel", "CuvilError", "TensorSpec", "OPT_LEVELS",
-           "TARGETS"]
+__all__ = ["compile", "compare", "CompiledModel", "CuvilError", "ExportMismatchWarning",
+           "TensorSpec", "OPT_LEVELS", "TARGETS"]
 
 CuvilError = _cuvil.CuvilError
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
@@ -30,6 +32,12 @@ TARGETS = ("cpu",)
 MAX_THREADS = 1024
 
 TensorSpec = collections.namedtuple("TensorSpec", ["name", "shape", "dtype"])
+
+
+class ExportMismatchWarning(UserWarning):
+    """compile(module): the compiled model's outputs on the example inputs differ from the
+    module's past the pipeline's bound (the graph torch.onnx.export wrote computes something
+    else)."""
 
 
 def _check_options(opt_level, threads, target):
@@ -103,34 +111,108 @@ def _export(module, example, opset=17):
     names += [f"input{i}" for i in range(len(names), len(example))]
     directory = tempfile.mkdtemp(prefix="cuvil-export-")
     path = os.path.join(directory, type(module).__name__ + ".onnx")
-    was_training = module.training
-    module.eval()
-    # In eval mode without gradients, nn.MultiheadAttention and nn.TransformerEncoderLayer take
-    # PyTorch's fused "fast path" (aten::_native_multi_head_attention,
-    # aten::_transformer_encoder_layer_fwd), which ONNX cannot express: every ViT and transformer
-    # encoder failed to export. They take the decomposed path while gradients are enabled and a
-    # parameter requires them, so the export runs with both (frozen parameters are unfrozen for
-    # its duration).
-    frozen = [p for p in module.parameters() if not p.requires_grad and p.is_floating_point()]
     try:
-        import warnings
-
-        for p in frozen:
-            p.requires_grad_(True)
-        with warnings.catch_warnings(), torch.enable_grad():
+        with _traced_mode(torch, module), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _export_with_fallbacks(torch, module, example, path, opset, names)
     except Exception as e:  # the exporter's own message, with the module's class
         raise ValueError(f"torch.onnx.export failed for {type(module).__name__}: "
                          f"{type(e).__name__}: {e}") from e
+    return path, directory
+
+
+@contextlib.contextmanager
+def _traced_mode(torch, module):
+    """The mode the export traces a module in: eval, gradients enabled, every floating-point
+    parameter requiring them. In eval mode without gradients, nn.MultiheadAttention and
+    nn.TransformerEncoderLayer take PyTorch's fused "fast path" (aten::_native_multi_head_attention,
+    aten::_transformer_encoder_layer_fwd), which ONNX cannot express: every ViT and transformer
+    encoder failed to export. They take the decomposed path while gradients are enabled and a
+    parameter requires them (frozen parameters are unfrozen for the duration)."""
+    was_training = module.training
+    frozen = [p for p in module.parameters() if not p.requires_grad and p.is_floating_point()]
+    module.eval()
+    try:
+        for p in frozen:
+            p.requires_grad_(True)
+        with torch.enable_grad():
+            yield
     finally:
         for p in frozen:
             p.requires_grad_(False)
         module.train(was_training)
-    return path, directory
 
 
-def compile(model, *, inputs=None, config=None, opt_level="O2", threads=0, target="cpu"):
+def _tensors(torch, value):
+    """The tensors of a module's result in the order torch.onnx.export flattens them (tuples,
+    lists and dict values, depth first; None and Python numbers dropped)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors(torch, v)]
+    return []
+
+
+def _export_errors(torch, module, example, model, traced):
+    """Per output of `model`, its max relative error against `module` run on `example`: in eval
+    mode without gradients, or (traced) in the mode the export traced it in. None for an output
+    whose shape differs; [] when the module's outputs do not match the model's in number."""
+    was_training = module.training
+    mode = _traced_mode(torch, module) if traced else torch.no_grad()
+    module.eval()
+    try:
+        with mode:
+            theirs = _tensors(torch, module(*example))
+    finally:
+        module.train(was_training)
+    if len(theirs) != len(model.outputs):
+        return []
+    arrays = [t.detach().cpu().numpy() for t in example]
+    ours = model(*[a.astype(np.float32) if a.dtype.kind == "f" else a for a in arrays])
+    errors = []
+    for a, b in zip(ours, theirs):
+        b = b.detach().cpu().double().numpy()
+        errors.append(_relative_error(np.asarray(a, np.float64), b) if a.shape == b.shape else None)
+    return errors
+
+
+def _check_export(torch, module, example, model):
+    """Warns (ExportMismatchWarning) when the compiled model's outputs on the example inputs
+    differ from the module's past the pipeline's bound: the graph torch.onnx.export wrote computes
+    something else (an exporter bug, such as PyTorch 1.13's asymmetric circular padding,
+    pytorch#86690), the module draws random numbers, or it rounds or selects (quantization,
+    argmax), where a last-bit difference moves an output. The check runs the module without
+    gradients first, and only on a miss again as the export traced it (the fused attention path
+    PyTorch takes without gradients differs from the traced one at padded positions)."""
+    name = type(module).__name__
+    bound = model._session.tolerance
+    errors = _export_errors(torch, module, example, model, traced=False)
+    if errors and all(e is not None and e <= bound for e in errors):
+        return
+    errors = _export_errors(torch, module, example, model, traced=True)
+    if not errors:
+        warnings.warn(f"cuvil.compile({name}): the export was not checked: the module returns a "
+                      f"different number of tensors than the {len(model.outputs)} output(s) of "
+                      "its ONNX graph", ExportMismatchWarning, stacklevel=3)
+        return
+    misses = [f"output {i} ({model.outputs[i].name!r}): "
+              + ("shape " + str(model.outputs[i].shape) if e is None else f"max relative error {e:.3g}")
+              for i, e in enumerate(errors) if e is None or not e <= bound]
+    if not misses:
+        return
+    warnings.warn(
+        f"cuvil.compile({name}): on the example inputs the compiled model differs from the module "
+        f"past the bound {bound:g}: {'; '.join(misses)}. cuvil computes the graph "
+        "torch.onnx.export wrote; here it computes something else: an exporter bug (PyTorch "
+        "1.13 pads 'circular' asymmetrically, pytorch#86690), random numbers drawn in forward, "
+        "or rounding or selection (quantization, argmax) that a last-bit difference moves. "
+        "compile(..., check=False) skips this check.", ExportMismatchWarning, stacklevel=3)
+
+
+def compile(model, *, inputs=None, config=None, opt_level="O2", threads=0, target="cpu",
+            check=True):
     """Compiles `model` and returns a CompiledModel.
 
     model: a path to an .onnx file (`inputs` may bind its dynamic axes: {name: shape}); a built-in
@@ -139,6 +221,8 @@ def compile(model, *, inputs=None, config=None, opt_level="O2", threads=0, targe
     config: a .cuvilpass file (instead of opt_level). opt_level: O0 (no passes), O1 (folding,
       fusion, layout), O2 (the default pipeline), O3 (O2 with bf16 where the CPU has it).
     threads: intra-op threads per call (0: every core).
+    check: for a torch.nn.Module, run it and the compiled model once on the example inputs and
+      warn (ExportMismatchWarning) where their outputs differ past the pipeline's bound.
     """
     _check_options(opt_level, threads, target)
     if config is not None and not isinstance(config, (str, os.PathLike)):
@@ -162,11 +246,14 @@ def compile(model, *, inputs=None, config=None, opt_level="O2", threads=0, targe
             raise ValueError(f"compiling a {type(model).__name__} needs inputs=: example inputs to export it with")
         path, directory = _export(model, inputs)
         try:
-            return CompiledModel(_cuvil.Session(model=path, **common))
+            compiled = CompiledModel(_cuvil.Session(model=path, **common))
         finally:
             for f in os.listdir(directory):
                 os.remove(os.path.join(directory, f))
             os.rmdir(directory)
+        if check:
+            _check_export(torch, model, inputs if isinstance(inputs, tuple) else (inputs,), compiled)
+        return compiled
     raise TypeError("model must be an .onnx path, a built-in 'suite/rung' or a torch.nn.Module, "
                     f"got {type(model).__name__}")
 
@@ -278,7 +365,8 @@ def compare(module, inputs, *, threads=0, opt_level="O2", verbose=True, **option
 
     _check_options(opt_level, threads, "cpu")
     example = inputs if isinstance(inputs, tuple) else (inputs,)
-    model = compile(module, inputs=example, opt_level=opt_level, threads=threads)
+    # compare reports the error itself, so compile's own check of the export is skipped
+    model = compile(module, inputs=example, opt_level=opt_level, threads=threads, check=False)
     n = model.threads
     previous = torch.get_num_threads()
     torch.set_num_threads(n)
@@ -315,12 +403,18 @@ def compare(module, inputs, *, threads=0, opt_level="O2", verbose=True, **option
     return result
 
 
+def _relative_error(a, b):
+    """cuvil's metric (ir::max_relative_error): max |a - b| / max(|b|, rms(b)), in float64."""
+    if not b.size:
+        return 0.0
+    rms = np.sqrt(np.mean(b * b))
+    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), rms or 1.0)))
+
+
 def _max_error(ours, theirs):
     theirs = theirs if isinstance(theirs, (tuple, list)) else (theirs,)
     worst = 0.0
     for a, b in zip(ours, theirs):
         b = b.detach().numpy().astype(np.float64)
-        a = np.asarray(a, np.float64).reshape(b.shape)
-        rms = np.sqrt(np.mean(b * b)) if b.size else 0.0
-        worst = max(worst, float(np.max(np.abs(a - b) / np.maximum(np.abs(b), rms or 1.0))) if b.size else 0.0)
+        worst = max(worst, _relative_error(np.asarray(a, np.float64).reshape(b.shape), b))
     return worst

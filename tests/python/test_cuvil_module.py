@@ -7,6 +7,7 @@ import signal
 import subprocess
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -122,6 +123,60 @@ def test_module_with_an_in_place_zero_exports_every_time():
     expected = x.numpy() + np.array([1, 2, 0, 0, 5, 6], np.float32)
     for _ in range(2):  # the second export must not trip over the first one's registration
         assert max_rel(cuvil.compile(m, inputs=x, threads=1)(x.numpy())[0], expected) <= 1e-6
+
+
+class ExportedAsTriple(torch.autograd.Function):
+    # forward doubles, the ONNX symbolic triples: an exporter that writes another computation
+    # than the module's, whatever PyTorch version runs the test.
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def symbolic(g, x):
+        return g.op("Mul", x, g.op("Constant", value_t=torch.tensor(3.0)))
+
+
+class MisExported(nn.Module):
+    def forward(self, x):
+        return torch.relu(x), ExportedAsTriple.apply(x)
+
+
+def test_compile_warns_where_the_export_computes_something_else():
+    x = torch.randn(2, 6)
+    with pytest.warns(cuvil.ExportMismatchWarning) as caught:
+        m = cuvil.compile(MisExported(), inputs=x, threads=1)
+    (message,) = [str(w.message) for w in caught if w.category is cuvil.ExportMismatchWarning]
+    # the second output only, with its error (|3x - 2x| / |2x| = 0.5) and the bound
+    assert "MisExported" in message and "output 1" in message and "output 0" not in message
+    assert "max relative error 0.5" in message and "bound 0.0001" in message
+    assert max_rel(m(x.numpy())[1], 3 * x.numpy()) <= 1e-6  # cuvil computes the graph as written
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cuvil.ExportMismatchWarning)
+        cuvil.compile(MisExported(), inputs=x, threads=1, check=False)
+
+
+def test_compile_checks_a_faithful_export_without_warning(net):
+    # A key padding mask: without gradients PyTorch's fused attention differs from the traced
+    # path at the padded positions; the check compares against the traced path before warning.
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=16, nhead=4, dim_feedforward=32, batch_first=True)
+    encoder = nn.TransformerEncoder(layer, num_layers=2).eval()
+
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, x, mask):
+            return self.encoder(x, src_key_padding_mask=mask)
+
+    mask = torch.zeros(2, 5, dtype=torch.bool)
+    mask[0, 3:] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cuvil.ExportMismatchWarning)
+        cuvil.compile(net, inputs=torch.randn(1, 3, 6, 7), threads=1)
+        cuvil.compile(Masked(), inputs=(torch.randn(2, 5, 16), mask), threads=1)
 
 
 def test_benchmark_is_the_harness(onnx_path):
