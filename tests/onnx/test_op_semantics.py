@@ -971,6 +971,51 @@ def test_norm_and_min_reductions_at_run_time_and_folded(tmp_path, op, fn, keepdi
     close(z, fn(x, bool(keepdims)) + fn(c, bool(keepdims)))
 
 
+@pytest.mark.parametrize("op,fn", [("ReduceMean", lambda x, a, k: x.mean(a, keepdims=k)),
+                                   ("ReduceMax", lambda x, a, k: x.max(a, keepdims=k)),
+                                   ("ReduceMin", lambda x, a, k: x.min(a, keepdims=k)),
+                                   ("ReduceL2", lambda x, a, k: np.sqrt((x * x).sum(a, keepdims=k))),
+                                   ("ReduceLogSumExp",
+                                    lambda x, a, k: np.log(np.exp(x).sum(a, keepdims=k)))])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_opset_18_reductions_take_axes_as_an_input(tmp_path, op, fn, keepdims):
+    # From opset 18 every reduction reads `axes` as its second input (PyTorch 2's exporter and
+    # the RMSNorm of Llama exports write ReduceMean so); Debian's libonnx (1.12) knows only the
+    # older schemas, whose single input the importer's arity check and libonnx's shape inference
+    # would otherwise assume. An empty axes name reduces every axis; a Constant node holds axes too.
+    x = rand(3, 7, 5)
+    nodes = [helper.make_node("Constant", [], ["axes_c"],
+                              value=helper.make_tensor("v", TensorProto.INT64, [2], [0, -1])),
+             helper.make_node(op, ["x", "axes"], ["y"], keepdims=keepdims),
+             helper.make_node(op, ["x", "axes_c"], ["z"], keepdims=keepdims),
+             helper.make_node(op, ["x", ""], ["all"], keepdims=keepdims)]
+    y, z, every = run(tmp_path, nodes, {"x": x}, {"axes": np.array([1], np.int64)}, opset=18,
+                      outputs=("y", "z", "all"))
+    k = bool(keepdims)
+    close(y, fn(x, 1, k))
+    close(z, fn(x, (0, 2), k))
+    close(every, fn(x, None, k))
+
+
+def test_rms_norm_at_opset_18(tmp_path):
+    x, w = rand(2, 5, 16), rand(16)
+    nodes = [helper.make_node("Mul", ["x", "x"], ["sq"]),
+             helper.make_node("ReduceMean", ["sq", "axes"], ["ms"], keepdims=1),
+             helper.make_node("Add", ["ms", "eps"], ["mse"]),
+             helper.make_node("Sqrt", ["mse"], ["rms"]),
+             helper.make_node("Div", ["x", "rms"], ["n"]),
+             helper.make_node("Mul", ["n", "w"], ["y"])]
+    inits = {"axes": np.array([-1], np.int64), "eps": np.float32(1e-6), "w": w}
+    (got,) = run(tmp_path, nodes, {"x": x}, inits, opset=18)
+    close(got, x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w)
+
+
+def test_opset_18_reduction_with_run_time_axes_is_refused(tmp_path):
+    x = rand(3, 4)
+    node = helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean")
+    refused(tmp_path, node, x, {}, "axes", runtime=[("axes", np.zeros(1, np.float32))], opset=18)
+
+
 def test_is_nan_and_is_inf_in_every_detection_mode(tmp_path):
     x = np.array([[np.nan, np.inf, -np.inf, 0.0, -2.5, 3e38]], np.float32)
     nodes = [helper.make_node("IsNaN", ["x"], ["nan"]),

@@ -218,6 +218,11 @@ std::vector<float> HostTensor::to_floats() const {
   return out;
 }
 
+bool is_float_type(int64_t data_type) {
+  return data_type == onnx::TensorProto::FLOAT || data_type == onnx::TensorProto::DOUBLE ||
+         data_type == onnx::TensorProto::FLOAT16 || data_type == onnx::TensorProto::BFLOAT16;
+}
+
 std::string onnx_type_name(int32_t data_type) {
   if (!TensorProto::DataType_IsValid(data_type)) return "type " + std::to_string(data_type);
   return TensorProto::DataType_Name(static_cast<TensorProto::DataType>(data_type));

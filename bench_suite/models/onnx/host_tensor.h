@@ -55,5 +55,7 @@ HostTensor decode_tensor(const onnx::TensorProto& tensor, const TensorSource& so
 
 // ONNX's name for an element type code ("FLOAT", "INT64", ...).
 std::string onnx_type_name(int32_t data_type);
+// Whether an element type code is a floating-point type (float, double, float16, bfloat16).
+bool is_float_type(int64_t data_type);
 
 }  // namespace cuvil::bench::onnx_import

@@ -1,6 +1,8 @@
 #include "bench_suite/models/onnx/importer.h"
 
+#include <onnx/defs/attr_proto_util.h>
 #include <onnx/defs/schema.h>
+#include <onnx/defs/tensor_proto_util.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -71,6 +73,21 @@ std::string dotted_name(const std::string& onnx_name) {
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ".") + p;
   return out;
+}
+
+// The newest default-domain opset the linked libonnx knows (17 for Debian 12's 1.12). Its
+// schema "at" a later opset is the op's last one up to that version.
+int libonnx_max_opset() {
+  const auto& range = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = range.find(onnx::ONNX_DOMAIN);
+  return it == range.end() ? 0 : it->second.second;
+}
+
+// Reductions that take `axes` as an input from opset 18 (ReduceSum did from 13).
+bool takes_axes_input_from_18(const std::string& op) {
+  return op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd" ||
+         op == "ReduceL1" || op == "ReduceL2" || op == "ReduceSumSquare" || op == "ReduceLogSum" ||
+         op == "ReduceLogSumExp";
 }
 
 bool is_integer_type(int32_t t) {
@@ -352,6 +369,9 @@ class Importer {
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(model_.opset));
     if (schema == nullptr) return;  // not an ONNX op at this opset: the mapping table decides
+    // A signature that changed after the newest opset libonnx knows: its schema is the older one.
+    const bool axes_input =
+        model_.opset >= 18 && libonnx_max_opset() < 18 && takes_axes_input_from_18(node.op_type());
     auto check = [&](const char* what, int count, int lo, int hi) {
       if (count >= lo && count <= hi) return;
       const std::string takes = lo == hi ? std::to_string(lo)
@@ -362,7 +382,7 @@ class Importer {
                       std::to_string(count) + " " + what + "s; " + node.op_type() + " (opset " +
                       std::to_string(model_.opset) + ") takes " + takes);
     };
-    check("input", node.input_size(), schema->min_input(), schema->max_input());
+    check("input", node.input_size(), schema->min_input(), axes_input ? 2 : schema->max_input());
     check("output", node.output_size(), schema->min_output(), schema->max_output());
   }
 
@@ -421,16 +441,16 @@ class Importer {
       for (int64_t d : shapes[it->second]) shape->add_dim()->set_dim_value(d);
     }
     g->clear_value_info();
-    std::set<std::string> scalars;  // rank-0 constants: a SplitToSequence's scalar `split`
-    for (const auto& t : g->initializer())
-      if (t.dims_size() == 0) scalars.insert(t.name());
+    // Constants the rewrite reads: initializers and Constant nodes' tensors, by name (protobuf
+    // keeps repeated elements in place while the rewrite edits other nodes).
+    std::map<std::string, const onnx::TensorProto*> constants;
+    for (const auto& t : g->initializer()) constants[t.name()] = &t;
     for_each_node(*g, [&](const onnx::NodeProto& node) {
       if (node.op_type() != "Constant" || node.output_size() != 1) return;
       for (const auto& a : node.attribute())
-        if (a.name() == "value" && a.has_t() && a.t().dims_size() == 0)
-          scalars.insert(node.output(0));
+        if (a.name() == "value" && a.has_t()) constants[node.output(0)] = &a.t();
     });
-    rewrite_for_inference(*g, scalars);
+    rewrite_for_inference(*g, constants, model_.opset >= 18 && libonnx_max_opset() < 18);
     std::map<std::string, ir::Shape> out;
     try {
       onnx::shape_inference::InferShapes(copy);
@@ -456,15 +476,34 @@ class Importer {
   // copy it sees says what runs: Einsum's implicit outputs written out (see
   // explicit_einsum_equation); SplitToSequence with keepdims 0 and a scalar `split` (PyTorch's
   // `unbind` writes split = 1) without that input, since libonnx then keeps the axis that ONNX
-  // Runtime drops (the importer refuses a scalar other than 1 there).
-  static void rewrite_for_inference(onnx::GraphProto& g, const std::set<std::string>& scalars) {
+  // Runtime drops (the importer refuses a scalar other than 1 there); with `axes_to_attribute`
+  // (an opset-18 model, a libonnx that knows only older reductions) a reduction's constant
+  // `axes` input as the attribute the older schema reads.
+  static void rewrite_for_inference(
+      onnx::GraphProto& g, const std::map<std::string, const onnx::TensorProto*>& constants,
+      bool axes_to_attribute) {
+    auto scalar = [&](const std::string& name) {
+      auto it = constants.find(name);
+      return it != constants.end() && it->second->dims_size() == 0;
+    };
     for (auto& node : *g.mutable_node()) {
       if (node.op_type() == "Einsum") {
         for (auto& a : *node.mutable_attribute())
           if (a.name() == "equation") a.set_s(explicit_einsum_equation(a.s()));
       }
-      if (node.op_type() == "SplitToSequence" && node.input_size() == 2 &&
-          scalars.count(node.input(1))) {
+      if (axes_to_attribute && takes_axes_input_from_18(node.op_type()) && node.input_size() == 2) {
+        auto it = constants.find(node.input(1));
+        const bool int64_axes =
+            it != constants.end() && it->second->data_type() == onnx::TensorProto::INT64;
+        if (node.input(1).empty() || int64_axes) {
+          if (int64_axes) {
+            *node.add_attribute() =
+                onnx::MakeAttribute("axes", onnx::ParseData<int64_t>(it->second));
+          }
+          node.mutable_input()->RemoveLast();
+        }
+      }
+      if (node.op_type() == "SplitToSequence" && node.input_size() == 2 && scalar(node.input(1))) {
         for (const auto& a : node.attribute()) {
           if (a.name() == "keepdims" && a.i() == 0) {
             node.mutable_input()->RemoveLast();
@@ -473,8 +512,9 @@ class Importer {
         }
       }
       for (auto& a : *node.mutable_attribute()) {
-        if (a.has_g()) rewrite_for_inference(*a.mutable_g(), scalars);
-        for (auto& sub : *a.mutable_graphs()) rewrite_for_inference(sub, scalars);
+        if (a.has_g()) rewrite_for_inference(*a.mutable_g(), constants, axes_to_attribute);
+        for (auto& sub : *a.mutable_graphs())
+          rewrite_for_inference(sub, constants, axes_to_attribute);
       }
     }
   }
@@ -823,6 +863,7 @@ const std::vector<OpMapping>& op_mappings() {
     add_control_flow_mappings(t);
     add_sequence_mappings(t);
     add_quantize_mappings(t);
+    add_norm_mappings(t);
     return t;
   }();
   return table;

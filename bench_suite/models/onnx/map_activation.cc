@@ -1,6 +1,6 @@
 // Activations without an IR op of their own, composed of elementwise IR ops (fuse-elementwise
 // runs each chain as one loop): PRelu, Elu, Selu, Celu, Softplus, Softsign, Mish,
-// ThresholdedRelu, and Gelu's tanh approximation (the exact Gelu is the IR op).
+// ThresholdedRelu, Shrink, and Gelu's tanh approximation (the exact Gelu is the IR op).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -80,6 +80,16 @@ void map_activation(NodeContext& c) {
     const ir::ValueId above =
         c.compare(x, "greater", c.float_constant(c.attr_float("alpha", 1.0), "alpha"), "above");
     y = b.op(OpKind::mul, {x, above}, "");
+  } else if (t == "Shrink") {  // x - bias above lambd, x + bias below -lambd, else 0
+    const double lambd = c.attr_float("lambd", 0.5), bias = c.attr_float("bias", 0.0);
+    const ir::ValueId above = c.compare(x, "greater", c.float_constant(lambd, "lambd"), "above");
+    const ir::ValueId below = c.compare(x, "less", c.float_constant(-lambd, "neg_lambd"), "below");
+    const ir::ValueId lowered = b.op(OpKind::sub, {x, c.float_constant(bias, "bias")}, "lowered");
+    const ir::ValueId raised = b.op(OpKind::add, {x, c.float_constant(bias, "bias")}, "raised");
+    // where, not masks multiplied in: an infinite x times a 0 mask would be NaN
+    const ir::ValueId lower =
+        b.op(OpKind::where, {below, raised, c.float_constant(0, "zero")}, "lower");
+    y = b.op(OpKind::where, {above, lowered, lower}, "");
   } else if (t == "Gelu") {
     const std::string approximate = c.attr_string("approximate", "none");
     if (approximate == "none") {
@@ -106,8 +116,8 @@ void map_activation(NodeContext& c) {
 }  // namespace
 
 void add_activation_mappings(std::vector<OpMapping>& t) {
-  for (const char* op :
-       {"PRelu", "Elu", "Celu", "Selu", "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Gelu"})
+  for (const char* op : {"PRelu", "Elu", "Celu", "Selu", "Softplus", "Softsign", "Mish",
+                         "ThresholdedRelu", "Shrink", "Gelu"})
     t.push_back({op, map_activation, nullptr});
 }
 

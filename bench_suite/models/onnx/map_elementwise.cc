@@ -3,6 +3,7 @@
 // Ceil, Round, Sign, Sin, Cos, Clip, HardSigmoid, HardSwish, LeakyRelu), Softmax/LogSoftmax,
 // Where, Trilu, Cast, comparisons, IsNaN, IsInf and logic, Mod. Composed activations
 // (Elu, Softplus, Gelu's approximation, ...) are map_activation.cc's.
+#include <onnx/defs/attr_proto_util.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -241,15 +242,10 @@ bool fold_trilu(NodeContext& c) {
   return true;
 }
 
-bool is_float_target(int64_t to) {
-  return to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE ||
-         to == onnx::TensorProto::FLOAT16 || to == onnx::TensorProto::BFLOAT16;
-}
-
 bool fold_cast(NodeContext& c) {
   const int64_t to = c.attr_int("to", 0);
   HostTensor t = c.constant(0);
-  if (is_float_target(to)) {
+  if (is_float_type(to)) {
     if (!t.is_float()) t = HostTensor::floats(t.shape, t.to_floats());
   } else if (to == onnx::TensorProto::BOOL) {
     std::vector<int64_t> v(static_cast<size_t>(t.numel()));
@@ -456,13 +452,33 @@ void map_cast(NodeContext& c) {
     const ir::ValueId zero = c.float_constant(0.0f, "zero");
     return c.set_output(0, c.compare(c.value(0), "not_equal", zero, ""));
   }
-  if (c.is_integer(0) && is_float_target(to))
+  if (c.is_integer(0) && is_float_type(to))
     return c.set_output(0, c.add(OpKind::cast, {c.value(0)}, {{"dtype", std::string("f32")}}));
-  if (is_float_target(to) || c.is_integer(0)) return c.set_output(0, c.value(0));
+  if (is_float_type(to) || c.is_integer(0)) return c.set_output(0, c.value(0));
   if (to == onnx::TensorProto::STRING || to == 0)
     c.fail("cast to " + onnx_type_name(static_cast<int32_t>(to)) + " is not supported");
   // Toward zero, as C++ and ONNX Runtime cast; saturated at the int32 range.
   c.set_output(0, c.cast_to_integer(c.value(0), ""));
+}
+
+// CastLike(x, like): Cast to like's element type: the type a constant was decoded from, else
+// float for floats, bool for booleans and int64 for other integers (the IR keeps integers as
+// exact floats, so the integer width does not matter).
+void map_cast_like(NodeContext& c) {
+  int64_t to = onnx::TensorProto::FLOAT;
+  if (c.is_constant(1)) {
+    const HostTensor& like = c.constant(1);
+    to = like.source_type != 0                    ? like.source_type
+         : like.kind == HostTensor::Kind::boolean ? onnx::TensorProto::BOOL
+         : like.is_float()                        ? onnx::TensorProto::FLOAT
+                                                  : onnx::TensorProto::INT64;
+  } else if (c.is_integer(1)) {
+    to = onnx::TensorProto::INT64;
+  }
+  onnx::NodeProto cast;
+  cast.set_op_type("Cast");
+  *cast.add_attribute() = onnx::MakeAttribute("to", to);
+  c.set_output_value(0, c.import_composed(cast, {c.input(0)}, 1)[0]);
 }
 
 // Mod at run time: a - b * q with q = floor(a / b) (fmod 0, the divisor's sign) or trunc(a / b)
@@ -558,6 +574,7 @@ void add_elementwise_mappings(std::vector<OpMapping>& t) {
   t.push_back({"Where", map_where, fold_where});
   t.push_back({"Trilu", map_trilu, fold_trilu});
   t.push_back({"Cast", map_cast, fold_cast});
+  t.push_back({"CastLike", map_cast_like, nullptr});
 }
 
 }  // namespace cuvil::bench::onnx_import

@@ -377,8 +377,9 @@ std::optional<std::vector<int64_t>> reduce_axes(NodeContext& c, size_t rank) {
 }
 
 // ReduceMean, ReduceSum and ReduceMax are IR ops; the norms (F.normalize's ReduceL2, and
-// ReduceL1), ReduceSumSquare, ReduceMin and ReduceLogSumExp are written with them. Empty axes with
-// noop_with_empty_axes pass the input through, as ONNX's reference does for every reduction.
+// ReduceL1), ReduceSumSquare, ReduceMin, ReduceLogSum and ReduceLogSumExp are written with them.
+// Empty axes with noop_with_empty_axes pass the input through, as ONNX's reference does for every
+// reduction.
 void map_reduce(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
   const auto axes = reduce_axes(c, xs.size());
@@ -397,6 +398,8 @@ void map_reduce(NodeContext& c) {
         reduce(OpKind::reduce_max, c.add(OpKind::neg, {x}, {}, "neg"), "max");
     return c.set_output(0, c.add(OpKind::neg, {max_of_neg}));
   }
+  if (op == "ReduceLogSum")
+    return c.set_output(0, c.add(OpKind::log, {reduce(OpKind::reduce_sum, x, "sum")}));
   if (op == "ReduceL1")
     return c.set_output(0, reduce(OpKind::reduce_sum, c.add(OpKind::abs, {x}, {}, "abs"), ""));
   if (op == "ReduceLogSumExp") {
@@ -435,7 +438,8 @@ void map_reduce(NodeContext& c) {
 }
 
 bool fold_reduce(NodeContext& c) {
-  if (c.op_type() == "ReduceLogSumExp") return false;  // mapped, with a constant operand
+  // mapped, with a constant operand
+  if (c.op_type() == "ReduceLogSumExp" || c.op_type() == "ReduceLogSum") return false;
   const HostTensor& x = c.constant(0);
   const auto axes = reduce_axes(c, x.shape.size());
   if (!axes) {
@@ -804,8 +808,9 @@ void add_nn_mappings(std::vector<OpMapping>& t) {
   t.push_back({"AveragePool", map_pool, nullptr});
   t.push_back({"GlobalAveragePool", map_global_pool, nullptr});
   t.push_back({"GlobalMaxPool", map_global_pool, nullptr});
-  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
-                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"})
+  for (const char* op :
+       {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+        "ReduceSumSquare", "ReduceLogSumExp", "ReduceLogSum"})
     t.push_back({op, map_reduce, fold_reduce});
   t.push_back({"CumSum", map_cumsum, fold_cumsum});
   t.push_back({"Resize", map_resize, nullptr});

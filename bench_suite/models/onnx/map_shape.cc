@@ -1,7 +1,7 @@
 // Shape and data-movement operators: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat,
 // Split, Slice, Gather, Expand, Pad, Tile, ScatterND, ScatterElements, and the constant producers
-// (Constant, ConstantOfShape, Shape, Size, Range, Identity, Dropout). Each folds on constants.
-// DepthToSpace and SpaceToDepth run at run time only.
+// (Constant, ConstantOfShape, EyeLike, Shape, Size, Range, Identity, Dropout). Each folds on
+// constants. DepthToSpace and SpaceToDepth run at run time only.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -693,6 +693,26 @@ bool fold_constant_of_shape(NodeContext& c) {
   return true;
 }
 
+// EyeLike(x; k, dtype): ones on the k-th diagonal of a 2-D tensor of x's shape, known at import
+// whether x is or not. The element type is dtype's, else x's.
+bool fold_eye_like(NodeContext& c) {
+  const ir::Shape s = c.shape(0);
+  if (s.size() != 2) c.fail("input must be 2-D, got rank " + std::to_string(s.size()));
+  check_fold_size(s);
+  const int64_t k = c.attr_int("k", 0);
+  const bool integers =
+      c.has_attr("dtype") ? !is_float_type(c.attr_int("dtype", 0)) : c.is_integer(0);
+  std::vector<int64_t> ones(static_cast<size_t>(s[0] * s[1]), 0);
+  for (int64_t i = 0; i < s[0]; ++i) {
+    const int64_t j = i + k;
+    if (j >= 0 && j < s[1]) ones[static_cast<size_t>(i * s[1] + j)] = 1;
+  }
+  HostTensor eye = HostTensor::ints(s, ones);
+  if (!integers) eye = HostTensor::floats(s, eye.to_floats());
+  c.set_constant_output(0, eye);
+  return true;
+}
+
 bool fold_range(NodeContext& c) {
   const HostTensor &start = c.constant(0), &limit = c.constant(1), &delta = c.constant(2);
   if (start.numel() != 1 || limit.numel() != 1 || delta.numel() != 1)
@@ -774,6 +794,7 @@ void add_shape_mappings(std::vector<OpMapping>& t) {
   t.push_back({"Constant", nullptr, fold_constant});
   t.push_back({"ConstantOfShape", nullptr, fold_constant_of_shape});
   t.push_back({"Range", nullptr, fold_range});
+  t.push_back({"EyeLike", nullptr, fold_eye_like});
   t.push_back({"Identity", map_identity, fold_identity});
   t.push_back({"Dropout", map_dropout, fold_dropout});
 }

@@ -150,5 +150,6 @@ void add_grid_sample_mappings(std::vector<OpMapping>& table);     // map_grid_sa
 void add_control_flow_mappings(std::vector<OpMapping>& table);    // map_control_flow.cc
 void add_sequence_mappings(std::vector<OpMapping>& table);        // map_sequence.cc
 void add_quantize_mappings(std::vector<OpMapping>& table);        // map_quantize.cc
+void add_norm_mappings(std::vector<OpMapping>& table);            // map_norms.cc
 
 }  // namespace cuvil::bench::onnx_import
