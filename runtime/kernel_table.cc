@@ -183,9 +183,12 @@ std::vector<KernelInfo> build_table() {
   t.back().schedule = cpu::copy_schedule;
   add(OpKind::embedding, "cpu", cpu::embedding, "row gather");
   for (OpKind op :
-       {OpKind::tanh, OpKind::erf, OpKind::sqrt, OpKind::exp, OpKind::log, OpKind::neg, OpKind::abs,
-        OpKind::clip, OpKind::hard_sigmoid, OpKind::hard_swish, OpKind::leaky_relu, OpKind::sin,
-        OpKind::cos, OpKind::floor, OpKind::ceil, OpKind::round, OpKind::sign}) {
+       {OpKind::tanh,       OpKind::erf,  OpKind::sqrt, OpKind::exp,          OpKind::log,
+        OpKind::neg,        OpKind::abs,  OpKind::clip, OpKind::hard_sigmoid, OpKind::hard_swish,
+        OpKind::leaky_relu, OpKind::sin,  OpKind::cos,  OpKind::floor,        OpKind::ceil,
+        OpKind::round,      OpKind::sign, OpKind::tan,  OpKind::asin,         OpKind::acos,
+        OpKind::atan,       OpKind::sinh, OpKind::cosh, OpKind::asinh,        OpKind::acosh,
+        OpKind::atanh}) {
     add(op, "cpu", cpu::unary, "elementwise (vectorised: tanh, erf, sqrt, exp)");
     t.back().prepare = cpu::unary_prepare;
   }

@@ -59,7 +59,16 @@ constexpr std::string_view kOpNames[kOpKindCount] = {"conv2d",
                                                      "ceil",
                                                      "round",
                                                      "sign",
-                                                     "cast"};
+                                                     "cast",
+                                                     "tan",
+                                                     "asin",
+                                                     "acos",
+                                                     "atan",
+                                                     "sinh",
+                                                     "cosh",
+                                                     "asinh",
+                                                     "acosh",
+                                                     "atanh"};
 }  // namespace
 
 std::string_view to_string(OpKind op) {
@@ -89,6 +98,15 @@ bool is_unary_elementwise(OpKind op) {
     case OpKind::ceil:
     case OpKind::round:
     case OpKind::sign:
+    case OpKind::tan:
+    case OpKind::asin:
+    case OpKind::acos:
+    case OpKind::atan:
+    case OpKind::sinh:
+    case OpKind::cosh:
+    case OpKind::asinh:
+    case OpKind::acosh:
+    case OpKind::atanh:
       return true;
     default:
       return false;

@@ -119,9 +119,20 @@ enum class OpKind : uint8_t {
   // truncates toward zero and saturates at the int32 range (NaN becomes 0: ONNX leaves it
   // undefined); to f32 copies. Not an epilogue step: its result's dtype is its own.
   cast,
+  // The remaining trigonometric and hyperbolic functions ONNX defines (atan: torch.atan2's
+  // export; the rest for completeness), unary elementwise like sin and cos.
+  tan,
+  asin,
+  acos,
+  atan,
+  sinh,
+  cosh,
+  asinh,
+  acosh,
+  atanh,
 };
 
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::cast) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::atanh) + 1;
 
 std::string_view to_string(OpKind op);
 

@@ -468,6 +468,15 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
     case OpKind::ceil:
     case OpKind::round:
     case OpKind::sign:
+    case OpKind::tan:
+    case OpKind::asin:
+    case OpKind::acos:
+    case OpKind::atan:
+    case OpKind::sinh:
+    case OpKind::cosh:
+    case OpKind::asinh:
+    case OpKind::acosh:
+    case OpKind::atanh:
       c.arity(1, 1);
       out->shape = c.shape(0);
       out->layout = c.in(0).layout;

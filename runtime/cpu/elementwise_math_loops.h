@@ -48,6 +48,33 @@ inline bool unary_loops(ir::OpKind op, const float* x, float* y, int64_t n,
     case ir::OpKind::cos:
       for (int64_t i = 0; i < n; ++i) y[i] = std::cos(x[i]);
       return true;
+    case ir::OpKind::tan:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::tan(x[i]);
+      return true;
+    case ir::OpKind::asin:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::asin(x[i]);
+      return true;
+    case ir::OpKind::acos:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::acos(x[i]);
+      return true;
+    case ir::OpKind::atan:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::atan(x[i]);
+      return true;
+    case ir::OpKind::sinh:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::sinh(x[i]);
+      return true;
+    case ir::OpKind::cosh:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::cosh(x[i]);
+      return true;
+    case ir::OpKind::asinh:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::asinh(x[i]);
+      return true;
+    case ir::OpKind::acosh:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::acosh(x[i]);
+      return true;
+    case ir::OpKind::atanh:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::atanh(x[i]);
+      return true;
     case ir::OpKind::floor:
       for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]);
       return true;

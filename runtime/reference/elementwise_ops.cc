@@ -26,6 +26,24 @@ float apply_unary(ir::OpKind op, const ir::UnaryParams& p, float x) {
       return static_cast<float>(std::sin(v));
     case ir::OpKind::cos:
       return static_cast<float>(std::cos(v));
+    case ir::OpKind::tan:
+      return static_cast<float>(std::tan(v));
+    case ir::OpKind::asin:
+      return static_cast<float>(std::asin(v));
+    case ir::OpKind::acos:
+      return static_cast<float>(std::acos(v));
+    case ir::OpKind::atan:
+      return static_cast<float>(std::atan(v));
+    case ir::OpKind::sinh:
+      return static_cast<float>(std::sinh(v));
+    case ir::OpKind::cosh:
+      return static_cast<float>(std::cosh(v));
+    case ir::OpKind::asinh:
+      return static_cast<float>(std::asinh(v));
+    case ir::OpKind::acosh:
+      return static_cast<float>(std::acosh(v));
+    case ir::OpKind::atanh:
+      return static_cast<float>(std::atanh(v));
     case ir::OpKind::floor:
       return std::floor(x);
     case ir::OpKind::ceil:

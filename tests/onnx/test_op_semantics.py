@@ -937,6 +937,62 @@ def test_timestep_embedding_of_a_run_time_input(tmp_path):
     close(got, np.concatenate([np.sin(ang), np.cos(ang)], axis=1).astype(np.float32), 1e-4)
 
 
+def group_norm_reference(x, groups, scale, bias, eps):
+    n, ch = x.shape[:2]
+    g = x.reshape(n, groups, -1).astype(np.float64)
+    g = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + eps)
+    shape = (1, ch) + (1,) * (x.ndim - 2)
+    return (g.reshape(x.shape) * scale.reshape(shape) + bias.reshape(shape)).astype(np.float32)
+
+
+@pytest.mark.parametrize("opset,shape,groups", [(21, (2, 6, 5, 7), 3), (21, (1, 4, 9), 2),
+                                                (18, (2, 6, 3, 4, 5), 2), (18, (3, 5, 7, 1), 5)])
+def test_group_normalization_per_channel_and_per_group(tmp_path, opset, shape, groups):
+    # Opset 21's scale and bias hold one value per channel; opset 18's one per group.
+    x = rand(*shape) * 2 + 1
+    ch = shape[1]
+    n_params = ch if opset >= 21 else groups
+    scale, bias = rand(n_params), rand(n_params)
+    node = helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=groups,
+                            epsilon=1e-3)
+    (got,) = run(tmp_path, [node], {"x": x}, {"s": scale, "b": bias}, opset=opset)
+    per_channel = lambda p: p if opset >= 21 else np.repeat(p, ch // groups)
+    close(got, group_norm_reference(x, groups, per_channel(scale), per_channel(bias), 1e-3), 1e-4)
+
+
+def test_group_normalization_with_run_time_per_group_parameters(tmp_path):
+    x, scale, bias = rand(2, 6, 4, 4), rand(3), rand(3)
+    node = helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3)
+    (got,) = run(tmp_path, [node], {"x": x, "s": scale, "b": bias}, opset=18)
+    close(got, group_norm_reference(x, 3, np.repeat(scale, 2), np.repeat(bias, 2), 1e-5), 1e-4)
+
+
+def test_group_normalization_refusals_name_the_node(tmp_path):
+    x, p3 = rand(2, 6, 4, 4), rand(3)
+    node = lambda **kw: helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], name="gn", **kw)
+    refused(tmp_path, node(), x, {"s": p3, "b": p3}, "num_groups", opset=21)
+    refused(tmp_path, node(num_groups=4), x, {"s": rand(6), "b": rand(6)}, "must divide the 6", opset=21)
+    refused(tmp_path, node(num_groups=3), x, {"s": rand(4), "b": rand(4)}, "scale must hold 6", opset=21)
+
+
+TRIG = {"Tan": np.tan, "Asin": np.arcsin, "Acos": np.arccos, "Atan": np.arctan, "Sinh": np.sinh,
+        "Cosh": np.cosh, "Asinh": np.arcsinh, "Acosh": np.arccosh, "Atanh": np.arctanh}
+
+
+@pytest.mark.parametrize("op", sorted(TRIG))
+def test_trigonometric_and_hyperbolic_at_run_time_and_folded(tmp_path, op):
+    x = np.tanh(rand(3, 7)) * 0.95  # inside every domain but Acosh's
+    if op == "Acosh":
+        x = 1 + np.abs(x) * 3
+    c = x[::-1].copy()
+    nodes = [helper.make_node(op, ["x"], ["y"]), helper.make_node(op, ["c"], ["cy"]),
+             helper.make_node("Add", ["y", "cy"], ["z"])]
+    y, z = run(tmp_path, nodes, {"x": x}, {"c": c}, outputs=("y", "z"))
+    f = TRIG[op]
+    close(y, f(x.astype(np.float64)).astype(np.float32))
+    close(z, (f(x.astype(np.float64)) + f(c.astype(np.float64))).astype(np.float32))
+
+
 def test_floor_ceil_round_sign_at_run_time(tmp_path):
     x = np.array([[-2.5, -1.5, -0.5, 0.0, 0.5, 1.5, 2.5, 2.7, -2.7, np.nan]], np.float32)
     nodes = [helper.make_node(op, ["x"], [op.lower()]) for op in ("Floor", "Ceil", "Round", "Sign")]

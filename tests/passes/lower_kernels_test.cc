@@ -312,6 +312,27 @@ TEST(LowerKernels, SinCosFloorCeilRoundSignMatchReference) {
   }
 }
 
+// Inputs as 0.9 tanh(x), inside the domains of asin, acos and atanh; acosh reads 1 + |x|.
+TEST(LowerKernels, TrigonometricAndHyperbolicMatchReference) {
+  for (OpKind op : {OpKind::tan, OpKind::asin, OpKind::acos, OpKind::atan, OpKind::sinh,
+                    OpKind::cosh, OpKind::asinh, OpKind::acosh, OpKind::atanh}) {
+    for (const Shape& s : {Shape{3, 7, 19}, Shape{1}, Shape{17}}) {
+      Graph g;
+      const ValueId x = g.add_input("x", s);
+      const ValueId in =
+          op == OpKind::acosh
+              ? g.add_node(OpKind::add,
+                           {g.add_node(OpKind::abs, {x}),
+                            g.add_constant("one", {1}, ir::ConstantInit::uniform(1, 1, 1))})
+              : g.add_node(OpKind::mul,
+                           {g.add_node(OpKind::tanh, {x}),
+                            g.add_constant("k", {1}, ir::ConstantInit::uniform(0.9f, 0.9f, 1))});
+      g.mark_output(g.add_node(op, {in}));
+      expect_matches_reference(g);
+    }
+  }
+}
+
 TEST(LowerKernels, CastMatchesReference) {
   for (const Shape& s : {Shape{3, 7, 19}, Shape{1}, Shape{17}}) {
     Graph g;

@@ -69,10 +69,13 @@ void expect_same_as_reference(const Graph& g, const std::vector<Tensor>& inputs,
 TEST(SpecialValues, UnaryKernelsGiveTheReferencesNaNsAndInfinities) {
   const std::vector<float> x = specials();
   const Shape s = {static_cast<int64_t>(x.size())};
-  for (OpKind op : {OpKind::relu, OpKind::silu, OpKind::gelu, OpKind::sigmoid, OpKind::tanh,
-                    OpKind::erf, OpKind::exp, OpKind::sqrt, OpKind::log, OpKind::neg, OpKind::abs,
-                    OpKind::hard_sigmoid, OpKind::hard_swish, OpKind::leaky_relu, OpKind::clip,
-                    OpKind::floor, OpKind::ceil, OpKind::round, OpKind::sign}) {
+  for (OpKind op :
+       {OpKind::relu,  OpKind::silu,         OpKind::gelu,       OpKind::sigmoid,    OpKind::tanh,
+        OpKind::erf,   OpKind::exp,          OpKind::sqrt,       OpKind::log,        OpKind::neg,
+        OpKind::abs,   OpKind::hard_sigmoid, OpKind::hard_swish, OpKind::leaky_relu, OpKind::clip,
+        OpKind::floor, OpKind::ceil,         OpKind::round,      OpKind::sign,       OpKind::tan,
+        OpKind::asin,  OpKind::acos,         OpKind::atan,       OpKind::sinh,       OpKind::cosh,
+        OpKind::asinh, OpKind::acosh,        OpKind::atanh}) {
     Graph g;
     ir::Attrs attrs;
     if (op == OpKind::clip) attrs = {{"min", -1.0}, {"max", 1.0}};

@@ -61,6 +61,34 @@ TEST(ReferenceUnary, SinCosFloorCeilRoundSign) {
   EXPECT_TRUE(std::isnan(unary(OpKind::sign, {std::nanf("")}).data[0]));
 }
 
+TEST(ReferenceUnary, TrigonometricAndHyperbolicInAndOutOfTheirDomains) {
+  const std::vector<float> x = {-0.99f, -0.5f, -0.0f, 0.3f,
+                                0.7f};  // inside every domain but acosh's
+  auto expect = [&](OpKind op, double (*f)(double), const std::vector<float>& in) {
+    const Tensor y = unary(op, in);
+    for (size_t i = 0; i < in.size(); ++i) EXPECT_NEAR(y.data[i], f(in[i]), 1e-6) << i;
+  };
+  expect(
+      OpKind::tan, [](double v) { return std::tan(v); }, x);
+  expect(
+      OpKind::asin, [](double v) { return std::asin(v); }, x);
+  expect(
+      OpKind::acos, [](double v) { return std::acos(v); }, x);
+  expect(OpKind::atan, [](double v) { return std::atan(v); }, {-1e6f, -2.0f, 0.0f, 0.5f, 1e6f});
+  expect(
+      OpKind::sinh, [](double v) { return std::sinh(v); }, x);
+  expect(
+      OpKind::cosh, [](double v) { return std::cosh(v); }, x);
+  expect(OpKind::asinh, [](double v) { return std::asinh(v); }, {-30.0f, -0.5f, 0.0f, 2.0f});
+  expect(OpKind::acosh, [](double v) { return std::acosh(v); }, {1.0f, 1.5f, 10.0f});
+  expect(
+      OpKind::atanh, [](double v) { return std::atanh(v); }, x);
+  // outside the domain: NaN, as the C library and ONNX Runtime give
+  EXPECT_TRUE(std::isnan(unary(OpKind::asin, {1.5f}).data[0]));
+  EXPECT_TRUE(std::isnan(unary(OpKind::acosh, {0.5f}).data[0]));
+  EXPECT_TRUE(std::isinf(unary(OpKind::atanh, {1.0f}).data[0]));
+}
+
 // To i32: toward zero, saturated at the int32 range, NaN as 0; to f32 the values unchanged.
 TEST(ReferenceCast, ToIntegerTruncatesTowardZeroAndSaturates) {
   const std::vector<float> x = {-2.7f,        -0.5f, -0.0f,

@@ -150,6 +150,19 @@ bool fold_compare(NodeContext& c) {
   return true;
 }
 
+// The trigonometric and hyperbolic functions besides Sin and Cos, each an IR op of its own name.
+const std::map<std::string, OpKind>& trigonometric_ops() {
+  static const std::map<std::string, OpKind> ops = {
+      {"Tan", OpKind::tan},     {"Asin", OpKind::asin},   {"Acos", OpKind::acos},
+      {"Atan", OpKind::atan},   {"Sinh", OpKind::sinh},   {"Cosh", OpKind::cosh},
+      {"Asinh", OpKind::asinh}, {"Acosh", OpKind::acosh}, {"Atanh", OpKind::atanh}};
+  return ops;
+}
+
+bool is_trigonometric(const std::string& op) {
+  return trigonometric_ops().count(op) != 0;
+}
+
 // Unary ops on constants, in double.
 double unary_value(const std::string& op, double v, const NodeContext& c) {
   if (op == "Relu") return v > 0 ? v : 0;
@@ -169,6 +182,15 @@ double unary_value(const std::string& op, double v, const NodeContext& c) {
   if (op == "Sign") return v > 0 ? 1 : v < 0 ? -1 : v;  // 0 and NaN stay as they are
   if (op == "Sin") return std::sin(v);
   if (op == "Cos") return std::cos(v);
+  if (op == "Tan") return std::tan(v);
+  if (op == "Asin") return std::asin(v);
+  if (op == "Acos") return std::acos(v);
+  if (op == "Atan") return std::atan(v);
+  if (op == "Sinh") return std::sinh(v);
+  if (op == "Cosh") return std::cosh(v);
+  if (op == "Asinh") return std::asinh(v);
+  if (op == "Acosh") return std::acosh(v);
+  if (op == "Atanh") return std::atanh(v);
   c.fail("cannot fold");
 }
 
@@ -180,7 +202,7 @@ bool fold_unary(NodeContext& c) {
   } else {
     const bool float_result = op == "Sigmoid" || op == "Tanh" || op == "Erf" || op == "Sqrt" ||
                               op == "Exp" || op == "Log" || op == "Reciprocal" || op == "Sin" ||
-                              op == "Cos";
+                              op == "Cos" || is_trigonometric(op);
     if (float_result) c.fail("a floating-point function of integers");
     for (int64_t& v : t.i) v = static_cast<int64_t>(unary_value(op, static_cast<double>(v), c));
     if (op == "Not") t.kind = HostTensor::Kind::boolean;
@@ -345,6 +367,8 @@ void map_unary(NodeContext& c) {
   ir::Attrs attrs;
   if (auto it = plain.find(op); it != plain.end()) {
     kind = it->second;
+  } else if (auto trig = trigonometric_ops().find(op); trig != trigonometric_ops().end()) {
+    kind = trig->second;
   } else if (op == "HardSigmoid") {
     kind = OpKind::hard_sigmoid;
     attrs = {{"alpha", c.attr_float("alpha", 0.2)}, {"beta", c.attr_float("beta", 0.5)}};
@@ -559,6 +583,8 @@ void add_elementwise_mappings(std::vector<OpMapping>& t) {
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs",
                          "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos"})
     t.push_back({op, map_unary, fold_unary});
+  for (const auto& [op, kind] : trigonometric_ops())
+    t.push_back({op.c_str(), map_unary, fold_unary});
   for (const char* op : {"HardSigmoid", "HardSwish", "LeakyRelu"})
     t.push_back({op, map_unary, nullptr});
   t.push_back({"Not", map_logic, fold_unary});

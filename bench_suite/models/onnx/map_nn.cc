@@ -1,5 +1,6 @@
 // Network layers: Conv, Gemm, MatMul, BatchNormalization, InstanceNormalization,
-// LayerNormalization, the pools, the reductions, and Resize/Upsample (nearest, linear, cubic).
+// GroupNormalization, LayerNormalization, the pools, the reductions, and Resize/Upsample (nearest,
+// linear, cubic).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -244,6 +245,45 @@ void map_instance_norm(NodeContext& c) {
   ir::ValueId y = c.add(OpKind::group_norm, {x, c.value(1), c.value(2)},
                         {{"groups", channels}, {"eps", c.attr_float("epsilon", 1e-5)}},
                         original.size() == 4 ? "" : "gn");
+  c.set_output(0, from_nchw(c, y, original));
+}
+
+// GroupNormalization (opset 18; 21 changed its parameters): x's C channels in num_groups groups,
+// each normalised over its channels and the spatial axes, then scaled and shifted per channel.
+// Opset 21's scale and bias hold C values; opset 18's held one per group, as its specification
+// said (a C-long pair is read per channel there too: that is what exporters meant).
+void map_group_norm(NodeContext& c) {
+  if (!c.has_attr("num_groups")) c.fail("attribute 'num_groups' is required");
+  const int64_t groups = c.attr_int("num_groups", 1);
+  ir::Shape original;
+  const ir::Shape xs = c.shape(0);
+  if (xs.size() < 2)
+    c.fail("input must have rank >= 2 ([N, C, ...]), got rank " + std::to_string(xs.size()));
+  const int64_t channels = xs[1];
+  if (groups < 1 || channels % groups != 0) {
+    c.fail("num_groups " + std::to_string(groups) + " must divide the " + std::to_string(channels) +
+           " channels");
+  }
+  auto per_channel = [&](size_t i, const char* what) {
+    const ir::Shape ps = c.shape(i);
+    if (ps.size() != 1 || (ps[0] != channels && ps[0] != groups)) {
+      c.fail(std::string(what) + " must hold " + std::to_string(channels) + " (per channel) or " +
+             std::to_string(groups) + " (per group, opset 18) values, got shape " +
+             ir::to_string(ps));
+    }
+    if (ps[0] == channels) return c.value(i);
+    std::vector<int64_t> group_of(static_cast<size_t>(channels));
+    for (int64_t ch = 0; ch < channels; ++ch)
+      group_of[static_cast<size_t>(ch)] = ch / (channels / groups);
+    const ir::ValueId index = c.constant_value(HostTensor::ints({channels}, group_of), "group_of");
+    return c.add(OpKind::gather, {c.value(i), index}, {{"axis", int64_t{0}}},
+                 std::string(what) + "_per_channel");
+  };
+  const ir::ValueId gamma = per_channel(1, "scale"), beta = per_channel(2, "bias");
+  const ir::ValueId x = as_nchw(c, c.value(0), &original);
+  const ir::ValueId y = c.add(OpKind::group_norm, {x, gamma, beta},
+                              {{"groups", groups}, {"eps", c.attr_float("epsilon", 1e-5)}},
+                              original.size() == 4 ? "" : "gn");
   c.set_output(0, from_nchw(c, y, original));
 }
 
@@ -803,6 +843,7 @@ void add_nn_mappings(std::vector<OpMapping>& t) {
   t.push_back({"MatMul", map_matmul, nullptr});
   t.push_back({"BatchNormalization", map_batch_norm, nullptr});
   t.push_back({"InstanceNormalization", map_instance_norm, nullptr});
+  t.push_back({"GroupNormalization", map_group_norm, nullptr});
   t.push_back({"LayerNormalization", map_layer_norm, nullptr});
   t.push_back({"MaxPool", map_pool, nullptr});
   t.push_back({"AveragePool", map_pool, nullptr});
