@@ -404,6 +404,58 @@ def test_average_pool_padding_in_or_out_of_the_divisor(tmp_path):
     close(b, np_pool(x, (3, 3), (2, 2), (1, 1, 1, 1), False, include_pad=True))
 
 
+@pytest.mark.parametrize("k,s,pads,include_pad", [((2, 2), (2, 2), (0, 0, 0, 0), 1),
+                                                  ((3, 3), (2, 2), (1, 1, 1, 1), 1),
+                                                  ((3, 3), (2, 2), (1, 1, 1, 1), 0),
+                                                  ((4, 2), (3, 2), (1, 0, 1, 0), 1),
+                                                  ((2, 2), (2, 2), (1, 1, 1, 1), 0),
+                                                  ((3, 2), (2, 3), (0, 1, 1, 0), 0)])
+def test_average_pool_ceil_mode_windows_over_the_edge(tmp_path, k, s, pads, include_pad):
+    # A ceil_mode window overhanging the input (and its padding) divides by the taps it covers,
+    # padding counted or not, as PyTorch and the ONNX specification say; one that would start in
+    # the end padding is dropped (libonnx 1.12's shape inference still counts it).
+    x = rand(2, 3, 11, 13)
+    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=list(k), strides=list(s),
+                            pads=list(pads), ceil_mode=1, count_include_pad=include_pad)
+    (got,) = run(tmp_path, [node], {"x": x})
+    close(got, np_pool(x, k, s, pads, False, include_pad=bool(include_pad), ceil=True))
+
+
+def test_average_pool_asymmetric_pads_out_of_the_divisor(tmp_path):
+    x = rand(1, 2, 7, 8)
+    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                            pads=[0, 2, 1, 0], count_include_pad=0)
+    (got,) = run(tmp_path, [node], {"x": x})
+    close(got, np_pool(x, (3, 3), (2, 2), (0, 2, 1, 0), False, include_pad=False))
+
+
+def test_pool_window_starting_in_the_end_padding_is_dropped_downstream_too(tmp_path):
+    x = rand(1, 3, 11, 11)
+    nodes = [helper.make_node("MaxPool", ["x"], ["m"], kernel_shape=[2, 2], strides=[2, 2],
+                              pads=[1, 1, 1, 1], ceil_mode=1),
+             helper.make_node("AveragePool", ["m"], ["a"], kernel_shape=[2, 2], strides=[2, 2],
+                              pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=0),
+             helper.make_node("Relu", ["a"], ["y"])]
+    (got,) = run(tmp_path, nodes, {"x": x})
+    m = np_pool(x, (2, 2), (2, 2), (1, 1, 1, 1), True, ceil=True)
+    assert m.shape[2:] == (6, 6)
+    close(got, np.maximum(np_pool(m, (2, 2), (2, 2), (1, 1, 1, 1), False, include_pad=False,
+                                  ceil=True), 0))
+
+
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2, ceil_mode=True),
+                                    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                                    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                         count_include_pad=False),
+                                    dict(kernel_size=2, padding=1, ceil_mode=True,
+                                         count_include_pad=False)])
+def test_pytorch_avg_pool_ceil_mode(compare, kwargs):
+    import torch
+
+    pool = torch.nn.AvgPool2d(**kwargs)
+    assert compare(pool, torch.randn(2, 3, 11, 13), 17) <= 1e-5
+
+
 def np_conv(x, w, b, stride, pads, groups=1, dilations=(1, 1)):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape

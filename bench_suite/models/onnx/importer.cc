@@ -452,12 +452,6 @@ class Importer {
     });
     rewrite_for_inference(*g, constants, model_.opset >= 18 && libonnx_max_opset() < 18);
     std::map<std::string, ir::Shape> out;
-    try {
-      onnx::shape_inference::InferShapes(copy);
-    } catch (const std::exception& e) {
-      throw UserError(model_.path +
-                      ": ONNX shape inference failed on the bound model: " + std::string(e.what()));
-    }
     auto collect = [&](const onnx::ValueInfoProto& vi) {
       if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
       ir::Shape s;
@@ -467,9 +461,89 @@ class Importer {
       }
       out[vi.name()] = s;
     };
-    for (const auto& vi : g->value_info()) collect(vi);
-    for (const auto& vi : g->output()) collect(vi);
+    // Each pass that rewrites a pool changes the shapes after it: infer again (only models with
+    // such a pool pay, once per pool at most).
+    do {
+      out.clear();
+      try {
+        onnx::shape_inference::InferShapes(copy);
+      } catch (const std::exception& e) {
+        throw UserError(model_.path + ": ONNX shape inference failed on the bound model: " +
+                        std::string(e.what()));
+      }
+      for (const auto& vi : g->input()) collect(vi);
+      for (const auto& vi : g->value_info()) collect(vi);
+      for (const auto& vi : g->output()) collect(vi);
+    } while (drop_windows_in_the_padding(*g, out));
     return out;
+  }
+
+  // A ceil_mode pool's last window that would start in the end padding is dropped (the ONNX
+  // specification says so, as PyTorch computes; Debian's libonnx 1.12 still counts it). The first
+  // such pool whose input shape `shapes` knows is rewritten, in the copy inference reads, to the
+  // floor-mode pool of the same output (end padding to its last window); true if one was.
+  static bool drop_windows_in_the_padding(onnx::GraphProto& g,
+                                          const std::map<std::string, ir::Shape>& shapes) {
+    for (auto& node : *g.mutable_node()) {
+      if ((node.op_type() != "MaxPool" && node.op_type() != "AveragePool") || node.input_size() < 1)
+        continue;
+      std::vector<int64_t> kernel, strides, pads;
+      bool ceil_mode = false, dilated = false, auto_pad = false;
+      for (const auto& a : node.attribute()) {
+        if (a.name() == "kernel_shape") kernel.assign(a.ints().begin(), a.ints().end());
+        if (a.name() == "strides") strides.assign(a.ints().begin(), a.ints().end());
+        if (a.name() == "pads") pads.assign(a.ints().begin(), a.ints().end());
+        if (a.name() == "ceil_mode") ceil_mode = a.i() != 0;
+        if (a.name() == "dilations")
+          dilated = std::any_of(a.ints().begin(), a.ints().end(), [](int64_t d) { return d != 1; });
+        if (a.name() == "auto_pad") auto_pad = !a.s().empty() && a.s() != "NOTSET";
+      }
+      auto it = shapes.find(node.input(0));
+      const size_t r = kernel.size();
+      if (!ceil_mode || dilated || auto_pad || it == shapes.end() || it->second.size() != r + 2)
+        continue;
+      if (strides.empty()) strides.assign(r, 1);
+      if (pads.empty()) pads.assign(2 * r, 0);
+      if (strides.size() != r || pads.size() != 2 * r) continue;
+      // Out-of-range windows are the importer's to refuse (naming the node); no overflow here.
+      auto in_range = [](const std::vector<int64_t>& v) {
+        return std::all_of(v.begin(), v.end(), [](int64_t e) { return e >= 0 && e <= (1 << 30); });
+      };
+      if (!in_range(kernel) || !in_range(strides) || !in_range(pads)) continue;
+      bool drops = false, valid = true;
+      std::vector<int64_t> floor_pads = pads;
+      for (size_t d = 0; d < r && valid; ++d) {
+        const int64_t in = it->second[d + 2], begin = pads[d], end = pads[d + r];
+        valid = strides[d] >= 1 && in + begin + end >= kernel[d];  // else the importer refuses
+        if (!valid) break;
+        const int64_t span = in + begin + end - kernel[d];
+        int64_t n = (span + strides[d] - 1) / strides[d] + 1;
+        if ((n - 1) * strides[d] >= in + begin) {
+          --n;
+          drops = true;
+        }
+        floor_pads[d + r] = std::max<int64_t>(0, (n - 1) * strides[d] + kernel[d] - in - begin);
+      }
+      if (!valid || !drops) continue;
+      for (auto& a : *node.mutable_attribute()) {
+        if (a.name() == "ceil_mode") a.set_i(0);
+        if (a.name() == "pads") {
+          a.clear_ints();
+          for (int64_t v : floor_pads) a.add_ints(v);
+        }
+      }
+      bool has_pads = false;
+      for (const auto& a : node.attribute()) has_pads = has_pads || a.name() == "pads";
+      if (!has_pads) *node.add_attribute() = onnx::MakeAttribute("pads", floor_pads);
+      // Shapes after it, the graph outputs' declared ones included, came from the old rule.
+      g.clear_value_info();
+      for (auto& output : *g.mutable_output()) {
+        if (output.type().has_tensor_type())
+          output.mutable_type()->mutable_tensor_type()->clear_shape();
+      }
+      return true;
+    }
+    return false;
   }
 
   // Where libonnx's inference reads a node otherwise than cuvil (and ONNX Runtime) run it, the

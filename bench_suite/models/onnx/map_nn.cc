@@ -356,6 +356,8 @@ void map_pool(NodeContext& c) {
   }
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
+  const Padding explicit_pads = p;
+  bool overhang = false;
   if (ceil_mode) {
     // Extra end padding makes floor division give the ceil-mode size; a last window that would
     // start in the end padding is dropped, as PyTorch does.
@@ -365,16 +367,44 @@ void map_pool(NodeContext& c) {
       if ((out - 1) * strides[d] >= spatial[d] + p.begin[d]) --out;
       const int64_t extra = std::max<int64_t>(
           0, (out - 1) * strides[d] + kernel[d] - (spatial[d] + p.begin[d] + p.end[d]));
-      if (extra > 0 && !is_max)
-        c.fail("ceil_mode average pooling whose windows overhang the input is not supported");
+      overhang = overhang || extra > 0;
       p.end[d] += extra;
     }
   }
-  const std::vector<int64_t> sym = pool_padding(c, x, kernel, p.begin, p.end, is_max, include_pad);
+  // An average whose divisor the kernel cannot express (a ceil_mode window overhanging the
+  // padding, which PyTorch leaves out of the divisor; asymmetric padding not counted) is the
+  // window sum (zeros padded and counted) over a divisor map made at import.
+  const bool asymmetric = p.begin[0] != p.end[0] || p.begin[1] != p.end[1] ||
+                          std::min(p.begin[0], p.end[0]) * 2 > kernel[0] ||
+                          std::min(p.begin[1], p.end[1]) * 2 > kernel[1];
+  const bool divisor_map = !is_max && (overhang || (asymmetric && !include_pad));
+  const std::vector<int64_t> sym =
+      pool_padding(c, x, kernel, p.begin, p.end, is_max, include_pad || divisor_map);
   ir::Attrs attrs = {{"kernel", kernel}, {"stride", strides}, {"pad", sym}};
-  if (!is_max) attrs.set("count_include_pad", int64_t{include_pad ? 1 : 0});
-  ir::ValueId y =
-      c.add(is_max ? OpKind::max_pool2d : OpKind::avg_pool2d, {x}, attrs, r == 1 ? "pool2d" : "");
+  if (!is_max) attrs.set("count_include_pad", int64_t{include_pad || divisor_map ? 1 : 0});
+  ir::ValueId y = c.add(is_max ? OpKind::max_pool2d : OpKind::avg_pool2d, {x}, attrs,
+                        r == 1 || divisor_map ? "pool2d" : "");
+  if (divisor_map) {
+    // Per axis, the taps of each window inside the input (count_include_pad 0) or inside the
+    // input and its explicit padding (1); the map is their product over the window's size.
+    const ir::Shape ys = c.value_shape(y);
+    std::vector<std::vector<int64_t>> taps(2);
+    for (size_t d = 0; d < 2; ++d) {
+      const int64_t lo = include_pad ? -explicit_pads.begin[d] : 0;
+      const int64_t hi = spatial[d] + (include_pad ? explicit_pads.end[d] : 0);
+      for (int64_t o = 0; o < ys[2 + d]; ++o) {
+        const int64_t start = o * strides[d] - p.begin[d];
+        taps[d].push_back(std::min(start + kernel[d], hi) - std::max(start, lo));
+      }
+    }
+    std::vector<float> scale;
+    for (int64_t i : taps[0])
+      for (int64_t j : taps[1])
+        scale.push_back(static_cast<float>(static_cast<double>(kernel[0] * kernel[1]) /
+                                           static_cast<double>(std::max<int64_t>(1, i * j))));
+    const ir::ValueId map = c.constant_value(HostTensor::floats({ys[2], ys[3]}, scale), "divisor");
+    y = c.add(OpKind::mul, {y, map}, {}, r == 1 ? "averaged" : "");
+  }
   if (r == 1) {
     ir::Shape s = c.value_shape(y);
     s.erase(s.begin() + 2);
