@@ -155,27 +155,28 @@ def _tensors(torch, value):
     return []
 
 
-def _export_errors(torch, module, example, model, traced):
-    """Per output of `model`, its max relative error against `module` run on `example`: in eval
-    mode without gradients, or (traced) in the mode the export traced it in. None for an output
-    whose shape differs; [] when the module's outputs do not match the model's in number."""
+def _module_outputs(torch, module, example, traced):
+    """The module's result on `example` as float64 arrays: in eval mode without gradients, or
+    (traced) in the mode the export traced it in."""
     was_training = module.training
     mode = _traced_mode(torch, module) if traced else torch.no_grad()
     module.eval()
     try:
         with mode:
-            theirs = _tensors(torch, module(*example))
+            result = _tensors(torch, module(*example))
     finally:
         module.train(was_training)
-    if len(theirs) != len(model.outputs):
-        return []
-    arrays = [t.detach().cpu().numpy() for t in example]
-    ours = model(*[a.astype(np.float32) if a.dtype.kind == "f" else a for a in arrays])
-    errors = []
-    for a, b in zip(ours, theirs):
-        b = b.detach().cpu().double().numpy()
-        errors.append(_relative_error(np.asarray(a, np.float64), b) if a.shape == b.shape else None)
-    return errors
+    return [t.detach().cpu().double().numpy() for t in result]
+
+
+def _misses(ours, theirs, bound):
+    """Per output past the bound: (index, error or None for a shape that differs)."""
+    misses = []
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        e = _relative_error(np.asarray(a, np.float64), b) if a.shape == b.shape else None
+        if e is None or not e <= bound:
+            misses.append((i, e))
+    return misses
 
 
 def _check_export(torch, module, example, model):
@@ -183,28 +184,31 @@ def _check_export(torch, module, example, model):
     differ from the module's past the pipeline's bound: the graph torch.onnx.export wrote computes
     something else (an exporter bug, such as PyTorch 1.13's asymmetric circular padding,
     pytorch#86690), the module draws random numbers, or it rounds or selects (quantization,
-    argmax), where a last-bit difference moves an output. The check runs the module without
-    gradients first, and only on a miss again as the export traced it (the fused attention path
-    PyTorch takes without gradients differs from the traced one at padded positions)."""
+    argmax), where a last-bit difference moves an output. The module runs without gradients
+    first, and only on a miss again as the export traced it (the fused attention path PyTorch
+    takes without gradients differs from the traced one at padded positions)."""
     name = type(module).__name__
     bound = model._session.tolerance
-    errors = _export_errors(torch, module, example, model, traced=False)
-    if errors and all(e is not None and e <= bound for e in errors):
+    arrays = [t.detach().cpu().numpy() for t in example]
+    ours = model(*[a.astype(np.float32) if a.dtype.kind == "f" else a for a in arrays])
+    theirs = _module_outputs(torch, module, example, traced=False)
+    if len(theirs) == len(ours) and not _misses(ours, theirs, bound):
         return
-    errors = _export_errors(torch, module, example, model, traced=True)
-    if not errors:
-        warnings.warn(f"cuvil.compile({name}): the export was not checked: the module returns a "
-                      f"different number of tensors than the {len(model.outputs)} output(s) of "
-                      "its ONNX graph", ExportMismatchWarning, stacklevel=3)
+    theirs = _module_outputs(torch, module, example, traced=True)
+    if len(theirs) != len(ours):
+        warnings.warn(f"cuvil.compile({name}): the export was not checked: the module returns "
+                      f"{len(theirs)} tensor(s), its ONNX graph {len(ours)} output(s)",
+                      ExportMismatchWarning, stacklevel=3)
         return
-    misses = [f"output {i} ({model.outputs[i].name!r}): "
-              + ("shape " + str(model.outputs[i].shape) if e is None else f"max relative error {e:.3g}")
-              for i, e in enumerate(errors) if e is None or not e <= bound]
+    misses = _misses(ours, theirs, bound)
     if not misses:
         return
+    described = [f"output {i} ({model.outputs[i].name!r}): "
+                 + (f"shape {tuple(ours[i].shape)}, the module's {tuple(theirs[i].shape)}"
+                    if e is None else f"max relative error {e:.3g}") for i, e in misses]
     warnings.warn(
         f"cuvil.compile({name}): on the example inputs the compiled model differs from the module "
-        f"past the bound {bound:g}: {'; '.join(misses)}. cuvil computes the graph "
+        f"past the bound {bound:g}: {'; '.join(described)}. cuvil computes the graph "
         "torch.onnx.export wrote; here it computes something else: an exporter bug (PyTorch "
         "1.13 pads 'circular' asymmetrically, pytorch#86690), random numbers drawn in forward, "
         "or rounding or selection (quantization, argmax) that a last-bit difference moves. "
