@@ -456,6 +456,24 @@ def test_pytorch_avg_pool_ceil_mode(compare, kwargs):
     assert compare(pool, torch.randn(2, 3, 11, 13), 17) <= 1e-5
 
 
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=3, stride=2, padding=1, dilation=2),
+                                    dict(kernel_size=(2, 3), stride=1, padding=(1, 0), dilation=(3, 2)),
+                                    dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True),
+                                    dict(kernel_size=2, stride=3, dilation=4)])
+def test_pytorch_dilated_max_pool(compare, kwargs):
+    import torch
+
+    assert compare(torch.nn.MaxPool2d(**kwargs), torch.randn(2, 3, 11, 13), 17) == 0
+    one_d = {k: v if not isinstance(v, tuple) else v[1] for k, v in kwargs.items()}
+    assert compare(torch.nn.MaxPool1d(**one_d), torch.randn(2, 3, 17), 13) == 0
+
+
+def test_dilated_average_pool_is_refused(tmp_path):
+    node = helper.make_node("AveragePool", ["x"], ["y"], name="avg", kernel_shape=[2, 2],
+                            dilations=[2, 2])
+    refused(tmp_path, node, rand(1, 2, 7, 7), {}, "dilations other than 1", opset=19)
+
+
 def np_conv(x, w, b, stride, pads, groups=1, dilations=(1, 1)):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape

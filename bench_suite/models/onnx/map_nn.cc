@@ -327,6 +327,50 @@ void map_layer_norm(NodeContext& c) {
 
 // ---- Pools ----------------------------------------------------------------------------------
 
+// A MaxPool whose window's taps lie `dilations` apart: the maximum, over the taps, of the strided
+// rows and columns each tap reads from the input padded with -inf (one gather per tap row, one
+// per tap). `ceil_mode` as for the undilated pool, over the dilated window's extent. `x` is NCHW
+// (a 1-D pool's as [N, C, 1, W], kernel 1 on the first axis).
+ir::ValueId dilated_max_pool(NodeContext& c, ir::ValueId x, const std::vector<int64_t>& kernel,
+                             const std::vector<int64_t>& strides,
+                             const std::vector<int64_t>& dilations, const ir::Shape& spatial,
+                             Padding p, const std::string& suffix) {
+  std::vector<int64_t> extent(2), out(2);
+  const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  for (size_t d = 0; d < 2; ++d) {
+    extent[d] = (kernel[d] - 1) * dilations[d] + 1;
+    const int64_t span = spatial[d] + p.begin[d] + p.end[d] - extent[d];
+    if (span < 0) c.fail("the dilated window is larger than the padded input");
+    out[d] = (ceil_mode ? (span + strides[d] - 1) / strides[d] : span / strides[d]) + 1;
+    if (ceil_mode && (out[d] - 1) * strides[d] >= spatial[d] + p.begin[d]) --out[d];
+    p.end[d] = std::max(p.end[d], (out[d] - 1) * strides[d] + extent[d] - spatial[d] - p.begin[d]);
+  }
+  if (p.begin[0] + p.begin[1] + p.end[0] + p.end[1] > 0) {
+    x = pad_spatial(c, x, {p.begin[0], p.begin[1], p.end[0], p.end[1]},
+                    -std::numeric_limits<double>::infinity(), "pad");
+  }
+  auto taps_of = [&](size_t d, int64_t tap) {
+    std::vector<int64_t> at;
+    for (int64_t o = 0; o < out[d]; ++o) at.push_back(tap * dilations[d] + o * strides[d]);
+    return c.constant_value(HostTensor::ints({out[d]}, at),
+                            "taps" + std::to_string(d) + "_" + std::to_string(tap));
+  };
+  std::vector<ir::ValueId> taps;
+  for (int64_t i = 0; i < kernel[0]; ++i) {
+    const ir::ValueId rows = c.add(OpKind::gather, {x, taps_of(0, i)}, {{"axis", int64_t{2}}},
+                                   "rows" + std::to_string(i));
+    for (int64_t j = 0; j < kernel[1]; ++j) {
+      taps.push_back(c.add(OpKind::gather, {rows, taps_of(1, j)}, {{"axis", int64_t{3}}},
+                           "tap" + std::to_string(i) + "_" + std::to_string(j)));
+    }
+  }
+  ir::ValueId y = taps[0];
+  for (size_t t = 1; t < taps.size(); ++t)
+    y = c.add(OpKind::max, {y, taps[t]}, {},
+              t + 1 < taps.size() ? "max" + std::to_string(t) : suffix);
+  return y;
+}
+
 void map_pool(NodeContext& c) {
   const bool is_max = c.op_type() == "MaxPool";
   if (is_max && c.output_used(1)) c.fail("the Indices output is not supported");
@@ -335,7 +379,10 @@ void map_pool(NodeContext& c) {
   if (xs.size() == 5) return map_pool3d(c);
   if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D, 2-D and 3-D pooling is supported");
   const size_t r = xs.size() - 2;
-  require_unit_dilations(c, r);
+  std::vector<int64_t> dilations = per_axis_attr(c, "dilations", r);
+  const bool dilated =
+      std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; });
+  if (dilated && !is_max) c.fail("dilations other than 1 are not supported");
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});
   if (kernel.size() != r) c.fail("kernel_shape must have " + std::to_string(r) + " entries");
   for (int64_t k : kernel) {
@@ -344,15 +391,28 @@ void map_pool(NodeContext& c) {
   }
   std::vector<int64_t> strides = per_axis_attr(c, "strides", r);
   ir::Shape spatial(xs.begin() + 2, xs.end());
-  Padding p = spatial_padding(c, spatial, kernel, strides);
+  std::vector<int64_t> extent = kernel;  // the dilated window's span, which auto_pad covers
+  for (size_t d = 0; d < r; ++d) extent[d] = (kernel[d] - 1) * dilations[d] + 1;
+  Padding p = spatial_padding(c, spatial, extent, strides);
   ir::ValueId x = c.value(0);
   if (r == 1) {
     x = as_2d(c, x, "as2d");
     kernel.insert(kernel.begin(), 1);
     strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
     spatial.insert(spatial.begin(), 1);
     p.begin.insert(p.begin.begin(), 0);
     p.end.insert(p.end.begin(), 0);
+  }
+  if (dilated) {
+    ir::ValueId y =
+        dilated_max_pool(c, x, kernel, strides, dilations, spatial, p, r == 1 ? "pool2d" : "");
+    if (r == 1) {
+      ir::Shape s = c.value_shape(y);
+      s.erase(s.begin() + 2);
+      y = c.add(OpKind::reshape, {y}, {{"shape", s}});
+    }
+    return c.set_output(0, y);
   }
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
