@@ -938,6 +938,7 @@ const std::vector<OpMapping>& op_mappings() {
     add_sequence_mappings(t);
     add_quantize_mappings(t);
     add_norm_mappings(t);
+    add_qoperator_mappings(t);
     return t;
   }();
   return table;

@@ -151,5 +151,6 @@ void add_control_flow_mappings(std::vector<OpMapping>& table);    // map_control
 void add_sequence_mappings(std::vector<OpMapping>& table);        // map_sequence.cc
 void add_quantize_mappings(std::vector<OpMapping>& table);        // map_quantize.cc
 void add_norm_mappings(std::vector<OpMapping>& table);            // map_norms.cc
+void add_qoperator_mappings(std::vector<OpMapping>& table);       // map_qoperator.cc
 
 }  // namespace cuvil::bench::onnx_import
