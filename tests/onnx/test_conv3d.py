@@ -128,6 +128,28 @@ def test_pytorch_conv3d_pools_and_batchnorm3d(compare, opset):
     assert compare(randomise(Clip3d()), torch.randn(2, 3, 6, 23, 19), opset) <= FP32_BOUND
 
 
+class UNet3d(nn.Module):
+    """A 3-D U-Net as volumetric segmentation writes it: conv blocks with instance norm, max pool
+    down, a transposed convolution (k = s = 2) up, the skip concatenated."""
+
+    def __init__(self):
+        super().__init__()
+        block = lambda i, o: nn.Sequential(nn.Conv3d(i, o, 3, padding=1), nn.InstanceNorm3d(o, affine=True),
+                                           nn.LeakyReLU(0.01))
+        self.down, self.bottom = block(2, 8), block(8, 16)
+        self.up = nn.ConvTranspose3d(16, 8, 2, stride=2)
+        self.out = nn.Sequential(block(16, 8), nn.Conv3d(8, 3, 1))
+
+    def forward(self, x):
+        skip = self.down(x)
+        return self.out(torch.cat([self.up(self.bottom(nn.functional.max_pool3d(skip, 2))), skip], 1))
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+def test_pytorch_unet3d_with_transposed_3d_convolutions(compare, opset):
+    assert compare(randomise(UNet3d()), torch.randn(1, 2, 6, 10, 8), opset) <= FP32_BOUND
+
+
 @pytest.mark.parametrize("name", ["r3d_18", "mc3_18", "r2plus1d_18"])
 def test_torchvision_video_classifiers(compare, name):
     m = randomise(getattr(torchvision.models.video, name)(num_classes=7))

@@ -142,10 +142,33 @@ def test_conv_transpose_bias_it_cannot_take_is_refused_naming_the_node(tmp_path)
     refused(tmp_path, node, x, {"w": w, "b": rand(3)}, "bias must have one entry per output channel")
 
 
-def test_conv_transpose_3d_is_refused_naming_the_node(tmp_path):
-    x, w = rand(1, 2, 3, 3, 3), rand(2, 2, 2, 2, 2)
+CASES_3D = {
+    # 3-D U-Nets' up-convolutions (k = s = 2), the k3 s2 p1 op1 form, per-axis strides, groups,
+    # dilation, and a (1, k, k) kernel that upsamples frames only in space
+    "unet3d_k2_s2": ((1, 4, 3, 5, 2), (4, 3, 2, 2, 2), dict(strides=[2, 2, 2])),
+    "k3_s2_p1_op1": ((1, 2, 3, 4, 5), (2, 3, 3, 3, 3), dict(strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1],
+                                                            output_padding=[1, 1, 1])),
+    "per_axis": ((2, 3, 4, 3, 5), (3, 2, 3, 2, 3), dict(strides=[1, 2, 3], pads=[1, 0, 1, 0, 1, 2])),
+    "groups_dilated": ((1, 4, 3, 3, 4), (4, 1, 2, 2, 3), dict(strides=[2, 1, 2], dilations=[2, 2, 1],
+                                                              group=2)),
+    "spatial_only": ((1, 3, 2, 4, 4), (3, 2, 1, 3, 3), dict(strides=[1, 2, 2], pads=[0, 1, 1, 0, 1, 1],
+                                                            output_padding=[0, 1, 1])),
+}
+
+
+@pytest.mark.parametrize("case", CASES_3D.keys())
+def test_conv_transpose_3d_matches_the_specification(tmp_path, case):
+    xs, ws, attrs = CASES_3D[case]
+    x, w, b = rand(*xs), rand(*ws), rand(ws[1] * attrs.get("group", 1))
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
+    (got,) = run(tmp_path, [node], {"x": x}, {"w": w, "b": b})
+    close(got, np_conv_transpose(x, w, b, **attrs), 1e-4)
+
+
+def test_conv_transpose_4d_is_refused_naming_the_node(tmp_path):
+    x, w = rand(1, 2, 2, 2, 2, 2), rand(2, 2, 2, 2, 2, 2)
     node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="ct")
-    refused(tmp_path, node, x, {"w": w}, "only 1-D and 2-D transposed convolutions")
+    refused(tmp_path, node, x, {"w": w}, "only 1-D, 2-D and 3-D transposed convolutions")
 
 
 def np_depth_to_space(x, b, mode):

@@ -1,10 +1,13 @@
-// ConvTranspose (PyTorch's ConvTranspose1d/2d: U-Net and GAN decoders, vocoders) as an ordinary
-// convolution, so every conv kernel, pass and knob serves it. Along an axis of stride s the
-// transposed convolution's uncropped output at s * q + r (phase r) is a correlation of the input
-// with the taps r, r + s, r + 2s, ... reversed; one convolution with s_h * s_w times the output
-// channels computes every phase at once, a pixel shuffle interleaves them and a slice crops the
-// pads. A kernel no larger than the stride (k = s: U-Net's up-convolutions) becomes a 1x1
+// ConvTranspose (PyTorch's ConvTranspose1d/2d/3d: U-Net and GAN decoders, vocoders, 3-D U-Nets) as
+// an ordinary convolution, so every conv kernel, pass and knob serves it. Along an axis of stride s
+// the transposed convolution's uncropped output at s * q + r (phase r) is a correlation of the
+// input with the taps r, r + s, r + 2s, ... reversed; one convolution with s_h * s_w times the
+// output channels computes every phase at once, a pixel shuffle interleaves them and a slice crops
+// the pads. A kernel no larger than the stride (k = s: U-Net's up-convolutions) becomes a 1x1
 // convolution; DCGAN's k = 4, s = 2 a 2x2 one. Dilated kernels get zeros between their taps.
+#include <onnx/defs/attr_proto_util.h>
+#include <onnx/onnx_pb.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -50,16 +53,19 @@ struct TransposedAxis {
   }
 };
 
-// The convolution's weight [M * sh * sw, C / g, Kh, Kw] from ConvTranspose's [C, M / g, kh, kw]
-// (rank 4; a 1-D kernel has kh = 1): output channel (gi, rh, rw, m), group outermost as a grouped
-// convolution needs, holds at tap (jh, jw) the transposed kernel's tap (rh + sh * (Kh - 1 - jh), rw
-// + sw * (Kw - 1 - jw)) of the dilated kernel, zero past its span or between dilated taps.
-HostTensor phase_weights(const HostTensor& w, int64_t groups, const TransposedAxis& ah,
-                         const TransposedAxis& aw, int64_t dh, int64_t dw) {
-  const int64_t c = w.shape[0], mg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
-  const int64_t cg = c / groups, sh = ah.stride, sw = aw.stride, th = ah.taps, tw = aw.taps;
-  check_fold_size({groups * mg, sh, sw, cg, th, tw});  // before any product can overflow
-  const ir::Shape shape = {groups * mg * sh * sw, cg, th, tw};
+// The convolution's weight [M * sd * sh * sw, C / g, Kd, Kh, Kw] from ConvTranspose's
+// [C, M / g, kd, kh, kw] (rank 5; a 2-D kernel has kd = 1, a 1-D one kh = 1 too): output channel
+// (gi, rd, rh, rw, m), group outermost as a grouped convolution needs, holds at tap (jd, jh, jw)
+// the transposed kernel's tap (rd + sd * (Kd - 1 - jd), ...) of the dilated kernel, zero past its
+// span or between dilated taps.
+HostTensor phase_weights(const HostTensor& w, int64_t groups, const TransposedAxis* const axes[3],
+                         const int64_t dilations[3]) {
+  const int64_t c = w.shape[0], mg = w.shape[1], kd = w.shape[2], kh = w.shape[3], kw = w.shape[4];
+  const TransposedAxis &ad = *axes[0], &ah = *axes[1], &aw = *axes[2];
+  const int64_t cg = c / groups, sd = ad.stride, sh = ah.stride, sw = aw.stride;
+  const int64_t td = ad.taps, th = ah.taps, tw = aw.taps;
+  check_fold_size({groups * mg, sd, sh, sw, cg, td, th, tw});  // before any product can overflow
+  const ir::Shape shape = {groups * mg * sd * sh * sw, cg, td, th, tw};
   std::vector<float> out(static_cast<size_t>(ir::num_elements(shape)), 0.0f);
   // Tap t of the dilated span is kernel tap t / d where t % d == 0.
   auto source = [](int64_t t, int64_t span, int64_t d) {
@@ -67,21 +73,27 @@ HostTensor phase_weights(const HostTensor& w, int64_t groups, const TransposedAx
   };
   for (int64_t g = 0; g < groups; ++g)
     for (int64_t m = 0; m < mg; ++m)
-      for (int64_t rh = 0; rh < sh; ++rh)
-        for (int64_t rw = 0; rw < sw; ++rw) {
-          const int64_t oc = ((g * sh + rh) * sw + rw) * mg + m;
-          for (int64_t ci = 0; ci < cg; ++ci)
-            for (int64_t jh = 0; jh < th; ++jh) {
-              const int64_t ih = source(rh + sh * (th - 1 - jh), ah.span, dh);
-              if (ih < 0) continue;
-              for (int64_t jw = 0; jw < tw; ++jw) {
-                const int64_t iw = source(rw + sw * (tw - 1 - jw), aw.span, dw);
-                if (iw < 0) continue;
-                out[static_cast<size_t>(((oc * cg + ci) * th + jh) * tw + jw)] =
-                    w.f[static_cast<size_t>((((g * cg + ci) * mg + m) * kh + ih) * kw + iw)];
+      for (int64_t rd = 0; rd < sd; ++rd)
+        for (int64_t rh = 0; rh < sh; ++rh)
+          for (int64_t rw = 0; rw < sw; ++rw) {
+            const int64_t oc = (((g * sd + rd) * sh + rh) * sw + rw) * mg + m;
+            for (int64_t ci = 0; ci < cg; ++ci)
+              for (int64_t jd = 0; jd < td; ++jd) {
+                const int64_t id = source(rd + sd * (td - 1 - jd), ad.span, dilations[0]);
+                if (id < 0) continue;
+                for (int64_t jh = 0; jh < th; ++jh) {
+                  const int64_t ih = source(rh + sh * (th - 1 - jh), ah.span, dilations[1]);
+                  if (ih < 0) continue;
+                  for (int64_t jw = 0; jw < tw; ++jw) {
+                    const int64_t iw = source(rw + sw * (tw - 1 - jw), aw.span, dilations[2]);
+                    if (iw < 0) continue;
+                    out[static_cast<size_t>((((oc * cg + ci) * td + jd) * th + jh) * tw + jw)] =
+                        w.f[static_cast<size_t>(
+                            ((((g * cg + ci) * mg + m) * kd + id) * kh + ih) * kw + iw)];
+                  }
+                }
               }
-            }
-        }
+          }
   return HostTensor::floats(shape, std::move(out));
 }
 
@@ -131,10 +143,57 @@ void transposed_pads(NodeContext& c, const ir::Shape& in, const std::vector<int6
   }
 }
 
+// The 3-D transposed convolution: one 3-D Conv (imported through the table, which runs it as
+// 2-D convolutions per depth tap) computes every phase; the phases interleave channels-last.
+ir::ValueId conv_transpose_3d(NodeContext& c, const HostTensor& conv_w,
+                              const std::vector<float>& phase_bias,
+                              const TransposedAxis* const axes[3], int64_t groups, int64_t mg) {
+  const ir::Shape xs = c.shape(0);
+  onnx::NodeProto conv;
+  conv.set_op_type("Conv");
+  std::vector<int64_t> pads(6);
+  for (size_t d = 0; d < 3; ++d) {
+    pads[d] = axes[d]->conv_begin;
+    pads[d + 3] = axes[d]->conv_end;
+  }
+  *conv.add_attribute() = onnx::MakeAttribute("pads", pads);
+  *conv.add_attribute() = onnx::MakeAttribute("group", groups);
+  std::vector<ImportedValue> inputs = {c.input(0), ImportedValue::of(conv_w)};
+  if (!phase_bias.empty()) {
+    inputs.push_back(ImportedValue::of(
+        HostTensor::floats({static_cast<int64_t>(phase_bias.size())}, phase_bias)));
+  }
+  ir::ValueId y = c.import_composed(conv, inputs, 1)[0].id;
+  const int64_t n = xs[0], m = mg * groups;
+  const TransposedAxis &ad = *axes[0], &ah = *axes[1], &aw = *axes[2];
+  y = c.add(OpKind::transpose, {y}, {{"perm", std::vector<int64_t>{0, 2, 3, 4, 1}}},
+            "channels_last");
+  if (ad.stride * ah.stride * aw.stride > 1) {
+    y = c.add(OpKind::reshape, {y},
+              {{"shape", ir::Shape{n, ad.conv_out, ah.conv_out, aw.conv_out, groups, ad.stride,
+                                   ah.stride, aw.stride, mg}}},
+              "phase_axes");
+    y = c.add(OpKind::transpose, {y}, {{"perm", std::vector<int64_t>{0, 1, 5, 2, 6, 3, 7, 4, 8}}},
+              "interleave");
+    y = c.add(OpKind::reshape, {y},
+              {{"shape", ir::Shape{n, ad.conv_out * ad.stride, ah.conv_out * ah.stride,
+                                   aw.conv_out * aw.stride, m}}},
+              "interleaved");
+  }
+  for (int64_t axis = 1; axis <= 3; ++axis) {
+    const TransposedAxis* a = axes[axis - 1];
+    if (a->crop != 0 || a->out != a->stride * a->conv_out) {
+      y = c.add(OpKind::slice, {y}, {{"axis", axis}, {"start", a->crop}, {"end", a->crop + a->out}},
+                "crop");
+    }
+  }
+  return c.add(OpKind::transpose, {y}, {{"perm", std::vector<int64_t>{0, 4, 1, 2, 3}}});
+}
+
 void map_conv_transpose(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
-  if (xs.size() != 4 && xs.size() != 3) {
-    c.fail("only 1-D and 2-D transposed convolutions are supported (input rank " +
+  if (xs.size() < 3 || xs.size() > 5) {
+    c.fail("only 1-D, 2-D and 3-D transposed convolutions are supported (input rank " +
            std::to_string(xs.size()) + ")");
   }
   if (!c.is_constant(1) || !c.constant(1).is_float()) {
@@ -169,33 +228,48 @@ void map_conv_transpose(NodeContext& c) {
   std::vector<int64_t> pb, pe;
   transposed_pads(c, ir::Shape(xs.begin() + 2, xs.end()), span, strides, op, pb, pe);
 
-  // Axes as 2-D (a 1-D transposed convolution has a unit height).
-  const bool one_d = r == 1;
-  const TransposedAxis ah = one_d ? TransposedAxis(1, 1, 1, 0, 0, 0)
-                                  : TransposedAxis(xs[2], span[0], strides[0], pb[0], pe[0], op[0]);
-  const TransposedAxis aw(xs.back(), span.back(), strides.back(), pb.back(), pe.back(), op.back());
-  for (const TransposedAxis* a : {&ah, &aw}) {
-    if (a->out < 1) c.fail("output would be empty (pads larger than the transposed output)");
+  // Axes as 3-D (missing leading axes have unit extent, kernel and stride).
+  std::vector<TransposedAxis> axis_list;
+  int64_t dil[3] = {1, 1, 1};
+  for (size_t d = 0; d < 3; ++d) {
+    const size_t missing = 3 - r;
+    if (d < missing) {
+      axis_list.emplace_back(1, 1, 1, 0, 0, 0);
+      continue;
+    }
+    const size_t a = d - missing;
+    axis_list.emplace_back(xs[2 + a], span[a], strides[a], pb[a], pe[a], op[a]);
+    dil[d] = dilations[a];
   }
-  HostTensor w4 = w;
-  if (one_d) w4.shape.insert(w4.shape.begin() + 2, 1);
-  const HostTensor conv_w =
-      phase_weights(w4, groups, ah, aw, one_d ? 1 : dilations[0], dilations.back());
+  const TransposedAxis* const axes[3] = {&axis_list[0], &axis_list[1], &axis_list[2]};
+  for (const TransposedAxis& a : axis_list) {
+    if (a.out < 1) c.fail("output would be empty (pads larger than the transposed output)");
+  }
+  HostTensor w5 = w;
+  while (w5.shape.size() < 5) w5.shape.insert(w5.shape.begin() + 2, 1);
+  HostTensor conv_w = phase_weights(w5, groups, axes, dil);
   // `list` counts the model's weights, not the rearranged ones' zeros.
   c.graph().annotations[kRearrangedWeights] +=
       w.numel() + (c.has_input(2) ? c.constant(2).numel() : 0);
 
-  const int64_t m = ws[1] * groups, phases = ah.stride * aw.stride;
-  std::vector<ir::ValueId> inputs = {one_d ? as_2d(c, c.value(0), "as2d") : c.value(0),
-                                     c.constant_value(conv_w, "phase_weights")};
+  const TransposedAxis &ad = axis_list[0], &ah = axis_list[1], &aw = axis_list[2];
+  const int64_t m = ws[1] * groups, phases = ad.stride * ah.stride * aw.stride;
+  std::vector<float> phase_bias;
   if (c.has_input(2)) {
     const std::vector<float> b = c.constant(2).to_floats();
     if (static_cast<int64_t>(b.size()) != m) c.fail("bias must have one entry per output channel");
-    std::vector<float> phase_bias;
     const int64_t mg = ws[1];
     for (int64_t g = 0; g < groups; ++g)
       for (int64_t p = 0; p < phases; ++p)
         phase_bias.insert(phase_bias.end(), b.begin() + g * mg, b.begin() + (g + 1) * mg);
+  }
+  if (r == 3) return c.set_output(0, conv_transpose_3d(c, conv_w, phase_bias, axes, groups, ws[1]));
+  conv_w.shape.erase(conv_w.shape.begin() + 2);  // the unit depth of a 1-D or 2-D kernel
+
+  const bool one_d = r == 1;
+  std::vector<ir::ValueId> inputs = {one_d ? as_2d(c, c.value(0), "as2d") : c.value(0),
+                                     c.constant_value(conv_w, "phase_weights")};
+  if (!phase_bias.empty()) {
     inputs.push_back(c.constant_value(HostTensor::floats({m * phases}, phase_bias), "phase_bias"));
   }
   const std::vector<int64_t> sym =
