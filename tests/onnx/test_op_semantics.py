@@ -764,14 +764,14 @@ def test_resize_nearest_to_any_size_in_every_mode(tmp_path, coord, rounding, sca
     ({"mode": "spline"}, [1, 1, 2, 2], "mode 'spline' is not supported"),
     ({"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2],
      "'tf_crop_and_resize' is not supported for mode linear"),
-    ({"mode": "linear"}, [1, 2, 2, 2], "only H and W may be resized"),
+    ({"mode": "linear"}, [1, 2, 2, 2], "only the spatial axes may be resized"),
     ({"mode": "linear"}, [1, 1, 0, 2], "scales must be positive"),
     ({"mode": "linear", "antialias": 1}, [1, 1, 0.5, 0.5], "antialias is not supported"),
     ({"mode": "linear"}, [1, 1, 2, 1e9], "larger interpolation matrix"),
     ({"mode": "nearest", "nearest_mode": "sideways"}, [1, 1, 2, 2], "unknown nearest_mode 'sideways'"),
     ({"mode": "nearest", "coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2],
      "'tf_crop_and_resize' is not supported for mode nearest"),
-    ({"mode": "nearest"}, [1, 2, 2, 2], "only H and W may be resized"),
+    ({"mode": "nearest"}, [1, 2, 2, 2], "only the spatial axes may be resized"),
 ])
 def test_resize_it_cannot_honour_is_refused_naming_the_node(tmp_path, attrs, scales, why):
     node = helper.make_node("Resize", ["x", "roi", "sc"], ["y"], name="rs", **attrs)

@@ -387,6 +387,26 @@ def test_nearest_interpolate_to_any_size(compare, kwargs):
     assert compare(Resample(**kwargs), torch.randn(2, 3, 6, 5), 17) <= FP32_BOUND
 
 
+@pytest.mark.parametrize("kwargs", [dict(scale_factor=2, mode="trilinear", align_corners=False),
+                                    dict(size=(5, 7, 3), mode="trilinear", align_corners=True),
+                                    dict(scale_factor=(1, 2, 2), mode="trilinear"),
+                                    dict(scale_factor=2, mode="nearest"),
+                                    dict(size=(4, 6, 9), mode="nearest")])
+@pytest.mark.parametrize("opset", [13, 17])
+def test_volumetric_interpolate(compare, kwargs, opset):
+    # 3-D U-Nets and video decoders upsample [N, C, D, H, W]: each resized axis in turn
+    assert compare(Resample(**kwargs), torch.randn(1, 2, 3, 4, 5), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("kwargs", [dict(scale_factor=2, mode="linear"),
+                                    dict(size=11, mode="linear", align_corners=True),
+                                    dict(scale_factor=0.5, mode="linear"),
+                                    dict(scale_factor=3, mode="nearest"), dict(size=10, mode="nearest")])
+def test_one_dimensional_interpolate(compare, kwargs):
+    # audio and sequence models resample [N, C, L]
+    assert compare(Resample(**kwargs), torch.randn(2, 3, 7), 17) <= FP32_BOUND
+
+
 @pytest.mark.parametrize("kwargs", [dict(scale_factor=2, mode="bicubic"),
                                     dict(size=(11, 7), mode="bicubic", align_corners=True),
                                     dict(scale_factor=0.75, mode="bicubic")])

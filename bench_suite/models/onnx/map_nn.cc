@@ -705,20 +705,24 @@ ResizeTarget resize_target(NodeContext& c, const ir::Shape& xs) {
       for (float f : c.constant(scales_input).to_floats()) t.scales.push_back(f);
     } else if (c.has_input(3)) {
       t.sizes = c.constant(3).to_ints();
-      if (t.sizes.size() != 4) c.fail("sizes must have 4 entries");
-      for (size_t d = 0; d < 4; ++d) {
+      if (t.sizes.size() != xs.size())
+        c.fail("sizes must have " + std::to_string(xs.size()) + " entries");
+      for (size_t d = 0; d < xs.size(); ++d) {
         if (t.sizes[d] < 1) c.fail("sizes must be >= 1");
         check_window_attr(c, "sizes", t.sizes[d]);
         t.scales.push_back(static_cast<double>(t.sizes[d]) / static_cast<double>(xs[d]));
       }
     }
   }
-  if (t.scales.size() != 4) c.fail("needs 4 scales or 4 sizes (one per NCHW axis)");
+  if (t.scales.size() != xs.size()) {
+    c.fail("needs " + std::to_string(xs.size()) + " scales or " + std::to_string(xs.size()) +
+           " sizes (one per axis of the input)");
+  }
   for (double v : t.scales) {
     if (!(v > 0) || !std::isfinite(v)) c.fail("scales must be positive and finite");
   }
   if (t.sizes.empty()) {
-    for (size_t d = 0; d < 4; ++d) {
+    for (size_t d = 0; d < xs.size(); ++d) {
       const double out = std::floor(static_cast<double>(xs[d]) * t.scales[d]);
       if (out < 1) c.fail("a scale would make an axis empty");
       t.sizes.push_back(saturating_int64(out));  // shape inference refuses what overflows
@@ -798,29 +802,34 @@ bool is_identity(const HostTensor& m) {
   return true;
 }
 
-// Bilinear and bicubic resizing (modes linear and cubic) are separable: a linear layer over W
-// with the W matrix, then one over H between two transposes. Each output reads two (four) input
-// pixels per axis, so the dense products spend in/2 (in/4) times the multiplies a gather would;
-// they are small beside the convolutions of the segmentation heads that upsample their logits
-// this way.
+// Linear and cubic resizing (bilinear, bicubic, trilinear, 1-D linear) are separable: a linear
+// layer over the last axis with its matrix, then one over each other spatial axis moved last by
+// a transpose. Each output reads two (four) input pixels per axis, so the dense products spend
+// in/2 (in/4) times the multiplies a gather would; they are small beside the convolutions of the
+// segmentation heads that upsample their logits this way.
 void map_matrix_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget& t,
                        const std::string& coord, const Interpolation& how) {
-  if (t.sizes[0] != xs[0] || t.sizes[1] != xs[1]) c.fail("only H and W may be resized");
+  if (t.sizes[0] != xs[0] || t.sizes[1] != xs[1]) c.fail("only the spatial axes may be resized");
   constexpr int64_t kMaxMatrixElements = int64_t{1} << 26;  // 256 MiB of fp32 per axis
-  for (size_t d : {size_t{2}, size_t{3}}) {
+  const size_t rank = xs.size();
+  for (size_t d = 2; d < rank; ++d) {
     if (t.sizes[d] > kMaxMatrixElements / xs[d])
       c.fail("resizing " + std::to_string(xs[d]) + " pixels to " + std::to_string(t.sizes[d]) +
              " needs a larger interpolation matrix than 2^26 elements");
   }
+  static const char* const kAxisNames[] = {"n", "c", "d", "h", "w"};
   ir::ValueId y = c.value(0);
-  const HostTensor mw = resize_matrix(xs[3], t.sizes[3], t.scales[3], coord, how);
-  if (!is_identity(mw)) y = c.add(OpKind::linear, {y, c.constant_value(mw, "resize_w")}, {}, "w");
-  const HostTensor mh = resize_matrix(xs[2], t.sizes[2], t.scales[2], coord, how);
-  if (!is_identity(mh)) {
-    const std::vector<int64_t> swap = {0, 1, 3, 2};
-    y = c.add(OpKind::transpose, {y}, {{"perm", swap}}, "to_w_h");
-    y = c.add(OpKind::linear, {y, c.constant_value(mh, "resize_h")}, {}, "h");
-    y = c.add(OpKind::transpose, {y}, {{"perm", swap}}, "to_h_w");
+  for (size_t d = rank; d-- > 2;) {
+    const HostTensor m = resize_matrix(xs[d], t.sizes[d], t.scales[d], coord, how);
+    if (is_identity(m)) continue;
+    const std::string axis = kAxisNames[d + 5 - rank];
+    std::vector<int64_t> swap(rank);
+    for (size_t k = 0; k < rank; ++k) swap[k] = static_cast<int64_t>(k);
+    std::swap(swap[d], swap[rank - 1]);
+    if (d != rank - 1) y = c.add(OpKind::transpose, {y}, {{"perm", swap}}, "to_" + axis + "_last");
+    y = c.add(OpKind::linear, {y, c.constant_value(m, "resize_" + axis)}, {}, axis);
+    if (d != rank - 1)
+      y = c.add(OpKind::transpose, {y}, {{"perm", swap}}, "from_" + axis + "_last");
   }
   c.set_output(0, y);
 }
@@ -849,45 +858,49 @@ std::vector<int64_t> nearest_sources(int64_t in, int64_t out, double scale,
   return src;
 }
 
-// Nearest resizing to any size: a gather of source rows (H) and columns (W), or the IR's
-// upsample_nearest2d where both axes repeat each pixel the same integer number of times.
+// Nearest resizing to any size: a gather of the source pixels along each resized spatial axis,
+// or (4-D) the IR's upsample_nearest2d where both axes repeat each pixel the same integer number
+// of times.
 void map_nearest_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget& t,
                         const std::string& coord) {
-  if (t.sizes[0] != xs[0] || t.sizes[1] != xs[1]) c.fail("only H and W may be resized");
+  if (t.sizes[0] != xs[0] || t.sizes[1] != xs[1]) c.fail("only the spatial axes may be resized");
+  const size_t rank = xs.size();
   const std::string rounding =
       c.op_type() == "Upsample" ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
   if (rounding != "floor" && rounding != "ceil" && rounding != "round_prefer_floor" &&
       rounding != "round_prefer_ceil")
     c.fail("unknown nearest_mode '" + rounding + "'");
-  if (t.sizes[2] > kMaxFoldedElements || t.sizes[3] > kMaxFoldedElements) {
+  for (size_t d = 2; d < rank; ++d) {
+    if (t.sizes[d] <= kMaxFoldedElements) continue;
     // No index table that large: an integer factor goes to upsample_nearest2d, whose shape
     // inference bounds the result.
-    if (t.scales[2] != t.scales[3] || t.scales[2] != std::floor(t.scales[2]))
+    if (rank != 4 || t.scales[2] != t.scales[3] || t.scales[2] != std::floor(t.scales[2]))
       c.fail("an output axis of more than 2^27 pixels needs an equal integer scale of H and W");
     return c.set_output(0, c.add(OpKind::upsample_nearest2d, {c.value(0)},
                                  {{"scale", saturating_int64(t.scales[2])}}));
   }
-  std::vector<int64_t> src[2];
-  for (size_t a = 0; a < 2; ++a)
-    src[a] = nearest_sources(xs[2 + a], t.sizes[2 + a], t.scales[2 + a], coord, rounding);
-  auto repeats = [&](size_t a, int64_t k) {  // every pixel k times, in order
-    if (t.sizes[2 + a] != k * xs[2 + a]) return false;
-    for (int64_t o = 0; o < t.sizes[2 + a]; ++o)
-      if (src[a][static_cast<size_t>(o)] != o / k) return false;
+  std::vector<std::vector<int64_t>> src(rank);
+  for (size_t d = 2; d < rank; ++d)
+    src[d] = nearest_sources(xs[d], t.sizes[d], t.scales[d], coord, rounding);
+  auto repeats = [&](size_t d, int64_t k) {  // every pixel k times, in order
+    if (t.sizes[d] != k * xs[d]) return false;
+    for (int64_t o = 0; o < t.sizes[d]; ++o)
+      if (src[d][static_cast<size_t>(o)] != o / k) return false;
     return true;
   };
   const int64_t k = t.sizes[2] / xs[2];
-  if (k >= 1 && repeats(0, k) && repeats(1, k)) {
+  if (rank == 4 && k >= 1 && repeats(2, k) && repeats(3, k)) {
     if (k == 1) return c.set_output(0, c.value(0));
     return c.set_output(0, c.add(OpKind::upsample_nearest2d, {c.value(0)}, {{"scale", k}}));
   }
+  static const char* const kAxisNames[] = {"n", "c", "d", "h", "w"};
   ir::ValueId y = c.value(0);
-  for (size_t a = 0; a < 2; ++a) {
-    if (repeats(a, 1)) continue;
+  for (size_t d = 2; d < rank; ++d) {
+    if (repeats(d, 1)) continue;
+    const std::string axis = kAxisNames[d + 5 - rank];
     const ir::ValueId idx =
-        c.constant_value(HostTensor::ints({t.sizes[2 + a]}, src[a]), a == 0 ? "rows" : "columns");
-    y = c.add(OpKind::gather, {y, idx}, {{"axis", static_cast<int64_t>(2 + a)}},
-              a == 0 ? "h" : "w");
+        c.constant_value(HostTensor::ints({t.sizes[d]}, src[d]), "source_" + axis);
+    y = c.add(OpKind::gather, {y, idx}, {{"axis", static_cast<int64_t>(d)}}, axis);
   }
   c.set_output(0, y);
 }
@@ -896,7 +909,8 @@ void map_nearest_resize(NodeContext& c, const ir::Shape& xs, const ResizeTarget&
 // map_matrix_resize), to any size.
 void map_resize(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
-  if (xs.size() != 4) c.fail("only 4-D (NCHW) resizing is supported");
+  if (xs.size() < 3 || xs.size() > 5)
+    c.fail("only 3-D to 5-D inputs ([N, C, W], [N, C, H, W], [N, C, D, H, W]) are resized");
   std::string mode = c.attr_string("mode", "nearest");
   if (mode == "bilinear") mode = "linear";  // Upsample before opset 9
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
