@@ -567,8 +567,9 @@ class Importer {
       }
       if (axes_to_attribute && takes_axes_input_from_18(node.op_type()) && node.input_size() == 2) {
         auto it = constants.find(node.input(1));
-        const bool int64_axes =
-            it != constants.end() && it->second->data_type() == onnx::TensorProto::INT64;
+        const bool int64_axes = it != constants.end() &&
+                                it->second->data_type() == onnx::TensorProto::INT64 &&
+                                it->second->data_location() != onnx::TensorProto::EXTERNAL;
         if (node.input(1).empty() || int64_axes) {
           if (int64_axes) {
             *node.add_attribute() =
