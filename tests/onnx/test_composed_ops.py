@@ -1,7 +1,7 @@
 """Operators the importer composes of IR ops (no IR op of their own): LRN, LpNormalization,
-MeanVarianceNormalization, LpPool, GlobalLpPool, Shrink, ReduceLogSum, CastLike and EyeLike, as
-other exporters than PyTorch's (Caffe2 and TensorFlow converters, ONNX Runtime's tools, the
-model zoo) write them. Single-node graphs through `cuvil-bench infer` against numpy written
+MeanVarianceNormalization, LpPool, GlobalLpPool, Shrink, ReduceLogSum, CastLike, EyeLike and
+Hardmax, as other exporters than PyTorch's (Caffe2 and TensorFlow converters, ONNX Runtime's
+tools, the model zoo) write them. Single-node graphs through `cuvil-bench infer` against numpy written
 from the ONNX specification, at odd sizes; must-fail cases name the node."""
 import numpy as np
 import pytest
@@ -136,6 +136,28 @@ def test_eye_like_has_ones_on_the_kth_diagonal(tmp_path, k):
              helper.make_node("Add", ["x", "eye"], ["y"])]
     (got,) = run(tmp_path, nodes, {"x": x})
     close(got, x + np.eye(3, 4, k, dtype=np.float32))
+
+
+def hardmax_reference(x, axis):
+    y = np.zeros_like(x)
+    np.put_along_axis(y, np.expand_dims(np.argmax(x, axis=axis), axis), 1, axis=axis)
+    return y
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_hardmax_marks_the_first_maximum_along_the_axis(tmp_path, axis):
+    x = np.round(rand(3, 5, 4) * 2)  # rounded: ties, where the first maximum wins
+    (got,) = run(tmp_path, [helper.make_node("Hardmax", ["x"], ["y"], axis=axis)], {"x": x})
+    np.testing.assert_array_equal(got, hardmax_reference(x, axis))
+
+
+@pytest.mark.parametrize("axis", [1, 2, -1, 0, 3])
+def test_hardmax_before_opset_13_reads_the_input_as_2d(tmp_path, axis):
+    x = np.round(rand(2, 3, 4) * 2)
+    (got,) = run(tmp_path, [helper.make_node("Hardmax", ["x"], ["y"], axis=axis)], {"x": x}, opset=11)
+    a = axis + 3 if axis < 0 else axis
+    rows = int(np.prod(x.shape[:a]))
+    np.testing.assert_array_equal(got, hardmax_reference(x.reshape(rows, -1), 1).reshape(x.shape))
 
 
 def test_caffe_style_classifier_with_lrn_against_pytorch(tmp_path):

@@ -1,5 +1,5 @@
-// Ops that compute with positions along an axis at run time: ArgMax, ArgMin and TopK (CLIP's
-// text encoder pools at the argmax of its token ids; classifiers and routers return top-k),
+// Ops that compute with positions along an axis at run time: ArgMax, ArgMin, Hardmax and TopK
+// (CLIP's text encoder pools at the argmax of its token ids; classifiers and routers return top-k),
 // GatherElements (torch.gather) and OneHot. They are written with the IR's reductions,
 // comparisons, gathers and integer arithmetic, which every backend already runs. The first
 // maximum along an axis of length L is L - max_i(hit_i * (L - i)), where hit_i is 1 where x_i
@@ -7,6 +7,7 @@
 // propagates it). Positions are i32 values, exact in fp32 below 2^24.
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_suite/models/onnx/node_context.h"
@@ -28,8 +29,12 @@ struct AxisIndexer {
   int64_t axis;
   int64_t length;
 
-  AxisIndexer(NodeContext& node, int64_t axis_attr)
-      : c(node), shape(node.shape(0)), axis(normalize_axis(node, axis_attr, shape.size())) {
+  AxisIndexer(NodeContext& node, int64_t axis_attr) : AxisIndexer(node, node.shape(0), axis_attr) {}
+  // Along an axis of a value of `value_shape` (input 0 read as another shape).
+  AxisIndexer(NodeContext& node, ir::Shape value_shape, int64_t axis_attr)
+      : c(node),
+        shape(std::move(value_shape)),
+        axis(normalize_axis(node, axis_attr, shape.size())) {
     length = shape[static_cast<size_t>(axis)];
     if (length > kMaxExactInteger) {
       c.fail("axis " + std::to_string(axis) + " has " + std::to_string(length) +
@@ -84,6 +89,37 @@ void map_arg_reduce(NodeContext& c) {
   if (c.op_type() == "ArgMin") x = c.add(OpKind::neg, {x}, {}, "neg");
   const ir::ValueId max = ax.max_along(x, true, "max");
   c.set_output(0, ax.position_of(x, max, last, keep, ir::kNoValue, ""));
+}
+
+// Hardmax(x; axis): 1 at the first maximum along the axis, 0 elsewhere. From opset 13 along one
+// axis (default -1); before, x is read as 2-D [prod(d < axis), prod(d >= axis)] (axis default 1)
+// and the maximum taken along its rows.
+void map_hardmax(NodeContext& c) {
+  if (c.is_integer(0)) c.fail("needs a float input, not integers");
+  const ir::Shape xs = c.shape(0);
+  ir::ValueId x = c.value(0);
+  ir::Shape shape = xs;
+  int64_t axis = c.attr_int("axis", c.opset() >= 13 ? -1 : 1);
+  if (c.opset() < 13) {
+    const int64_t rank = static_cast<int64_t>(xs.size());
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis > rank)  // the rank itself reads x as [n, 1]
+      c.fail("axis " + std::to_string(c.attr_int("axis", 1)) + " is outside [-" +
+             std::to_string(rank) + ", " + std::to_string(rank) + "]");
+    int64_t rows = 1, cols = 1;
+    for (size_t d = 0; d < xs.size(); ++d) (static_cast<int64_t>(d) < axis ? rows : cols) *= xs[d];
+    shape = {rows, cols};
+    x = c.add(OpKind::reshape, {x}, {{"shape", shape}}, "rows");
+    axis = 1;
+  }
+  AxisIndexer ax(c, shape, axis);
+  const ir::ValueId at =
+      ax.position_of(x, ax.max_along(x, true, "max"), false, true, ir::kNoValue, "first");
+  const ir::ValueId positions = ax.per_position([](int64_t i) { return i; }, "positions");
+  ir::ValueId y = c.add(OpKind::cast, {c.compare(positions, "equal", at, "is_first")},
+                        {{"dtype", std::string("f32")}}, c.opset() < 13 ? "hardmax" : "");
+  if (c.opset() < 13) y = c.add(OpKind::reshape, {y}, {{"shape", xs}});
+  c.set_output(0, y);
 }
 
 // TopK: k from input 1 (opset 10) or attr k; axis (-1), largest (1), sorted (1; the results are
@@ -227,6 +263,7 @@ void add_index_mappings(std::vector<OpMapping>& t) {
   t.push_back({"ArgMax", map_arg_reduce, nullptr});
   t.push_back({"ArgMin", map_arg_reduce, nullptr});
   t.push_back({"TopK", map_top_k, nullptr});
+  t.push_back({"Hardmax", map_hardmax, nullptr});
   t.push_back({"GatherElements", map_gather_elements, nullptr});
   t.push_back({"OneHot", map_one_hot, nullptr});
 }
