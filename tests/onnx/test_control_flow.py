@@ -1,4 +1,4 @@
-"""Loop, If and the sequence operators, which the importer unrolls and resolves at import: ONNX
+"""Loop, Scan, If and the sequence operators, which the importer unrolls and resolves at import: ONNX
 graphs built here against numpy written from the ONNX specification, PyTorch modules whose
 exports hold them (split into lists, scripted loops, torchvision's MViT) against PyTorch, and
 the cases that must be refused with the node named."""
@@ -356,3 +356,56 @@ def test_torchvision_mvit_at_a_small_size(tmp_path, name, monkeypatch):
     with torch.no_grad():
         want = model(x).numpy()
     close(got, want, 1e-4)
+
+
+def scan_body(nodes, inputs, outputs):
+    return helper.make_graph(nodes, "scan_body", inputs, outputs)
+
+
+@pytest.mark.parametrize("in_dir,in_axis,out_dir,out_axis", [(0, 0, 0, 0), (1, 0, 0, 0), (0, 1, 1, 0),
+                                                             (1, 1, 0, 1), (0, -1, 0, -1)])
+def test_scan_running_sum_in_every_direction_and_axis(tmp_path, in_dir, in_axis, out_dir, out_axis):
+    # The specification's example: a running sum over the scan input's slices, each step's sum
+    # a scan output; with a second scan input multiplying each slice.
+    x = {0: rand(4, 5, 3), 1: rand(5, 4, 3), -1: rand(5, 3, 4)}[in_axis]  # 4 positions
+    body = scan_body([helper.make_node("Mul", ["row", "wrow"], ["weighted"]),
+                      helper.make_node("Add", ["sum_in", "weighted"], ["sum_out"]),
+                      helper.make_node("Identity", ["sum_out"], ["step"])],
+                     [tensor("sum_in", F, None), tensor("row", F, None), tensor("wrow", F, None)],
+                     [tensor("sum_out", F, None), tensor("step", F, None)])
+    w_axis = 0 if in_axis != -1 else -1
+    w = rand(4, 3) if w_axis == 0 else rand(3, 4)
+    node = helper.make_node("Scan", ["init", "x", "w"], ["final", "steps"], body=body, num_scan_inputs=2,
+                            scan_input_axes=[in_axis, w_axis], scan_input_directions=[in_dir, in_dir],
+                            scan_output_axes=[out_axis], scan_output_directions=[out_dir])
+    shape_slice = np.take(x, 0, axis=in_axis).shape
+    init = np.zeros(shape_slice, np.float32)
+    final, steps = run(tmp_path, [node], {"x": x}, {"w": w, "init": init}, opset=11,
+                       outputs=("final", "steps"))
+    n = x.shape[in_axis]
+    order = range(n - 1, -1, -1) if in_dir else range(n)
+    acc, rows = init.astype(np.float64), []
+    for t in order:
+        acc = acc + np.take(x, t, axis=in_axis) * np.take(w, t, axis=w_axis)
+        rows.append(acc)
+    if out_dir:
+        rows = rows[::-1]
+    close(final, acc.astype(np.float32))
+    close(steps, np.stack(rows, axis=out_axis).astype(np.float32))
+
+
+def test_scan_refusals_name_the_node(tmp_path):
+    body = scan_body([helper.make_node("Add", ["s", "r"], ["o"])],
+                     [tensor("s", F, None), tensor("r", F, None)], [tensor("o", F, None)])
+    x = rand(3, 2)
+    for inits, attrs, why in [({"init": np.zeros(2, np.float32), "x2": rand(4, 2)},
+                               dict(num_scan_inputs=2), "the body takes 2 inputs"),
+                              ({"init": np.zeros(2, np.float32)}, {}, "'num_scan_inputs' is required")]:
+        names = ["init", "x"] + (["x2"] if "x2" in inits else [])
+        node = helper.make_node("Scan", names, ["final"], name="scan", body=body, **attrs)
+        graph = helper.make_graph([node], "g", [tensor("x", F, [3, 2])], [tensor("final", F, None)],
+                                  [numpy_helper.from_array(v, k) for k, v in inits.items()])
+        path = tmp_path / "bad.onnx"
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)]), str(path))
+        r = cuvil("verify", "--model", str(path), check=False)
+        assert r.returncode == 2 and "node 'scan' (Scan)" in r.stderr and why in r.stderr, r.stderr

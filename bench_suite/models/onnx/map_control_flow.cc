@@ -1,10 +1,13 @@
-// Loop and If, imported by unrolling: a Loop whose trip count and condition are known at import
-// (constants or static shapes, as PyTorch writes them for `split`, `unbind` and loops over
-// constant ranges) becomes its body repeated in place; an If whose condition folds becomes the
-// branch taken. The IR has no control flow: a condition known only at run time is refused.
+// Loop, Scan and If, imported by unrolling: a Loop whose trip count and condition are known at
+// import (constants or static shapes, as PyTorch writes them for `split`, `unbind` and loops over
+// constant ranges) becomes its body repeated in place, and so does a Scan (older TensorFlow and
+// Caffe2 converters' recurrences) once per position of its scan inputs; an If whose condition folds
+// becomes the branch taken. The IR has no control flow: a condition known only at run time is
+// refused.
 #include <onnx/defs/attr_proto_util.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,8 +47,9 @@ int64_t known_scalar(NodeContext& c, const ImportedValue& v, const std::string& 
   return v.constant->integer(0);
 }
 
-// Stacks scan output k's values of every iteration along a new axis 0.
-ImportedValue stack(NodeContext& c, size_t k, const std::vector<ImportedValue>& values) {
+// Stacks scan output k's values of every iteration along a new axis `axis` (0 for Loop).
+ImportedValue stack(NodeContext& c, size_t k, const std::vector<ImportedValue>& values,
+                    int64_t axis = 0) {
   ir::Shape first;
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i].sequence) c.fail("scan output " + std::to_string(k) + " is a sequence");
@@ -60,7 +64,7 @@ ImportedValue stack(NodeContext& c, size_t k, const std::vector<ImportedValue>& 
   }
   onnx::NodeProto concat;
   concat.set_op_type("ConcatFromSequence");
-  *concat.add_attribute() = onnx::MakeAttribute("axis", int64_t{0});
+  *concat.add_attribute() = onnx::MakeAttribute("axis", axis);
   *concat.add_attribute() = onnx::MakeAttribute("new_axis", int64_t{1});
   ImportedValue seq;
   seq.sequence = std::make_shared<const std::vector<ImportedValue>>(values);
@@ -126,6 +130,89 @@ void map_loop(NodeContext& c) {
   }
 }
 
+// Scan (opset 9 on) -> (final states..., scan outputs...): the body runs once per position of the
+// scan inputs' axis (their lengths are static, so the count is known at import) with the states
+// and each scan input's slice at that position (the axis removed; from the end where its
+// direction is 1), and returns the states and the scan outputs' slices, stacked along their
+// axes (reversed where their direction is 1).
+void map_scan(NodeContext& c) {
+  if (c.opset() < 9) c.fail("Scan before opset 9 (batched, with sequence_lens) is not supported");
+  const onnx::GraphProto& body = c.attr_graph("body");
+  if (!c.has_attr("num_scan_inputs")) c.fail("attribute 'num_scan_inputs' is required");
+  const int64_t m = c.attr_int("num_scan_inputs", 1);
+  if (m < 1 || m > static_cast<int64_t>(c.input_count())) {
+    c.fail("num_scan_inputs is " + std::to_string(m) + " of " + std::to_string(c.input_count()) +
+           " inputs");
+  }
+  const size_t scan_in = static_cast<size_t>(m), states = c.input_count() - scan_in;
+  if (body.input_size() != static_cast<int>(states + scan_in)) {
+    c.fail("the body takes " + std::to_string(body.input_size()) + " inputs; it must take the " +
+           std::to_string(states) + " states and " + std::to_string(scan_in) + " scan slices");
+  }
+  if (body.output_size() < static_cast<int>(states)) {
+    c.fail("the body returns " + std::to_string(body.output_size()) + " outputs; it must return " +
+           "the " + std::to_string(states) + " states first");
+  }
+  const size_t scans = static_cast<size_t>(body.output_size()) - states;
+  if (c.output_count() > states + scans) {
+    c.fail("declares " + std::to_string(c.output_count()) + " outputs; the body gives " +
+           std::to_string(states + scans));
+  }
+  auto per = [&](const char* name, size_t n) {
+    std::vector<int64_t> v = c.attr_ints(name, std::vector<int64_t>(n, 0));
+    if (v.size() != n) c.fail(std::string(name) + " must have " + std::to_string(n) + " entries");
+    return v;
+  };
+  const std::vector<int64_t> in_axes = per("scan_input_axes", scan_in),
+                             in_dirs = per("scan_input_directions", scan_in),
+                             out_axes = per("scan_output_axes", scans),
+                             out_dirs = per("scan_output_directions", scans);
+  int64_t length = -1;
+  std::vector<int64_t> axes(scan_in);
+  for (size_t j = 0; j < scan_in; ++j) {
+    const ir::Shape shape = c.shape(states + j);
+    if (shape.empty()) c.fail("scan input " + std::to_string(j) + " is a scalar");
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    axes[j] = in_axes[j] < 0 ? in_axes[j] + rank : in_axes[j];
+    if (axes[j] < 0 || axes[j] >= rank)
+      c.fail("scan_input_axes[" + std::to_string(j) + "] is outside the input's rank");
+    const int64_t l = shape[static_cast<size_t>(axes[j])];
+    if (length >= 0 && l != length) {
+      c.fail("scan input " + std::to_string(j) + " has " + std::to_string(l) +
+             " positions along its axis; scan input 0 has " + std::to_string(length));
+    }
+    length = l;
+  }
+  if (length > kMaxLoopIterations) {
+    c.fail("scans " + std::to_string(length) + " positions; cuvil unrolls at most " +
+           std::to_string(kMaxLoopIterations));
+  }
+  std::vector<ImportedValue> state;
+  for (size_t k = 0; k < states; ++k) state.push_back(c.input(k));
+  std::vector<std::vector<ImportedValue>> scanned(scans);
+  for (int64_t t = 0; t < length; ++t) {
+    std::vector<ImportedValue> inputs = state;
+    for (size_t j = 0; j < scan_in; ++j) {
+      onnx::NodeProto gather;  // a scalar index removes the axis
+      gather.set_op_type("Gather");
+      *gather.add_attribute() = onnx::MakeAttribute("axis", axes[j]);
+      const int64_t at = in_dirs[j] != 0 ? length - 1 - t : t;
+      inputs.push_back(c.import_composed(
+          gather, {c.input(states + j), ImportedValue::of(HostTensor::ints({}, {at}))}, 1)[0]);
+    }
+    std::vector<ImportedValue> out = c.inline_graph(body, inputs, ".step" + std::to_string(t));
+    for (size_t k = 0; k < states; ++k) state[k] = out[k];
+    for (size_t k = 0; k < scans; ++k) scanned[k].push_back(out[states + k]);
+  }
+  for (size_t k = 0; k < states && k < c.output_count(); ++k) c.set_output_value(k, state[k]);
+  for (size_t k = 0; k < scans && states + k < c.output_count(); ++k) {
+    if (!c.output_used(states + k)) continue;
+    if (scanned[k].empty()) c.fail("scan output " + std::to_string(k) + " would be empty");
+    if (out_dirs[k] != 0) std::reverse(scanned[k].begin(), scanned[k].end());
+    c.set_output_value(states + k, stack(c, k, scanned[k], out_axes[k]));
+  }
+}
+
 void map_if(NodeContext& c) {
   const bool taken = known_scalar(c, c.input(0), "the condition (input 0)") != 0;
   const char* branch_name = taken ? "then_branch" : "else_branch";
@@ -146,6 +233,7 @@ void map_if(NodeContext& c) {
 void add_control_flow_mappings(std::vector<OpMapping>& t) {
   // Both decide everything at import; `fold` would see the same (constant or not) inputs.
   t.push_back({"Loop", map_loop, nullptr});
+  t.push_back({"Scan", map_scan, nullptr});
   t.push_back({"If", map_if, nullptr});
 }
 
