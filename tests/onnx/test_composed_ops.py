@@ -179,6 +179,20 @@ def test_caffe_style_classifier_with_lrn_against_pytorch(tmp_path):
         close(got, net(torch.from_numpy(x)).numpy(), 1e-4)
 
 
+def test_lrn_window_wider_than_the_channels_and_eye_like_far_off_the_diagonal(tmp_path):
+    # A malformed file's size 2^40 or k 2^62 must neither hang nor overflow: the window clamps
+    # to the channels (all of them summed), the diagonal falls outside (all zeros).
+    x = rand(1, 3, 2, 2)
+    node = helper.make_node("LRN", ["x"], ["y"], size=2 ** 40 + 1, alpha=2.0 ** 40, beta=0.5)
+    (got,) = run(tmp_path, [node], {"x": x})
+    close(got, lrn_reference(x, 7, 7.0, 0.5))  # size 7 already covers 3 channels; alpha/size = 1
+    nodes = [helper.make_node("EyeLike", ["x2"], ["eye"], k=2 ** 62),
+             helper.make_node("Add", ["x2", "eye"], ["y"])]
+    x2 = rand(3, 4)
+    (got,) = run(tmp_path, nodes, {"x2": x2})
+    close(got, x2)
+
+
 def test_must_fail_cases_name_the_node(tmp_path):
     x = rand(2, 3, 4, 4)
     refused(tmp_path, helper.make_node("LRN", ["x"], ["y"], name="lrn"), x, {},

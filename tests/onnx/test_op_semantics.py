@@ -468,6 +468,12 @@ def test_pytorch_dilated_max_pool(compare, kwargs):
     assert compare(torch.nn.MaxPool1d(**one_d), torch.randn(2, 3, 17), 13) == 0
 
 
+def test_dilated_max_pool_of_too_many_taps_is_refused(tmp_path):
+    node = helper.make_node("MaxPool", ["x"], ["y"], name="huge", kernel_shape=[100, 100],
+                            dilations=[2, 2], pads=[99, 99, 99, 99])
+    refused(tmp_path, node, rand(1, 1, 4, 4), {}, "at most 4096 are supported")
+
+
 def test_dilated_average_pool_is_refused(tmp_path):
     node = helper.make_node("AveragePool", ["x"], ["y"], name="avg", kernel_shape=[2, 2],
                             dilations=[2, 2])

@@ -327,6 +327,9 @@ void map_layer_norm(NodeContext& c) {
 
 // ---- Pools ----------------------------------------------------------------------------------
 
+// A dilated max pool gathers once per tap; beyond this many the import would balloon.
+constexpr int64_t kMaxDilatedPoolTaps = 4096;
+
 // A MaxPool whose window's taps lie `dilations` apart: the maximum, over the taps, of the strided
 // rows and columns each tap reads from the input padded with -inf (one gather per tap row, one
 // per tap). `ceil_mode` as for the undilated pool, over the dilated window's extent. `x` is NCHW
@@ -335,6 +338,10 @@ ir::ValueId dilated_max_pool(NodeContext& c, ir::ValueId x, const std::vector<in
                              const std::vector<int64_t>& strides,
                              const std::vector<int64_t>& dilations, const ir::Shape& spatial,
                              Padding p, const std::string& suffix) {
+  if (kernel[0] * kernel[1] > kMaxDilatedPoolTaps) {
+    c.fail("a dilated window of " + std::to_string(kernel[0] * kernel[1]) + " taps; at most " +
+           std::to_string(kMaxDilatedPoolTaps) + " are supported (one gather each)");
+  }
   std::vector<int64_t> extent(2), out(2);
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   for (size_t d = 0; d < 2; ++d) {

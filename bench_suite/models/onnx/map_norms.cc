@@ -5,6 +5,7 @@
 #include <onnx/defs/attr_proto_util.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,21 +57,26 @@ void map_lrn(NodeContext& c) {
   if (size < 1) c.fail("size must be >= 1, got " + std::to_string(size));
   const double alpha = c.attr_float("alpha", 1e-4), beta = c.attr_float("beta", 0.75),
                bias = c.attr_float("bias", 1.0);
-  const int64_t before = (size - 1) / 2, after = size - 1 - before, channels = xs[1];
+  // A window reaching past every channel sums them all: the taps beyond C - 1 either side read
+  // only padding, so the window is clamped there (alpha / size keeps the size given).
+  const int64_t channels = xs[1];
+  const int64_t before = std::min((size - 1) / 2, channels - 1),
+                after = std::min(size - 1 - (size - 1) / 2, channels - 1);
+  const int64_t taps = before + after + 1;
   const ir::ValueId x = c.value(0);
   const ir::ValueId sq = c.add(OpKind::mul, {x, x}, {}, "square");
   std::vector<int64_t> pads(2 * xs.size(), 0);
   pads[1] = before;
   pads[xs.size() + 1] = after;
   const ir::ValueId padded =
-      size == 1 ? sq
+      taps == 1 ? sq
                 : c.add(OpKind::pad, {sq},
                         {{"pads", pads}, {"mode", std::string("constant")}, {"value", 0.0}},
                         "pad_channels");
   ir::ValueId sum = ir::kNoValue;
-  for (int64_t k = 0; k < size; ++k) {
+  for (int64_t k = 0; k < taps; ++k) {
     const ir::ValueId shifted =
-        size == 1 ? padded
+        taps == 1 ? padded
                   : c.add(OpKind::slice, {padded},
                           {{"axis", int64_t{1}}, {"start", k}, {"end", k + channels}},
                           "window" + std::to_string(k));

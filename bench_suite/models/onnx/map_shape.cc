@@ -699,7 +699,8 @@ bool fold_eye_like(NodeContext& c) {
   const ir::Shape s = c.shape(0);
   if (s.size() != 2) c.fail("input must be 2-D, got rank " + std::to_string(s.size()));
   check_fold_size(s);
-  const int64_t k = c.attr_int("k", 0);
+  // Past either edge every entry is 0; clamped there, i + k cannot overflow.
+  const int64_t k = std::clamp<int64_t>(c.attr_int("k", 0), -s[0], s[1]);
   const bool integers =
       c.has_attr("dtype") ? !is_float_type(c.attr_int("dtype", 0)) : c.is_integer(0);
   std::vector<int64_t> ones(static_cast<size_t>(s[0] * s[1]), 0);
