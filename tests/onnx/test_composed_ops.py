@@ -209,3 +209,10 @@ def test_must_fail_cases_name_the_node(tmp_path):
             "p must be positive")
     refused(tmp_path, helper.make_node("EyeLike", ["x"], ["y"], name="eye"), x, {},
             "input must be 2-D")
+    ints = {"i": np.ones((2, 3), np.int64)}
+    refused(tmp_path, helper.make_node("Hardmax", ["i"], ["y"], name="hm"), x, ints,
+            "needs a float input")
+    refused(tmp_path, helper.make_node("Hardmax", ["x"], ["y"], name="hm_axis", axis=5), x, {},
+            "axis 5 is outside [-4, 4]", opset=11)
+    refused(tmp_path, helper.make_node("Atan", ["i"], ["y"], name="atan"), x, ints,
+            "a floating-point function of integers")
