@@ -216,3 +216,6 @@ def test_must_fail_cases_name_the_node(tmp_path):
             "axis 5 is outside [-4, 4]", opset=11)
     refused(tmp_path, helper.make_node("Atan", ["i"], ["y"], name="atan"), x, ints,
             "a floating-point function of integers")
+    refused(tmp_path, helper.make_node("Resize", ["i2", "", "sc"], ["y"], name="resize2d"), x,
+            {"i2": np.ones((2, 3), np.float32), "sc": np.array([2, 2], np.float32)},
+            "only 3-D to 5-D inputs")
