@@ -5,11 +5,12 @@
 // MobileNet's depthwise 3x3 convolutions ("mbv2_dw...", "mbv3s_dw...", groups = channels) through
 // the depthwise kernel, the direct NHWC and im2col kernels and oneDNN, and convolutions whose
 // channels are not a multiple of 16 ("odd_...": each tap ends inside a vector, which the bf16
-// kernel's in-place gather assembles from several loads) through conv2d.bf16 and the fp32 ones.
-// Winograd's GFLOP/s are effective ones (the direct convolution's FLOPs over its time). Each case
-// is lowered by passes::lower (so prepare hooks pack or reorder the weights once, outside the timed
-// loop) and its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and %
-// of this machine's measured FMA peak.
+// kernel's in-place gather assembles from several loads) through conv2d.bf16 and the fp32 ones,
+// and the bottlenecks' last 1x1 convolutions with the residual add fused ("res_..."). Winograd's
+// GFLOP/s are effective ones (the direct convolution's FLOPs over its time). Each case is lowered
+// by passes::lower (so prepare hooks pack or reorder the weights once, outside the timed loop) and
+// its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this
+// machine's measured FMA peak.
 //
 //   build-conv/bench_suite/micro/cuvil-micro-conv                 (threads: CUVIL_THREADS, else
 //   all) build-conv/bench_suite/micro/cuvil-micro-conv --benchmark_filter='layer4'
@@ -117,6 +118,15 @@ const ConvShape kDepthwiseShapes[] = {
     {"mbv2_dw3x3_7_960", 960, 7, 960, 3, 1, 960},   {"mbv3s_dw3x3_28_88", 88, 28, 88, 3, 1, 88},
 };
 
+// The 1x1 convolutions that end ResNet-50's bottlenecks ("res_..."): the residual add and ReLU
+// fused, so the tile reads an operand of the output's size before it stores.
+const ConvShape kResidualShapes[] = {
+    {"res_layer1_1x1_64_256", 64, 56, 256, 1, 1},
+    {"res_layer2_1x1_128_512", 128, 28, 512, 1, 1},
+    {"res_layer3_1x1_256_1024", 256, 14, 1024, 1, 1},
+    {"res_layer4_1x1_512_2048", 512, 7, 2048, 1, 1},
+};
+
 // GoogLeNet's 5x5 branch of inception 4b (24 -> 64 at 14 x 14) and 3x3 convolutions of 24 and 40
 // channels (a tap of 1.5 and 2.5 vectors).
 const ConvShape kOddChannelShapes[] = {
@@ -125,7 +135,8 @@ const ConvShape kOddChannelShapes[] = {
     {"odd_3x3_40", 40, 28, 80, 3, 1},
 };
 
-Graph conv_graph(const ConvShape& s, const std::string& layout, const std::string& kernel) {
+Graph conv_graph(const ConvShape& s, const std::string& layout, const std::string& kernel,
+                 bool residual) {
   Graph g;
   const Shape x = layout == "nhwc"      ? Shape{1, s.hw, s.hw, s.c}
                   : layout == "nchw16c" ? Shape{1, (s.c + 15) / 16, s.hw, s.hw, 16}
@@ -140,8 +151,17 @@ Graph conv_graph(const ConvShape& s, const std::string& layout, const std::strin
                          {"layout", layout},
                          {"impl", kernel}};
   add_conv_tiling_attrs(attrs);
+  const int64_t oh = s.hw / s.stride;  // the residual cases' shapes: stride 1, or an even size
+  const Shape y = layout == "nhwc"      ? Shape{1, oh, oh, s.o}
+                  : layout == "nchw16c" ? Shape{1, (s.o + 15) / 16, oh, oh, 16}
+                                        : Shape{1, s.o, oh, oh};
   g.mark_output(g.add_node(OpKind::conv2d, {g.add_input("x", x), w, b}, attrs, "conv"));
-  g.mutable_nodes()[0].epilogue = {{OpKind::relu, -1}};
+  if (residual) {  // as the fusion pass leaves it: the operand appended after the op's inputs
+    g.mutable_nodes()[0].inputs.push_back(g.add_input("residual", y));
+    g.mutable_nodes()[0].epilogue = {{OpKind::add, 3}, {OpKind::relu, -1}};
+  } else {
+    g.mutable_nodes()[0].epilogue = {{OpKind::relu, -1}};
+  }
   g.recompute();
   return g;
 }
@@ -168,9 +188,9 @@ void set_rate_counters(benchmark::State& state, double flops, double seconds) {
   if (peak > 0) state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak);
 }
 
-void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
+void run_conv(benchmark::State& state, ConvShape shape, std::string kernel, bool residual) {
   const std::string layout = kernel == "conv2d.direct_nchw16c" ? "nchw16c" : bench_layout();
-  const Graph g = conv_graph(shape, layout, kernel);
+  const Graph g = conv_graph(shape, layout, kernel, residual);
   cuvil::runtime::Plan plan;
   try {
     plan = cuvil::passes::lower(g, {bench_threads()});
@@ -183,8 +203,14 @@ void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
   const AlignedFloats x(static_cast<size_t>(cuvil::ir::num_elements(step.input_shapes[0])), 0.5f);
   const AlignedFloats out(out_size, 0.0f);
   std::vector<const float*> in = {x.get()};
+  std::vector<AlignedFloats> operands;  // graph inputs besides x: the residual
   for (size_t i = 1; i < step.inputs.size(); ++i) {
     const auto& t = plan.tensors[static_cast<size_t>(step.inputs[i])];
+    if (t.storage != cuvil::runtime::PlanTensor::Storage::constant) {
+      operands.emplace_back(static_cast<size_t>(cuvil::ir::num_elements(t.shape)), 0.25f);
+      in.push_back(operands.back().get());
+      continue;
+    }
     // Null: a constant lowering released, as the prepared form replaced it (the kernel does not
     // read it).
     const auto& constant = plan.constants[static_cast<size_t>(t.index)];
@@ -198,7 +224,8 @@ void run_conv(benchmark::State& state, ConvShape shape, std::string kernel) {
     benchmark::DoNotOptimize(out.get());
     benchmark::ClobberMemory();
   }
-  const double flops = step.flops - static_cast<double>(out_size);  // minus the ReLU
+  // Multiply-accumulates only: minus the ReLU (and the residual add).
+  const double flops = step.flops - static_cast<double>(out_size) * (residual ? 2 : 1);
   set_rate_counters(state, flops, timer.seconds());
   state.SetLabel(step.kernel);
 }
@@ -252,9 +279,9 @@ void run_onednn_winograd(benchmark::State& state, ConvShape s) {
   state.SetLabel(std::string("oneDNN ") + pd.impl_info_str());
 }
 
-void register_conv(const ConvShape& s, const std::string& k) {
+void register_conv(const ConvShape& s, const std::string& k, bool residual = false) {
   const std::string name = std::string("conv/") + s.name + "/" + k.substr(k.find('.') + 1);
-  benchmark::RegisterBenchmark(name.c_str(), run_conv, s, k)
+  benchmark::RegisterBenchmark(name.c_str(), run_conv, s, k, residual)
       ->Unit(benchmark::kMicrosecond)
       ->MinTime(0.2)
       ->UseRealTime();
@@ -280,6 +307,12 @@ void register_all() {
           ->MinTime(0.2)
           ->UseRealTime();
     }
+  }
+  for (const ConvShape& s : kResidualShapes) {
+    if (layout == "nhwc") register_conv(s, "conv2d.direct_nhwc", true);
+    if (layout == "nhwc") register_conv(s, "conv2d.bf16", true);
+    register_conv(s, "conv2d.gemm_1x1", true);
+    register_conv(s, "conv2d.onednn", true);
   }
   for (const ConvShape& s : kOddChannelShapes) {
     if (layout == "nhwc") register_conv(s, "conv2d.bf16");
