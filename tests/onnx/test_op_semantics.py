@@ -786,14 +786,88 @@ def test_resize_it_cannot_honour_is_refused_naming_the_node(tmp_path, attrs, sca
 
 
 @pytest.mark.parametrize("attrs,sizes,why", [
-    ({"axes": [2, 3]}, [2, 2], "the axes attribute is not supported"),
-    ({"keep_aspect_ratio_policy": "not_larger"}, [1, 2, 6, 6], "keep_aspect_ratio_policy"),
+    ({"axes": [2, -2]}, [2, 2], "an axis is repeated"),
+    ({"axes": [4]}, [2], "axis 4"),
+    ({"axes": [2, 3]}, [2, 2, 2], "sizes must have 2 entries"),
+    ({"axes": [3]}, [2, 2], "sizes must have 1 entry"),
+    ({"keep_aspect_ratio_policy": "fit"}, [1, 2, 6, 6], "keep_aspect_ratio_policy 'fit' is unknown"),
+    # One scale for every axis listed: here N and C too, whose sizes then change.
+    ({"keep_aspect_ratio_policy": "not_smaller"}, [1, 2, 6, 8], "only the spatial axes"),
     ({}, [1, 2, 0, 8], "sizes must be >= 1"),
     ({}, [1, 2, 6], "sizes must have 4 entries"),
 ])
 def test_resize_sizes_it_cannot_honour_are_refused_naming_the_node(tmp_path, attrs, sizes, why):
     node = helper.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rs", mode="linear", **attrs)
     refused(tmp_path, node, rand(1, 2, 3, 4), {"sz": np.array(sizes, np.int64)}, why, opset=18)
+
+
+@pytest.mark.parametrize("mode,axes,scales,sizes", [
+    ("linear", [2, 3], [2.0, 1.5], None),
+    ("linear", [3, 2], [1.5, 2.0], None),       # listed in any order
+    ("nearest", [-1], None, [11]),              # one axis, counted from the end
+    ("linear", [2], None, [3]),
+])
+def test_resize_of_listed_axes_at_opset_18(tmp_path, mode, axes, scales, sizes):
+    # Opset 18's `axes`: scales or sizes for the listed axes only, the others kept.
+    x = rand(2, 3, 5, 7)
+    full_scales, full_sizes = [1.0] * 4, list(x.shape)
+    for k, a in enumerate(axes):
+        if scales is not None:
+            full_scales[a] = scales[k]
+            full_sizes[a] = int(np.floor(x.shape[a] * scales[k]))
+        else:
+            full_sizes[a] = sizes[k]
+            full_scales[a] = sizes[k] / x.shape[a]
+    if scales is not None:
+        inputs, inits = ["x", "", "sc"], {"sc": np.array(scales, np.float32)}
+    else:
+        inputs, inits = ["x", "", "", "sz"], {"sz": np.array(sizes, np.int64)}
+    node = helper.make_node("Resize", inputs, ["y"], mode=mode, axes=axes,
+                            coordinate_transformation_mode="half_pixel")
+    (got,) = run(tmp_path, [node], {"x": x}, inits, opset=18)
+    assert list(got.shape) == full_sizes
+    if mode == "linear":
+        close(got, np_resize(x, full_sizes, full_scales, "half_pixel"))
+    else:
+        rows = np_nearest_sources(5, full_sizes[2], full_scales[2], "half_pixel", "round_prefer_floor")
+        cols = np_nearest_sources(7, full_sizes[3], full_scales[3], "half_pixel", "round_prefer_floor")
+        close(got, x[:, :, rows][:, :, :, cols], 0)
+
+
+@pytest.mark.parametrize("policy,sizes,want_hw", [
+    ("not_larger", [9, 9], (6, 9)),     # scale min(9/5, 9/7): 5 * 9/7 = 6.43 rounds to 6
+    ("not_smaller", [9, 9], (9, 13)),   # scale 9/5: 7 * 1.8 = 12.6 rounds to 13
+    ("not_larger", [20, 7], (5, 7)),    # scale 1: the input's size
+    ("not_smaller", [3, 2], (3, 4)),    # scale 3/5, downsampling: 7 * 0.6 = 4.2 rounds to 4
+])
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+def test_resize_keeping_the_aspect_ratio(tmp_path, policy, sizes, want_hw, mode):
+    # keep_aspect_ratio_policy: one scale for the listed axes, each size rounded half up from it,
+    # and that scale (not size / input) maps the coordinates.
+    x = rand(1, 2, 5, 7)
+    node = helper.make_node("Resize", ["x", "", "", "sz"], ["y"], mode=mode, axes=[2, 3],
+                            keep_aspect_ratio_policy=policy)
+    (got,) = run(tmp_path, [node], {"x": x}, {"sz": np.array(sizes, np.int64)}, opset=18)
+    assert got.shape[2:] == want_hw
+    ratios = [sizes[0] / 5, sizes[1] / 7]
+    s = min(ratios) if policy == "not_larger" else max(ratios)
+    out = [1, 2, *want_hw]
+    if mode == "linear":
+        close(got, np_resize(x, out, [1, 1, s, s], "half_pixel"))
+    else:
+        rows = np_nearest_sources(5, out[2], s, "half_pixel", "round_prefer_floor")
+        cols = np_nearest_sources(7, out[3], s, "half_pixel", "round_prefer_floor")
+        close(got, x[:, :, rows][:, :, :, cols], 0)
+
+
+def test_resize_keeping_the_aspect_ratio_of_every_axis(tmp_path):
+    # Without `axes` the policy's scale is over N and C too (1 here): nothing changes. Debian's
+    # libonnx 1.12 reads such sizes as given ([1, 2, 9, 9]); its inference must not overrule.
+    x = rand(1, 2, 5, 7)
+    node = helper.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear",
+                            keep_aspect_ratio_policy="not_larger")
+    (got,) = run(tmp_path, [node], {"x": x}, {"sz": np.array([1, 2, 9, 9], np.int64)}, opset=18)
+    close(got, x)
 
 
 def test_activations(tmp_path):

@@ -90,6 +90,16 @@ bool takes_axes_input_from_18(const std::string& op) {
          op == "ReduceLogSumExp";
 }
 
+// A Resize that reads opset 18's `axes` attribute or a keep_aspect_ratio_policy other than
+// stretch: its scales or sizes are not one per axis as given.
+bool resizes_listed_axes(const onnx::NodeProto& node) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == "axes") return true;
+    if (a.name() == "keep_aspect_ratio_policy" && a.s() != "stretch") return true;
+  }
+  return false;
+}
+
 bool is_integer_type(int32_t t) {
   using onnx::TensorProto;
   return t == TensorProto::INT64 || t == TensorProto::INT32 || t == TensorProto::INT16 ||
@@ -552,7 +562,8 @@ class Importer {
   // `unbind` writes split = 1) without that input, since libonnx then keeps the axis that ONNX
   // Runtime drops (the importer refuses a scalar other than 1 there); with `axes_to_attribute`
   // (an opset-18 model, a libonnx that knows only older reductions) a reduction's constant
-  // `axes` input as the attribute the older schema reads.
+  // `axes` input as the attribute the older schema reads, and a Resize of listed axes without
+  // its scales and sizes.
   static void rewrite_for_inference(
       onnx::GraphProto& g, const std::map<std::string, const onnx::TensorProto*>& constants,
       bool axes_to_attribute) {
@@ -577,6 +588,12 @@ class Importer {
           }
           node.mutable_input()->RemoveLast();
         }
+      }
+      if (axes_to_attribute && node.op_type() == "Resize" && resizes_listed_axes(node)) {
+        // Opset 18's `axes` and keep_aspect_ratio_policy mean nothing to the older schema, which
+        // would read the scales or sizes as given for every axis: without them it infers no
+        // sizes, and only the importer's own shapes hold for what follows.
+        for (int i = 1; i < node.input_size(); ++i) node.set_input(i, "");
       }
       if (node.op_type() == "SplitToSequence" && node.input_size() == 2 && scalar(node.input(1))) {
         for (const auto& a : node.attribute()) {

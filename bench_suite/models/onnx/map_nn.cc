@@ -699,6 +699,7 @@ struct ResizeTarget {
 
 ResizeTarget resize_target(NodeContext& c, const ir::Shape& xs) {
   ResizeTarget t;
+  const size_t rank = xs.size();
   if (c.op_type() == "Upsample") {
     if (c.opset() < 9) {
       for (float f : c.attr_floats("scales")) t.scales.push_back(f);
@@ -706,30 +707,65 @@ ResizeTarget resize_target(NodeContext& c, const ir::Shape& xs) {
       for (float f : c.constant(1).to_floats()) t.scales.push_back(f);
     }
   } else {
+    // Opset 18's `axes`: scales or sizes for the axes listed only; the others keep their size.
+    std::vector<int64_t> axes;
+    if (c.has_attr("axes")) {
+      axes = normalize_axes(c, c.attr_ints("axes", {}), rank);
+    } else {
+      for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+    }
+    const std::string count = std::to_string(axes.size());
     // Resize: (X, roi, scales, sizes) from opset 11; (X, scales) in opset 10.
     const size_t scales_input = c.opset() < 11 ? 1 : 2;
     if (c.has_input(scales_input) && c.constant(scales_input).numel() > 0) {
-      for (float f : c.constant(scales_input).to_floats()) t.scales.push_back(f);
+      const std::vector<float> given = c.constant(scales_input).to_floats();
+      if (given.size() != axes.size())
+        c.fail("needs " + count + " scales or " + count + " sizes (one per resized axis)");
+      t.scales.assign(rank, 1.0);
+      for (size_t k = 0; k < axes.size(); ++k) t.scales[static_cast<size_t>(axes[k])] = given[k];
     } else if (c.has_input(3)) {
-      t.sizes = c.constant(3).to_ints();
-      if (t.sizes.size() != xs.size())
-        c.fail("sizes must have " + std::to_string(xs.size()) + " entries");
-      for (size_t d = 0; d < xs.size(); ++d) {
-        if (t.sizes[d] < 1) c.fail("sizes must be >= 1");
-        check_window_attr(c, "sizes", t.sizes[d]);
+      const std::vector<int64_t> given = c.constant(3).to_ints();
+      if (given.size() != axes.size())
+        c.fail("sizes must have " + count + (axes.size() == 1 ? " entry" : " entries"));
+      t.sizes.assign(xs.begin(), xs.end());
+      for (size_t k = 0; k < axes.size(); ++k) {
+        if (given[k] < 1) c.fail("sizes must be >= 1");
+        check_window_attr(c, "sizes", given[k]);
+        t.sizes[static_cast<size_t>(axes[k])] = given[k];
+      }
+      for (size_t d = 0; d < rank; ++d)
         t.scales.push_back(static_cast<double>(t.sizes[d]) / static_cast<double>(xs[d]));
+      // keep_aspect_ratio_policy (opset 18): one scale for every listed axis, the smallest
+      // (not_larger) or largest (not_smaller) of theirs, each size rounded half up from it.
+      const std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+      if (policy == "not_larger" || policy == "not_smaller") {
+        double common = t.scales[static_cast<size_t>(axes[0])];
+        for (int64_t a : axes) {
+          const double s = t.scales[static_cast<size_t>(a)];
+          common = policy == "not_larger" ? std::min(common, s) : std::max(common, s);
+        }
+        for (int64_t a : axes) {
+          const size_t d = static_cast<size_t>(a);
+          t.scales[d] = common;
+          t.sizes[d] = saturating_int64(
+              std::max(1.0, std::floor(common * static_cast<double>(xs[d]) + 0.5)));
+          check_window_attr(c, "sizes", t.sizes[d]);
+        }
+      } else if (policy != "stretch") {
+        c.fail("keep_aspect_ratio_policy '" + policy +
+               "' is unknown (stretch, not_larger, not_smaller)");
       }
     }
   }
-  if (t.scales.size() != xs.size()) {
-    c.fail("needs " + std::to_string(xs.size()) + " scales or " + std::to_string(xs.size()) +
+  if (t.scales.size() != rank) {
+    c.fail("needs " + std::to_string(rank) + " scales or " + std::to_string(rank) +
            " sizes (one per axis of the input)");
   }
   for (double v : t.scales) {
     if (!(v > 0) || !std::isfinite(v)) c.fail("scales must be positive and finite");
   }
   if (t.sizes.empty()) {
-    for (size_t d = 0; d < xs.size(); ++d) {
+    for (size_t d = 0; d < rank; ++d) {
       const double out = std::floor(static_cast<double>(xs[d]) * t.scales[d]);
       if (out < 1) c.fail("a scale would make an axis empty");
       t.sizes.push_back(saturating_int64(out));  // shape inference refuses what overflows
@@ -932,9 +968,6 @@ void map_resize(NodeContext& c) {
   if (!(mode == "nearest" ? nearest_coord : linear_coord))
     c.fail("coordinate_transformation_mode '" + coord + "' is not supported for mode " + mode);
   if (c.attr_int("antialias", 0) != 0) c.fail("antialias is not supported");
-  if (c.has_attr("axes")) c.fail("the axes attribute is not supported");
-  if (c.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
-    c.fail("keep_aspect_ratio_policy other than stretch is not supported");
   const ResizeTarget t = resize_target(c, xs);
   if (mode != "nearest") {
     Interpolation how;
