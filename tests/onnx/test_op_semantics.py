@@ -617,6 +617,51 @@ def test_pad_modes(tmp_path, mode):
     close(got, want)
 
 
+def np_pad_cropping(x, pads, mode, value=0.0):
+    """ONNX Pad as its reference writes it: negative pads crop first, then numpy pads."""
+    r = x.ndim
+    x = x[tuple(slice(max(-pads[d], 0), x.shape[d] - max(-pads[d + r], 0)) for d in range(r))]
+    width = [(max(pads[d], 0), max(pads[d + r], 0)) for d in range(r)]
+    return np.pad(x, width, mode=mode, **({"constant_values": value} if mode == "constant" else {}))
+
+
+CROP_AND_PAD = [0, 0, -1, 2, 0, 0, 2, -2]  # crop and pad on each spatial axis
+CROP_ONLY = [0, -1, 0, 0, 0, 0, -3, 0]     # C and H cropped
+WHOLE_AXES = [0, 0, 1, 3, 0, 0, 4, 5]      # pads as long as the axes (4 rows, 5 columns)
+
+
+@pytest.mark.parametrize("mode,opset,pads", [
+    *[(m, o, p) for m, o in [("constant", 17), ("reflect", 17), ("edge", 17), ("wrap", 19)]
+      for p in (CROP_AND_PAD, CROP_ONLY)],
+    ("constant", 19, WHOLE_AXES), ("edge", 19, WHOLE_AXES), ("wrap", 19, WHOLE_AXES),
+])
+def test_pad_crops_negative_pads_and_wraps(tmp_path, mode, opset, pads):
+    x = rand(1, 2, 4, 5)
+    node = helper.make_node("Pad", ["x", "p", "v"], ["y"], mode=mode)
+    inits = {"p": np.array(pads, np.int64), "v": np.float32(0.5)}
+    (got,) = run(tmp_path, [node], {"x": x}, inits, opset=opset)
+    close(got, np_pad_cropping(x, pads, mode, 0.5), 0)
+
+
+def test_pad_of_listed_axes_at_opset_18(tmp_path):
+    x = rand(1, 2, 4, 5)
+    node = helper.make_node("Pad", ["x", "p", "", "axes"], ["y"], mode="wrap")
+    inits = {"p": np.array([1, -1, 2, 3], np.int64), "axes": np.array([2, -1], np.int64)}
+    (got,) = run(tmp_path, [node], {"x": x}, inits, opset=19)
+    close(got, np_pad_cropping(x, [0, 0, 1, -1, 0, 0, 2, 3], "wrap"), 0)
+
+
+@pytest.mark.parametrize("mode,pads,why", [
+    ("constant", [0, 0, -2, 0, 0, 0, -2, 0], "pads crop axis 2 of 4 to nothing"),
+    ("constant", [0, 0, -(2 ** 63), 0, 0, 0, 0, 0], "pads crop axis 2 of 4 to nothing"),
+    ("wrap", [0, 0, 0, 6, 0, 0, 0, 0], "wrap pads of 6 on axis 3 exceed its 5 elements"),
+    ("circular", [0, 0, 1, 1, 0, 0, 1, 1], "pad mode 'circular' is not supported"),
+])
+def test_pad_it_cannot_honour_is_refused_naming_the_node(tmp_path, mode, pads, why):
+    node = helper.make_node("Pad", ["x", "p"], ["y"], name="pd", mode=mode)
+    refused(tmp_path, node, rand(1, 2, 4, 5), {"p": np.array(pads, np.int64)}, why, opset=19)
+
+
 def test_resize_nearest_integer_scale_and_tile(tmp_path):
     x = rand(1, 2, 3, 4)
     nodes = [helper.make_node("Resize", ["x", "", "sc"], ["r"], mode="nearest",

@@ -392,7 +392,12 @@ class Importer {
                       std::to_string(count) + " " + what + "s; " + node.op_type() + " (opset " +
                       std::to_string(model_.opset) + ") takes " + takes);
     };
-    check("input", node.input_size(), schema->min_input(), axes_input ? 2 : schema->max_input());
+    // Pad's fourth input, `axes`, is opset 18's too.
+    const bool pad_axes = model_.opset >= 18 && libonnx_max_opset() < 18 && node.op_type() == "Pad";
+    check("input", node.input_size(), schema->min_input(),
+          axes_input ? 2
+          : pad_axes ? 4
+                     : schema->max_input());
     check("output", node.output_size(), schema->min_output(), schema->max_output());
   }
 
@@ -562,8 +567,8 @@ class Importer {
   // `unbind` writes split = 1) without that input, since libonnx then keeps the axis that ONNX
   // Runtime drops (the importer refuses a scalar other than 1 there); with `axes_to_attribute`
   // (an opset-18 model, a libonnx that knows only older reductions) a reduction's constant
-  // `axes` input as the attribute the older schema reads, and a Resize of listed axes without
-  // its scales and sizes.
+  // `axes` input as the attribute the older schema reads, and a Pad or Resize of listed axes
+  // without its pads, scales and sizes (their shapes are then the importer's alone).
   static void rewrite_for_inference(
       onnx::GraphProto& g, const std::map<std::string, const onnx::TensorProto*>& constants,
       bool axes_to_attribute) {
@@ -588,6 +593,11 @@ class Importer {
           }
           node.mutable_input()->RemoveLast();
         }
+      }
+      if (axes_to_attribute && node.op_type() == "Pad" && node.input_size() == 4) {
+        // Pads for the listed axes only: the older schema would read them for every axis.
+        node.set_input(1, "");
+        node.mutable_input()->RemoveLast();
       }
       if (axes_to_attribute && node.op_type() == "Resize" && resizes_listed_axes(node)) {
         // Opset 18's `axes` and keep_aspect_ratio_policy mean nothing to the older schema, which

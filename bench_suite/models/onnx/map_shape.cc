@@ -384,15 +384,60 @@ void map_pad(NodeContext& c) {
   if (pads.size() != 2 * rank)
     c.fail("pads has " + std::to_string(pads.size()) + " entries for rank " + std::to_string(rank));
   std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    c.fail("pad mode '" + mode + "' is not supported (constant, reflect, edge)");
-  for (int64_t p : pads) {
-    if (p < 0) c.fail("negative pads (cropping) are not supported");
-  }
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    c.fail("pad mode '" + mode + "' is not supported (constant, reflect, edge, wrap)");
   if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; }))
     return alias(c, 0, 0);
-  c.set_output(
-      0, c.add(OpKind::pad, {c.value(0)}, {{"pads", pads}, {"mode", mode}, {"value", value}}));
+  // Negative pads crop, before anything is padded (as the specification's reference does).
+  ir::ValueId x = c.value(0);
+  ir::Shape shape = c.shape(0);
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t& begin = pads[d];
+    int64_t& end = pads[d + rank];
+    if (begin >= 0 && end >= 0) continue;
+    // Checked before negating: a pad of -2^63 has no positive counterpart.
+    if (begin <= -shape[d] || end <= -shape[d] ||
+        std::max<int64_t>(-begin, 0) + std::max<int64_t>(-end, 0) >= shape[d])
+      c.fail("pads crop axis " + std::to_string(d) + " of " + std::to_string(shape[d]) +
+             " to nothing");
+    const int64_t crop_begin = std::max<int64_t>(-begin, 0);
+    const int64_t crop_end = std::max<int64_t>(-end, 0);
+    x = c.add(
+        OpKind::slice, {x},
+        {{"axis", static_cast<int64_t>(d)}, {"start", crop_begin}, {"end", shape[d] - crop_end}},
+        "crop");
+    shape[d] -= crop_begin + crop_end;
+    begin = std::max<int64_t>(begin, 0);
+    end = std::max<int64_t>(end, 0);
+  }
+  if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; }))
+    return c.set_output(0, x);
+  if (mode != "wrap") {
+    return c.set_output(
+        0, c.add(OpKind::pad, {x}, {{"pads", pads}, {"mode", mode}, {"value", value}}));
+  }
+  // wrap (opset 19, circular padding): each axis's end rows before it and its first rows after.
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t begin = pads[d], end = pads[d + rank], axis = static_cast<int64_t>(d);
+    if (begin == 0 && end == 0) continue;
+    if (begin > shape[d] || end > shape[d])
+      c.fail("wrap pads of " + std::to_string(std::max(begin, end)) + " on axis " +
+             std::to_string(d) + " exceed its " + std::to_string(shape[d]) + " elements");
+    std::vector<ir::ValueId> parts;
+    if (begin > 0) {
+      parts.push_back(c.add(OpKind::slice, {x},
+                            {{"axis", axis}, {"start", shape[d] - begin}, {"end", shape[d]}},
+                            "wrap_begin"));
+    }
+    parts.push_back(x);
+    if (end > 0) {
+      parts.push_back(c.add(OpKind::slice, {x},
+                            {{"axis", axis}, {"start", int64_t{0}}, {"end", end}}, "wrap_end"));
+    }
+    x = c.add(OpKind::concat, parts, {{"axis", axis}}, "wrap");
+    shape[d] += begin + end;
+  }
+  c.set_output(0, x);
 }
 
 void map_tile(NodeContext& c) {
