@@ -317,3 +317,60 @@ def test_one_hot_depth_and_values_it_cannot_honour_are_refused(tmp_path, depth, 
     node = helper.make_node("OneHot", ["x", "depth", "values"], ["y"], name="onehot")
     refused(tmp_path, node, rand(2, 3),
             {"depth": np.int64(depth), "values": np.array(values, np.float32)}, why)
+
+
+def np_gather_nd(data, idx, b):
+    """ONNX GatherND written from its specification: per batch, data at each index tuple."""
+    batches = int(np.prod(data.shape[:b], dtype=np.int64))
+    d = data.reshape((batches,) + data.shape[b:])
+    tuples = idx.reshape((batches, -1, idx.shape[-1]))
+    picked = [d[i][tuple(t)] for i in range(batches) for t in tuples[i]]
+    return np.array(picked, data.dtype).reshape(idx.shape[:-1] + data.shape[b + idx.shape[-1]:])
+
+
+@pytest.mark.parametrize("data_shape,idx_shape,b", [
+    ((2, 2), (2, 2), 0),           # the specification's examples: elements,
+    ((2, 2), (2, 1), 0),           # rows,
+    ((2, 2, 2), (2, 1, 2), 0),     # slices of a 3-D tensor,
+    ((2, 2, 2), (2, 1), 1),        # and per batch
+    ((3, 7, 5), (17, 2), 0),       # odd sizes
+    ((3, 7, 5), (3,), 0),          # one tuple: a scalar result
+    ((3, 7, 5), (3, 4, 2), 1),
+    ((2, 3, 7, 5), (2, 3, 1, 1), 2),
+])
+def test_gather_nd_at_run_time_and_constant_indices(tmp_path, data_shape, idx_shape, b):
+    # TensorFlow converters' gather_nd; negative indices count from the end.
+    x = rand(*data_shape)
+    sizes = np.array(data_shape[b:b + idx_shape[-1]])
+    gen = np.random.default_rng(5)
+    idx = (gen.integers(0, 1 << 20, idx_shape) % (2 * sizes) - sizes).astype(np.int64)
+    nodes = [helper.make_node("GatherND", ["x", "idx"], ["y"], batch_dims=b),
+             helper.make_node("GatherND", ["x", "cidx"], ["z"], batch_dims=b)]
+    y, z = run(tmp_path, nodes, {"x": x, "idx": idx}, {"cidx": idx}, outputs=("y", "z"), opset=13)
+    exact(y, np_gather_nd(x, idx, b))
+    exact(z, np_gather_nd(x, idx, b))
+
+
+def test_gather_nd_index_out_of_range_at_run_time_is_an_error(tmp_path):
+    x, idx = rand(2, 3), np.array([[1, 2], [0, 3]], np.int64)
+    node = helper.make_node("GatherND", ["x", "idx"], ["y"], name="pick")
+    with pytest.raises(AssertionError, match=r"node 'pick' \(gather\): index"):
+        run(tmp_path, [node], {"x": x, "idx": idx})
+
+
+@pytest.mark.parametrize("idx,b,why", [
+    (np.array([[0, -4]], np.int64), 0, "index -4 is out of range for axis size 3"),
+    (np.array([[0, 1, 0]], np.int64), 0, "index tuples of 3 entries for data of rank 2"),
+    (np.array([[0], [1]], np.int64), 2, "batch_dims 2 must be below the ranks"),
+    (np.array([[0], [1], [0]], np.int64), 1, "batch axis 0: data has 2, indices 3"),
+    (np.array([[0.5, 1.0]], np.float32), 0, "must be integers"),
+])
+def test_gather_nd_it_cannot_honour_is_refused_naming_the_node(tmp_path, idx, b, why):
+    node = helper.make_node("GatherND", ["x", "idx"], ["y"], name="pick", batch_dims=b)
+    refused(tmp_path, node, rand(2, 3), {"idx": idx}, why, opset=13)
+
+
+def test_gather_elements_float_constant_indices_are_refused(tmp_path):
+    node = helper.make_node("GatherElements", ["x", "idx"], ["y"], name="pick", axis=1)
+    refused(tmp_path, node, rand(2, 3), {"idx": np.array([[0.5, 1.0, 2.0]], np.float32)},
+            "indices must be integers")

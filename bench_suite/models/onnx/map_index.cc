@@ -1,6 +1,6 @@
 // Ops that compute with positions along an axis at run time: ArgMax, ArgMin, Hardmax and TopK
 // (CLIP's text encoder pools at the argmax of its token ids; classifiers and routers return top-k),
-// GatherElements (torch.gather) and OneHot. They are written with the IR's reductions,
+// GatherElements (torch.gather), GatherND and OneHot. They are written with the IR's reductions,
 // comparisons, gathers and integer arithmetic, which every backend already runs. The first
 // maximum along an axis of length L is L - max_i(hit_i * (L - i)), where hit_i is 1 where x_i
 // equals the maximum (or is NaN: PyTorch ranks NaN above every number, and the IR's reduce_max
@@ -195,7 +195,8 @@ void map_gather_elements(NodeContext& c) {
            "exact in fp32 storage");
   if (ir::num_elements(is) > kMaxFoldedElements)
     c.fail("indices of " + ir::to_string(is) + " are larger than 2^27 elements");
-  if (!c.is_constant(1) && !c.is_integer(1)) c.fail("indices must be integers");
+  if (c.is_constant(1) ? c.constant(1).is_float() : !c.is_integer(1))
+    c.fail("indices must be integers");
   const ir::ValueId flat_data =
       c.add(OpKind::reshape, {c.value(0)}, {{"shape", ir::Shape{numel}}}, "flat");
   auto gather_at = [&](ir::ValueId flat_positions) {
@@ -220,6 +221,105 @@ void map_gather_elements(NodeContext& c) {
              {}, "scaled"),
        c.constant_value(HostTensor::ints(is, p.base), "base")},
       {}, "flat_positions");
+  // Past the data (and exact in fp32): the gather kernel's range check names the node.
+  const ir::ValueId outside = c.integer_constant(kMaxExactInteger, "outside");
+  gather_at(c.add(OpKind::where, {in_range, flat, outside}, {}, "checked"));
+}
+
+// GatherND (TensorFlow converters' gather_nd, batch_dims too): each index tuple along the last
+// axis of indices (k long) picks the slice data[batch..., i_0, ..., i_{k-1}, ...]. One gather
+// along axis 0 of the data flattened to [B * P, rest...] (B: the product of the batch axes, P of
+// the k indexed ones), at the row of each tuple: its batch's first row plus sum_j i_j * stride_j.
+// Constant indices fold that at import (and are checked there); run-time ones compute it, as
+// GatherElements does.
+void map_gather_nd(NodeContext& c) {
+  const ir::Shape ds = c.shape(0), is = c.shape(1);
+  const int64_t r = static_cast<int64_t>(ds.size()), q = static_cast<int64_t>(is.size());
+  const int64_t b = c.attr_int("batch_dims", 0);
+  if (q < 1) c.fail("indices must have at least one axis");
+  if (b < 0 || b >= std::min(r, q))
+    c.fail("batch_dims " + std::to_string(b) + " must be below the ranks of data (" +
+           std::to_string(r) + ") and indices (" + std::to_string(q) + ")");
+  for (int64_t j = 0; j < b; ++j) {
+    if (ds[static_cast<size_t>(j)] != is[static_cast<size_t>(j)])
+      c.fail("batch axis " + std::to_string(j) + ": data has " +
+             std::to_string(ds[static_cast<size_t>(j)]) + ", indices " +
+             std::to_string(is[static_cast<size_t>(j)]));
+  }
+  const int64_t k = is.back();
+  if (k < 1 || k > r - b)
+    c.fail("index tuples of " + std::to_string(k) + " entries for data of rank " +
+           std::to_string(r) + " with " + std::to_string(b) + " batch axes (1 to " +
+           std::to_string(r - b) + ")");
+  if (c.is_constant(1) ? c.constant(1).is_float() : !c.is_integer(1))
+    c.fail("indices must be integers");
+  int64_t batches = 1, rows_per_batch = 1;
+  for (int64_t j = 0; j < b; ++j) batches *= ds[static_cast<size_t>(j)];
+  std::vector<int64_t> strides(static_cast<size_t>(k), 1);
+  for (int64_t j = k - 1; j >= 0; --j) {
+    strides[static_cast<size_t>(j)] = rows_per_batch;
+    rows_per_batch *= ds[static_cast<size_t>(b + j)];
+  }
+  const int64_t rows = batches * rows_per_batch;
+  if (rows > kMaxExactInteger)
+    c.fail("data of " + std::to_string(rows) + " indexed rows: row positions above 2^24 are not " +
+           "exact in fp32 storage");
+  const ir::Shape tuple_shape(is.begin(), is.end() - 1);
+  const int64_t tuples = ir::num_elements(tuple_shape);
+  if (tuples * k > kMaxFoldedElements)
+    c.fail("indices of " + ir::to_string(is) + " are larger than 2^27 elements");
+  ir::Shape flat_shape = {rows};
+  flat_shape.insert(flat_shape.end(), ds.begin() + b + k, ds.end());
+  const ir::ValueId flat_data =
+      c.add(OpKind::reshape, {c.value(0)}, {{"shape", flat_shape}}, "flat");
+  // Tuples run batch-major (indices' batch axes are data's): tuple t is in batch t / per_batch.
+  const int64_t per_batch = tuples / batches;
+  std::vector<int64_t> first_rows(static_cast<size_t>(tuples));
+  for (int64_t t = 0; t < tuples; ++t)
+    first_rows[static_cast<size_t>(t)] = t / per_batch * rows_per_batch;
+  auto gather_at = [&](ir::ValueId row_positions) {
+    c.set_output(0, c.add(OpKind::gather, {flat_data, row_positions}, {{"axis", int64_t{0}}}));
+  };
+  if (c.is_constant(1)) {
+    const std::vector<int64_t> ids = c.constant(1).to_ints();
+    std::vector<int64_t> positions = first_rows;
+    for (int64_t t = 0; t < tuples; ++t) {
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t size = ds[static_cast<size_t>(b + j)];
+        positions[static_cast<size_t>(t)] +=
+            checked_index(c, ids[static_cast<size_t>(t * k + j)], size) *
+            strides[static_cast<size_t>(j)];
+      }
+    }
+    return gather_at(c.constant_value(HostTensor::ints(tuple_shape, positions), "rows"));
+  }
+  ir::ValueId flat = c.constant_value(HostTensor::ints(tuple_shape, first_rows), "first_rows");
+  ir::ValueId in_range = ir::kNoValue;
+  for (int64_t j = 0; j < k; ++j) {
+    // Appended, not concatenated: GCC 12 warns falsely (-Wstringop-overflow) on "i" + s + "_".
+    std::string tag = std::to_string(j);
+    tag.insert(0, 1, 'i');
+    tag += '_';
+    const int64_t size = ds[static_cast<size_t>(b + j)];
+    const ir::ValueId idx =
+        c.add(OpKind::reshape,
+              {c.add(OpKind::slice, {c.value(1)}, {{"axis", q - 1}, {"start", j}, {"end", j + 1}},
+                     tag + "entry")},
+              {{"shape", tuple_shape}}, tag + "tuple_shaped");
+    const ir::ValueId inside = c.add(
+        OpKind::mul,
+        {c.compare(idx, "greater_equal", c.integer_constant(-size, tag + "lowest"), tag + "above"),
+         c.compare(idx, "less", c.integer_constant(size, tag + "bound"), tag + "below")},
+        {}, tag + "in_range");
+    in_range =
+        in_range == ir::kNoValue ? inside : c.add(OpKind::mul, {in_range, inside}, {}, tag + "all");
+    const ir::ValueId scaled =
+        c.add(OpKind::mul,
+              {from_the_end(c, idx, size),
+               c.integer_constant(strides[static_cast<size_t>(j)], tag + "stride")},
+              {}, tag + "scaled");
+    flat = c.add(OpKind::add, {flat, scaled}, {}, tag + "row");
+  }
   // Past the data (and exact in fp32): the gather kernel's range check names the node.
   const ir::ValueId outside = c.integer_constant(kMaxExactInteger, "outside");
   gather_at(c.add(OpKind::where, {in_range, flat, outside}, {}, "checked"));
@@ -265,6 +365,7 @@ void add_index_mappings(std::vector<OpMapping>& t) {
   t.push_back({"TopK", map_top_k, nullptr});
   t.push_back({"Hardmax", map_hardmax, nullptr});
   t.push_back({"GatherElements", map_gather_elements, nullptr});
+  t.push_back({"GatherND", map_gather_nd, nullptr});
   t.push_back({"OneHot", map_one_hot, nullptr});
 }
 
