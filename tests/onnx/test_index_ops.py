@@ -374,3 +374,78 @@ def test_gather_elements_float_constant_indices_are_refused(tmp_path):
     node = helper.make_node("GatherElements", ["x", "idx"], ["y"], name="pick", axis=1)
     refused(tmp_path, node, rand(2, 3), {"idx": np.array([[0.5, 1.0, 2.0]], np.float32)},
             "indices must be integers")
+
+
+def np_reverse_sequence(x, lens, time_axis):
+    y = x.copy()
+    for b, n in enumerate(lens):
+        if time_axis == 0:
+            y[:n, b] = x[:n, b][::-1]
+        else:
+            y[b, :n] = x[b, :n][::-1]
+    return y
+
+
+@pytest.mark.parametrize("time_axis,shape", [(0, (7, 3, 5)), (1, (3, 7, 5)), (0, (4, 1)),
+                                              (1, (2, 17, 3, 2))])
+def test_reverse_sequence_at_run_time_and_constant_lengths(tmp_path, time_axis, shape):
+    # The first len steps of each batch entry reversed (0 and the whole axis included).
+    x = rand(*shape)
+    steps, batch = shape[time_axis], shape[1 - time_axis]
+    lens = np.random.default_rng(9).integers(0, steps + 1, batch).astype(np.int64)
+    lens[0] = steps
+    attrs = dict(time_axis=time_axis, batch_axis=1 - time_axis)
+    nodes = [helper.make_node("ReverseSequence", ["x", "lens"], ["y"], **attrs),
+             helper.make_node("ReverseSequence", ["x", "clens"], ["z"], **attrs)]
+    y, z = run(tmp_path, nodes, {"x": x, "lens": lens}, {"clens": lens}, outputs=("y", "z"),
+               opset=13)
+    exact(y, np_reverse_sequence(x, lens, time_axis))
+    exact(z, np_reverse_sequence(x, lens, time_axis))
+
+
+def test_reverse_sequence_length_past_the_axis_at_run_time_is_an_error(tmp_path):
+    x = rand(3, 2, 4)  # batch 3, time 2
+    node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"], name="rev", time_axis=1,
+                            batch_axis=0)
+    with pytest.raises(AssertionError, match=r"node 'rev' \(gather\): index"):
+        run(tmp_path, [node], {"x": x, "lens": np.array([1, 5, 0], np.int64)})
+    (got,) = run(tmp_path, [node], {"x": x, "lens": np.array([2, 1, 0], np.int64)})
+    exact(got, np_reverse_sequence(x, [2, 1, 0], 1))
+
+
+@pytest.mark.parametrize("attrs,lens,why", [
+    ({"time_axis": 0, "batch_axis": 2}, [1, 2, 1], "must be 0 and 1, either way round"),
+    ({}, [1, 2], "one length per batch entry (3) is needed"),
+    ({}, [1, 2, 5], "sequence_lens[2] is 5 (0 to 2)"),
+    ({}, [1, -1, 0], "sequence_lens[1] is -1"),
+])
+def test_reverse_sequence_it_cannot_honour_is_refused_naming_the_node(tmp_path, attrs, lens, why):
+    node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"], name="rev", **attrs)
+    refused(tmp_path, node, rand(2, 3, 4), {"lens": np.array(lens, np.int64)}, why, opset=13)
+
+
+@pytest.mark.parametrize("axis,condition", [(0, [1, 0, 1]), (1, [0, 1, 1, 0, 1]), (-1, [1]),
+                                            (None, [0, 1, 0, 0, 1, 1, 0, 1]), (1, [1, 1, 1, 1, 1, 1, 1])])
+def test_compress_with_a_constant_condition(tmp_path, axis, condition):
+    x = rand(3, 7, 2)
+    cond = np.array(condition, bool)
+    attrs = {} if axis is None else {"axis": axis}
+    node = helper.make_node("Compress", ["x", "c"], ["y"], **attrs)
+    (got,) = run(tmp_path, [node], {"x": x}, {"c": cond}, opset=11)
+    exact(got, np.compress(cond, x, axis=axis))
+
+
+@pytest.mark.parametrize("condition,axis,why", [
+    ([0, 0, 0], 0, "selects nothing"),
+    ([1, 0, 1, 1], 0, "condition of 4 entries for 3 slices"),
+    ([1, 0], 3, "axis 3"),
+])
+def test_compress_it_cannot_honour_is_refused_naming_the_node(tmp_path, condition, axis, why):
+    node = helper.make_node("Compress", ["x", "c"], ["y"], name="pick", axis=axis)
+    refused(tmp_path, node, rand(3, 2), {"c": np.array(condition, bool)}, why, opset=11)
+
+
+def test_compress_with_a_run_time_condition_is_refused(tmp_path):
+    node = helper.make_node("Compress", ["x", "c"], ["y"], name="pick", axis=0)
+    refused(tmp_path, node, rand(3, 2), {}, "a run-time condition is not supported",
+            runtime=[("c", rand(3))], opset=11)

@@ -1,10 +1,10 @@
 // Ops that compute with positions along an axis at run time: ArgMax, ArgMin, Hardmax and TopK
 // (CLIP's text encoder pools at the argmax of its token ids; classifiers and routers return top-k),
-// GatherElements (torch.gather), GatherND and OneHot. They are written with the IR's reductions,
-// comparisons, gathers and integer arithmetic, which every backend already runs. The first
-// maximum along an axis of length L is L - max_i(hit_i * (L - i)), where hit_i is 1 where x_i
-// equals the maximum (or is NaN: PyTorch ranks NaN above every number, and the IR's reduce_max
-// propagates it). Positions are i32 values, exact in fp32 below 2^24.
+// GatherElements (torch.gather), GatherND, ReverseSequence, Compress and OneHot. They are written
+// with the IR's reductions, comparisons, gathers and integer arithmetic, which every backend
+// already runs. The first maximum along an axis of length L is L - max_i(hit_i * (L - i)), where
+// hit_i is 1 where x_i equals the maximum (or is NaN: PyTorch ranks NaN above every number, and the
+// IR's reduce_max propagates it). Positions are i32 values, exact in fp32 below 2^24.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -325,6 +325,113 @@ void map_gather_nd(NodeContext& c) {
   gather_at(c.add(OpKind::where, {in_range, flat, outside}, {}, "checked"));
 }
 
+// ReverseSequence (TensorFlow converters' reverse_sequence, bidirectional recurrences): along the
+// time axis, the first sequence_lens[b] steps of each batch entry reversed, the rest kept. One
+// gather of rows of the data flattened to [T * B, rest...] (the time and batch axes are 0 and 1,
+// either way round) at row(t, b) = src * time_stride + b * batch_stride, where src = len - 1 - t
+// for t < len and t after. Constant lengths fold that at import; run-time ones compute it, and a
+// length outside [0, T] sends its rows past the data, where the gather kernel names the node.
+void map_reverse_sequence(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  if (xs.size() < 2) c.fail("the input needs a time and a batch axis");
+  const int64_t time_axis = c.attr_int("time_axis", 0), batch_axis = c.attr_int("batch_axis", 1);
+  if (!((time_axis == 0 && batch_axis == 1) || (time_axis == 1 && batch_axis == 0)))
+    c.fail("time_axis " + std::to_string(time_axis) + " and batch_axis " +
+           std::to_string(batch_axis) + ": they must be 0 and 1, either way round");
+  const int64_t steps = xs[static_cast<size_t>(time_axis)];
+  const int64_t batch = xs[static_cast<size_t>(batch_axis)];
+  if (c.shape(1) != ir::Shape{batch})
+    c.fail("sequence_lens of " + ir::to_string(c.shape(1)) + ": one length per batch entry (" +
+           std::to_string(batch) + ") is needed");
+  if (!c.is_integer(1)) c.fail("sequence_lens must be integers");
+  if (steps * batch > kMaxExactInteger)
+    c.fail(std::to_string(steps * batch) + " time steps x batch entries: row positions above " +
+           "2^24 are not exact in fp32 storage");
+  const bool time_first = time_axis == 0;
+  const int64_t time_stride = time_first ? batch : 1, batch_stride = time_first ? 1 : steps;
+  ir::Shape flat_shape = {steps * batch};
+  flat_shape.insert(flat_shape.end(), xs.begin() + 2, xs.end());
+  const ir::ValueId flat_data =
+      c.add(OpKind::reshape, {c.value(0)}, {{"shape", flat_shape}}, "flat");
+  // Positions have the first two axes of the input, so the gather restores its shape.
+  const ir::Shape grid = time_first ? ir::Shape{steps, batch} : ir::Shape{batch, steps};
+  auto gather_at = [&](ir::ValueId rows) {
+    c.set_output(0, c.add(OpKind::gather, {flat_data, rows}, {{"axis", int64_t{0}}}));
+  };
+  if (c.is_constant(1)) {
+    const std::vector<int64_t> lens = c.constant(1).to_ints();
+    std::vector<int64_t> rows(static_cast<size_t>(steps * batch));
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t len = lens[static_cast<size_t>(b)];
+      if (len < 0 || len > steps)
+        c.fail("sequence_lens[" + std::to_string(b) + "] is " + std::to_string(len) + " (0 to " +
+               std::to_string(steps) + ")");
+      for (int64_t t = 0; t < steps; ++t) {
+        const int64_t src = t < len ? len - 1 - t : t;
+        const int64_t at = time_first ? t * batch + b : b * steps + t;
+        rows[static_cast<size_t>(at)] = src * time_stride + b * batch_stride;
+      }
+    }
+    return gather_at(c.constant_value(HostTensor::ints(grid, rows), "rows"));
+  }
+  std::vector<int64_t> times(static_cast<size_t>(steps)), batch_rows(static_cast<size_t>(batch));
+  for (int64_t t = 0; t < steps; ++t) times[static_cast<size_t>(t)] = t;
+  for (int64_t b = 0; b < batch; ++b) batch_rows[static_cast<size_t>(b)] = b * batch_stride;
+  const ir::Shape time_shape = time_first ? ir::Shape{steps, 1} : ir::Shape{1, steps};
+  const ir::Shape batch_shape = time_first ? ir::Shape{1, batch} : ir::Shape{batch, 1};
+  const ir::ValueId t = c.constant_value(HostTensor::ints(time_shape, times), "times");
+  const ir::ValueId len = c.add(OpKind::reshape, {c.value(1)}, {{"shape", batch_shape}}, "lengths");
+  const ir::ValueId reversed =
+      c.add(OpKind::sub, {c.add(OpKind::sub, {len, c.integer_constant(1, "one")}, {}, "last"), t},
+            {}, "reversed");
+  const ir::ValueId src =
+      c.add(OpKind::where, {c.compare(t, "less", len, "inside"), reversed, t}, {}, "source");
+  const ir::ValueId rows = c.add(
+      OpKind::add,
+      {c.add(OpKind::mul, {src, c.integer_constant(time_stride, "time_stride")}, {}, "time_rows"),
+       c.constant_value(HostTensor::ints(batch_shape, batch_rows), "batch_rows")},
+      {}, "rows");
+  const ir::ValueId valid =
+      c.add(OpKind::mul,
+            {c.compare(len, "greater_equal", c.integer_constant(0, "zero"), "not_negative"),
+             c.compare(len, "less_equal", c.integer_constant(steps, "steps"), "not_too_long")},
+            {}, "valid");
+  // Past the data (and exact in fp32): the gather kernel's range check names the node.
+  const ir::ValueId outside = c.integer_constant(kMaxExactInteger, "outside");
+  gather_at(c.add(OpKind::where, {valid, rows, outside}, {}, "checked"));
+}
+
+// Compress with a constant condition: the positions where it holds, gathered along `axis` (from
+// the flattened input without one); a condition shorter than the axis drops the rest. A run-time
+// condition would make the output's shape depend on values: refused.
+void map_compress(NodeContext& c) {
+  if (!c.is_constant(1))
+    c.fail("a run-time condition is not supported (the output's shape would depend on it)");
+  const HostTensor& condition = c.constant(1);
+  if (condition.shape.size() != 1) c.fail("condition must have one axis");
+  const ir::Shape xs = c.shape(0);
+  ir::ValueId x = c.value(0);
+  int64_t axis = 0, length = ir::num_elements(xs);
+  if (c.has_attr("axis")) {
+    axis = normalize_axis(c, c.attr_int("axis", 0), xs.size());
+    length = xs[static_cast<size_t>(axis)];
+  } else {
+    x = c.add(OpKind::reshape, {x}, {{"shape", ir::Shape{length}}}, "flat");
+  }
+  const std::vector<int64_t> keep = condition.to_ints();
+  if (static_cast<int64_t>(keep.size()) > length)
+    c.fail("condition of " + std::to_string(keep.size()) + " entries for " +
+           std::to_string(length) + " slices");
+  std::vector<int64_t> positions;
+  for (size_t i = 0; i < keep.size(); ++i)
+    if (keep[i] != 0) positions.push_back(static_cast<int64_t>(i));
+  if (positions.empty()) c.fail("the condition selects nothing (an empty output)");
+  const int64_t n = static_cast<int64_t>(positions.size());
+  c.set_output(
+      0, c.add(OpKind::gather, {x, c.constant_value(HostTensor::ints({n}, positions), "positions")},
+               {{"axis", axis}}));
+}
+
 // OneHot(indices, depth, values = [off, on]), attr axis (-1: a new last axis): on where the new
 // axis's position equals the index (negative indices count from the end), off elsewhere; an
 // index outside [-depth, depth) gives a row of off.
@@ -366,6 +473,8 @@ void add_index_mappings(std::vector<OpMapping>& t) {
   t.push_back({"Hardmax", map_hardmax, nullptr});
   t.push_back({"GatherElements", map_gather_elements, nullptr});
   t.push_back({"GatherND", map_gather_nd, nullptr});
+  t.push_back({"ReverseSequence", map_reverse_sequence, nullptr});
+  t.push_back({"Compress", map_compress, nullptr});
   t.push_back({"OneHot", map_one_hot, nullptr});
 }
 
