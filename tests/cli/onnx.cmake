@@ -1,7 +1,7 @@
 # The ONNX importer end to end: models exported by torch.onnx.export checked against PyTorch, and
 # every bad-input case (tests/onnx/, pytest from Debian's python3-pytest).
 foreach(part pytorch_models bad_input baseline cli_model op_semantics conv_transpose recurrent conv3d
-    index_ops grid_sample control_flow quantize composed_ops qoperator)
+    index_ops grid_sample control_flow quantize composed_ops qoperator functions)
   add_test(NAME onnx.${part}
     COMMAND /usr/bin/python3 -m pytest -q ${CMAKE_CURRENT_SOURCE_DIR}/onnx/test_${part}.py
     WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/onnx)

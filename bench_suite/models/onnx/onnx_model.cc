@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "bench_suite/models/onnx/function_inliner.h"
 #include "bench_suite/models/onnx/host_tensor.h"
 
 namespace cuvil::bench::onnx_import {
@@ -66,8 +67,10 @@ OnnxModel parse_onnx_model(const std::string& bytes, const std::string& path) {
                     "opsets " + std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset) +
                     "; export with torch.onnx.export(..., opset_version=17))");
   }
+  inline_functions(*proto, path);
   const onnx::GraphProto& g = proto->graph();
-  // Nodes of other domains (custom ops, model-local functions) are listed together.
+  // Nodes of other domains (custom ops, calls of functions the model does not define) are listed
+  // together.
   std::set<std::string> foreign;
   for_each_node(g, [&](const onnx::NodeProto& node) {
     if (!node.domain().empty() && node.domain() != "ai.onnx")

@@ -38,7 +38,8 @@ struct OnnxModel {
 };
 
 // Reads and checks the file: a ModelProto with a graph, a default-domain opset in
-// [kMinOpset, kMaxOpset], only default-domain nodes, inputs of known element type. Problems are a
+// [kMinOpset, kMaxOpset], only default-domain nodes once model-local functions are inlined
+// (function_inliner.h), inputs of known element type. Problems are a
 // UserError "PATH: message".
 OnnxModel load_onnx_model(const std::string& path);
 // The same checks on a file's bytes already read: `path` names it in messages, and external data
