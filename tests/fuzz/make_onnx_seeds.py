@@ -13,11 +13,13 @@ F = TensorProto.FLOAT
 I64 = TensorProto.INT64
 
 
-def save(out, name, nodes, inputs, outputs, inits=(), opset=17):
+def save(out, name, nodes, inputs, outputs, inits=(), opset=17, functions=()):
     graph = helper.make_graph(nodes, name, inputs, outputs,
                               [numpy_helper.from_array(v, k) for k, v in dict(inits).items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
-                              producer_name="cuvil-fuzz-seed")
+    imports = [helper.make_opsetid("", opset)]
+    imports += [helper.make_opsetid(d, 1) for d in sorted({f.domain for f in functions})]
+    model = helper.make_model(graph, opset_imports=imports, producer_name="cuvil-fuzz-seed",
+                              functions=list(functions))
     with open(os.path.join(out, name + ".onnx"), "wb") as f:
         f.write(model.SerializeToString())
 
@@ -128,6 +130,33 @@ def main(out):
         {"k": i64(2), "three": i64(3), "two": i64(2), "depth": i64(4),
          "onoff": np.array([0, 1], np.float32), "sidx": i64(0, 1).reshape(1, 2),
          "supd": rand(1, 4, 4), "grid": rand(1, 3, 3, 2), "scales": np.array([1, 1, 2, 2], np.float32)})
+    # Model-local functions: Outer calls Leaky twice, Leaky's alpha a reference to the call's.
+    leaky = helper.make_node("LeakyRelu", ["x"], ["y"])
+    ref = leaky.attribute.add()
+    ref.name, ref.ref_attr_name, ref.type = "alpha", "slope", ref.FLOAT
+    opset17 = [helper.make_opsetid("", 17)]
+    inner = helper.make_function("seed", "Leaky", ["x"], ["y"], [leaky], opset17, ["slope"])
+    outer = helper.make_function("seed", "Outer", ["x", "b"], ["y"], [
+        helper.make_node("Leaky", ["x"], ["h"], domain="seed", slope=0.5),
+        helper.make_node("Add", ["h", "b"], ["s"]),
+        helper.make_node("Leaky", ["s"], ["y"], domain="seed", slope=0.25),
+    ], opset17, [])
+    save(out, "functions", [helper.make_node("Outer", ["x", "b"], ["y"], domain="seed")],
+         [helper.make_tensor_value_info("x", F, [2, 3])], [helper.make_tensor_value_info("y", F, None)],
+         {"b": rand(3)}, functions=[inner, outer])
+    # Opset 19's forms: Pad wrap with cropping and axes, Resize of listed axes keeping the
+    # aspect ratio, GatherND with batch_dims, ReverseSequence, Compress.
+    save(out, "opset19_index", [
+        helper.make_node("Pad", ["x", "pads", "", "pad_axes"], ["p"], mode="wrap"),
+        helper.make_node("Resize", ["p", "", "", "sizes"], ["r"], mode="linear", axes=[2, 3],
+                         keep_aspect_ratio_policy="not_larger"),
+        helper.make_node("GatherND", ["r", "nd"], ["g"], batch_dims=1),
+        helper.make_node("ReverseSequence", ["g", "lens"], ["rs"], time_axis=1, batch_axis=0),
+        helper.make_node("Compress", ["rs", "keep"], ["y"], axis=1),
+    ], [helper.make_tensor_value_info("x", F, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        {"pads": i64(1, -1, 2, 1), "pad_axes": i64(2, 3), "sizes": i64(6, 9), "nd": i64(1, 0).reshape(1, 2, 1),
+         "lens": i64(1), "keep": np.array([True, False]), }, opset=19)
     # What torch.onnx.export writes for a small CNN (when PyTorch is there).
     try:
         import torch
