@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from onnx import helper
 
 from conftest import FP32_BOUND
-from test_op_semantics import rand, refused
+from test_op_semantics import close, rand, refused, run
 
 
 class Sample(nn.Module):
@@ -79,3 +79,39 @@ def test_grid_sample_grid_of_the_wrong_shape_is_refused(tmp_path):
     node = helper.make_node("GridSample", ["x", "grid"], ["y"], name="warp")
     refused(tmp_path, node, rand(1, 2, 4, 4), {"grid": rand(1, 3, 3, 3)},
             "grid has shape [1, 3, 3, 3], expected [1, H_out, W_out, 2]", opset=16)
+
+
+@pytest.mark.parametrize("size", [[2, 3, 5, 7], [3, 1, 1, 4], [2, 2, 17, 1], [2, 1, 3, 4, 5]])
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_affine_grid_against_pytorch(tmp_path, size, align_corners):
+    # Opset 20's AffineGrid (what PyTorch 2 writes for F.affine_grid), theta at run time.
+    r = len(size) - 2
+    theta = torch.randn(size[0], r, r + 1)
+    node = helper.make_node("AffineGrid", ["theta", "size"], ["y"], align_corners=align_corners)
+    (got,) = run(tmp_path, [node], {"theta": theta.numpy()},
+                 {"size": np.array(size, np.int64)}, opset=20)
+    want = F.affine_grid(theta, size, align_corners=bool(align_corners)).numpy()
+    close(got, want)
+
+
+def test_affine_grid_feeding_grid_sample_against_pytorch(tmp_path):
+    # A spatial transformer's sampling as PyTorch 2 exports it: AffineGrid, then GridSample.
+    x, theta = torch.randn(2, 3, 9, 11), torch.randn(2, 2, 3) * 0.5
+    nodes = [helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0),
+             helper.make_node("GridSample", ["x", "grid"], ["y"], align_corners=0)]
+    (got,) = run(tmp_path, nodes, {"x": x.numpy(), "theta": theta.numpy()},
+                 {"size": np.array([2, 3, 6, 5], np.int64)}, opset=20)
+    want = F.grid_sample(x, F.affine_grid(theta, [2, 3, 6, 5], align_corners=False),
+                         align_corners=False).numpy()
+    close(got, want, 1e-4)
+
+
+@pytest.mark.parametrize("theta_shape,size,why", [
+    ((2, 2, 3), [2, 3, 4], "size must be [N, C, H, W] or [N, C, D, H, W]"),
+    ((2, 2, 3), [3, 1, 4, 4], "theta of [2, 2, 3] for a size of batch 3: [N, 2, 3] is needed"),
+    ((2, 2, 3), [2, 1, 2, 4, 4], "[N, 3, 4] is needed"),
+    ((2, 2, 3), [2, 1, 0, 4], "size has an empty spatial axis"),
+])
+def test_affine_grid_it_cannot_honour_is_refused_naming_the_node(tmp_path, theta_shape, size, why):
+    node = helper.make_node("AffineGrid", ["x", "size"], ["y"], name="grid")
+    refused(tmp_path, node, rand(*theta_shape), {"size": np.array(size, np.int64)}, why, opset=20)

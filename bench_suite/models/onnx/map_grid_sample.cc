@@ -3,12 +3,13 @@
 // channels-last order flattened to [N*H*W, C] is gathered at each output pixel's corner
 // positions n*H*W + y*W + x, each weighted (bilinear) or taken whole (nearest), and corners
 // outside the image contribute zeros (padding_mode zeros), the clamped edge pixel (border) or
-// the pixel mirrored by the edges (reflection).
+// the pixel mirrored by the edges (reflection). AffineGrid makes the grid of an affine transform.
 #include <string>
 #include <vector>
 
 #include "bench_suite/models/onnx/node_context.h"
 #include "bench_suite/models/onnx/shape_util.h"
+#include "bench_suite/models/onnx/window_attrs.h"
 
 namespace cuvil::bench::onnx_import {
 
@@ -185,8 +186,63 @@ void map_grid_sample(NodeContext& c) {
 
 }  // namespace
 
+// AffineGrid (opset 20; F.affine_grid, the other half of a spatial transformer): each output
+// position's normalised coordinates (x, y[, z], 1) times theta's rows. One matmul of a constant
+// base grid [positions, r + 1] with theta transposed, for every theta of the batch. A size-1 axis
+// has the coordinate 0 (as PyTorch's affine_grid).
+void map_affine_grid(NodeContext& c) {
+  const ir::Shape ts = c.shape(0);
+  const std::vector<int64_t> size = c.constant(1).to_ints();
+  if (size.size() != 4 && size.size() != 5)
+    c.fail("size must be [N, C, H, W] or [N, C, D, H, W], got " + std::to_string(size.size()) +
+           " entries");
+  const int64_t r = static_cast<int64_t>(size.size()) - 2;
+  if (ts != ir::Shape{size[0], r, r + 1})
+    c.fail("theta of " + ir::to_string(ts) + " for a size of batch " + std::to_string(size[0]) +
+           ": [N, " + std::to_string(r) + ", " + std::to_string(r + 1) + "] is needed");
+  const bool align = c.attr_int("align_corners", 0) != 0;
+  // Spatial axes, outermost first (D, H, W), each checked before their product is formed.
+  const std::vector<int64_t> axes(size.begin() + 2, size.end());
+  int64_t positions = 1;
+  for (int64_t n : axes) {
+    if (n < 1) c.fail("size has an empty spatial axis");
+    check_window_attr(c, "size", n);
+    positions *= n;
+    if (positions > kMaxFoldedElements / (r + 1)) c.fail("a grid of more than 2^27 coordinates");
+  }
+  auto coordinate = [align](int64_t i, int64_t n) {
+    if (n == 1) return 0.0;
+    const double x = static_cast<double>(i), len = static_cast<double>(n);
+    return align ? -1.0 + 2.0 * x / (len - 1.0) : (2.0 * x + 1.0) / len - 1.0;
+  };
+  // Row p holds (x, y[, z], 1): x from the last axis, y from the one before, z from the first.
+  std::vector<float> base(static_cast<size_t>(positions * (r + 1)));
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t rest = p;
+    for (int64_t a = r - 1; a >= 0; --a) {
+      const int64_t n = axes[static_cast<size_t>(a)];
+      const int64_t i = rest % n;
+      rest /= n;
+      base[static_cast<size_t>(p * (r + 1) + (r - 1 - a))] = static_cast<float>(coordinate(i, n));
+    }
+    base[static_cast<size_t>(p * (r + 1) + r)] = 1.0f;
+  }
+  const ir::ValueId theta_t =
+      c.add(OpKind::transpose, {c.value(0)}, {{"perm", std::vector<int64_t>{0, 2, 1}}}, "theta_t");
+  const ir::ValueId points =
+      c.add(OpKind::matmul,
+            {c.constant_value(HostTensor::floats({positions, r + 1}, std::move(base)), "base_grid"),
+             theta_t},
+            {}, "points");
+  ir::Shape grid = {size[0]};
+  grid.insert(grid.end(), axes.begin(), axes.end());
+  grid.push_back(r);
+  c.set_output(0, c.add(OpKind::reshape, {points}, {{"shape", grid}}));
+}
+
 void add_grid_sample_mappings(std::vector<OpMapping>& t) {
   t.push_back({"GridSample", map_grid_sample, nullptr});
+  t.push_back({"AffineGrid", map_affine_grid, nullptr});
 }
 
 }  // namespace cuvil::bench::onnx_import
