@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+import torch
 from onnx import helper
 
 from conftest import cuvil
@@ -225,3 +226,38 @@ def test_list_counts_the_model_weights_not_the_rearranged_ones(tmp_path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
     out = cuvil("list", "--model", str(path)).stdout
     assert " 56 parameters " in out, out
+
+
+@pytest.mark.parametrize("image,block,strides,dilations,pads", [
+    ([5, 7], [2, 3], [1, 1], [1, 1], [0, 0, 0, 0]),
+    ([9, 8], [3, 3], [2, 2], [1, 1], [1, 1, 1, 1]),    # overlapping, padded
+    ([7, 6], [2, 2], [2, 2], [1, 1], [0, 0, 0, 0]),    # a last row no block reaches
+    ([11, 9], [3, 2], [2, 3], [2, 1], [1, 0, 2, 1]),   # dilated, asymmetric pads
+    ([4, 4], [4, 4], [4, 4], [1, 1], [0, 0, 0, 0]),    # one block
+])
+def test_col2im_against_pytorch_fold(tmp_path, image, block, strides, dilations, pads):
+    # Opset 18's Col2Im, what PyTorch 2 writes for nn.Fold (PyTorch 1.13 cannot export it).
+    # F.fold takes symmetric padding: an asymmetric case pads the image beyond it and crops.
+    n, c = 2, 3
+    big = [image[d] + pads[d] + pads[d + 2] for d in range(2)]
+    blocks = [(big[d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1 for d in range(2)]
+    cols = torch.randn(n, c * block[0] * block[1], blocks[0] * blocks[1])
+    full = torch.nn.functional.fold(cols, big, block, dilation=dilations, stride=strides)
+    want = full[:, :, pads[0]:pads[0] + image[0], pads[1]:pads[1] + image[1]].numpy()
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], strides=strides,
+                            dilations=dilations, pads=pads)
+    (got,) = run(tmp_path, [node], {"x": cols.numpy()},
+                 {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}, opset=18)
+    close(got, want, 1e-5)
+
+
+@pytest.mark.parametrize("shape,image,block,why", [
+    ((1, 7, 20), [5, 7], [2, 3], "input channels 7 are not a multiple of the block's 6 positions"),
+    ((1, 6, 21), [5, 7], [2, 3], "the input has 21 blocks"),
+    ((1, 6, 1), [2, 2], [3, 3], "a block is larger than the padded image"),
+    ((1, 6, 20), [5, 7, 1], [2, 3], "the same number"),
+])
+def test_col2im_it_cannot_honour_is_refused_naming_the_node(tmp_path, shape, image, block, why):
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], name="fold")
+    refused(tmp_path, node, rand(*shape),
+            {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}, why, opset=18)

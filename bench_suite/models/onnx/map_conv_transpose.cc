@@ -306,10 +306,75 @@ void map_conv_transpose(NodeContext& c) {
   c.set_output(0, y);
 }
 
+// Col2Im (opset 18; nn.Fold as PyTorch 2 exports it): the blocks' columns summed back into the
+// image. It is a transposed convolution whose group c reads channel c's k taps with a one-hot
+// weight (tap t to kernel position t), strides, dilations and pads as given, so the ConvTranspose
+// mapping computes it; output_padding covers the rows a last block leaves out.
+void map_col2im(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  const std::vector<int64_t> image = c.constant(1).to_ints();
+  const std::vector<int64_t> block = c.constant(2).to_ints();
+  const size_t r = image.size();
+  if (r < 1 || r > 3 || block.size() != r)
+    c.fail("image_shape and block_shape must have 1 to 3 entries each, the same number");
+  if (xs.size() != 3) c.fail("the input must be [N, C * prod(block_shape), L]");
+  const std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> dilations = c.attr_ints("dilations", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  if (strides.size() != r || dilations.size() != r || pads.size() != 2 * r)
+    c.fail("strides, dilations and pads must have one (pads: two) entries per image axis");
+  int64_t taps = 1, blocks = 1;
+  std::vector<int64_t> blocks_along(r), output_padding(r);
+  for (size_t d = 0; d < r; ++d) {
+    for (int64_t v : {image[d], block[d], strides[d], dilations[d]}) {
+      if (v < 1) c.fail("image_shape, block_shape, strides and dilations must be >= 1");
+      check_window_attr(c, "image_shape", v);
+    }
+    check_window_attr(c, "pads", pads[d]);
+    check_window_attr(c, "pads", pads[d + r]);
+    if (pads[d] < 0 || pads[d + r] < 0) c.fail("pads must be >= 0");
+    const int64_t span = image[d] + pads[d] + pads[d + r] - dilations[d] * (block[d] - 1) - 1;
+    if (span < 0) c.fail("a block is larger than the padded image");
+    blocks_along[d] = span / strides[d] + 1;
+    output_padding[d] = span % strides[d];
+    taps *= block[d];
+    blocks *= blocks_along[d];
+  }
+  if (xs[1] % taps != 0)
+    c.fail("input channels " + std::to_string(xs[1]) + " are not a multiple of the block's " +
+           std::to_string(taps) + " positions");
+  if (xs[2] != blocks)
+    c.fail("the input has " + std::to_string(xs[2]) + " blocks; the image, block, strides, " +
+           "dilations and pads make " + std::to_string(blocks));
+  const int64_t channels = xs[1] / taps;
+  if (xs[1] > kMaxFoldedElements / taps) c.fail("a one-hot weight of more than 2^27 elements");
+  // Weight [C * taps, 1, block...]: channel c * taps + t has a 1 at kernel position t.
+  ir::Shape w_shape = {xs[1], 1};
+  w_shape.insert(w_shape.end(), block.begin(), block.end());
+  std::vector<float> w(static_cast<size_t>(xs[1] * taps), 0.0f);
+  for (int64_t ch = 0; ch < xs[1]; ++ch) w[static_cast<size_t>(ch * taps + ch % taps)] = 1.0f;
+  ir::Shape blocked = {xs[0], xs[1]};
+  blocked.insert(blocked.end(), blocks_along.begin(), blocks_along.end());
+  onnx::NodeProto transposed;
+  transposed.set_op_type("ConvTranspose");
+  *transposed.add_attribute() = onnx::MakeAttribute("strides", strides);
+  *transposed.add_attribute() = onnx::MakeAttribute("dilations", dilations);
+  *transposed.add_attribute() = onnx::MakeAttribute("pads", pads);
+  *transposed.add_attribute() = onnx::MakeAttribute("output_padding", output_padding);
+  *transposed.add_attribute() = onnx::MakeAttribute("group", channels);
+  ImportedValue x;
+  x.id = c.add(OpKind::reshape, {c.value(0)}, {{"shape", blocked}}, "blocks");
+  const ir::ValueId y =
+      c.import_composed(transposed, {x, ImportedValue::of(HostTensor::floats(w_shape, w))}, 1)[0]
+          .id;
+  c.set_output(0, y);
+}
+
 }  // namespace
 
 void add_conv_transpose_mappings(std::vector<OpMapping>& t) {
   t.push_back({"ConvTranspose", map_conv_transpose, nullptr});
+  t.push_back({"Col2Im", map_col2im, nullptr});
 }
 
 }  // namespace cuvil::bench::onnx_import
