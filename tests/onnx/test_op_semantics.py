@@ -662,6 +662,40 @@ def test_pad_it_cannot_honour_is_refused_naming_the_node(tmp_path, mode, pads, w
     refused(tmp_path, node, rand(1, 2, 4, 5), {"p": np.array(pads, np.int64)}, why, opset=19)
 
 
+def np_center_crop_pad(x, shape, axes):
+    """ONNX CenterCropPad as its reference writes it: crop or zero-pad each axis around its centre."""
+    for a, want in zip(axes, shape):
+        dim = x.shape[a]
+        if want < dim:
+            start = (dim - want) // 2
+            x = np.take(x, range(start, start + want), axis=a)
+        elif want > dim:
+            width = [(0, 0)] * x.ndim
+            width[a] = ((want - dim) // 2, want - dim - (want - dim) // 2)
+            x = np.pad(x, width)
+    return x
+
+
+@pytest.mark.parametrize("shape,axes", [([3, 4], [1, 2]), ([8, 9], [-2, -1]), ([2, 1, 7, 6], None),
+                                        ([5], [2])])
+def test_center_crop_pad(tmp_path, shape, axes):
+    x = rand(2, 5, 6, 3)
+    attrs = {} if axes is None else {"axes": axes}
+    node = helper.make_node("CenterCropPad", ["x", "s"], ["y"], **attrs)
+    (got,) = run(tmp_path, [node], {"x": x}, {"s": np.array(shape, np.int64)}, opset=18)
+    close(got, np_center_crop_pad(x, shape, axes or range(4)), 0)
+
+
+@pytest.mark.parametrize("shape,axes,why", [
+    ([3], [1, 2], "shape has 1 entries for 2 axes"),
+    ([0, 4], [1, 2], "shape entries must be >= 1"),
+    ([3, 4], [1, 1], "an axis is repeated"),
+])
+def test_center_crop_pad_it_cannot_honour_is_refused_naming_the_node(tmp_path, shape, axes, why):
+    node = helper.make_node("CenterCropPad", ["x", "s"], ["y"], name="ccp", axes=axes)
+    refused(tmp_path, node, rand(2, 5, 6), {"s": np.array(shape, np.int64)}, why, opset=18)
+
+
 def test_resize_nearest_integer_scale_and_tile(tmp_path):
     x = rand(1, 2, 3, 4)
     nodes = [helper.make_node("Resize", ["x", "", "sc"], ["r"], mode="nearest",

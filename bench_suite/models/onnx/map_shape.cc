@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "bench_suite/models/onnx/node_context.h"
 #include "bench_suite/models/onnx/shape_util.h"
+#include "bench_suite/models/onnx/window_attrs.h"
 
 namespace cuvil::bench::onnx_import {
 
@@ -440,6 +441,45 @@ void map_pad(NodeContext& c) {
   c.set_output(0, x);
 }
 
+// CenterCropPad (opset 18): each listed axis cropped or zero-padded to its target size around
+// its centre (an odd difference crops or pads one more at the end), as a slice and a pad.
+void map_center_crop_pad(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  const size_t rank = xs.size();
+  const std::vector<int64_t> target = c.constant(1).to_ints();
+  std::vector<int64_t> axes;
+  if (c.has_attr("axes")) {
+    axes = normalize_axes(c, c.attr_ints("axes", {}), rank);
+  } else {
+    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+  }
+  if (target.size() != axes.size())
+    c.fail("shape has " + std::to_string(target.size()) + " entries for " +
+           std::to_string(axes.size()) + " axes");
+  ir::ValueId x = c.value(0);
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const size_t d = static_cast<size_t>(axes[k]);
+    const int64_t want = target[k];
+    if (want < 1) c.fail("shape entries must be >= 1");
+    check_window_attr(c, "shape", want);
+    if (want < xs[d]) {
+      const int64_t start = (xs[d] - want) / 2;
+      x = c.add(OpKind::slice, {x},
+                {{"axis", static_cast<int64_t>(d)}, {"start", start}, {"end", start + want}},
+                "crop");
+    } else if (want > xs[d]) {
+      pads[d] = (want - xs[d]) / 2;
+      pads[d + rank] = want - xs[d] - pads[d];
+    }
+  }
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; })) {
+    x = c.add(OpKind::pad, {x}, {{"pads", pads}, {"mode", std::string("constant")}, {"value", 0.0}},
+              "pad");
+  }
+  c.set_output(0, x);
+}
+
 void map_tile(NodeContext& c) {
   const std::vector<int64_t> repeats = c.constant(1).to_ints();
   const ir::Shape in = c.shape(0);
@@ -829,6 +869,7 @@ void add_shape_mappings(std::vector<OpMapping>& t) {
   t.push_back({"Gather", map_gather, fold_gather});
   t.push_back({"Expand", map_expand, fold_expand});
   t.push_back({"Pad", map_pad, nullptr});
+  t.push_back({"CenterCropPad", map_center_crop_pad, nullptr});
   t.push_back({"ScatterND", map_scatter, fold_scatter});
   t.push_back({"ScatterElements", map_scatter, fold_scatter});
   t.push_back({"Scatter", map_scatter, fold_scatter});  // ScatterElements before opset 11
