@@ -174,3 +174,20 @@ def test_a_call_of_an_undefined_function_is_refused_naming_it(tmp_path):
                        [scaled_relu()], {"x": rand(2)})
     refused(tmp_path, model, "operators outside the default ONNX domain are not supported",
             "custom::Missing")
+
+
+def test_a_function_named_as_an_onnx_operator_does_not_replace_it(tmp_path):
+    # A default-domain function called "Relu" (here: a negation) is not a call: Relu stays Relu.
+    fake = helper.make_function("", "Relu", ["x"], ["y"], [helper.make_node("Neg", ["x"], ["y"])],
+                                [helper.make_opsetid("", 17)], [])
+    mine = helper.make_function("", "Twice", ["x"], ["y"], [helper.make_node("Add", ["x", "x"], ["y"])],
+                                [helper.make_opsetid("", 17)], [])
+    x = rand(2, 5)
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Twice", ["r"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 5])],
+                              [helper.make_tensor_value_info("y", F, None)])
+    model = helper.make_model(graph, functions=[fake, mine],
+                              opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    got = infer(tmp_path / "m.onnx", {"x": x}, tmp_path / "out")
+    close(got["y"], 2 * np.maximum(x, 0))

@@ -1,5 +1,6 @@
 #include "bench_suite/models/onnx/function_inliner.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <map>
@@ -26,7 +27,15 @@ class Inliner {
     for (const auto& op : model.opset_import()) {
       if (op.domain().empty() || op.domain() == "ai.onnx") opset_ = op.version();
     }
-    for (const auto& f : model.functions()) functions_[{f.domain(), f.name()}] = &f;
+    for (const auto& f : model.functions()) {
+      // A function may not redefine an ONNX operator: in the default domain only other names
+      // are calls.
+      const bool onnx_domain = f.domain().empty() || f.domain() == "ai.onnx";
+      if (onnx_domain && onnx::OpSchemaRegistry::Schema(f.name(), static_cast<int>(opset_),
+                                                        onnx::ONNX_DOMAIN) != nullptr)
+        continue;
+      functions_[{onnx_domain ? "" : f.domain(), f.name()}] = &f;
+    }
   }
 
   bool empty() const { return functions_.empty(); }
@@ -35,7 +44,8 @@ class Inliner {
   void inline_calls(onnx::GraphProto& g, int depth) {
     google::protobuf::RepeatedPtrField<onnx::NodeProto> out;
     for (auto& node : *g.mutable_node()) {
-      auto it = functions_.find({node.domain(), node.op_type()});
+      auto it = functions_.find(
+          {node.domain() == "ai.onnx" ? std::string() : node.domain(), node.op_type()});
       if (it == functions_.end()) {
         for (auto& a : *node.mutable_attribute()) {
           if (a.has_g()) inline_calls(*a.mutable_g(), depth);
