@@ -115,3 +115,53 @@ def test_affine_grid_feeding_grid_sample_against_pytorch(tmp_path):
 def test_affine_grid_it_cannot_honour_is_refused_naming_the_node(tmp_path, theta_shape, size, why):
     node = helper.make_node("AffineGrid", ["x", "size"], ["y"], name="grid")
     refused(tmp_path, node, rand(*theta_shape), {"size": np.array(size, np.int64)}, why, opset=20)
+
+
+@pytest.mark.parametrize("c_in,c_out,k,stride,pad,dil,groups,offset_groups,mask,bias", [
+    (3, 4, 3, 1, 1, 1, 1, 1, False, True),      # DCNv1
+    (4, 6, 3, 2, 1, 1, 2, 2, True, True),       # DCNv2, grouped, two offset groups
+    (2, 3, 2, 1, 0, 2, 1, 1, True, False),      # dilated, unpadded, no bias
+    (6, 5, (3, 1), (1, 2), (2, 0), 1, 1, 3, False, False),
+])
+def test_deform_conv_against_torchvision(tmp_path, c_in, c_out, k, stride, pad, dil, groups,
+                                         offset_groups, mask, bias):
+    # Opset 19's DeformConv, what PyTorch 2 writes for torchvision.ops.deform_conv2d; offsets
+    # large enough to leave the image and land between pixels.
+    torchvision = pytest.importorskip("torchvision")
+    pair = lambda v: v if isinstance(v, tuple) else (v, v)
+    k, stride, pad, dil = pair(k), pair(stride), pair(pad), pair(dil)
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(2, c_in, 7, 9, generator=g)
+    weight = torch.randn(c_out, c_in // groups, *k, generator=g)
+    oh = (7 + 2 * pad[0] - dil[0] * (k[0] - 1) - 1) // stride[0] + 1
+    ow = (9 + 2 * pad[1] - dil[1] * (k[1] - 1) - 1) // stride[1] + 1
+    taps = k[0] * k[1]
+    offset = torch.randn(2, offset_groups * 2 * taps, oh, ow, generator=g) * 2.5
+    m = torch.rand(2, offset_groups * taps, oh, ow, generator=g) if mask else None
+    b = torch.randn(c_out, generator=g) if bias else None
+    want = torchvision.ops.deform_conv2d(x, offset, weight, b, stride=stride, padding=pad,
+                                         dilation=dil, mask=m).numpy()
+    names = ["x", "w", "offset", "b" if bias else "", "mask" if mask else ""]
+    while names[-1] == "":
+        names.pop()
+    node = helper.make_node("DeformConv", names, ["y"], strides=list(stride),
+                            pads=[pad[0], pad[1], pad[0], pad[1]], dilations=list(dil),
+                            group=groups, offset_group=offset_groups, kernel_shape=list(k))
+    inputs = {"x": x.numpy(), "offset": offset.numpy()}
+    if mask:
+        inputs["mask"] = m.numpy()
+    inits = {"w": weight.numpy(), **({"b": b.numpy()} if bias else {})}
+    (got,) = run(tmp_path, [node], inputs, inits, opset=19)
+    close(got, want, 1e-4)
+
+
+@pytest.mark.parametrize("offset_shape,attrs,why", [
+    ((1, 18, 4, 4), {}, "offset has shape [1, 18, 4, 4], expected [1, 18, 2, 2]"),
+    ((1, 18, 2, 2), {"group": 3}, "group 3 does not divide"),
+    ((1, 18, 2, 2), {"offset_group": 5}, "offset_group 5 does not divide"),
+    ((1, 18, 2, 2), {"kernel_shape": [2, 2]}, "kernel_shape differs from the weight's"),
+])
+def test_deform_conv_it_cannot_honour_is_refused_naming_the_node(tmp_path, offset_shape, attrs, why):
+    node = helper.make_node("DeformConv", ["x", "w", "offset"], ["y"], name="dcn", **attrs)
+    refused(tmp_path, node, rand(1, 4, 4, 4), {"w": rand(2, 4, 3, 3)}, why,
+            runtime=[("offset", rand(*offset_shape))], opset=19)
