@@ -1,11 +1,13 @@
 #include "bench_suite/models/onnx/function_inliner.h"
 
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/error.h"
 
@@ -17,9 +19,28 @@ namespace {
 constexpr int kMaxNesting = 32;
 // Nodes the inlined graph may reach: a malformed file whose functions each call the next twice
 // would otherwise grow as 2^depth.
-constexpr int64_t kMaxInlinedNodes = int64_t{1} << 22;
+constexpr int64_t kMaxInlinedNodes = int64_t{1} << 20;
 
 using AttributeMap = std::map<std::string, const onnx::AttributeProto*>;
+
+// FunctionProto.attribute_proto (field 11, IR 9): the defaults a function gives its attributes.
+// Debian's libonnx 1.12 predates it, and protobuf keeps it among the unknown fields.
+constexpr int kAttributeDefaultsField = 11;
+
+std::vector<onnx::AttributeProto> attribute_defaults(const onnx::FunctionProto& f) {
+  std::vector<onnx::AttributeProto> out;
+  const google::protobuf::UnknownFieldSet& unknown = f.GetReflection()->GetUnknownFields(f);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField& field = unknown.field(i);
+    if (field.number() != kAttributeDefaultsField ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::AttributeProto a;
+    if (a.ParseFromString(field.length_delimited()) && !a.name().empty())
+      out.push_back(std::move(a));
+  }
+  return out;
+}
 
 class Inliner {
  public:
@@ -35,6 +56,7 @@ class Inliner {
                                                         onnx::ONNX_DOMAIN) != nullptr)
         continue;
       functions_[{onnx_domain ? "" : f.domain(), f.name()}] = &f;
+      defaults_[&f] = attribute_defaults(f);  // filled once: pointers into it stay valid
     }
   }
 
@@ -107,8 +129,9 @@ class Inliner {
                                  ? call.output(i)
                                  : c.prefix + f.output(i);
     }
-    // Defaults a function gives its attributes (IR 9's attribute_proto) are unknown to Debian's
-    // libonnx 1.12: an attribute the call leaves unset is omitted, so the op takes its own default.
+    // The call's attributes, else the function's defaults; one neither gives is omitted (the op
+    // takes its own default).
+    for (const auto& a : defaults_.at(&f)) c.attributes[a.name()] = &a;
     for (const auto& a : call.attribute()) c.attributes[a.name()] = &a;
     onnx::GraphProto body;
     for (const auto& n : f.node()) {
@@ -165,6 +188,7 @@ class Inliner {
   std::string path_;
   int64_t opset_ = 0;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
+  std::map<const onnx::FunctionProto*, std::vector<onnx::AttributeProto>> defaults_;
   int64_t calls_ = 0;
   int64_t nodes_ = 0;
 };
