@@ -151,12 +151,10 @@ Graph conv_graph(const ConvShape& s, const std::string& layout, const std::strin
                          {"layout", layout},
                          {"impl", kernel}};
   add_conv_tiling_attrs(attrs);
-  const int64_t oh = s.hw / s.stride;  // the residual cases' shapes: stride 1, or an even size
-  const Shape y = layout == "nhwc"      ? Shape{1, oh, oh, s.o}
-                  : layout == "nchw16c" ? Shape{1, (s.o + 15) / 16, oh, oh, 16}
-                                        : Shape{1, s.o, oh, oh};
   g.mark_output(g.add_node(OpKind::conv2d, {g.add_input("x", x), w, b}, attrs, "conv"));
   if (residual) {  // as the fusion pass leaves it: the operand appended after the op's inputs
+    // The residual cases are stride 1 and never on the blocked layout (register_all).
+    const Shape y = layout == "nhwc" ? Shape{1, s.hw, s.hw, s.o} : Shape{1, s.o, s.hw, s.hw};
     g.mutable_nodes()[0].inputs.push_back(g.add_input("residual", y));
     g.mutable_nodes()[0].epilogue = {{OpKind::add, 3}, {OpKind::relu, -1}};
   } else {

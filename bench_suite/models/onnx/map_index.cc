@@ -180,6 +180,26 @@ ir::ValueId from_the_end(NodeContext& c, ir::ValueId idx, int64_t size) {
                {}, "wrapped");
 }
 
+namespace {
+
+// 1 where a run-time index lies in [-size, size) (an index ONNX accepts), else 0.
+ir::ValueId index_in_range(NodeContext& c, ir::ValueId idx, int64_t size, const std::string& tag) {
+  return c.add(
+      OpKind::mul,
+      {c.compare(idx, "greater_equal", c.integer_constant(-size, tag + "lowest"), tag + "above"),
+       c.compare(idx, "less", c.integer_constant(size, tag + "bound"), tag + "below")},
+      {}, tag + "in_range");
+}
+
+// Positions where `valid` holds, else one past any data the importer gathers from (and exact
+// in fp32): the gather kernel's range check then names the node.
+ir::ValueId checked_positions(NodeContext& c, ir::ValueId valid, ir::ValueId positions) {
+  const ir::ValueId outside = c.integer_constant(kMaxExactInteger, "outside");
+  return c.add(OpKind::where, {valid, positions, outside}, {}, "checked");
+}
+
+}  // namespace
+
 // GatherElements: out[p] = data[p with its axis coordinate replaced by indices[p]]. One gather
 // from the flattened data at flat positions: a constant part (the other coordinates) plus the
 // index times the axis's stride. Constant indices fold that at import (and are checked there);
@@ -210,20 +230,14 @@ void map_gather_elements(NodeContext& c) {
   }
   const ir::ValueId idx = c.value(1);
   const int64_t size = p.axis_size;
-  const ir::ValueId in_range =
-      c.add(OpKind::mul,
-            {c.compare(idx, "greater_equal", c.integer_constant(-size, "lowest"), "above"),
-             c.compare(idx, "less", c.integer_constant(size, "size_bound"), "below")},
-            {}, "in_range");
+  const ir::ValueId in_range = index_in_range(c, idx, size, "");
   const ir::ValueId flat = c.add(
       OpKind::add,
       {c.add(OpKind::mul, {from_the_end(c, idx, size), c.integer_constant(p.axis_stride, "stride")},
              {}, "scaled"),
        c.constant_value(HostTensor::ints(is, p.base), "base")},
       {}, "flat_positions");
-  // Past the data (and exact in fp32): the gather kernel's range check names the node.
-  const ir::ValueId outside = c.integer_constant(kMaxExactInteger, "outside");
-  gather_at(c.add(OpKind::where, {in_range, flat, outside}, {}, "checked"));
+  gather_at(checked_positions(c, in_range, flat));
 }
 
 // GatherND (TensorFlow converters' gather_nd, batch_dims too): each index tuple along the last
@@ -306,11 +320,7 @@ void map_gather_nd(NodeContext& c) {
               {c.add(OpKind::slice, {c.value(1)}, {{"axis", q - 1}, {"start", j}, {"end", j + 1}},
                      tag + "entry")},
               {{"shape", tuple_shape}}, tag + "tuple_shaped");
-    const ir::ValueId inside = c.add(
-        OpKind::mul,
-        {c.compare(idx, "greater_equal", c.integer_constant(-size, tag + "lowest"), tag + "above"),
-         c.compare(idx, "less", c.integer_constant(size, tag + "bound"), tag + "below")},
-        {}, tag + "in_range");
+    const ir::ValueId inside = index_in_range(c, idx, size, tag);
     in_range =
         in_range == ir::kNoValue ? inside : c.add(OpKind::mul, {in_range, inside}, {}, tag + "all");
     const ir::ValueId scaled =
@@ -320,9 +330,7 @@ void map_gather_nd(NodeContext& c) {
               {}, tag + "scaled");
     flat = c.add(OpKind::add, {flat, scaled}, {}, tag + "row");
   }
-  // Past the data (and exact in fp32): the gather kernel's range check names the node.
-  const ir::ValueId outside = c.integer_constant(kMaxExactInteger, "outside");
-  gather_at(c.add(OpKind::where, {in_range, flat, outside}, {}, "checked"));
+  gather_at(checked_positions(c, in_range, flat));
 }
 
 // ReverseSequence (TensorFlow converters' reverse_sequence, bidirectional recurrences): along the
@@ -396,9 +404,7 @@ void map_reverse_sequence(NodeContext& c) {
             {c.compare(len, "greater_equal", c.integer_constant(0, "zero"), "not_negative"),
              c.compare(len, "less_equal", c.integer_constant(steps, "steps"), "not_too_long")},
             {}, "valid");
-  // Past the data (and exact in fp32): the gather kernel's range check names the node.
-  const ir::ValueId outside = c.integer_constant(kMaxExactInteger, "outside");
-  gather_at(c.add(OpKind::where, {valid, rows, outside}, {}, "checked"));
+  gather_at(checked_positions(c, valid, rows));
 }
 
 // Compress with a constant condition: the positions where it holds, gathered along `axis` (from
