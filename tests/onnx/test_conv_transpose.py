@@ -261,3 +261,36 @@ def test_col2im_it_cannot_honour_is_refused_naming_the_node(tmp_path, shape, ima
     node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], name="fold")
     refused(tmp_path, node, rand(*shape),
             {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}, why, opset=18)
+
+
+def np_col2im(cols, image, block, strides, dilations, pads):
+    """ONNX Col2Im from its definition: each block's column added at its window's positions."""
+    r = len(image)
+    padded = [image[d] + pads[d] + pads[d + r] for d in range(r)]
+    along = [(padded[d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1 for d in range(r)]
+    n, ck, _ = cols.shape
+    c = ck // int(np.prod(block))
+    out = np.zeros((n, c, *padded), np.float64)
+    cols = cols.reshape(n, c, *block, *along)
+    for tap in itertools.product(*[range(k) for k in block]):
+        for pos in itertools.product(*[range(a) for a in along]):
+            at = tuple(pos[d] * strides[d] + tap[d] * dilations[d] for d in range(r))
+            out[(slice(None), slice(None), *at)] += cols[(slice(None), slice(None), *tap, *pos)]
+    crop = tuple(slice(pads[d], pads[d] + image[d]) for d in range(r))
+    return out[(slice(None), slice(None), *crop)].astype(np.float32)
+
+
+@pytest.mark.parametrize("image,block,strides,dilations,pads", [
+    ([11], [3], [2], [1], [1, 2]),                         # 1-D
+    ([5, 4, 6], [2, 2, 3], [1, 2, 2], [1, 1, 1], [0, 1, 0, 0, 0, 1]),  # 3-D
+])
+def test_col2im_in_one_and_three_dimensions(tmp_path, image, block, strides, dilations, pads):
+    r = len(image)
+    along = [(image[d] + pads[d] + pads[d + r] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
+             for d in range(r)]
+    cols = rand(2, 3 * int(np.prod(block)), int(np.prod(along)))
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], strides=strides,
+                            dilations=dilations, pads=pads)
+    (got,) = run(tmp_path, [node], {"x": cols},
+                 {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}, opset=18)
+    close(got, np_col2im(cols, image, block, strides, dilations, pads), 1e-5)
