@@ -24,6 +24,7 @@ bool can_produce(OpKind op) {
     case OpKind::concat:
     case OpKind::embedding:
     case OpKind::gather:
+    case OpKind::scatter:
     case OpKind::expand:
     case OpKind::pad:
       return false;

@@ -72,6 +72,7 @@ double declared_flops(const ir::Graph& g, const ir::Node& n) {
     case OpKind::upsample_nearest2d:
     case OpKind::pad:
     case OpKind::gather:
+    case OpKind::scatter:
     case OpKind::expand:
     case OpKind::where:
       f = 0;

@@ -204,6 +204,8 @@ std::vector<KernelInfo> build_table() {
   t.back().schedule = cpu::indexing_schedule;
   add(OpKind::gather, "cpu", cpu::gather, "slab copies along the axis");
   t.back().schedule = cpu::indexing_schedule;
+  add(OpKind::scatter, "cpu", cpu::scatter, "data copied, then updates in index order per slab");
+  t.back().schedule = cpu::indexing_schedule;
   add(OpKind::where, "cpu", cpu::where, "broadcasting select");
   add(OpKind::compare, "cpu", cpu::compare, "broadcasting comparison, 0 or 1");
   t.back().schedule = cpu::indexing_schedule;

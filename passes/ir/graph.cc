@@ -114,6 +114,15 @@ CompareMode compare_mode(const Attrs& attrs) {
                   "' is not one of equal, not_equal, less, less_equal, greater, greater_equal");
 }
 
+ScatterReduction scatter_reduction(const Attrs& attrs) {
+  const std::string reduction = attrs.get_string("reduction", "none");
+  for (ScatterReduction r : {ScatterReduction::none, ScatterReduction::add, ScatterReduction::mul,
+                             ScatterReduction::max, ScatterReduction::min}) {
+    if (reduction == to_string(r)) return r;
+  }
+  throw UserError("reduction '" + reduction + "' is not one of none, add, mul, max, min");
+}
+
 size_t Node::op_input_count() const {
   const size_t extra = epilogue_operand_count(epilogue);
   return extra <= inputs.size() ? inputs.size() - extra : 0;

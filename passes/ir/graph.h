@@ -84,6 +84,9 @@ UnaryParams unary_params(OpKind op, const Attrs& attrs);
 // A compare node's relation from its attr mode; UserError naming the value when it is not one
 // (shape inference checks every compare node with it).
 CompareMode compare_mode(const Attrs& attrs);
+// A scatter node's reduction from its attr reduction (default none); UserError naming the value
+// when it is not one.
+ScatterReduction scatter_reduction(const Attrs& attrs);
 
 enum class ValueKind : uint8_t { input, constant, intermediate };
 

@@ -68,7 +68,8 @@ constexpr std::string_view kOpNames[kOpKindCount] = {"conv2d",
                                                      "cosh",
                                                      "asinh",
                                                      "acosh",
-                                                     "atanh"};
+                                                     "atanh",
+                                                     "scatter"};
 }  // namespace
 
 std::string_view to_string(OpKind op) {
@@ -130,6 +131,22 @@ bool is_binary_elementwise(OpKind op) {
 
 bool is_reduction(OpKind op) {
   return op == OpKind::reduce_mean || op == OpKind::reduce_sum || op == OpKind::reduce_max;
+}
+
+std::string_view to_string(ScatterReduction reduction) {
+  switch (reduction) {
+    case ScatterReduction::none:
+      return "none";
+    case ScatterReduction::add:
+      return "add";
+    case ScatterReduction::mul:
+      return "mul";
+    case ScatterReduction::max:
+      return "max";
+    case ScatterReduction::min:
+      return "min";
+  }
+  return "?";
 }
 
 std::string_view to_string(CompareMode mode) {

@@ -130,9 +130,15 @@ enum class OpKind : uint8_t {
   asinh,
   acosh,
   atanh,
+  // gather's inverse: inputs (data, indices i32 [...], updates), attrs axis, reduction (none |
+  // add | mul | max | min); updates = data.shape[:axis] + indices.shape + data.shape[axis+1:].
+  // The output is data with out[..., indices[k], ...] = updates[..., k, ...] (combined with the
+  // element there by the reduction), applied in index order: with none the last write wins.
+  // Negative indices count from the end.
+  scatter,
 };
 
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::atanh) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::scatter) + 1;
 
 std::string_view to_string(OpKind op);
 
@@ -199,6 +205,25 @@ inline bool compare_holds(CompareMode mode, float a, float b) {
       return a >= b;
   }
   return false;
+}
+
+// How scatter combines an update with the element it lands on (attr reduction).
+enum class ScatterReduction : uint8_t { none, add, mul, max, min };
+std::string_view to_string(ScatterReduction reduction);
+inline float scatter_combine(ScatterReduction reduction, float old, float update) {
+  switch (reduction) {
+    case ScatterReduction::none:
+      return update;
+    case ScatterReduction::add:
+      return old + update;
+    case ScatterReduction::mul:
+      return old * update;
+    case ScatterReduction::max:
+      return old >= update ? old : update;
+    case ScatterReduction::min:
+      return old <= update ? old : update;
+  }
+  return update;
 }
 
 }  // namespace cuvil::ir

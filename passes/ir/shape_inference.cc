@@ -401,6 +401,30 @@ void infer_gather(const Ctx& c, Value* out) {
   out->shape = s;
 }
 
+// scatter: updates must have gather's output shape for (data, indices, axis).
+void infer_scatter(const Ctx& c, Value* out) {
+  c.arity(3, 3);
+  const Shape& data = c.shape(0);
+  if (data.empty()) c.fail("data must have rank >= 1");
+  if (c.in(1).dtype != DType::i32) c.fail("indices must be i32");
+  try {
+    scatter_reduction(c.node.attrs);
+  } catch (const UserError& e) {
+    c.fail(e.what());
+  }
+  const int64_t axis = norm_axis(c, c.node.attrs.get_int("axis", 0), data.size());
+  Shape expected(data.begin(), data.begin() + axis);
+  const Shape& idx = c.shape(1);
+  expected.insert(expected.end(), idx.begin(), idx.end());
+  expected.insert(expected.end(), data.begin() + axis + 1, data.end());
+  if (c.shape(2) != expected) {
+    c.fail("updates have shape " + to_string(c.shape(2)) + "; data " + to_string(data) +
+           " with indices " + to_string(idx) + " along axis " + std::to_string(axis) + " needs " +
+           to_string(expected));
+  }
+  out->shape = data;
+}
+
 }  // namespace
 
 void infer_node(const Graph& graph, const Node& full_node, Value* out) {
@@ -499,6 +523,9 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
       break;
     case OpKind::gather:
       infer_gather(c, out);
+      break;
+    case OpKind::scatter:
+      infer_scatter(c, out);
       break;
     case OpKind::where:
       c.arity(3, 3);
@@ -628,6 +655,9 @@ void infer_node(const Graph& graph, const Node& full_node, Value* out) {
     case OpKind::pad:
     case OpKind::cumsum:
       if (c.in(0).dtype == DType::i32) out->dtype = DType::i32;
+      break;
+    case OpKind::scatter:
+      if (c.in(0).dtype == DType::i32 && c.in(2).dtype == DType::i32) out->dtype = DType::i32;
       break;
     case OpKind::add:
     case OpKind::sub:

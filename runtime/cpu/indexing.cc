@@ -1,6 +1,6 @@
-// Index-mapping copies: pad (constant, reflect, edge), gather along an axis, numpy-broadcast
-// expand, the broadcasting select (where) and comparison (compare). Each copies contiguous runs
-// where it can.
+// Index-mapping copies: pad (constant, reflect, edge), gather and scatter along an axis,
+// numpy-broadcast expand, the broadcasting select (where) and comparison (compare). Each copies
+// contiguous runs where it can.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,6 +11,7 @@
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/index_check.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
 
@@ -25,8 +26,9 @@ struct IndexingSchedule {
   std::vector<int64_t> pads;  // pad: [lo..., hi...]
   PadMode mode = PadMode::constant;
   float value = 0.0f;
-  int64_t axis = 0;  // gather: normalised to [0, rank)
+  int64_t axis = 0;  // gather, scatter: normalised to [0, rank)
   ir::CompareMode compare = ir::CompareMode::equal;
+  ir::ScatterReduction reduction = ir::ScatterReduction::none;
 };
 
 }  // namespace
@@ -40,6 +42,7 @@ std::shared_ptr<const void> indexing_schedule(const Step& step) {
                                : PadMode::reflect;
   s->value = static_cast<float>(step.attrs.get_float("value", 0.0));
   if (step.op == ir::OpKind::compare) s->compare = ir::compare_mode(step.attrs);
+  if (step.op == ir::OpKind::scatter) s->reduction = ir::scatter_reduction(step.attrs);
   s->axis = step.attrs.get_int("axis", 0);
   if (s->axis < 0 && !step.input_shapes.empty())
     s->axis += static_cast<int64_t>(step.input_shapes[0].size());
@@ -123,25 +126,55 @@ void gather(const KernelArgs& a) {
   const size_t ax = static_cast<size_t>(axis);
   const int64_t outer = prod(data, 0, ax), size = data[ax], inner = prod(data, ax + 1, data.size());
   const int64_t count = ir::num_elements(a.step.input_shapes[1]);
-  const float* ids = a.in[1];
-  for (int64_t k = 0; k < count; ++k) {
-    const float id = ids[k] < 0 ? ids[k] + static_cast<float>(size) : ids[k];
-    if (!(id >= 0.0f && id < static_cast<float>(size)) || id != std::floor(id)) {
-      throw UserError("node '" + a.step.node_name + "' (gather): index " + std::to_string(ids[k]) +
-                      " at position " + std::to_string(k) + " is not an integer in [-" +
-                      std::to_string(size) + ", " + std::to_string(size) + ")");
-    }
-  }
+  std::vector<int64_t> at(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k)
+    at[static_cast<size_t>(k)] = checked_index(a.in[1][k], size, k, a.step.node_name, "gather");
   a.pool.parallel_for(outer * count, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t o = t / count, k = t % count;
-      const int64_t j =
-          static_cast<int64_t>(ids[k] < 0 ? ids[k] + static_cast<float>(size) : ids[k]);
-      std::memcpy(a.out + t * inner, a.in[0] + (o * size + j) * inner,
+      std::memcpy(a.out + t * inner, a.in[0] + (o * size + at[static_cast<size_t>(k)]) * inner,
                   static_cast<size_t>(inner) * sizeof(float));
     }
   });
   Epilogue(a.step, a.in, a.out).apply_all(a.pool);
+}
+
+namespace {
+constexpr int64_t kScatterColumns = 4096;  // elements after the axis per parallel task
+}  // namespace
+
+// The data is copied, then each task owns one row before the axis and a run of columns after
+// it and applies every update there in index order: updates to different tasks never meet, so
+// the result is the sequential one on any number of threads.
+void scatter(const KernelArgs& a) {
+  const ir::Shape& data = a.step.input_shapes[0];
+  const IndexingSchedule& s = schedule_of<IndexingSchedule>(a.step);
+  const size_t ax = static_cast<size_t>(s.axis);
+  const int64_t outer = prod(data, 0, ax), size = data[ax], inner = prod(data, ax + 1, data.size());
+  const int64_t count = ir::num_elements(a.step.input_shapes[1]);
+  std::vector<int64_t> at(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k)
+    at[static_cast<size_t>(k)] = checked_index(a.in[1][k], size, k, a.step.node_name, "scatter");
+  if (a.out != a.in[0]) {
+    std::memcpy(a.out, a.in[0], static_cast<size_t>(ir::num_elements(data)) * sizeof(float));
+  }
+  const float* updates = a.in[2];
+  const int64_t runs = (inner + kScatterColumns - 1) / kScatterColumns;
+  a.pool.parallel_for(outer * runs, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / runs, i0 = (t % runs) * kScatterColumns;
+      const int64_t n = std::min(kScatterColumns, inner - i0);
+      for (int64_t k = 0; k < count; ++k) {
+        float* y = a.out + (o * size + at[static_cast<size_t>(k)]) * inner + i0;
+        const float* u = updates + (o * count + k) * inner + i0;
+        if (s.reduction == ir::ScatterReduction::none) {
+          std::memcpy(y, u, static_cast<size_t>(n) * sizeof(float));
+        } else {
+          for (int64_t i = 0; i < n; ++i) y[i] = ir::scatter_combine(s.reduction, y[i], u[i]);
+        }
+      }
+    }
+  });
 }
 
 namespace {

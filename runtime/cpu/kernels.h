@@ -55,10 +55,12 @@ void reduce(const KernelArgs& args);
 // reduce.cc, too; cumsum's axis and direction read once
 std::shared_ptr<const void> cumsum_schedule(const Step& step);
 void cumsum(const KernelArgs& args);
-// indexing.cc; pad's pads, mode and value, gather's axis and compare's mode read once
+// indexing.cc; pad's pads, mode and value, gather's and scatter's axis, scatter's reduction and
+// compare's mode read once
 std::shared_ptr<const void> indexing_schedule(const Step& step);
 void pad(const KernelArgs& args);
 void gather(const KernelArgs& args);
+void scatter(const KernelArgs& args);
 void expand(const KernelArgs& args);
 void where(const KernelArgs& args);
 void compare(const KernelArgs& args);

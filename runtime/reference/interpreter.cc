@@ -89,6 +89,8 @@ void run_main_op(const OpArgs& args) {
       return run_pad(args);
     case OpKind::gather:
       return run_gather(args);
+    case OpKind::scatter:
+      return run_scatter(args);
     case OpKind::where:
       return run_where(args);
     case OpKind::expand:

@@ -92,6 +92,7 @@ void run_transpose(const OpArgs& a);
 void run_embedding(const OpArgs& a);
 void run_pad(const OpArgs& a);
 void run_gather(const OpArgs& a);
+void run_scatter(const OpArgs& a);
 void run_expand(const OpArgs& a);
 
 // reduce_ops.cc

@@ -1,9 +1,11 @@
-// Data movement: concat, slice, reshape, transpose, pad, expand, and the gathers.
+// Data movement: concat, slice, reshape, transpose, pad, expand, the gathers and scatter.
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
+#include "runtime/index_check.h"
 #include "runtime/reference/ops.h"
 
 namespace cuvil::runtime::reference {
@@ -140,16 +142,35 @@ void run_gather(const OpArgs& a) {
   const int64_t size = data.shape[axis];
   const int64_t count = idx.numel();
   for (int64_t k = 0; k < count; ++k) {
-    float id = idx.data[k];
-    if (id < 0) id += static_cast<float>(size);
-    if (!(id >= 0.0f && id < static_cast<float>(size)) || id != std::floor(id)) {
-      throw UserError("node '" + a.node.name + "' (gather): index " + std::to_string(idx.data[k]) +
-                      " at position " + std::to_string(k) + " is not an integer in [-" +
-                      std::to_string(size) + ", " + std::to_string(size) + ")");
-    }
-    const int64_t j = static_cast<int64_t>(id);
+    const int64_t j = checked_index(idx.data[k], size, k, a.node.name, "gather");
     for (int64_t o = 0; o < outer; ++o) {
       std::copy_n(data.data + (o * size + j) * inner, inner, a.out + (o * count + k) * inner);
+    }
+  }
+}
+
+// Every index is checked before anything is written; then each update in index order.
+void run_scatter(const OpArgs& a) {
+  const View& data = a.in[0];
+  const View& idx = a.in[1];
+  const View& updates = a.in[2];
+  const size_t axis =
+      static_cast<size_t>(normalize_axis(a.node.attrs.get_int("axis", 0), data.shape.size()));
+  const ir::ScatterReduction reduction = ir::scatter_reduction(a.node.attrs);
+  const int64_t outer = outer_size(data.shape, axis);
+  const int64_t inner = inner_size(data.shape, axis);
+  const int64_t size = data.shape[axis];
+  const int64_t count = idx.numel();
+  std::vector<int64_t> at(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k)
+    at[static_cast<size_t>(k)] = checked_index(idx.data[k], size, k, a.node.name, "scatter");
+  std::copy_n(data.data, data.numel(), a.out);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < count; ++k) {
+      for (int64_t i = 0; i < inner; ++i) {
+        float& y = a.out[(o * size + at[static_cast<size_t>(k)]) * inner + i];
+        y = ir::scatter_combine(reduction, y, updates.data[(o * count + k) * inner + i]);
+      }
     }
   }
 }

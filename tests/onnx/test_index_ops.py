@@ -1,11 +1,14 @@
 """Operators that compute with positions and integers at run time: ArgMax, ArgMin, TopK, casts
-from float to integer, integer Div and Mod, and ScatterND into run-time data. Single-node (or
+from float to integer, integer Div and Mod, the gathers, and ScatterND and ScatterElements into
+run-time data (at constant or run-time indices). Single-node (or
 short) ONNX graphs through `cuvil-bench infer`, against numpy written from the ONNX
 specification; integer results come back as floats (fp32 storage) and must be exact."""
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from conftest import cuvil
 from test_op_semantics import close, rand, refused, run
 
 F = TensorProto.FLOAT
@@ -210,11 +213,14 @@ def test_scatter_nd_reductions_of_run_time_updates_with_repeated_targets(tmp_pat
     close(got, np_scatter_nd(x, indices, u, reduction), 1e-6)
 
 
-def test_scatter_of_more_repeats_of_run_time_updates_than_it_unrolls_is_refused(tmp_path):
+def test_scatter_of_more_repeats_than_it_unrolls_runs_in_index_order(tmp_path):
+    # 17 run-time updates of one row at constant indices: past 16 layers the IR's scatter runs.
+    x, u = rand(3, 2), rand(17, 2)
+    indices = np.zeros((17, 1), np.int64)
+    indices[::3] = 2
     node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="acc", reduction="add")
-    refused(tmp_path, node, rand(3, 2), {"i": np.zeros((17, 1), np.int64)},
-            "an element receives more than 16 run-time updates", runtime=[("u", rand(17, 2))],
-            opset=16)
+    (got,) = run(tmp_path, [node], {"x": x, "u": u}, {"i": indices}, opset=16)
+    close(got, np_scatter_nd(x, indices, u, "add"), 1e-6)
 
 
 def np_gather_elements(x, idx, axis):
@@ -287,10 +293,89 @@ def test_scatter_elements_of_constant_indices_into_run_time_data(tmp_path, reduc
     exact(z, np_scatter_elements(x, idx, upd, axis, "none"))
 
 
-def test_scatter_elements_of_run_time_indices_is_refused(tmp_path):
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_scatter_elements_of_run_time_indices(tmp_path, reduction, axis):
+    # x.scatter(axis, index, src) with a computed index: shorter than the data on every axis,
+    # negative, repeated (with none the last write in index order wins); run-time and constant
+    # updates.
+    x, upd = rand(3, 7, 5), rand(2, 5, 4)
+    n = x.shape[axis]
+    idx = np.random.default_rng(7).integers(-n, n, (2, 5, 4)).astype(np.int64)
+    nodes = [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=axis,
+                              reduction=reduction),
+             helper.make_node("ScatterElements", ["x", "i", "cu"], ["z"], axis=axis,
+                              reduction=reduction)]
+    y, z = run(tmp_path, nodes, {"x": x, "i": idx, "u": upd}, {"cu": upd}, opset=18,
+               outputs=("y", "z"))
+    want = np_scatter_elements(x, idx, upd, axis, reduction)
+    exact(y, want)  # applied in index order, as numpy does: no reassociation
+    exact(z, want)
+
+
+def test_scatter_before_opset_11_of_run_time_indices(tmp_path):
+    x, upd = rand(4, 3), rand(2, 3)
+    idx = np.array([[3, 0, 1], [-1, 2, 1]], np.int64)
+    node = helper.make_node("Scatter", ["x", "i", "u"], ["y"], axis=0)
+    (got,) = run(tmp_path, [node], {"x": x, "i": idx, "u": upd}, opset=10)
+    exact(got, np_scatter_elements(x, idx, upd, 0, "none"))
+
+
+def test_scatter_elements_index_out_of_range_at_run_time_is_an_error(tmp_path):
+    x, idx, upd = rand(2, 3), np.array([[0, 3, 1]], np.int64), rand(1, 3)
+    node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], name="put", axis=1)
+    with pytest.raises(AssertionError, match=r"node 'put' \(scatter\): index .* is not an integer"):
+        run(tmp_path, [node], {"x": x, "i": idx, "u": upd})
+
+
+def test_scatter_elements_of_float_run_time_indices_is_refused(tmp_path):
     node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], name="put", axis=1)
     refused(tmp_path, node, rand(2, 3), {"u": rand(2, 1)},
-            "indices must be constants", runtime=[("i", rand(2, 1))])
+            "indices must be integers", runtime=[("i", rand(2, 1))])
+
+
+@pytest.mark.parametrize("data_shape,idx_shape", [
+    ((4, 3, 5), (4, 2)),     # rows of a 3-D tensor
+    ((4, 3, 5), (2, 3, 1)),  # slabs, a 2-D grid of tuples
+    ((4, 3, 5), (7, 3)),     # elements, repeated
+    ((17,), (7, 1)),         # elements of a vector
+    ((1, 2, 8, 4), (3, 3)),  # a KV cache's positions
+])
+@pytest.mark.parametrize("reduction", ["none", "add", "max"])
+def test_scatter_nd_of_run_time_indices(tmp_path, data_shape, idx_shape, reduction):
+    # index_put with computed positions; negative indices count from the end.
+    x = rand(*data_shape)
+    sizes = np.array(data_shape[:idx_shape[-1]])
+    gen = np.random.default_rng(11)
+    idx = (gen.integers(0, 1 << 20, idx_shape) % (2 * sizes) - sizes).astype(np.int64)
+    u = rand(*(idx_shape[:-1] + data_shape[idx_shape[-1]:]))
+    node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction=reduction)
+    (got,) = run(tmp_path, [node], {"x": x, "i": idx, "u": u}, opset=18)
+    exact(got, np_scatter_nd(x, idx, u, reduction))
+
+
+def test_scatter_nd_index_out_of_range_at_run_time_is_an_error(tmp_path):
+    x, idx, u = rand(2, 3), np.array([[1, 2], [0, 3]], np.int64), rand(2)
+    node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="put")
+    with pytest.raises(AssertionError, match=r"node 'put' \(scatter\): index"):
+        run(tmp_path, [node], {"x": x, "i": idx, "u": u})
+
+
+@pytest.mark.parametrize("shapes,why", [
+    ([(2, 3), (2, 2), (2, 3)], "updates have shape [2, 3], expected [2]"),
+    ([(2, 3), (2, 3), (2,)], "index tuples of 3 entries for data of rank 2"),
+])
+def test_scatter_nd_of_run_time_indices_it_cannot_honour_is_refused(tmp_path, shapes, why):
+    node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="put")
+    vi = [helper.make_tensor_value_info("x", F, list(shapes[0])),
+          helper.make_tensor_value_info("i", TensorProto.INT64, list(shapes[1])),
+          helper.make_tensor_value_info("u", F, list(shapes[2]))]
+    graph = helper.make_graph([node], "g", vi, [helper.make_tensor_value_info("y", F, None)])
+    path = tmp_path / "bad.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    r = cuvil("verify", "--model", str(path), check=False)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "node 'put' (ScatterND)" in r.stderr and why in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("op,shapes,why", [

@@ -516,6 +516,68 @@ def test_scatter_with_a_constant_index_and_fmod(compare, opset):
     assert compare(ScatterAndFmod(), torch.randn(3, 5), opset) <= FP32_BOUND
 
 
+class GraphConv(nn.Module):
+    """A message-passing layer over a run-time edge list: each edge's message from its source,
+    summed at its target (scatter_add, repeated targets), then a linear update."""
+
+    def __init__(self):
+        super().__init__()
+        self.update = nn.Linear(6, 6)
+        self.message = nn.Linear(6, 6)
+
+    def forward(self, x, edges):
+        messages = self.message(x[edges[0]])
+        at = edges[1].unsqueeze(-1).expand(-1, x.shape[1])
+        return torch.relu(self.update(x) + torch.zeros_like(x).scatter_add(0, at, messages))
+
+
+@pytest.mark.parametrize("opset", [16, 17])  # before 16 PyTorch exports scatter_add without add
+def test_graph_convolution_sums_messages_over_a_run_time_edge_list(compare, opset):
+    torch.manual_seed(0)
+    edges = torch.tensor([[0, 1, 2, 3, 4, 4, 0, 2, 1, 3, 0], [1, 2, 3, 4, 0, 1, 1, 1, 1, 0, 4]])
+    err = compare(GraphConv().eval(), (torch.randn(5, 6), edges), opset, input_names=("x", "edges"))
+    assert err <= FP32_BOUND
+
+
+class CacheWrite(nn.Module):
+    """A static KV cache written at run-time positions: index_put (ScatterND) and index_copy
+    (ScatterElements)."""
+
+    def forward(self, cache, k, pos):
+        put = cache.clone()
+        put[:, :, pos] = k
+        return put * 1.0, cache.index_copy(2, pos, k * 2)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_kv_cache_written_at_run_time_positions(compare, opset):
+    torch.manual_seed(0)
+    example = (torch.randn(1, 2, 9, 4), torch.randn(1, 2, 3, 4), torch.tensor([7, 1, 2]))
+    err = compare(CacheWrite(), example, opset, input_names=("cache", "k", "pos"),
+                  output_names=("put", "copied"))
+    assert err == 0.0  # only moves values
+
+
+class TopKFilterAndOneHot(nn.Module):
+    """Sampling's top-k filter (scatter at TopK's run-time indices) and labels one-hot encoded by
+    scatter_ into zeros."""
+
+    def forward(self, logits, labels):
+        v, i = logits.topk(3, dim=-1)
+        kept = torch.full_like(logits, -1e4).scatter(-1, i, v)
+        one_hot = torch.zeros(labels.shape[0], 9).scatter_(1, labels.unsqueeze(1), 1.0)
+        return kept, one_hot
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_top_k_filter_and_one_hot_by_scatter_at_run_time_indices(compare, opset):
+    torch.manual_seed(0)
+    example = (torch.randn(4, 9), torch.tensor([1, 8, 0, 8]))
+    err = compare(TopKFilterAndOneHot(), example, opset, input_names=("logits", "labels"),
+                  output_names=("kept", "one_hot"))
+    assert err == 0.0
+
+
 class PosSine(nn.Module):
     """DETR's sine position embedding: cumulative sums of the (all-valid) mask, strided
     slices interleaving sin and cos."""

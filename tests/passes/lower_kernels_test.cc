@@ -420,6 +420,33 @@ TEST(LowerKernels, GatherExpandWhereMatchReference) {
   }
 }
 
+// Every reduction on every axis, odd sizes, repeated and negative indices; the last case's
+// rows cross the kernel's 4096-column tasks.
+TEST(LowerKernels, ScatterMatchesReference) {
+  const struct {
+    Shape data;
+    int64_t axis;
+    std::vector<float> idx;
+  } cases[] = {{{3, 7, 5}, 1, {0, 6, -1, 3, 3, 1, 6}},
+               {{3, 7, 5}, 0, {2, -3, 2, 1}},
+               {{3, 7, 5}, -1, {4, 4, 0}},
+               {{17}, 0, {16, 0, -17, 5, 5, 5}},
+               {{2, 3, 4099}, 1, {1, 1, 0, -1}}};
+  for (const auto& c : cases) {
+    for (const char* reduction : {"none", "add", "mul", "max", "min"}) {
+      Graph g;
+      const ValueId data = g.add_input("d", c.data);
+      const int64_t n = static_cast<int64_t>(c.idx.size());
+      const ValueId idx = g.add_constant_data("i", ir::Tensor({n}, c.idx, ir::DType::i32));
+      Shape us = c.data;
+      us[static_cast<size_t>(c.axis < 0 ? c.axis + static_cast<int64_t>(us.size()) : c.axis)] = n;
+      g.mark_output(g.add_node(OpKind::scatter, {data, idx, g.add_input("u", us)},
+                               {{"axis", c.axis}, {"reduction", std::string(reduction)}}, "op"));
+      expect_matches_reference(g);
+    }
+  }
+}
+
 // Broadcast patterns whose merged axes and runs cross the kernel's 8192-element blocks: the
 // outputs have 24522 elements, rows of 67 or merged rows of 4087.
 TEST(LowerKernels, WhereBroadcastsAcrossBlocksAndMergedAxes) {

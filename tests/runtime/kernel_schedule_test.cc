@@ -146,7 +146,7 @@ double error_after_changing_attributes(const ScheduledOpCase& c,
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     std::string name = "x";  // built by append: GCC 12 warns falsely on "x" + std::string
     name += std::to_string(i);
-    const bool indices = c.op == ir::OpKind::gather && i == 1;
+    const bool indices = (c.op == ir::OpKind::gather || c.op == ir::OpKind::scatter) && i == 1;
     in.push_back(g.add_input(name, c.inputs[i], indices ? ir::DType::i32 : ir::DType::f32));
   }
   g.mark_output(g.add_node(c.op, in, c.attrs, "op"));
@@ -243,6 +243,22 @@ TEST(OpSchedule, GatherUsesTheAxisReadAtScheduling) {
   std::vector<ir::Tensor> given = {ir::Tensor({4, 4}, std::vector<float>(16)),
                                    ir::Tensor({4}, {3, 0, 2, 1}, ir::DType::i32)};
   for (size_t i = 0; i < 16; ++i) given[0].data[i] = static_cast<float>(i);
+  EXPECT_LT(error_after_changing_attributes(c, &given), 1e-6);
+}
+
+TEST(OpSchedule, ScatterUsesTheAxisAndReductionReadAtScheduling) {
+  const ScheduledOpCase c{"scatter.cpu",
+                          ir::OpKind::scatter,
+                          {{4, 4}, {4}, {4, 4}},
+                          {{"axis", int64_t{0}}, {"reduction", std::string("add")}},
+                          {{"axis", int64_t{1}}, {"reduction", std::string("none")}}};
+  std::vector<ir::Tensor> given = {ir::Tensor({4, 4}, std::vector<float>(16)),
+                                   ir::Tensor({4}, {3, 0, 3, 1}, ir::DType::i32),
+                                   ir::Tensor({4, 4}, std::vector<float>(16))};
+  for (size_t i = 0; i < 16; ++i) {
+    given[0].data[i] = static_cast<float>(i);
+    given[2].data[i] = static_cast<float>(100 + i);
+  }
   EXPECT_LT(error_after_changing_attributes(c, &given), 1e-6);
 }
 

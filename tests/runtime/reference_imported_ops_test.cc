@@ -216,6 +216,59 @@ TEST(ReferenceGather, FloatIndicesAreRejected) {
                UserError);
 }
 
+// scatter is gather's inverse: updates[k] lands at indices[k] along the axis, in index order.
+TEST(ReferenceScatter, AxisOneWithNegativeAndRepeatedIndices) {
+  const Tensor updates({2, 3}, {10, 20, 30, 40, 50, 60});
+  const Tensor idx({3}, {-1, 0, 2}, ir::DType::i32);  // -1 and 2 both name column 2
+  for (const auto& [reduction, want] : std::vector<std::pair<std::string, std::vector<float>>>{
+           {"none", {20, 1, 30, 50, 4, 60}},
+           {"add", {20, 1, 2 + 10 + 30, 53, 4, 5 + 40 + 60}},
+           {"max", {20, 1, 30, 50, 4, 60}},
+           {"min", {0, 1, 2, 3, 4, 5}},
+           {"mul", {0, 1, 2 * 10 * 30, 150, 4, 5 * 40 * 60}}}) {
+    Graph g;
+    const ValueId data = g.add_input("d", {2, 3});
+    const ValueId i = g.add_input("i", {3}, ir::DType::i32);
+    const ValueId u = g.add_input("u", {2, 3});
+    const Tensor out = run_one(
+        g,
+        g.add_node(OpKind::scatter, {data, i, u}, {{"axis", int64_t{1}}, {"reduction", reduction}}),
+        {iota_tensor({2, 3}), idx, updates});
+    EXPECT_EQ(out.shape, (Shape{2, 3}));
+    expect_all_near(out.data, want, 0);
+  }
+}
+
+TEST(ReferenceScatter, OutOfRangeIndexIsAUserErrorNamingTheNode) {
+  Graph g;
+  const ValueId y = g.add_node(
+      OpKind::scatter,
+      {g.add_input("d", {3}), g.add_input("i", {1}, ir::DType::i32), g.add_input("u", {1})}, {},
+      "put");
+  g.mark_output(y);
+  try {
+    interpret(g, {iota_tensor({3}), Tensor({1}, {-4}, ir::DType::i32), Tensor({1}, {1})});
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'put' (scatter): index -4"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ReferenceScatter, UpdatesNotShapedAsTheGatherAreRejected) {
+  Graph g;
+  const ValueId d = g.add_input("d", {2, 3}), i = g.add_input("i", {2}, ir::DType::i32);
+  EXPECT_THROW(
+      g.add_node(OpKind::scatter, {d, i, g.add_input("u", {2, 3})}, {{"axis", int64_t{1}}}),
+      UserError);
+  EXPECT_THROW(g.add_node(OpKind::scatter, {d, g.add_input("f", {2}), g.add_input("v", {2, 2})},
+                          {{"axis", int64_t{1}}}),
+               UserError);  // float indices
+  EXPECT_THROW(g.add_node(OpKind::scatter, {d, i, g.add_input("w", {2, 2})},
+                          {{"axis", int64_t{1}}, {"reduction", std::string("mean")}}),
+               UserError);
+}
+
 TEST(ReferenceWhere, BroadcastsAllThree) {
   Graph g;
   const ValueId c = g.add_input("c", {2, 1});

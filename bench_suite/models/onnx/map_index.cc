@@ -1,10 +1,11 @@
 // Ops that compute with positions along an axis at run time: ArgMax, ArgMin, Hardmax and TopK
 // (CLIP's text encoder pools at the argmax of its token ids; classifiers and routers return top-k),
-// GatherElements (torch.gather), GatherND, ReverseSequence, Compress and OneHot. They are written
-// with the IR's reductions, comparisons, gathers and integer arithmetic, which every backend
-// already runs. The first maximum along an axis of length L is L - max_i(hit_i * (L - i)), where
-// hit_i is 1 where x_i equals the maximum (or is NaN: PyTorch ranks NaN above every number, and the
-// IR's reduce_max propagates it). Positions are i32 values, exact in fp32 below 2^24.
+// GatherElements (torch.gather), GatherND, run-time ScatterElements and ScatterND, ReverseSequence,
+// Compress and OneHot. They are written with the IR's reductions, comparisons, gathers and integer
+// arithmetic, which every backend already runs. The first maximum along an axis of length L is L -
+// max_i(hit_i * (L - i)), where hit_i is 1 where x_i equals the maximum (or is NaN: PyTorch ranks
+// NaN above every number, and the IR's reduce_max propagates it). Positions are i32 values, exact
+// in fp32 below 2^24.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -198,16 +199,14 @@ ir::ValueId checked_positions(NodeContext& c, ir::ValueId valid, ir::ValueId pos
   return c.add(OpKind::where, {valid, positions, outside}, {}, "checked");
 }
 
-}  // namespace
-
-// GatherElements: out[p] = data[p with its axis coordinate replaced by indices[p]]. One gather
-// from the flattened data at flat positions: a constant part (the other coordinates) plus the
-// index times the axis's stride. Constant indices fold that at import (and are checked there);
-// run-time ones compute it, with negative indices counted from the end and any index outside
-// [-size, size) sent past the data, where the gather kernel reports it naming the node.
-void map_gather_elements(NodeContext& c) {
-  const ir::Shape ds = c.shape(0), is = c.shape(1);
-  const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), ds.size());
+// The flat positions (indices' shape) in the flattened data that GatherElements reads and
+// ScatterElements writes: element p's, with its axis coordinate replaced by indices[p], is a
+// constant part (the other coordinates) plus the index times the axis's stride. Constant indices
+// fold that at import (and are checked there); run-time ones compute it, with negative indices
+// counted from the end and any index outside [-size, size) sent past the data, where the gather
+// or scatter kernel reports it naming the node.
+ir::ValueId element_flat_positions(NodeContext& c, const ir::Shape& ds, int64_t axis) {
+  const ir::Shape is = c.shape(1);
   const ElementPositions p = element_positions(c, ds, is, axis);
   const int64_t numel = ir::num_elements(ds);
   if (numel > kMaxExactInteger)
@@ -217,16 +216,11 @@ void map_gather_elements(NodeContext& c) {
     c.fail("indices of " + ir::to_string(is) + " are larger than 2^27 elements");
   if (c.is_constant(1) ? c.constant(1).is_float() : !c.is_integer(1))
     c.fail("indices must be integers");
-  const ir::ValueId flat_data =
-      c.add(OpKind::reshape, {c.value(0)}, {{"shape", ir::Shape{numel}}}, "flat");
-  auto gather_at = [&](ir::ValueId flat_positions) {
-    c.set_output(0, c.add(OpKind::gather, {flat_data, flat_positions}, {{"axis", int64_t{0}}}));
-  };
   if (c.is_constant(1)) {
     std::vector<int64_t> ids = c.constant(1).to_ints();
     for (size_t k = 0; k < ids.size(); ++k)
       ids[k] = p.base[k] + checked_index(c, ids[k], p.axis_size) * p.axis_stride;
-    return gather_at(c.constant_value(HostTensor::ints(is, ids), "positions"));
+    return c.constant_value(HostTensor::ints(is, ids), "positions");
   }
   const ir::ValueId idx = c.value(1);
   const int64_t size = p.axis_size;
@@ -237,19 +231,23 @@ void map_gather_elements(NodeContext& c) {
              {}, "scaled"),
        c.constant_value(HostTensor::ints(is, p.base), "base")},
       {}, "flat_positions");
-  gather_at(checked_positions(c, in_range, flat));
+  return checked_positions(c, in_range, flat);
 }
 
-// GatherND (TensorFlow converters' gather_nd, batch_dims too): each index tuple along the last
-// axis of indices (k long) picks the slice data[batch..., i_0, ..., i_{k-1}, ...]. One gather
-// along axis 0 of the data flattened to [B * P, rest...] (B: the product of the batch axes, P of
-// the k indexed ones), at the row of each tuple: its batch's first row plus sum_j i_j * stride_j.
-// Constant indices fold that at import (and are checked there); run-time ones compute it, as
-// GatherElements does.
-void map_gather_nd(NodeContext& c) {
-  const ir::Shape ds = c.shape(0), is = c.shape(1);
+// GatherND's and ScatterND's view of the data: each index tuple along the last axis of indices
+// (k long) names the slice data[batch..., i_0, ..., i_{k-1}, ...], which is one row of the data
+// flattened to `flat_shape` = [B * P, rest...] (B: the product of the batch axes, P of the k
+// indexed ones): its batch's first row plus sum_j i_j * stride_j. `rows` has the tuples' shape
+// (indices' without the last axis); constant or computed and checked as element_flat_positions.
+struct TupleRows {
+  ir::Shape flat_shape;
+  ir::Shape tuple_shape;
+  ir::ValueId rows = ir::kNoValue;
+};
+
+TupleRows tuple_rows(NodeContext& c, const ir::Shape& ds, int64_t b) {
+  const ir::Shape is = c.shape(1);
   const int64_t r = static_cast<int64_t>(ds.size()), q = static_cast<int64_t>(is.size());
-  const int64_t b = c.attr_int("batch_dims", 0);
   if (q < 1) c.fail("indices must have at least one axis");
   if (b < 0 || b >= std::min(r, q))
     c.fail("batch_dims " + std::to_string(b) + " must be below the ranks of data (" +
@@ -278,36 +276,33 @@ void map_gather_nd(NodeContext& c) {
   if (rows > kMaxExactInteger)
     c.fail("data of " + std::to_string(rows) + " indexed rows: row positions above 2^24 are not " +
            "exact in fp32 storage");
-  const ir::Shape tuple_shape(is.begin(), is.end() - 1);
-  const int64_t tuples = ir::num_elements(tuple_shape);
+  TupleRows t;
+  t.tuple_shape = ir::Shape(is.begin(), is.end() - 1);
+  const int64_t tuples = ir::num_elements(t.tuple_shape);
   if (tuples * k > kMaxFoldedElements)
     c.fail("indices of " + ir::to_string(is) + " are larger than 2^27 elements");
-  ir::Shape flat_shape = {rows};
-  flat_shape.insert(flat_shape.end(), ds.begin() + b + k, ds.end());
-  const ir::ValueId flat_data =
-      c.add(OpKind::reshape, {c.value(0)}, {{"shape", flat_shape}}, "flat");
+  t.flat_shape = {rows};
+  t.flat_shape.insert(t.flat_shape.end(), ds.begin() + b + k, ds.end());
   // Tuples run batch-major (indices' batch axes are data's): tuple t is in batch t / per_batch.
   const int64_t per_batch = tuples / batches;
   std::vector<int64_t> first_rows(static_cast<size_t>(tuples));
-  for (int64_t t = 0; t < tuples; ++t)
-    first_rows[static_cast<size_t>(t)] = t / per_batch * rows_per_batch;
-  auto gather_at = [&](ir::ValueId row_positions) {
-    c.set_output(0, c.add(OpKind::gather, {flat_data, row_positions}, {{"axis", int64_t{0}}}));
-  };
+  for (int64_t i = 0; i < tuples; ++i)
+    first_rows[static_cast<size_t>(i)] = i / per_batch * rows_per_batch;
   if (c.is_constant(1)) {
     const std::vector<int64_t> ids = c.constant(1).to_ints();
     std::vector<int64_t> positions = first_rows;
-    for (int64_t t = 0; t < tuples; ++t) {
+    for (int64_t i = 0; i < tuples; ++i) {
       for (int64_t j = 0; j < k; ++j) {
         const int64_t size = ds[static_cast<size_t>(b + j)];
-        positions[static_cast<size_t>(t)] +=
-            checked_index(c, ids[static_cast<size_t>(t * k + j)], size) *
+        positions[static_cast<size_t>(i)] +=
+            checked_index(c, ids[static_cast<size_t>(i * k + j)], size) *
             strides[static_cast<size_t>(j)];
       }
     }
-    return gather_at(c.constant_value(HostTensor::ints(tuple_shape, positions), "rows"));
+    t.rows = c.constant_value(HostTensor::ints(t.tuple_shape, positions), "rows");
+    return t;
   }
-  ir::ValueId flat = c.constant_value(HostTensor::ints(tuple_shape, first_rows), "first_rows");
+  ir::ValueId flat = c.constant_value(HostTensor::ints(t.tuple_shape, first_rows), "first_rows");
   ir::ValueId in_range = ir::kNoValue;
   for (int64_t j = 0; j < k; ++j) {
     // Appended, not concatenated: GCC 12 warns falsely (-Wstringop-overflow) on "i" + s + "_".
@@ -319,7 +314,7 @@ void map_gather_nd(NodeContext& c) {
         c.add(OpKind::reshape,
               {c.add(OpKind::slice, {c.value(1)}, {{"axis", q - 1}, {"start", j}, {"end", j + 1}},
                      tag + "entry")},
-              {{"shape", tuple_shape}}, tag + "tuple_shaped");
+              {{"shape", t.tuple_shape}}, tag + "tuple_shaped");
     const ir::ValueId inside = index_in_range(c, idx, size, tag);
     in_range =
         in_range == ir::kNoValue ? inside : c.add(OpKind::mul, {in_range, inside}, {}, tag + "all");
@@ -330,7 +325,71 @@ void map_gather_nd(NodeContext& c) {
               {}, tag + "scaled");
     flat = c.add(OpKind::add, {flat, scaled}, {}, tag + "row");
   }
-  gather_at(checked_positions(c, in_range, flat));
+  t.rows = checked_positions(c, in_range, flat);
+  return t;
+}
+
+}  // namespace
+
+// GatherElements: out[p] = data[p with its axis coordinate replaced by indices[p]]: one gather
+// from the flattened data at element_flat_positions.
+void map_gather_elements(NodeContext& c) {
+  const ir::Shape ds = c.shape(0);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), ds.size());
+  const ir::ValueId positions = element_flat_positions(c, ds, axis);
+  const ir::ValueId flat_data =
+      c.add(OpKind::reshape, {c.value(0)}, {{"shape", ir::Shape{ir::num_elements(ds)}}}, "flat");
+  c.set_output(0, c.add(OpKind::gather, {flat_data, positions}, {{"axis", int64_t{0}}}));
+}
+
+// GatherND (TensorFlow converters' gather_nd, batch_dims too): one gather along axis 0 of the
+// data flattened by tuple_rows, at the row of each tuple.
+void map_gather_nd(NodeContext& c) {
+  const ir::Shape ds = c.shape(0);
+  const TupleRows t = tuple_rows(c, ds, c.attr_int("batch_dims", 0));
+  const ir::ValueId flat_data =
+      c.add(OpKind::reshape, {c.value(0)}, {{"shape", t.flat_shape}}, "flat");
+  c.set_output(0, c.add(OpKind::gather, {flat_data, t.rows}, {{"axis", int64_t{0}}}));
+}
+
+// ScatterElements (torch.scatter, scatter_add, scatter_reduce) and ScatterND (index_put, a KV
+// cache written at run-time positions) with run-time indices: the IR's scatter along axis 0 of
+// the data flattened as the gathers read it, at the same positions, with the updates flattened
+// to match. Indices outside the data are an error naming the node at run time.
+void map_scatter_at_run_time(NodeContext& c) {
+  const ir::Shape ds = c.shape(0), us = c.shape(2);
+  const std::string reduction =
+      c.op_type() == "Scatter" ? "none" : c.attr_string("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+      reduction != "min")
+    c.fail("reduction '" + reduction + "' is not one of none, add, mul, max, min");
+  ir::ValueId positions = ir::kNoValue;
+  ir::Shape flat_shape;
+  if (c.op_type() == "ScatterND") {
+    const TupleRows t = tuple_rows(c, ds, 0);
+    ir::Shape want = t.tuple_shape;
+    want.insert(want.end(), t.flat_shape.begin() + 1, t.flat_shape.end());
+    if (us != want)
+      c.fail("updates have shape " + ir::to_string(us) + ", expected " + ir::to_string(want));
+    flat_shape = t.flat_shape;
+    positions = c.add(OpKind::reshape, {t.rows},
+                      {{"shape", ir::Shape{ir::num_elements(t.tuple_shape)}}}, "rows");
+  } else {
+    if (us != c.shape(1))
+      c.fail("updates have shape " + ir::to_string(us) + ", indices " + ir::to_string(c.shape(1)));
+    const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), ds.size());
+    positions = c.add(OpKind::reshape, {element_flat_positions(c, ds, axis)},
+                      {{"shape", ir::Shape{ir::num_elements(us)}}}, "positions");
+    flat_shape = {ir::num_elements(ds)};
+  }
+  ir::Shape flat_updates = flat_shape;
+  flat_updates[0] = c.value_shape(positions)[0];
+  const ir::ValueId data = c.add(OpKind::reshape, {c.value(0)}, {{"shape", flat_shape}}, "flat");
+  const ir::ValueId updates =
+      c.add(OpKind::reshape, {c.value(2)}, {{"shape", flat_updates}}, "flat_updates");
+  const ir::ValueId y = c.add(OpKind::scatter, {data, positions, updates},
+                              {{"axis", int64_t{0}}, {"reduction", reduction}});
+  c.set_output(0, c.add(OpKind::reshape, {y}, {{"shape", ds}}, "shaped"));
 }
 
 // ReverseSequence (TensorFlow converters' reverse_sequence, bidirectional recurrences): along the

@@ -17,8 +17,8 @@ namespace cuvil::bench::onnx_import {
 
 namespace {
 
-// Run-time updates that land on one element more often than this are refused: each repeat is
-// one more data-sized gather (scatter_add of a long edge list is not what this is for).
+// Run-time updates at constant indices are gathered into place, one data-sized gather per repeat
+// of a target; past this many repeats (scatter_add of a long edge list) the IR's scatter runs them.
 constexpr size_t kMaxScatterLayers = 16;
 
 using ir::OpKind;
@@ -653,9 +653,9 @@ bool fold_scatter(NodeContext& c) {
 // elements picks between the data and the updates laid out in the data's shape. Constant updates
 // are combined at import (add, mul, max and min are associative, so the data combines with their
 // combination); run-time updates are gathered into place, one layer per repeat of a target. The
-// constants are data-sized.
+// constants are data-sized. Run-time indices go to map_scatter_at_run_time.
 void map_scatter(NodeContext& c) {
-  if (!c.is_constant(1)) c.fail("indices must be constants (computable from static shapes)");
+  if (!c.is_constant(1)) return map_scatter_at_run_time(c);
   const ir::Shape ds = c.shape(0);
   if (ir::num_elements(ds) > kMaxFoldedElements)
     c.fail("data of " + ir::to_string(ds) + " is larger than 2^27 elements");
@@ -695,10 +695,8 @@ void map_scatter(NodeContext& c) {
     for_each_update([&](size_t at, int64_t) {
       if (hits[at] <= kMaxScatterLayers) layers = std::max<size_t>(layers, ++hits[at]);
     });
-    if (layers > kMaxScatterLayers) {
-      c.fail("an element receives more than " + std::to_string(kMaxScatterLayers) +
-             " run-time updates");
-    }
+    // Past this many layers the IR's scatter (updates applied in order) is the cheaper form.
+    if (layers > kMaxScatterLayers) return map_scatter_at_run_time(c);
   }
   const ir::ValueId flat =
       c.add(OpKind::reshape, {c.value(2)}, {{"shape", ir::Shape{count}}}, "flat_updates");

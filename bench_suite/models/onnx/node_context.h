@@ -153,4 +153,8 @@ void add_quantize_mappings(std::vector<OpMapping>& table);        // map_quantiz
 void add_norm_mappings(std::vector<OpMapping>& table);            // map_norms.cc
 void add_qoperator_mappings(std::vector<OpMapping>& table);       // map_qoperator.cc
 
+// ScatterND and ScatterElements with run-time indices (map_index.cc): map_shape.cc's mapping
+// writes constant indices itself and hands the rest here.
+void map_scatter_at_run_time(NodeContext& node);
+
 }  // namespace cuvil::bench::onnx_import
