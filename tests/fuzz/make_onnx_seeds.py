@@ -157,6 +157,18 @@ def main(out):
         [helper.make_tensor_value_info("y", F, None)],
         {"pads": i64(1, -1, 2, 1), "pad_axes": i64(2, 3), "sizes": i64(6, 9), "nd": i64(1, 0).reshape(1, 2, 1),
          "lens": i64(1), "keep": np.array([True, False]), }, opset=19)
+    # Run-time indices: MaxPool's Indices into MaxUnpool, ScatterElements and ScatterND at
+    # positions read from an input.
+    save(out, "scatter_unpool", [
+        helper.make_node("MaxPool", ["x"], ["v", "i"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("MaxUnpool", ["v", "i", "shape"], ["u"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("ScatterElements", ["u", "at", "upd"], ["s"], axis=3, reduction="add"),
+        helper.make_node("ScatterND", ["s", "rows", "row"], ["y"]),
+    ], [helper.make_tensor_value_info("x", F, [1, 2, 5, 5]),
+        helper.make_tensor_value_info("at", I64, [1, 2, 5, 1]),
+        helper.make_tensor_value_info("rows", I64, [1, 3])],
+        [helper.make_tensor_value_info("y", F, None)],
+        {"shape": i64(1, 2, 5, 5), "upd": rand(1, 2, 5, 1), "row": rand(1, 5)}, opset=18)
     # What torch.onnx.export writes for a small CNN (when PyTorch is there).
     try:
         import torch

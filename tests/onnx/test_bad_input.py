@@ -143,12 +143,14 @@ def test_external_data_outside_the_model_directory_is_refused(tmp_path):
 def test_node_attribute_the_importer_cannot_honour(tmp_path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
-    node = helper.make_node("MaxPool", ["x"], ["y"], name="column_major", kernel_shape=[3, 3],
+    i = helper.make_tensor_value_info("i", TensorProto.INT64, None)
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], name="column_major", kernel_shape=[3, 3],
                             storage_order=1)
-    m = helper.make_model(helper.make_graph([node], "g", [x], [y]),
+    m = helper.make_model(helper.make_graph([node], "g", [x], [y, i]),
                           opset_imports=[helper.make_opsetid("", 17)])
     expect_user_error(["verify", "--model", save(m, tmp_path / "m.onnx")],
-                      "node 'column_major' (MaxPool)", "storage_order 1 is not supported")
+                      "node 'column_major' (MaxPool)",
+                      "storage_order 1 (column-major Indices) is not supported")
 
 
 @pytest.mark.parametrize("dilations,why", [([0, 1], "dilations must be >= 1"),

@@ -468,6 +468,91 @@ def test_pytorch_dilated_max_pool(compare, kwargs):
     assert compare(torch.nn.MaxPool1d(**one_d), torch.randn(2, 3, 17), 13) == 0
 
 
+def pool_with_indices(kwargs, dims):
+    """A max pool returning its values and PyTorch's per-plane indices (the exporter writes ONNX's
+    flattened Indices and subtracts each plane's start)."""
+    import torch
+
+    return (torch.nn.MaxPool1d if dims == 1 else torch.nn.MaxPool2d)(return_indices=True, **kwargs)
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2, stride=2),  # SegNet's encoder
+                                    dict(kernel_size=3, stride=2, padding=1),
+                                    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                                    dict(kernel_size=(2, 3), stride=1, padding=(1, 0), dilation=(3, 2))])
+def test_pytorch_max_pool_with_indices(compare, kwargs, opset):
+    import torch
+
+    # Rounded values tie inside windows: the first maximum in row-major order wins, as in PyTorch.
+    x = torch.randn(2, 3, 11, 13).mul(2).round()
+    assert compare(pool_with_indices(kwargs, 2), x, opset, output_names=("y", "i")) == 0
+    one_d = {k: v if not isinstance(v, tuple) else v[1] for k, v in kwargs.items()}
+    assert compare(pool_with_indices(one_d, 1), x[:, :, 0], opset, output_names=("y", "i")) == 0
+
+
+@pytest.mark.parametrize("kernel,stride,pads,size", [((2, 2), (2, 2), (0, 0, 0, 0), (8, 10)),
+                                                     ((3, 3), (2, 2), (1, 1, 1, 1), (7, 9)),
+                                                     ((2, 2), (2, 2), (0, 0, 0, 0), (7, 9)),
+                                                     ((1, 3), (1, 3), (0, 0, 0, 0), (1, 17))])
+def test_max_unpool_of_max_pool_indices_against_pytorch(tmp_path, kernel, stride, pads, size):
+    # SegNet's decoder: each pooled value back at its maximum's position, zeros elsewhere. Odd
+    # sizes need output_shape (the default size drops the rows no window ended on).
+    import torch
+    import torch.nn.functional as tf
+
+    x = rand(2, 3, *size)
+    attrs = dict(kernel_shape=list(kernel), strides=list(stride), pads=list(pads))
+    default = [(((size[d] + pads[d] + pads[d + 2] - kernel[d]) // stride[d]) * stride[d] + kernel[d]
+                - pads[d] - pads[d + 2]) for d in range(2)]
+    unpool_inputs = ["v", "i"] if list(size) == default else ["v", "i", "shape"]
+    nodes = [helper.make_node("MaxPool", ["x"], ["v", "i"], **attrs),
+             helper.make_node("MaxUnpool", unpool_inputs, ["y"], **attrs)]
+    inits = {} if len(unpool_inputs) == 2 else {"shape": np.array([2, 3, *size], np.int64)}
+    y, i = run(tmp_path, nodes, {"x": x}, inits, outputs=("y", "i"), int_outputs=("i",))
+    v_t, i_t = tf.max_pool2d(torch.from_numpy(x), kernel, stride, pads[:2], return_indices=True)
+    want = tf.max_unpool2d(v_t, i_t, kernel, stride, pads[:2], output_size=size).numpy()
+    planes = np.arange(6).reshape(2, 3, 1, 1) * size[0] * size[1]
+    np.testing.assert_array_equal(i, i_t.numpy() + planes)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_max_unpool_index_outside_the_output_is_an_error(tmp_path):
+    node = helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="unpool", kernel_shape=[2, 2],
+                            strides=[2, 2])
+    with pytest.raises(AssertionError, match=r"node 'unpool' \(scatter\): index"):
+        run(tmp_path, [node], {"x": rand(1, 1, 2, 2), "i": np.array([[[[0, 5], [16, 3]]]], np.int64)})
+
+
+@pytest.mark.parametrize("op,inputs,inits,attrs,why", [
+    ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.float32)}, dict(kernel_shape=[2, 2]),
+     "indices must be integers"),
+    ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 2, 3), np.int64)}, dict(kernel_shape=[2, 2]),
+     "indices have shape [1, 2, 2, 3], the input [1, 2, 3, 3]"),
+    ("MaxUnpool", ["x", "i", "s"], {"i": np.zeros((1, 2, 3, 3), np.int64),
+                                    "s": np.array([1, 4, 6, 6], np.int64)},
+     dict(kernel_shape=[2, 2], strides=[2, 2]), "must keep the input's N and C"),
+    ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)}, dict(kernel_shape=[2]),
+     "kernel_shape must have 2 entries"),
+])
+def test_max_unpool_it_cannot_honour_is_refused(tmp_path, op, inputs, inits, attrs, why):
+    node = helper.make_node(op, inputs, ["y"], name="unpool", **attrs)
+    refused(tmp_path, node, rand(1, 2, 3, 3), inits, why)
+
+
+def test_indices_of_a_three_dimensional_max_pool_are_refused(tmp_path):
+    x = helper.make_tensor_value_info("x", F, [1, 1, 4, 4, 4])
+    outs = [helper.make_tensor_value_info("y", F, None),
+            helper.make_tensor_value_info("i", TensorProto.INT64, None)]
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], name="pool3", kernel_shape=[2, 2, 2])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(helper.make_graph([node], "g", [x], outs),
+                                opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    r = cuvil("verify", "--model", str(path), check=False)
+    assert r.returncode == 2 and "node 'pool3' (MaxPool)" in r.stderr, r.stderr
+    assert "the Indices output of a 3-D pool is not supported" in r.stderr, r.stderr
+
+
 def test_dilated_max_pool_of_too_many_taps_is_refused(tmp_path):
     node = helper.make_node("MaxPool", ["x"], ["y"], name="huge", kernel_shape=[100, 100],
                             dilations=[2, 2], pads=[99, 99, 99, 99])

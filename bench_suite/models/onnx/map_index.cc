@@ -1,11 +1,11 @@
 // Ops that compute with positions along an axis at run time: ArgMax, ArgMin, Hardmax and TopK
 // (CLIP's text encoder pools at the argmax of its token ids; classifiers and routers return top-k),
-// GatherElements (torch.gather), GatherND, run-time ScatterElements and ScatterND, ReverseSequence,
-// Compress and OneHot. They are written with the IR's reductions, comparisons, gathers and integer
-// arithmetic, which every backend already runs. The first maximum along an axis of length L is L -
-// max_i(hit_i * (L - i)), where hit_i is 1 where x_i equals the maximum (or is NaN: PyTorch ranks
-// NaN above every number, and the IR's reduce_max propagates it). Positions are i32 values, exact
-// in fp32 below 2^24.
+// GatherElements (torch.gather), GatherND, ScatterElements and ScatterND at run-time indices,
+// MaxUnpool, ReverseSequence, Compress and OneHot. They are written with the IR's reductions,
+// comparisons, gathers, scatter and integer arithmetic. The first maximum along an axis of length
+// L is L - max_i(hit_i * (L - i)), where hit_i is 1 where x_i equals the maximum (or is NaN:
+// PyTorch ranks NaN above every number, and the IR's reduce_max propagates it). Positions are i32
+// values, exact in fp32 below 2^24.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -392,6 +392,64 @@ void map_scatter_at_run_time(NodeContext& c) {
   c.set_output(0, c.add(OpKind::reshape, {y}, {{"shape", ds}}, "shaped"));
 }
 
+// MaxUnpool (SegNet's decoder): zeros of the output's shape with each input element written at
+// its index in the flattened output (MaxPool's Indices: batch and channel included), as one
+// scatter. The output's spatial size is (in - 1) * stride + kernel - pads, or output_shape's
+// (constant) where given. An index outside the output is an error naming the node at run time.
+void map_max_unpool(NodeContext& c) {
+  const ir::Shape xs = c.shape(0);
+  if (xs.size() < 3) c.fail("input must have rank >= 3 (N, C and spatial axes)");
+  if (c.shape(1) != xs)
+    c.fail("indices have shape " + ir::to_string(c.shape(1)) + ", the input " + ir::to_string(xs));
+  if (c.is_constant(1) ? c.constant(1).is_float() : !c.is_integer(1))
+    c.fail("indices must be integers");
+  const size_t r = xs.size() - 2;
+  const std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});
+  if (kernel.size() != r) c.fail("kernel_shape must have " + std::to_string(r) + " entries");
+  const std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  if (strides.size() != r || pads.size() != 2 * r)
+    c.fail("strides must have " + std::to_string(r) + " entries and pads " + std::to_string(2 * r));
+  ir::Shape ys(xs.begin(), xs.begin() + 2);
+  for (size_t d = 0; d < r; ++d) {
+    if (kernel[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[d + r] < 0)
+      c.fail("kernel_shape and strides must be >= 1 and pads >= 0");
+    ys.push_back((xs[d + 2] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + r]);
+  }
+  if (c.has_input(2)) {
+    if (!c.is_constant(2)) c.fail("output_shape must be a constant");
+    const std::vector<int64_t> given = c.constant(2).to_ints();
+    if (given.size() != xs.size() || given[0] != xs[0] || given[1] != xs[1])
+      c.fail("output_shape " + ir::to_string(given) + " must keep the input's N and C (" +
+             ir::to_string(xs) + ")");
+    ys = given;
+  }
+  for (int64_t d : ys) {
+    if (d < 1) c.fail("output shape " + ir::to_string(ys) + " has an axis below 1");
+  }
+  const int64_t n = ir::num_elements(ys), m = ir::num_elements(xs);
+  if (n > kMaxExactInteger)
+    c.fail("an output of " + ir::to_string(ys) + ": positions above 2^24 are not exact in fp32 " +
+           "storage");
+  // ONNX's indices are never negative: send those past the output too, so the kernel names them.
+  const ir::ValueId flat_idx =
+      c.add(OpKind::reshape, {c.value(1)}, {{"shape", ir::Shape{m}}}, "flat_indices");
+  const ir::ValueId inside =
+      c.add(OpKind::mul,
+            {c.compare(flat_idx, "greater_equal", c.integer_constant(0, "zero"), "not_negative"),
+             c.compare(flat_idx, "less", c.integer_constant(n, "size"), "below")},
+            {}, "inside");
+  const ir::ValueId zeros =
+      c.add(OpKind::expand, {c.constant_value(HostTensor::floats({1}, {0.0f}), "zero_value")},
+            {{"shape", ir::Shape{n}}}, "zeros");
+  const ir::ValueId values =
+      c.add(OpKind::reshape, {c.value(0)}, {{"shape", ir::Shape{m}}}, "flat_values");
+  const ir::ValueId y =
+      c.add(OpKind::scatter, {zeros, checked_positions(c, inside, flat_idx), values},
+            {{"axis", int64_t{0}}});
+  c.set_output(0, c.add(OpKind::reshape, {y}, {{"shape", ys}}, "shaped"));
+}
+
 // ReverseSequence (TensorFlow converters' reverse_sequence, bidirectional recurrences): along the
 // time axis, the first sequence_lens[b] steps of each batch entry reversed, the rest kept. One
 // gather of rows of the data flattened to [T * B, rest...] (the time and batch axes are 0 and 1,
@@ -541,6 +599,7 @@ void add_index_mappings(std::vector<OpMapping>& t) {
   t.push_back({"ReverseSequence", map_reverse_sequence, nullptr});
   t.push_back({"Compress", map_compress, nullptr});
   t.push_back({"OneHot", map_one_hot, nullptr});
+  t.push_back({"MaxUnpool", map_max_unpool, nullptr});
 }
 
 }  // namespace cuvil::bench::onnx_import

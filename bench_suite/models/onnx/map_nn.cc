@@ -330,24 +330,32 @@ void map_layer_norm(NodeContext& c) {
 // A dilated max pool gathers once per tap; beyond this many the import would balloon.
 constexpr int64_t kMaxDilatedPoolTaps = 4096;
 
-// A MaxPool whose window's taps lie `dilations` apart: the maximum, over the taps, of the strided
-// rows and columns each tap reads from the input padded with -inf (one gather per tap row, one
-// per tap). `ceil_mode` as for the undilated pool, over the dilated window's extent. `x` is NCHW
-// (a 1-D pool's as [N, C, 1, W], kernel 1 on the first axis).
-ir::ValueId dilated_max_pool(NodeContext& c, ir::ValueId x, const std::vector<int64_t>& kernel,
-                             const std::vector<int64_t>& strides,
-                             const std::vector<int64_t>& dilations, const ir::Shape& spatial,
-                             Padding p, const std::string& suffix) {
+// A MaxPool whose window's taps lie `dilations` apart, or whose Indices output is read: the
+// maximum, over the taps, of the strided rows and columns each tap reads from the input padded
+// with -inf (one gather per tap row, one per tap). `ceil_mode` as for the undilated pool, over
+// the dilated window's extent. `x` is NCHW (a 1-D pool's as [N, C, 1, W], kernel 1 on the first
+// axis). With `indices`, also the position of each window's first maximum in the flattened input
+// (ONNX's Indices: batch and channel included), kept beside the running maximum: a tap replaces
+// it only where it is strictly greater, so ties keep the earliest tap in row-major order.
+ir::ValueId tap_max_pool(NodeContext& c, ir::ValueId x, const std::vector<int64_t>& kernel,
+                         const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                         const ir::Shape& spatial, Padding p, const std::string& suffix,
+                         ir::ValueId* indices = nullptr) {
   if (kernel[0] * kernel[1] > kMaxDilatedPoolTaps) {
-    c.fail("a dilated window of " + std::to_string(kernel[0] * kernel[1]) + " taps; at most " +
+    c.fail("a window of " + std::to_string(kernel[0] * kernel[1]) + " taps; at most " +
            std::to_string(kMaxDilatedPoolTaps) + " are supported (one gather each)");
   }
+  const ir::Shape xs = c.value_shape(x);
+  if (indices && ir::num_elements(xs) > kMaxExactInteger)
+    c.fail("the Indices of an input of " + ir::to_string(xs) +
+           ": positions above 2^24 are not exact in fp32 storage");
   std::vector<int64_t> extent(2), out(2);
+  const int64_t top = p.begin[0], left = p.begin[1];
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   for (size_t d = 0; d < 2; ++d) {
     extent[d] = (kernel[d] - 1) * dilations[d] + 1;
     const int64_t span = spatial[d] + p.begin[d] + p.end[d] - extent[d];
-    if (span < 0) c.fail("the dilated window is larger than the padded input");
+    if (span < 0) c.fail("the window is larger than the padded input");
     out[d] = (ceil_mode ? (span + strides[d] - 1) / strides[d] : span / strides[d]) + 1;
     if (ceil_mode && (out[d] - 1) * strides[d] >= spatial[d] + p.begin[d]) --out[d];
     p.end[d] = std::max(p.end[d], (out[d] - 1) * strides[d] + extent[d] - spatial[d] - p.begin[d]);
@@ -356,34 +364,62 @@ ir::ValueId dilated_max_pool(NodeContext& c, ir::ValueId x, const std::vector<in
     x = pad_spatial(c, x, {p.begin[0], p.begin[1], p.end[0], p.end[1]},
                     -std::numeric_limits<double>::infinity(), "pad");
   }
-  auto taps_of = [&](size_t d, int64_t tap) {
+  auto at_of = [&](size_t d, int64_t tap) {  // the padded input's rows (columns) a tap reads
     std::vector<int64_t> at;
     for (int64_t o = 0; o < out[d]; ++o) at.push_back(tap * dilations[d] + o * strides[d]);
-    return c.constant_value(HostTensor::ints({out[d]}, at),
+    return at;
+  };
+  auto taps_of = [&](size_t d, int64_t tap) {
+    return c.constant_value(HostTensor::ints({out[d]}, at_of(d, tap)),
                             "taps" + std::to_string(d) + "_" + std::to_string(tap));
   };
-  std::vector<ir::ValueId> taps;
+  ir::ValueId y = ir::kNoValue, at = ir::kNoValue;
+  int64_t t = 0;
   for (int64_t i = 0; i < kernel[0]; ++i) {
     const ir::ValueId rows = c.add(OpKind::gather, {x, taps_of(0, i)}, {{"axis", int64_t{2}}},
                                    "rows" + std::to_string(i));
-    for (int64_t j = 0; j < kernel[1]; ++j) {
-      taps.push_back(c.add(OpKind::gather, {rows, taps_of(1, j)}, {{"axis", int64_t{3}}},
-                           "tap" + std::to_string(i) + "_" + std::to_string(j)));
+    for (int64_t j = 0; j < kernel[1]; ++j, ++t) {
+      const std::string tag = std::to_string(i) + "_" + std::to_string(j);
+      const ir::ValueId tap =
+          c.add(OpKind::gather, {rows, taps_of(1, j)}, {{"axis", int64_t{3}}}, "tap" + tag);
+      if (indices) {
+        // The tap's position in its plane of the unpadded input, per output pixel.
+        std::vector<int64_t> pos;
+        for (int64_t h : at_of(0, i))
+          for (int64_t w : at_of(1, j)) pos.push_back((h - top) * spatial[1] + (w - left));
+        const ir::ValueId here =
+            c.constant_value(HostTensor::ints({out[0], out[1]}, pos), "position" + tag);
+        at = t == 0
+                 ? here
+                 : c.add(OpKind::where, {c.compare(tap, "greater", y, "greater" + tag), here, at},
+                         {}, "at" + tag);
+      }
+      const bool last = t + 1 == kernel[0] * kernel[1];
+      y = t == 0 ? tap : c.add(OpKind::max, {y, tap}, {}, last ? suffix : "max" + tag);
     }
   }
-  ir::ValueId y = taps[0];
-  for (size_t t = 1; t < taps.size(); ++t)
-    y = c.add(OpKind::max, {y, taps[t]}, {},
-              t + 1 < taps.size() ? "max" + std::to_string(t) : suffix);
+  if (indices) {
+    // Plus each plane's first element: (n * C + c) * H * W.
+    std::vector<int64_t> planes;
+    for (int64_t k = 0; k < xs[0] * xs[1]; ++k) planes.push_back(k * spatial[0] * spatial[1]);
+    *indices = c.add(
+        OpKind::add,
+        {at, c.constant_value(HostTensor::ints({xs[0], xs[1], 1, 1}, planes), "plane_starts")}, {},
+        "indices");
+  }
   return y;
 }
 
 void map_pool(NodeContext& c) {
   const bool is_max = c.op_type() == "MaxPool";
-  if (is_max && c.output_used(1)) c.fail("the Indices output is not supported");
-  if (c.attr_int("storage_order", 0) != 0) c.fail("storage_order 1 is not supported");
+  const bool with_indices = is_max && c.output_used(1);
+  if (with_indices && c.attr_int("storage_order", 0) != 0)
+    c.fail("storage_order 1 (column-major Indices) is not supported");
   const ir::Shape xs = c.shape(0);
-  if (xs.size() == 5) return map_pool3d(c);
+  if (xs.size() == 5) {
+    if (with_indices) c.fail("the Indices output of a 3-D pool is not supported");
+    return map_pool3d(c);
+  }
   if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D, 2-D and 3-D pooling is supported");
   const size_t r = xs.size() - 2;
   std::vector<int64_t> dilations = per_axis_attr(c, "dilations", r);
@@ -411,15 +447,18 @@ void map_pool(NodeContext& c) {
     p.begin.insert(p.begin.begin(), 0);
     p.end.insert(p.end.begin(), 0);
   }
-  if (dilated) {
-    ir::ValueId y =
-        dilated_max_pool(c, x, kernel, strides, dilations, spatial, p, r == 1 ? "pool2d" : "");
-    if (r == 1) {
-      ir::Shape s = c.value_shape(y);
+  if (dilated || with_indices) {
+    ir::ValueId indices = ir::kNoValue;
+    ir::ValueId y = tap_max_pool(c, x, kernel, strides, dilations, spatial, p,
+                                 r == 1 ? "pool2d" : "", with_indices ? &indices : nullptr);
+    auto unflat = [&](ir::ValueId v, const char* suffix) {  // a 1-D pool's result back to 3-D
+      if (r != 1) return v;
+      ir::Shape s = c.value_shape(v);
       s.erase(s.begin() + 2);
-      y = c.add(OpKind::reshape, {y}, {{"shape", s}});
-    }
-    return c.set_output(0, y);
+      return c.add(OpKind::reshape, {v}, {{"shape", s}}, suffix);
+    };
+    if (with_indices) c.set_output(1, unflat(indices, "indices1d"));
+    return c.set_output(0, unflat(y, ""));
   }
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
