@@ -747,12 +747,7 @@ ResizeTarget resize_target(NodeContext& c, const ir::Shape& xs) {
     }
   } else {
     // Opset 18's `axes`: scales or sizes for the axes listed only; the others keep their size.
-    std::vector<int64_t> axes;
-    if (c.has_attr("axes")) {
-      axes = normalize_axes(c, c.attr_ints("axes", {}), rank);
-    } else {
-      for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
-    }
+    const std::vector<int64_t> axes = listed_axes(c, rank);
     const std::string count = std::to_string(axes.size());
     // Resize: (X, roi, scales, sizes) from opset 11; (X, scales) in opset 10.
     const size_t scales_input = c.opset() < 11 ? 1 : 2;

@@ -447,12 +447,7 @@ void map_center_crop_pad(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
   const size_t rank = xs.size();
   const std::vector<int64_t> target = c.constant(1).to_ints();
-  std::vector<int64_t> axes;
-  if (c.has_attr("axes")) {
-    axes = normalize_axes(c, c.attr_ints("axes", {}), rank);
-  } else {
-    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
-  }
+  const std::vector<int64_t> axes = listed_axes(c, rank);
   if (target.size() != axes.size())
     c.fail("shape has " + std::to_string(target.size()) + " entries for " +
            std::to_string(axes.size()) + " axes");

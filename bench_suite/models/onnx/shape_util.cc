@@ -61,6 +61,13 @@ std::vector<int64_t> normalize_axes(const NodeContext& c, std::vector<int64_t> a
   return axes;
 }
 
+std::vector<int64_t> listed_axes(const NodeContext& c, size_t rank) {
+  if (c.has_attr("axes")) return normalize_axes(c, c.attr_ints("axes", {}), rank);
+  std::vector<int64_t> all;
+  for (size_t d = 0; d < rank; ++d) all.push_back(static_cast<int64_t>(d));
+  return all;
+}
+
 ir::Shape reshape_target(const NodeContext& c, const ir::Shape& in,
                          const std::vector<int64_t>& spec, bool allowzero) {
   ir::Shape s(spec.begin(), spec.end());

@@ -38,6 +38,9 @@ void check_fold_size(const ir::Shape& shape);
 
 int64_t normalize_axis(const NodeContext& c, int64_t axis, size_t rank);
 std::vector<int64_t> normalize_axes(const NodeContext& c, std::vector<int64_t> axes, size_t rank);
+// Opset 18's `axes` attribute (Resize, CenterCropPad): the listed axes, normalised, or every
+// axis in order where it is absent.
+std::vector<int64_t> listed_axes(const NodeContext& c, size_t rank);
 
 // Reshape's target: 0 copies the input's dimension (unless allowzero), one -1 is inferred.
 ir::Shape reshape_target(const NodeContext& c, const ir::Shape& in,
