@@ -246,7 +246,7 @@ def test_gather_elements_at_run_time_and_constant_indices(tmp_path, axis):
 def test_gather_elements_index_out_of_range_at_run_time_is_an_error(tmp_path):
     x, idx = rand(2, 3), np.array([[0, 3, 1]], np.int64)
     node = helper.make_node("GatherElements", ["x", "idx"], ["y"], name="pick", axis=1)
-    with pytest.raises(AssertionError, match=r"node 'pick' \(gather\): index .* is not an integer"):
+    with pytest.raises(AssertionError, match=r"node 'pick' \(gather\): the index at position 1 is out of range"):
         run(tmp_path, [node], {"x": x, "idx": idx})
 
 
@@ -324,7 +324,7 @@ def test_scatter_before_opset_11_of_run_time_indices(tmp_path):
 def test_scatter_elements_index_out_of_range_at_run_time_is_an_error(tmp_path):
     x, idx, upd = rand(2, 3), np.array([[0, 3, 1]], np.int64), rand(1, 3)
     node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], name="put", axis=1)
-    with pytest.raises(AssertionError, match=r"node 'put' \(scatter\): index .* is not an integer"):
+    with pytest.raises(AssertionError, match=r"node 'put' \(scatter\): the index at position 1 is out of range"):
         run(tmp_path, [node], {"x": x, "i": idx, "u": upd})
 
 
@@ -357,7 +357,7 @@ def test_scatter_nd_of_run_time_indices(tmp_path, data_shape, idx_shape, reducti
 def test_scatter_nd_index_out_of_range_at_run_time_is_an_error(tmp_path):
     x, idx, u = rand(2, 3), np.array([[1, 2], [0, 3]], np.int64), rand(2)
     node = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], name="put")
-    with pytest.raises(AssertionError, match=r"node 'put' \(scatter\): index"):
+    with pytest.raises(AssertionError, match=r"node 'put' \(scatter\): the index at position \d+ is out of range"):
         run(tmp_path, [node], {"x": x, "i": idx, "u": u})
 
 
@@ -439,7 +439,7 @@ def test_gather_nd_at_run_time_and_constant_indices(tmp_path, data_shape, idx_sh
 def test_gather_nd_index_out_of_range_at_run_time_is_an_error(tmp_path):
     x, idx = rand(2, 3), np.array([[1, 2], [0, 3]], np.int64)
     node = helper.make_node("GatherND", ["x", "idx"], ["y"], name="pick")
-    with pytest.raises(AssertionError, match=r"node 'pick' \(gather\): index"):
+    with pytest.raises(AssertionError, match=r"node 'pick' \(gather\): the index at position \d+ is out of range"):
         run(tmp_path, [node], {"x": x, "idx": idx})
 
 
@@ -492,7 +492,7 @@ def test_reverse_sequence_length_past_the_axis_at_run_time_is_an_error(tmp_path)
     x = rand(3, 2, 4)  # batch 3, time 2
     node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"], name="rev", time_axis=1,
                             batch_axis=0)
-    with pytest.raises(AssertionError, match=r"node 'rev' \(gather\): index"):
+    with pytest.raises(AssertionError, match=r"node 'rev' \(gather\): the index at position \d+ is out of range"):
         run(tmp_path, [node], {"x": x, "lens": np.array([1, 5, 0], np.int64)})
     (got,) = run(tmp_path, [node], {"x": x, "lens": np.array([2, 1, 0], np.int64)})
     exact(got, np_reverse_sequence(x, [2, 1, 0], 1))

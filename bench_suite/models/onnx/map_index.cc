@@ -13,6 +13,7 @@
 
 #include "bench_suite/models/onnx/node_context.h"
 #include "bench_suite/models/onnx/shape_util.h"
+#include "runtime/index_check.h"
 
 namespace cuvil::bench::onnx_import {
 
@@ -192,10 +193,10 @@ ir::ValueId index_in_range(NodeContext& c, ir::ValueId idx, int64_t size, const 
       {}, tag + "in_range");
 }
 
-// Positions where `valid` holds, else one past any data the importer gathers from (and exact
-// in fp32): the gather kernel's range check then names the node.
+// Positions where `valid` holds, else runtime::kOutsidePosition: the gather or scatter
+// kernel's range check then reports the index at that position, naming the node.
 ir::ValueId checked_positions(NodeContext& c, ir::ValueId valid, ir::ValueId positions) {
-  const ir::ValueId outside = c.integer_constant(kMaxExactInteger, "outside");
+  const ir::ValueId outside = c.integer_constant(runtime::kOutsidePosition, "outside");
   return c.add(OpKind::where, {valid, positions, outside}, {}, "checked");
 }
 
