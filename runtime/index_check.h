@@ -20,7 +20,7 @@ inline constexpr int64_t kOutsidePosition = int64_t{1} << 24;
 inline int64_t checked_index(float id, int64_t size, int64_t position, const std::string& node,
                              const char* op) {
   const float at = id < 0 ? id + static_cast<float>(size) : id;
-  if (id == static_cast<float>(kOutsidePosition)) {
+  if (id == static_cast<float>(kOutsidePosition) && size <= kOutsidePosition) {
     throw UserError("node '" + node + "' (" + op + "): the index at position " +
                     std::to_string(position) + " is out of range");
   }

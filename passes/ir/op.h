@@ -207,7 +207,8 @@ inline bool compare_holds(CompareMode mode, float a, float b) {
   return false;
 }
 
-// How scatter combines an update with the element it lands on (attr reduction).
+// How scatter combines an update with the element it lands on (attr reduction). max and min
+// propagate a NaN from either side, as numpy's maximum (ONNX's reference) and PyTorch's amax do.
 enum class ScatterReduction : uint8_t { none, add, mul, max, min };
 std::string_view to_string(ScatterReduction reduction);
 inline float scatter_combine(ScatterReduction reduction, float old, float update) {
@@ -219,9 +220,9 @@ inline float scatter_combine(ScatterReduction reduction, float old, float update
     case ScatterReduction::mul:
       return old * update;
     case ScatterReduction::max:
-      return old >= update ? old : update;
+      return old != old || old >= update ? old : update;
     case ScatterReduction::min:
-      return old <= update ? old : update;
+      return old != old || old <= update ? old : update;
   }
   return update;
 }

@@ -239,6 +239,25 @@ TEST(ReferenceScatter, AxisOneWithNegativeAndRepeatedIndices) {
   }
 }
 
+// max and min keep a NaN from either side (numpy's maximum, PyTorch's amax).
+TEST(ReferenceScatter, MaxAndMinPropagateNaNFromEitherSide) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* reduction : {"max", "min"}) {
+    Graph g;
+    const ValueId data = g.add_input("d", {3});
+    const ValueId i = g.add_input("i", {2}, ir::DType::i32);
+    const ValueId u = g.add_input("u", {2});
+    const Tensor out = run_one(
+        g,
+        g.add_node(OpKind::scatter, {data, i, u},
+                   {{"axis", int64_t{0}}, {"reduction", std::string(reduction)}}),
+        {Tensor({3}, {nan, 1, 2}), Tensor({2}, {0, 1}, ir::DType::i32), Tensor({2}, {5, nan})});
+    EXPECT_TRUE(std::isnan(out.data[0])) << reduction;
+    EXPECT_TRUE(std::isnan(out.data[1])) << reduction;
+    EXPECT_EQ(out.data[2], 2.0f) << reduction;
+  }
+}
+
 TEST(ReferenceScatter, OutOfRangeIndexIsAUserErrorNamingTheNode) {
   Graph g;
   const ValueId y = g.add_node(
