@@ -328,6 +328,21 @@ def test_scatter_elements_index_out_of_range_at_run_time_is_an_error(tmp_path):
         run(tmp_path, [node], {"x": x, "i": idx, "u": upd})
 
 
+def test_scatter_elements_of_run_time_indices_with_an_unknown_reduction_is_refused(tmp_path):
+    node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], name="put", axis=1,
+                            reduction="mean")
+    vi = [helper.make_tensor_value_info("x", F, [2, 3]),
+          helper.make_tensor_value_info("i", TensorProto.INT64, [2, 1]),
+          helper.make_tensor_value_info("u", F, [2, 1])]
+    graph = helper.make_graph([node], "g", vi, [helper.make_tensor_value_info("y", F, None)])
+    path = tmp_path / "bad.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), str(path))
+    r = cuvil("verify", "--model", str(path), check=False)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "node 'put' (ScatterElements)" in r.stderr, r.stderr
+    assert "reduction 'mean' is not one of none, add, mul, max, min" in r.stderr, r.stderr
+
+
 def test_scatter_elements_of_float_run_time_indices_is_refused(tmp_path):
     node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], name="put", axis=1)
     refused(tmp_path, node, rand(2, 3), {"u": rand(2, 1)},

@@ -7,6 +7,7 @@
 // PyTorch ranks NaN above every number, and the IR's reduce_max propagates it). Positions are i32
 // values, exact in fp32 below 2^24.
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -184,13 +185,19 @@ ir::ValueId from_the_end(NodeContext& c, ir::ValueId idx, int64_t size) {
 
 namespace {
 
-// 1 where a run-time index lies in [-size, size) (an index ONNX accepts), else 0.
-ir::ValueId index_in_range(NodeContext& c, ir::ValueId idx, int64_t size, const std::string& tag) {
+// 1 where a run-time integer lies in [lo, hi), else 0.
+ir::ValueId in_interval(NodeContext& c, ir::ValueId v, int64_t lo, int64_t hi,
+                        const std::string& tag) {
   return c.add(
       OpKind::mul,
-      {c.compare(idx, "greater_equal", c.integer_constant(-size, tag + "lowest"), tag + "above"),
-       c.compare(idx, "less", c.integer_constant(size, tag + "bound"), tag + "below")},
+      {c.compare(v, "greater_equal", c.integer_constant(lo, tag + "lowest"), tag + "above"),
+       c.compare(v, "less", c.integer_constant(hi, tag + "bound"), tag + "below")},
       {}, tag + "in_range");
+}
+
+// 1 where a run-time index lies in [-size, size) (an index ONNX accepts), else 0.
+ir::ValueId index_in_range(NodeContext& c, ir::ValueId idx, int64_t size, const std::string& tag) {
+  return in_interval(c, idx, -size, size, tag);
 }
 
 // Positions where `valid` holds, else runtime::kOutsidePosition: the gather or scatter
@@ -357,13 +364,10 @@ void map_gather_nd(NodeContext& c) {
 // cache written at run-time positions) with run-time indices: the IR's scatter along axis 0 of
 // the data flattened as the gathers read it, at the same positions, with the updates flattened
 // to match. Indices outside the data are an error naming the node at run time.
-void map_scatter_at_run_time(NodeContext& c) {
+void map_scatter_at_run_time(NodeContext& c, std::optional<ir::OpKind> combine) {
   const ir::Shape ds = c.shape(0), us = c.shape(2);
-  const std::string reduction =
-      c.op_type() == "Scatter" ? "none" : c.attr_string("reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
-      reduction != "min")
-    c.fail("reduction '" + reduction + "' is not one of none, add, mul, max, min");
+  // The IR's reductions are named as the binary ops that combine.
+  const std::string reduction = combine ? std::string(ir::to_string(*combine)) : "none";
   ir::ValueId positions = ir::kNoValue;
   ir::Shape flat_shape;
   if (c.op_type() == "ScatterND") {
@@ -435,11 +439,7 @@ void map_max_unpool(NodeContext& c) {
   // ONNX's indices are never negative: send those past the output too, so the kernel names them.
   const ir::ValueId flat_idx =
       c.add(OpKind::reshape, {c.value(1)}, {{"shape", ir::Shape{m}}}, "flat_indices");
-  const ir::ValueId inside =
-      c.add(OpKind::mul,
-            {c.compare(flat_idx, "greater_equal", c.integer_constant(0, "zero"), "not_negative"),
-             c.compare(flat_idx, "less", c.integer_constant(n, "size"), "below")},
-            {}, "inside");
+  const ir::ValueId inside = in_interval(c, flat_idx, 0, n, "");
   const ir::ValueId zeros =
       c.add(OpKind::expand, {c.constant_value(HostTensor::floats({1}, {0.0f}), "zero_value")},
             {{"shape", ir::Shape{n}}}, "zeros");
@@ -517,12 +517,7 @@ void map_reverse_sequence(NodeContext& c) {
       {c.add(OpKind::mul, {src, c.integer_constant(time_stride, "time_stride")}, {}, "time_rows"),
        c.constant_value(HostTensor::ints(batch_shape, batch_rows), "batch_rows")},
       {}, "rows");
-  const ir::ValueId valid =
-      c.add(OpKind::mul,
-            {c.compare(len, "greater_equal", c.integer_constant(0, "zero"), "not_negative"),
-             c.compare(len, "less_equal", c.integer_constant(steps, "steps"), "not_too_long")},
-            {}, "valid");
-  gather_at(checked_positions(c, valid, rows));
+  gather_at(checked_positions(c, in_interval(c, len, 0, steps + 1, ""), rows));
 }
 
 // Compress with a constant condition: the positions where it holds, gathered along `axis` (from

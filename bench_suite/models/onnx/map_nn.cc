@@ -327,7 +327,8 @@ void map_layer_norm(NodeContext& c) {
 
 // ---- Pools ----------------------------------------------------------------------------------
 
-// A dilated max pool gathers once per tap; beyond this many the import would balloon.
+// A max pool of taps (dilated, or with Indices) gathers once per tap; beyond this many the import
+// would balloon.
 constexpr int64_t kMaxDilatedPoolTaps = 4096;
 
 // A MaxPool whose window's taps lie `dilations` apart, or whose Indices output is read: the

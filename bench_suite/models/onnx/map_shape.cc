@@ -650,7 +650,8 @@ bool fold_scatter(NodeContext& c) {
 // combination); run-time updates are gathered into place, one layer per repeat of a target. The
 // constants are data-sized. Run-time indices go to map_scatter_at_run_time.
 void map_scatter(NodeContext& c) {
-  if (!c.is_constant(1)) return map_scatter_at_run_time(c);
+  if (!c.is_constant(1))
+    return map_scatter_at_run_time(c, c.op_type() == "Scatter" ? std::nullopt : scatter_combine(c));
   const ir::Shape ds = c.shape(0);
   if (ir::num_elements(ds) > kMaxFoldedElements)
     c.fail("data of " + ir::to_string(ds) + " is larger than 2^27 elements");
@@ -691,7 +692,7 @@ void map_scatter(NodeContext& c) {
       if (hits[at] <= kMaxScatterLayers) layers = std::max<size_t>(layers, ++hits[at]);
     });
     // Past this many layers the IR's scatter (updates applied in order) is the cheaper form.
-    if (layers > kMaxScatterLayers) return map_scatter_at_run_time(c);
+    if (layers > kMaxScatterLayers) return map_scatter_at_run_time(c, t.combine);
   }
   const ir::ValueId flat =
       c.add(OpKind::reshape, {c.value(2)}, {{"shape", ir::Shape{count}}}, "flat_updates");

@@ -154,7 +154,8 @@ void add_norm_mappings(std::vector<OpMapping>& table);            // map_norms.c
 void add_qoperator_mappings(std::vector<OpMapping>& table);       // map_qoperator.cc
 
 // ScatterND and ScatterElements with run-time indices (map_index.cc): map_shape.cc's mapping
-// writes constant indices itself and hands the rest here.
-void map_scatter_at_run_time(NodeContext& node);
+// writes constant indices itself and hands the rest here, with the reduction it read (add, mul,
+// max or min; none where absent).
+void map_scatter_at_run_time(NodeContext& node, std::optional<ir::OpKind> combine);
 
 }  // namespace cuvil::bench::onnx_import
