@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/kernel_util.h"
@@ -39,6 +40,59 @@ std::shared_ptr<const void> pool_schedule(const Step& step) {
 
 namespace {
 
+// A max that keeps a NaN from either side, as the reference and PyTorch do (std::max would let
+// a later tap replace it, and the -inf start drop one).
+inline float max_keep_nan(float acc, float v) {
+  return v > acc || v != v ? v : acc;
+}
+
+// Channels one NHWC output pixel pools at a time, as kPoolVectors vectors of 16 (GCC's vector
+// extension: whatever the build's instruction set, the partial results stay in registers while
+// the window's taps are read; left to itself GCC vectorised across the taps, with gathers).
+using PoolVector = float __attribute__((vector_size(64)));
+constexpr int64_t kPoolLanes = 16, kPoolVectors = 4, kPoolChannels = kPoolLanes * kPoolVectors;
+
+template <bool kMax>
+inline PoolVector pool_lanes(PoolVector acc, PoolVector v) {
+  if constexpr (kMax) return (v > acc) | (v != v) ? v : acc;  // max_keep_nan per lane
+  return acc + v;
+}
+
+// out[0, kVectors * kPoolLanes) = the max (or the sum) over the taps of those channels, from
+// channel `first` of each tap on.
+template <bool kMax, int64_t kVectors>
+inline void pool_vectors(const float* const* taps, int64_t count, int64_t first, float* out) {
+  PoolVector acc[kVectors];
+  const float init = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  for (PoolVector& v : acc) v = PoolVector{} + init;
+  for (int64_t t = 0; t < count; ++t) {
+    for (int64_t i = 0; i < kVectors; ++i) {
+      PoolVector v;
+      std::memcpy(&v, taps[t] + first + i * kPoolLanes, sizeof v);
+      acc[i] = pool_lanes<kMax>(acc[i], v);
+    }
+  }
+  std::memcpy(out, acc, sizeof acc);
+}
+
+// Channels [0, c) of one output pixel: kPoolChannels at a time, then vector by vector, then
+// the last c % 16 one by one.
+template <bool kMax>
+void pool_pixel(const float* const* taps, int64_t count, int64_t c, float* out) {
+  int64_t c0 = 0;
+  for (; c0 + kPoolChannels <= c; c0 += kPoolChannels) {
+    pool_vectors<kMax, kPoolVectors>(taps, count, c0, out + c0);
+  }
+  for (; c0 + kPoolLanes <= c; c0 += kPoolLanes) pool_vectors<kMax, 1>(taps, count, c0, out + c0);
+  for (; c0 < c; ++c0) {
+    float acc = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+    for (int64_t t = 0; t < count; ++t) {
+      acc = kMax ? max_keep_nan(acc, taps[t][c0]) : acc + taps[t][c0];
+    }
+    out[c0] = acc;
+  }
+}
+
 template <bool kMax>
 void pool2d(const KernelArgs& a) {
   // nchw16c pools each lane alike: the NHWC loops over 16-channel images.
@@ -53,37 +107,34 @@ void pool2d(const KernelArgs& a) {
   const float inv_area = 1.0f / static_cast<float>(k[0] * k[1]);
   // count_include_pad 0: divide by the taps inside the input (windows at borders have fewer).
   const bool include_pad = sc.include_pad;
-  auto scale_of = [&](int64_t oy, int64_t ox) {
-    if (include_pad) return inv_area;
-    const int64_t y0 = std::max<int64_t>(0, oy * st[0] - pd[0]);
-    const int64_t y1 = std::min<int64_t>(x.h, oy * st[0] - pd[0] + k[0]);
-    const int64_t x0 = std::max<int64_t>(0, ox * st[1] - pd[1]);
-    const int64_t x1 = std::min<int64_t>(x.w, ox * st[1] - pd[1] + k[1]);
-    return 1.0f / static_cast<float>(std::max<int64_t>(1, (y1 - y0) * (x1 - x0)));
+  auto scale_of = [&](int64_t taps) {
+    return include_pad ? inv_area : 1.0f / static_cast<float>(std::max<int64_t>(1, taps));
   };
   const float init = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
   const Epilogue epi(a.step, a.in, a.out);
   const float* in = a.in[0];
   if (nhwc) {
-    // One output row (all its pixels, all channels) per task.
+    // One output row (all its pixels, all channels) per task; per pixel, the window's taps inside
+    // the input are listed once and read kPoolChannels channels at a time.
     a.pool.parallel_for(y.n * y.h, [&](int64_t r0, int64_t r1) {
+      std::vector<const float*> taps(static_cast<size_t>(k[0] * k[1]));
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t img = r / y.h, oy = r % y.h;
         for (int64_t ox = 0; ox < y.w; ++ox) {
-          float* o = a.out + ((img * y.h + oy) * y.w + ox) * x.c;
-          std::fill(o, o + x.c, init);
+          int64_t count = 0;
           for (int64_t ki = 0; ki < k[0]; ++ki) {
             const int64_t iy = oy * st[0] - pd[0] + ki;
             if (iy < 0 || iy >= x.h) continue;
             for (int64_t kj = 0; kj < k[1]; ++kj) {
               const int64_t ix = ox * st[1] - pd[1] + kj;
               if (ix < 0 || ix >= x.w) continue;
-              const float* p = in + ((img * x.h + iy) * x.w + ix) * x.c;
-              for (int64_t c = 0; c < x.c; ++c) o[c] = kMax ? std::max(o[c], p[c]) : o[c] + p[c];
+              taps[static_cast<size_t>(count++)] = in + ((img * x.h + iy) * x.w + ix) * x.c;
             }
           }
+          float* o = a.out + ((img * y.h + oy) * y.w + ox) * x.c;
+          pool_pixel<kMax>(taps.data(), count, x.c, o);
           if (!kMax) {
-            const float scale = scale_of(oy, ox);
+            const float scale = scale_of(count);
             for (int64_t c = 0; c < x.c; ++c) o[c] *= scale;
           }
         }
@@ -99,6 +150,7 @@ void pool2d(const KernelArgs& a) {
       for (int64_t oy = 0; oy < y.h; ++oy) {
         for (int64_t ox = 0; ox < y.w; ++ox) {
           float acc = init;
+          int64_t taps = 0;
           for (int64_t ki = 0; ki < k[0]; ++ki) {
             const int64_t iy = oy * st[0] - pd[0] + ki;
             if (iy < 0 || iy >= x.h) continue;
@@ -106,10 +158,11 @@ void pool2d(const KernelArgs& a) {
               const int64_t ix = ox * st[1] - pd[1] + kj;
               if (ix < 0 || ix >= x.w) continue;
               const float v = plane[iy * x.w + ix];
-              acc = kMax ? std::max(acc, v) : acc + v;
+              acc = kMax ? max_keep_nan(acc, v) : acc + v;
+              ++taps;
             }
           }
-          o[oy * y.w + ox] = kMax ? acc : acc * scale_of(oy, ox);
+          o[oy * y.w + ox] = kMax ? acc : acc * scale_of(taps);
         }
       }
       if (!epi.empty()) epi.apply(o, y.h * y.w);

@@ -2,6 +2,8 @@
 // passes::lower, with 1 and 2 threads.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -239,6 +241,58 @@ TEST(LowerKernels, PoolsBothLayoutsMatchReference) {
         single(OpKind::global_avg_pool, {xs}, {{"layout", std::string(layout)}}));
     expect_matches_reference(single(OpKind::upsample_nearest2d, {xs},
                                     {{"scale", int64_t{2}}, {"layout", std::string(layout)}}));
+  }
+}
+
+TEST(LowerKernels, NhwcPoolsMatchReferenceAroundTheChannelChunk) {
+  // The NHWC kernel pools 64 channels of a pixel at a time: counts below, at and across it.
+  for (int64_t c : {1, 17, 64, 70, 130}) {
+    for (const Ints& kernel_stride_pad : {Ints{3, 2, 1}, Ints{2, 1, 0}}) {
+      const int64_t kk = kernel_stride_pad[0], s = kernel_stride_pad[1], p = kernel_stride_pad[2];
+      for (int64_t include_pad : {0, 1}) {
+        const ir::Attrs a{{"kernel", Ints{kk, kk}},
+                          {"stride", Ints{s, s}},
+                          {"pad", Ints{p, p}},
+                          {"count_include_pad", include_pad},
+                          {"layout", std::string("nhwc")}};
+        SCOPED_TRACE("c=" + std::to_string(c) + " kernel=" + std::to_string(kk));
+        expect_matches_reference(single(OpKind::max_pool2d, {{1, 7, 5, c}}, a));
+        expect_matches_reference(single(OpKind::avg_pool2d, {{1, 7, 5, c}}, a));
+      }
+    }
+  }
+}
+
+TEST(LowerKernels, MaxPoolKeepsNaNAsTheReferenceDoes) {
+  // A NaN anywhere in a window is its max (PyTorch's and the reference's rule), whichever tap
+  // holds it and whatever the other taps hold.
+  for (const char* layout : {"nchw", "nhwc"}) {
+    const Shape xs = std::string(layout) == "nhwc" ? Shape{1, 6, 7, 70} : Shape{1, 70, 6, 7};
+    const Graph g = single(OpKind::max_pool2d, {xs},
+                           {{"kernel", Ints{3, 3}},
+                            {"stride", Ints{2, 2}},
+                            {"pad", Ints{1, 1}},
+                            {"layout", std::string(layout)}});
+    auto inputs = ir::random_inputs(g, 5);
+    std::vector<float>& x = inputs[0].data;
+    for (size_t i = 0; i < x.size(); i += 37) x[i] = std::numeric_limits<float>::quiet_NaN();
+    const auto want = runtime::reference::interpret(g, inputs);
+    for (int threads : {1, 2}) {
+      runtime::Executor executor(lower(g, {threads}));
+      const auto got = executor.run(inputs);
+      ASSERT_EQ(got[0].data.size(), want[0].data.size());
+      int64_t nans = 0;
+      for (size_t i = 0; i < want[0].data.size(); ++i) {
+        const float w = want[0].data[i], v = got[0].data[i];
+        nans += std::isnan(w);
+        if (std::isnan(w)) {
+          EXPECT_TRUE(std::isnan(v)) << layout << " threads=" << threads << " at " << i;
+        } else {
+          EXPECT_EQ(v, w) << layout << " threads=" << threads << " at " << i;
+        }
+      }
+      EXPECT_GT(nans, 0);
+    }
   }
 }
 
