@@ -1,0 +1,30 @@
+#include "runtime/cuda/gpu/lazy_library.h"
+
+#include <dlfcn.h>
+
+namespace cuvil::runtime::cuda {
+
+void* LazyLibrary::symbol(const char* name) {
+  std::call_once(loaded_, [this] {
+    handle_ = dlopen(soname_.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_) return;
+    const char* why = dlerror();
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = soname_ + " could not be loaded (" + (why ? why : "dlopen failed") +
+             "): the CUDA toolkit's libraries must be on the loader's path";
+  });
+  if (!handle_) return nullptr;
+  void* fn = dlsym(handle_, name);
+  if (!fn) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = soname_ + " has no symbol " + name;
+  }
+  return fn;
+}
+
+std::string LazyLibrary::error() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+}  // namespace cuvil::runtime::cuda
