@@ -240,7 +240,7 @@ def test_col2im_against_pytorch_fold(tmp_path, image, block, strides, dilations,
     # F.fold takes symmetric padding: an asymmetric case pads the image beyond it and crops.
     n, c = 2, 3
     big = [image[d] + pads[d] + pads[d + 2] for d in range(2)]
-    blocks = [(big[d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1 for d in range(2)]
+    blocks = blocks_along(image, block, strides, dilations, pads)
     cols = torch.randn(n, c * block[0] * block[1], blocks[0] * blocks[1])
     full = torch.nn.functional.fold(cols, big, block, dilation=dilations, stride=strides)
     want = full[:, :, pads[0]:pads[0] + image[0], pads[1]:pads[1] + image[1]].numpy()
@@ -263,11 +263,18 @@ def test_col2im_it_cannot_honour_is_refused_naming_the_node(tmp_path, shape, ima
             {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}, why, opset=18)
 
 
+def blocks_along(image, block, strides, dilations, pads):
+    """How many blocks fit along each axis of the padded image."""
+    r = len(image)
+    return [(image[d] + pads[d] + pads[d + r] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
+            for d in range(r)]
+
+
 def np_col2im(cols, image, block, strides, dilations, pads):
     """ONNX Col2Im from its definition: each block's column added at its window's positions."""
     r = len(image)
     padded = [image[d] + pads[d] + pads[d + r] for d in range(r)]
-    along = [(padded[d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1 for d in range(r)]
+    along = blocks_along(image, block, strides, dilations, pads)
     n, ck, _ = cols.shape
     c = ck // int(np.prod(block))
     out = np.zeros((n, c, *padded), np.float64)
@@ -285,9 +292,7 @@ def np_col2im(cols, image, block, strides, dilations, pads):
     ([5, 4, 6], [2, 2, 3], [1, 2, 2], [1, 1, 1], [0, 1, 0, 0, 0, 1]),  # 3-D
 ])
 def test_col2im_in_one_and_three_dimensions(tmp_path, image, block, strides, dilations, pads):
-    r = len(image)
-    along = [(image[d] + pads[d] + pads[d + r] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
-             for d in range(r)]
+    along = blocks_along(image, block, strides, dilations, pads)
     cols = rand(2, 3 * int(np.prod(block)), int(np.prod(along)))
     node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], strides=strides,
                             dilations=dilations, pads=pads)
