@@ -49,14 +49,9 @@ inline float max_keep_nan(float acc, float v) {
 // Channels one NHWC output pixel pools at a time, as kPoolVectors vectors of 16 (GCC's vector
 // extension: whatever the build's instruction set, the partial results stay in registers while
 // the window's taps are read; left to itself GCC vectorised across the taps, with gathers).
+// Never passed by value: without AVX-512 (the portable build) that changes the ABI (-Wpsabi).
 using PoolVector = float __attribute__((vector_size(64)));
 constexpr int64_t kPoolLanes = 16, kPoolVectors = 4, kPoolChannels = kPoolLanes * kPoolVectors;
-
-template <bool kMax>
-inline PoolVector pool_lanes(PoolVector acc, PoolVector v) {
-  if constexpr (kMax) return (v > acc) | (v != v) ? v : acc;  // max_keep_nan per lane
-  return acc + v;
-}
 
 // out[0, kVectors * kPoolLanes) = the max (or the sum) over the taps of those channels, from
 // channel `first` of each tap on.
@@ -69,7 +64,11 @@ inline void pool_vectors(const float* const* taps, int64_t count, int64_t first,
     for (int64_t i = 0; i < kVectors; ++i) {
       PoolVector v;
       std::memcpy(&v, taps[t] + first + i * kPoolLanes, sizeof v);
-      acc[i] = pool_lanes<kMax>(acc[i], v);
+      if constexpr (kMax) {
+        acc[i] = (v > acc[i]) | (v != v) ? v : acc[i];  // max_keep_nan per lane
+      } else {
+        acc[i] += v;
+      }
     }
   }
   std::memcpy(out, acc, sizeof acc);
