@@ -534,6 +534,15 @@ def test_max_unpool_index_outside_the_output_is_an_error(tmp_path):
      dict(kernel_shape=[2, 2], strides=[2, 2]), "must keep the input's N and C"),
     ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)}, dict(kernel_shape=[2]),
      "kernel_shape must have 2 entries"),
+    # Sizes whose element count overflows int64 (a fuzz finding: UBSan caught the product).
+    ("MaxUnpool", ["x", "i", "s"], {"i": np.zeros((1, 2, 3, 3), np.int64),
+                                    "s": np.array([1, 2, 7234313755125874693, 121424789660533],
+                                                  np.int64)},
+     dict(kernel_shape=[2, 2]), "positions above 2^24 are not exact"),
+    ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)},
+     dict(kernel_shape=[2, 2], strides=[2 ** 62, 1]), "more than 2^40 elements"),
+    ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)},
+     dict(kernel_shape=[2 ** 62, 2]), "more than 2^40 elements"),
 ])
 def test_max_unpool_it_cannot_honour_is_refused(tmp_path, op, inputs, inits, attrs, why):
     node = helper.make_node(op, inputs, ["y"], name="unpool", **attrs)

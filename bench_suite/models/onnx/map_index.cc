@@ -419,6 +419,10 @@ void map_max_unpool(NodeContext& c) {
   for (size_t d = 0; d < r; ++d) {
     if (kernel[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[d + r] < 0)
       c.fail("kernel_shape and strides must be >= 1 and pads >= 0");
+    // Bounded first, so that the arithmetic below cannot overflow.
+    if (kernel[d] > kMaxElements || pads[d] > kMaxElements || pads[d + r] > kMaxElements ||
+        xs[d + 2] - 1 > kMaxElements / strides[d])
+      c.fail("kernel_shape, strides and pads give an output of more than 2^40 elements");
     ys.push_back((xs[d + 2] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + r]);
   }
   if (c.has_input(2)) {
@@ -432,8 +436,8 @@ void map_max_unpool(NodeContext& c) {
   for (int64_t d : ys) {
     if (d < 1) c.fail("output shape " + ir::to_string(ys) + " has an axis below 1");
   }
-  const int64_t n = ir::num_elements(ys), m = ir::num_elements(xs);
-  if (n > kMaxExactInteger)
+  const int64_t n = ir::bounded_elements(ys), m = ir::num_elements(xs);
+  if (n < 0 || n > kMaxExactInteger)
     c.fail("an output of " + ir::to_string(ys) + ": positions above 2^24 are not exact in fp32 " +
            "storage");
   // ONNX's indices are never negative: send those past the output too, so the kernel names them.
