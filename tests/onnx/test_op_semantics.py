@@ -539,14 +539,30 @@ def test_max_unpool_index_outside_the_output_is_an_error(tmp_path):
                                     "s": np.array([1, 2, 7234313755125874693, 121424789660533],
                                                   np.int64)},
      dict(kernel_shape=[2, 2]), "positions above 2^24 are not exact"),
+    # Window attributes are bounded as convolutions' and pools' are (window_attrs.h).
     ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)},
-     dict(kernel_shape=[2, 2], strides=[2 ** 62, 1]), "more than 2^40 elements"),
+     dict(kernel_shape=[2, 2], strides=[2 ** 62, 1]),
+     "strides entry 4611686018427387904 is above 2^31"),
     ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)},
-     dict(kernel_shape=[2 ** 62, 2]), "more than 2^40 elements"),
+     dict(kernel_shape=[2 ** 62, 2]),
+     "kernel_shape entry 4611686018427387904 is above 2^31"),
+    ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)},
+     dict(kernel_shape=[2, 2], pads=[2 ** 62, 0, 0, 0]),
+     "pads entry 4611686018427387904 is above 2^31"),
+    ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)},
+     dict(kernel_shape=[2, 2], pads=[-1, 0, 0, 0]), "negative pads are not supported"),
 ])
 def test_max_unpool_it_cannot_honour_is_refused(tmp_path, op, inputs, inits, attrs, why):
     node = helper.make_node(op, inputs, ["y"], name="unpool", **attrs)
     refused(tmp_path, node, rand(1, 2, 3, 3), inits, why)
+
+
+def test_max_unpool_whose_output_axis_passes_2_to_the_40_is_refused(tmp_path):
+    # Within each attribute's bound, the input's extent times the stride is not.
+    node = helper.make_node("MaxUnpool", ["x", "i"], ["y"], name="unpool", kernel_shape=[1, 1],
+                            strides=[2 ** 31, 1])
+    refused(tmp_path, node, rand(1, 1, 1000, 1), {"i": np.zeros((1, 1, 1000, 1), np.int64)},
+            "more than 2^40 elements along an axis")
 
 
 def test_indices_of_a_three_dimensional_max_pool_are_refused(tmp_path):
