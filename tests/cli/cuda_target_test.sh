@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cuvil-bench --target cuda end to end. Without a usable GPU: run and verify exit 2 with the one
 # line saying why (no driver / no device); with one: verify passes. Either way the binary links no
-# driver, nor cuBLAS or NVRTC, and a CUDA config naming a CPU pass is a FILE:LINE: FIELD error.
+# driver nor any CUDA library, and a CUDA config naming a CPU pass is a FILE:LINE: FIELD error.
 # Usage: cuda_target_test.sh path/to/cuvil-bench
 set -u
 BENCH=$1
@@ -17,12 +17,13 @@ if ldd "$BENCH" | grep -q 'libcuda\.so'; then
 else
   ok "no libcuda dependency"
 fi
-# cuBLAS, cuBLASLt and NVRTC are loaded on first use (runtime/cuda/gpu/lazy_libraries.cc):
-# linked, cuBLASLt alone added 0.45 s to every start of every program.
-if readelf -d "$BENCH" | grep NEEDED | grep -qE 'libcublas|libnvrtc'; then
-  fail "cuvil-bench links what it should load on first use: $(readelf -d "$BENCH" | grep NEEDED | grep -oE 'lib(cublas|nvrtc)[^]]*' | tr '\n' ' ')"
+# The CUDA runtime, cuDNN, cuBLAS, cuBLASLt and NVRTC are loaded on first use
+# (runtime/cuda/gpu/lazy_libraries.cc): linked, cuBLASLt alone added 0.45 s to every start of
+# every program, and no program started on a machine without them.
+if readelf -d "$BENCH" | grep NEEDED | grep -qE 'libcudart|libcudnn|libcublas|libnvrtc'; then
+  fail "cuvil-bench links what it should load on first use: $(readelf -d "$BENCH" | grep NEEDED | grep -oE 'lib(cudart|cudnn|cublas|nvrtc)[^]]*' | tr '\n' ' ')"
 else
-  ok "no cuBLAS, cuBLASLt or NVRTC dependency"
+  ok "no CUDA runtime, cuDNN, cuBLAS, cuBLASLt or NVRTC dependency"
 fi
 
 "$BENCH" verify --suite resnet50 --target cuda >"$TMP/out" 2>"$TMP/err"
