@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <nvrtc.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
