@@ -546,6 +546,8 @@ def test_max_unpool_index_outside_the_output_is_an_error(tmp_path):
     ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)},
      dict(kernel_shape=[2 ** 62, 2]),
      "kernel_shape entry 4611686018427387904 is above 2^31"),
+    ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)}, dict(kernel_shape=[0, 2]),
+     "kernel_shape entries must be >= 1"),
     ("MaxUnpool", ["x", "i"], {"i": np.zeros((1, 2, 3, 3), np.int64)},
      dict(kernel_shape=[2, 2], pads=[2 ** 62, 0, 0, 0]),
      "pads entry 4611686018427387904 is above 2^31"),

@@ -140,12 +140,7 @@ void map_pool3d(NodeContext& c) {
   const ir::Shape xs = c.shape(0);
   require_unit_dilations(c, 3);
   if (c.attr_int("ceil_mode", 0) != 0) c.fail("ceil_mode is not supported for 3-D pooling");
-  const ints kernel = c.attr_ints("kernel_shape", {});
-  if (kernel.size() != 3) c.fail("kernel_shape must have 3 entries");
-  for (int64_t k : kernel) {
-    if (k < 1) c.fail("kernel_shape entries must be >= 1");
-    check_window_attr(c, "kernel_shape", k);
-  }
+  const ints kernel = kernel_shape_attr(c, 3);
   const ints strides = per_axis_attr(c, "strides", 3);
   const Padding p = spatial_padding(c, ir::Shape(xs.begin() + 2, xs.end()), kernel, strides);
   const bool include_pad = c.attr_int("count_include_pad", 0) != 0;

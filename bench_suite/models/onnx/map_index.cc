@@ -410,28 +410,17 @@ void map_max_unpool(NodeContext& c) {
   if (c.is_constant(1) ? c.constant(1).is_float() : !c.is_integer(1))
     c.fail("indices must be integers");
   const size_t r = xs.size() - 2;
-  // The window attributes as convolutions and pools check them (window_attrs.h: >= 1, at most
-  // 2^31), and the input's extent times the stride within 2^40 as ConvTranspose's: the output
-  // size below then cannot overflow.
-  const std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});
-  if (kernel.size() != r) c.fail("kernel_shape must have " + std::to_string(r) + " entries");
-  for (int64_t k : kernel) {
-    if (k < 1) c.fail("kernel_shape must be >= 1");
-    check_window_attr(c, "kernel_shape", k);
-  }
+  // The window attributes as pools check them (window_attrs.h: >= 1, at most 2^31; MaxUnpool
+  // has no auto_pad, so its pads are read as given), and the input's extent times the stride
+  // within 2^40 as ConvTranspose's: the output size below then cannot overflow.
+  const std::vector<int64_t> kernel = kernel_shape_attr(c, r);
   const std::vector<int64_t> strides = per_axis_attr(c, "strides", r);
-  // MaxUnpool has no auto_pad: its pads are the pool's, explicit.
-  const std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
-  if (pads.size() != 2 * r) c.fail("pads must have " + std::to_string(2 * r) + " entries");
-  for (int64_t p : pads) {
-    if (p < 0) c.fail("negative pads are not supported");
-    check_window_attr(c, "pads", p);
-  }
+  const Padding pads = spatial_padding(c, ir::Shape(xs.begin() + 2, xs.end()), kernel, strides);
   ir::Shape ys(xs.begin(), xs.begin() + 2);
   for (size_t d = 0; d < r; ++d) {
     if (xs[d + 2] - 1 > kMaxElements / strides[d])
       c.fail("the output would have more than 2^40 elements along an axis");
-    ys.push_back((xs[d + 2] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + r]);
+    ys.push_back((xs[d + 2] - 1) * strides[d] + kernel[d] - pads.begin[d] - pads.end[d]);
   }
   if (c.has_input(2)) {
     if (!c.is_constant(2)) c.fail("output_shape must be a constant");

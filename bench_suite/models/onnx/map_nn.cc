@@ -427,12 +427,7 @@ void map_pool(NodeContext& c) {
   const bool dilated =
       std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; });
   if (dilated && !is_max) c.fail("dilations other than 1 are not supported");
-  std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});
-  if (kernel.size() != r) c.fail("kernel_shape must have " + std::to_string(r) + " entries");
-  for (int64_t k : kernel) {
-    if (k < 1) c.fail("kernel_shape entries must be >= 1");
-    check_window_attr(c, "kernel_shape", k);
-  }
+  std::vector<int64_t> kernel = kernel_shape_attr(c, r);
   std::vector<int64_t> strides = per_axis_attr(c, "strides", r);
   ir::Shape spatial(xs.begin() + 2, xs.end());
   std::vector<int64_t> extent = kernel;  // the dilated window's span, which auto_pad covers

@@ -56,6 +56,16 @@ std::vector<int64_t> per_axis_attr(NodeContext& c, const char* name, size_t r) {
   return s;
 }
 
+std::vector<int64_t> kernel_shape_attr(NodeContext& c, size_t r) {
+  std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});
+  if (kernel.size() != r) c.fail("kernel_shape must have " + std::to_string(r) + " entries");
+  for (int64_t k : kernel) {
+    if (k < 1) c.fail("kernel_shape entries must be >= 1");
+    check_window_attr(c, "kernel_shape", k);
+  }
+  return kernel;
+}
+
 ir::ValueId pad_spatial(NodeContext& c, ir::ValueId x, const std::vector<int64_t>& extra,
                         double value, const std::string& suffix) {
   const std::vector<int64_t> pads = {0, 0, extra[0], extra[1], 0, 0, extra[2], extra[3]};

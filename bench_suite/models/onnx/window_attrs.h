@@ -32,6 +32,9 @@ void require_unit_dilations(NodeContext& c, size_t r);
 // A window attribute with one entry >= 1 per spatial axis, 1 when absent: strides, dilations.
 std::vector<int64_t> per_axis_attr(NodeContext& c, const char* name, size_t r);
 
+// A pool's kernel_shape: required, one entry >= 1 per spatial axis, each within kMaxWindowAttr.
+std::vector<int64_t> kernel_shape_attr(NodeContext& c, size_t r);
+
 // x padded explicitly by `extra` ([h_begin, w_begin, h_end, w_end]) with `value` on an NCHW value.
 ir::ValueId pad_spatial(NodeContext& c, ir::ValueId x, const std::vector<int64_t>& extra,
                         double value, const std::string& suffix);
