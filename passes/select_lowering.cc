@@ -18,7 +18,9 @@ struct ClassSpec {
   OpKind op;
   std::vector<std::string> choices;
   const char* default_choice;
-  const char* fallback;  // the choice whose kernel runs every node of the class
+  // Choices tried in order when the chosen kernel does not run a node (a grouped or NCHW 3x3
+  // under Winograd, say); the last one's kernel runs every node of the class.
+  std::vector<std::string> fallbacks;
   const char* help;
 };
 
@@ -34,28 +36,28 @@ const std::vector<ClassSpec>& classes() {
        OpKind::conv2d,
        {"gemm", "im2col", "direct", "onednn"},
        "direct",
-       "im2col",
+       {"direct", "im2col"},
        "1x1 stride-1 unpadded convolutions"},
       {"conv_3x3",
        OpKind::conv2d,
        {"im2col", "direct", "winograd", "onednn"},
        "winograd",
-       "im2col",
+       {"direct", "im2col"},
        "3x3 stride-1 convolutions"},
       {"conv_other",
        OpKind::conv2d,
        {"im2col", "direct", "onednn"},
        "direct",
-       "im2col",
+       {"im2col"},
        "every other convolution: strided, dilated, 7x7 stems, ..."},
       {"conv_depthwise",
        OpKind::conv2d,
        {"depthwise", "im2col", "onednn"},
        "depthwise",
-       "im2col",
+       {"im2col"},
        "depthwise convolutions (groups = input channels), any kernel size, stride and dilation"},
-      {"linear", OpKind::linear, {"gemm", "onednn"}, "gemm", "gemm", "linear layers"},
-      {"matmul", OpKind::matmul, {"gemm", "onednn"}, "gemm", "gemm", "batched matmuls"},
+      {"linear", OpKind::linear, {"gemm", "onednn"}, "gemm", {"gemm"}, "linear layers"},
+      {"matmul", OpKind::matmul, {"gemm", "onednn"}, "gemm", {"gemm"}, "batched matmuls"},
   };
   return specs;
 }
@@ -152,10 +154,17 @@ void SelectLoweringPass::run(ir::Graph& graph, const ParamMap& params) const {
     const bool blocked = is_blocked(n);
     const runtime::KernelInfo* k = runtime::find_choice_kernel(n.op, choice, blocked);
     CUVIL_CHECK(k || blocked, "select-lowering: no " + op + " kernel is named '" + choice + "'");
-    if (!k || (k->supports && !k->supports(probe_step(graph, n)))) {
-      const std::string fallback = blocked ? kBlockedConvChoice : spec->fallback;
-      k = runtime::find_choice_kernel(n.op, fallback, blocked);
-      CUVIL_CHECK(k, "select-lowering: no " + op + " kernel is named '" + fallback + "'");
+    auto runs = [&](const runtime::KernelInfo* kernel) {
+      return kernel && (!kernel->supports || kernel->supports(probe_step(graph, n)));
+    };
+    if (!runs(k)) {
+      const std::vector<std::string> chain =
+          blocked ? std::vector<std::string>{kBlockedConvChoice} : spec->fallbacks;
+      for (size_t i = 0; i < chain.size(); ++i) {
+        k = runtime::find_choice_kernel(n.op, chain[i], blocked);
+        CUVIL_CHECK(k, "select-lowering: no " + op + " kernel is named '" + chain[i] + "'");
+        if (i + 1 == chain.size() || runs(k)) break;
+      }
       ++fallbacks;
     }
     // The class's choice picked the kernel; the Winograd limits had their say where it was

@@ -249,7 +249,8 @@ TEST(SelectLowering, WinogradMatchesReferenceInBothLayouts) {
 // Winograd runs ungrouped 3x3 stride-1 NHWC convolutions; a grouped one falls back to im2col.
 TEST(SelectLowering, WinogradTakesPlainThreeByThreeAndCountsFallbacks) {
   Graph g = conv_net(8, 9);
-  // A grouped 3x3 of 8 channels per group: Winograd cannot run it, its class's fallback does.
+  // A grouped 3x3 of 8 channels per group: Winograd cannot run it, the first fallback that can
+  // does (the direct kernel, in NHWC).
   const ValueId x = g.add_input("x3", {1, 16, 9, 9});
   g.mark_output(add_conv(g, x, 16, 16, 3, 1, false, 104, "nchw", 2));
   run_pass(g, "layout", {{"memory_layout", "nhwc"}});
@@ -260,7 +261,7 @@ TEST(SelectLowering, WinogradTakesPlainThreeByThreeAndCountsFallbacks) {
     const bool is_grouped = n.attrs.get_int("groups", 1) > 1;
     const bool is_few = g.value(n.inputs[1]).shape[1] < 8;  // the stem, the 2-per-group conv
     const char* want = is_few       ? "conv2d.direct_nhwc"
-                       : is_grouped ? "conv2d.im2col"
+                       : is_grouped ? "conv2d.direct_nhwc"
                                     : "conv2d.winograd_nhwc";
     EXPECT_EQ(n.attrs.get_string("impl", ""), want) << n.name;
     (is_few ? few : is_grouped ? grouped : winograd) += 1;
@@ -269,6 +270,22 @@ TEST(SelectLowering, WinogradTakesPlainThreeByThreeAndCountsFallbacks) {
   EXPECT_EQ(grouped, 1);
   EXPECT_EQ(few, 2);
   EXPECT_EQ(g.annotations["select-lowering.fallbacks"], 1);
+}
+
+// In NCHW neither Winograd nor the direct kernel runs a 3x3: the chain ends at im2col, which
+// runs every convolution.
+TEST(SelectLowering, WinogradOnNchwFallsThroughTheChainToIm2col) {
+  Graph g = conv_net(8, 9);
+  run_pass(g, "layout", {{"memory_layout", "nchw"}});
+  run_pass(g, "select-lowering", {{"conv_3x3", "winograd"}, {"winograd_min_tiles", int64_t{0}}});
+  int64_t three = 0;
+  for (const ir::Node& n : g.nodes()) {
+    if (n.op != OpKind::conv2d || conv_class(g, n) != "conv_3x3") continue;
+    EXPECT_EQ(n.attrs.get_string("impl", ""), "conv2d.im2col") << n.name;
+    ++three;
+  }
+  EXPECT_GT(three, 0);
+  EXPECT_GE(g.annotations["select-lowering.fallbacks"], three);  // the NCHW direct ones too
 }
 
 // A conv_3x3 chosen for Winograd runs direct below 8 input channels (per group): Winograd's
