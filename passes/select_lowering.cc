@@ -55,7 +55,8 @@ const std::vector<ClassSpec>& classes() {
        {"depthwise", "im2col", "onednn"},
        "depthwise",
        {"im2col"},
-       "depthwise convolutions (groups = input channels), any kernel size, stride and dilation"},
+       "depthwise convolutions (groups = input channels) and grouped ones of 2, 4 or 8 channels "
+       "per group in and out (ResNeXt, RegNet), any kernel size, stride and dilation"},
       {"linear", OpKind::linear, {"gemm", "onednn"}, "gemm", {"gemm"}, "linear layers"},
       {"matmul", OpKind::matmul, {"gemm", "onednn"}, "gemm", {"gemm"}, "batched matmuls"},
   };
@@ -74,7 +75,9 @@ bool is_blocked(const ir::Node& n) {
 
 std::string conv_class(const ir::Graph& graph, const ir::Node& node) {
   const ir::Shape& w = graph.value(node.inputs[1]).shape;
-  if (runtime::cpu::is_depthwise_conv(node.attrs.get_int("groups", 1), w)) return "conv_depthwise";
+  const int64_t groups = node.attrs.get_int("groups", 1);
+  if (runtime::cpu::is_depthwise_conv(groups, w) || runtime::cpu::is_narrow_group_conv(groups, w))
+    return "conv_depthwise";
   const auto stride = node.attrs.get_ints("stride", {1, 1});
   const auto pad = node.attrs.get_ints("pad", {0, 0});
   const bool unit_stride = stride[0] == 1 && stride[1] == 1;

@@ -27,7 +27,8 @@ class SelectLoweringPass final : public Pass {
 };
 
 // The op class select-lowering puts a conv2d node in: "conv_depthwise" (groups = input channels,
-// runtime::cpu::is_depthwise_conv; checked first), "conv_1x1", "conv_3x3" or "conv_other".
+// runtime::cpu::is_depthwise_conv, or 2, 4 or 8 channels per group in and out,
+// is_narrow_group_conv; checked first), "conv_1x1", "conv_3x3" or "conv_other".
 std::string conv_class(const ir::Graph& graph, const ir::Node& node);
 
 }  // namespace cuvil::passes

@@ -19,6 +19,14 @@
 // instruction set, so CUVIL_CPU_DISABLE=avx512 selects AVX2 and CUVIL_ISA=ref the portable path)
 // when the multiplier is 1; a multiplier > 1 (each output channel reads input channel oc / mult)
 // runs the portable tile.
+//
+// It also runs grouped convolutions of G = 2, 4 or 8 channels per group in and out
+// (is_narrow_group_conv: ResNeXt's and RegNet's 3x3s), where a vector of 16 channels holds
+// 16 / G whole groups of input and output alike. The weights are packed [KH][KW][G][Op]: per
+// tap, G vectors, vector r holding at input lane (q, i) the weight from input i of group q to its
+// output (i + r) mod G. A tile multiplies each input vector by the G of them into G accumulators
+// (no shuffles in the window loop) and, after the window, sums accumulator r rotated by r lanes
+// within each group into the output. One vector per tile, up to max_grouped_mr(G) pixels.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -54,13 +62,29 @@ int64_t padded_channels(const ConvGeometry& g) {
   return round_up(g.o, kLanes);
 }
 
-// w[O, 1, KH, KW] -> [KH][KW][Op], Op = O rounded up to 16, zeros past O.
+// Channels per group, in and out, of a narrow grouped convolution; 1 for a depthwise one.
+int64_t group_width(const ConvGeometry& g) {
+  return g.groups > 1 && g.cg > 1 ? g.cg : 1;
+}
+
+int64_t packed_floats(const ConvGeometry& g) {
+  return g.kh * g.kw * group_width(g) * padded_channels(g);
+}
+
+// w[O, G, KH, KW] -> [KH][KW][G][Op], Op = O rounded up to 16, zeros past O: rotation r of tap k
+// holds at channel c = q * G + i (group q, input i) the weight from input i to output
+// q * G + (i + r) mod G. Depthwise (G = 1): [KH][KW][Op].
 void pack_weights(const ConvGeometry& g, const float* w, float* out) {
-  const int64_t op = padded_channels(g), khw = g.kh * g.kw;
+  const int64_t op = padded_channels(g), khw = g.kh * g.kw, width = group_width(g);
   for (int64_t k = 0; k < khw; ++k) {
-    float* dst = out + k * op;
-    for (int64_t oc = 0; oc < g.o; ++oc) dst[oc] = w[oc * khw + k];
-    std::fill(dst + g.o, dst + op, 0.0f);
+    for (int64_t r = 0; r < width; ++r) {
+      float* dst = out + (k * width + r) * op;
+      for (int64_t c = 0; c < g.o; ++c) {
+        const int64_t q = c / width, i = c % width, oc = q * width + (i + r) % width;
+        dst[c] = w[(oc * width + i) * khw + k];
+      }
+      std::fill(dst + g.o, dst + op, 0.0f);
+    }
   }
 }
 
@@ -120,6 +144,60 @@ struct Tiles {
 
 constexpr TileTable kPortableTiles = tile_table<Tiles>();
 
+// The portable grouped tile (the reference of the AVX-512 one): one vector of 16 channels, G
+// accumulators per lane, summed across rotations at the end as the vector tile does.
+template <int MR, int G>
+void grouped_tile_portable(const TileArgs& t) {
+  const int lanes = __builtin_popcount(t.tail_mask);
+  float acc[MR][G][kLanes] = {};
+  for (int64_t ki = 0; ki < t.nki; ++ki) {
+    for (int64_t kj = 0; kj < t.nkj; ++kj) {
+      const float* xk = t.x + ki * t.row_stride + kj * t.tap_stride;
+      const float* wk = t.w + ki * t.w_row_stride + kj * t.w_tap_stride;
+      for (int p = 0; p < MR; ++p) {
+        const float* xp = xk + p * t.pix_stride;
+        for (int r = 0; r < G; ++r) {
+          for (int l = 0; l < lanes; ++l) acc[p][r][l] += xp[l] * wk[r * t.w_rot_stride + l];
+        }
+      }
+    }
+  }
+  for (int p = 0; p < MR; ++p) {
+    float* y = t.y + p * t.y_pix_stride;
+    for (int l = 0; l < lanes; ++l) {
+      float sum = t.bias ? t.bias[l] : 0.0f;
+      for (int r = 0; r < G; ++r) sum += acc[p][r][(l & ~(G - 1)) | ((l - r) & (G - 1))];
+      y[l] = sum;
+    }
+    if (t.epilogue) apply_lanes(*t.epilogue, y, t.oc0, lanes);
+  }
+}
+
+template <int G, size_t... I>
+constexpr depthwise::GroupedTileTable portable_grouped_table(std::index_sequence<I...>) {
+  return {(static_cast<int>(I) + 1 <= depthwise::max_grouped_mr(G)
+               ? &grouped_tile_portable<static_cast<int>(I) + 1, G>
+               : nullptr)...};
+}
+
+template <int G>
+constexpr depthwise::GroupedTileTable kPortableGrouped =
+    portable_grouped_table<G>(std::make_index_sequence<kTilePixels>{});
+
+TileFn grouped_tile_fn(KernelIsa isa, bool tail, int64_t width, int mr) {
+  const size_t i = static_cast<size_t>(mr - 1);
+  if (isa == KernelIsa::avx512)
+    return depthwise::grouped_tiles_avx512(static_cast<int>(width), tail)[i];
+  switch (width) {
+    case 2:
+      return kPortableGrouped<2>[i];
+    case 4:
+      return kPortableGrouped<4>[i];
+    default:
+      return kPortableGrouped<8>[i];
+  }
+}
+
 }  // namespace
 
 KernelIsa conv2d_depthwise_nhwc_isa() {
@@ -154,17 +232,19 @@ struct DepthwiseShape {
 
 DepthwiseShape depthwise_shape(const ConvGeometry& g, int threads) {
   DepthwiseShape d;
+  const int64_t width = group_width(g);
+  const int max_mr = width > 1 ? depthwise::max_grouped_mr(static_cast<int>(width)) : kTilePixels;
   d.ox_lo = std::min(g.ow, ceil_div(g.pw, g.sw));
   const int64_t span = (g.kw - 1) * g.dw + 1;  // input columns a window covers
   const int64_t last = g.w - span + g.pw;      // the last interior column's window start, times sw
   d.ox_hi = std::clamp<int64_t>(last < 0 ? 0 : last / g.sw + 1, d.ox_lo, g.ow);
   const int64_t interior = d.ox_hi - d.ox_lo;
   if (interior > 0) {
-    const int64_t tiles = ceil_div(interior, kTilePixels);
+    const int64_t tiles = ceil_div(interior, max_mr);
     d.mr = static_cast<int>(ceil_div(interior, tiles));  // even tiles: 26 -> 4 x 6 + 2, 5 -> 5
   }
   d.blocks = ceil_div(g.o, kLanes);
-  d.nv = static_cast<int>(std::min<int64_t>(kMaxNV, d.blocks));
+  d.nv = static_cast<int>(std::min<int64_t>(width > 1 ? 1 : kMaxNV, d.blocks));
   d.groups = ceil_div(d.blocks, d.nv);
   const int64_t rows = g.n * g.oh;
   if (rows < kRowsPerThread * threads) {
@@ -178,14 +258,16 @@ DepthwiseShape depthwise_shape(const ConvGeometry& g, int threads) {
 
 bool conv2d_depthwise_supports(const Step& s) {
   if (!is_nhwc(s) || s.input_shapes.size() < 2 || s.input_shapes[1].size() != 4) return false;
-  return is_depthwise_conv(s.attrs.get_int("groups", 1), s.input_shapes[1]);
+  const int64_t groups = s.attrs.get_int("groups", 1);
+  return is_depthwise_conv(groups, s.input_shapes[1]) ||
+         is_narrow_group_conv(groups, s.input_shapes[1]);
 }
 
 std::shared_ptr<const void> conv2d_depthwise_prepare(const Step& s, const float* const* constants) {
   if (!constants[1] || !conv2d_depthwise_supports(s)) return nullptr;  // packed per call
   const ConvGeometry g = conv_geometry(s);
   auto packed = std::make_shared<PackedWeights>();
-  const size_t floats = static_cast<size_t>(g.kh * g.kw * padded_channels(g));
+  const size_t floats = static_cast<size_t>(packed_floats(g));
   packed->data.resize(floats + kLanes);  // room to start at a 64-byte boundary
   void* start = packed->data.data();
   size_t space = packed->data.size() * sizeof(float);
@@ -197,15 +279,19 @@ std::shared_ptr<const void> conv2d_depthwise_prepare(const Step& s, const float*
 
 void conv2d_depthwise_nhwc(const KernelArgs& a) {
   const ConvGeometry& g = scheduled_geometry(a.step);
-  CUVIL_CHECK(g.nhwc && is_depthwise_conv(g.groups, a.step.input_shapes[1]),
-              "conv2d.depthwise_nhwc on a step that is not an NHWC depthwise convolution: " +
-                  a.step.node_name);
+  const ir::Shape& wshape = a.step.input_shapes[1];
+  CUVIL_CHECK(
+      g.nhwc && (is_depthwise_conv(g.groups, wshape) || is_narrow_group_conv(g.groups, wshape)),
+      "conv2d.depthwise_nhwc on a step that is not an NHWC depthwise or narrow grouped "
+      "convolution: " +
+          a.step.node_name);
+  const int64_t width = group_width(g);
   const int64_t op = padded_channels(g);
   const float* packed = nullptr;
   if (a.step.prepared) {
     packed = static_cast<const PackedWeights*>(a.step.prepared.get())->weights;
   } else {
-    float* buf = a.pool.scratch(0, ThreadPool::kKernel2, static_cast<size_t>(g.kh * g.kw * op));
+    float* buf = a.pool.scratch(0, ThreadPool::kKernel2, static_cast<size_t>(packed_floats(g)));
     pack_weights(g, a.in[1], buf);
     packed = buf;
   }
@@ -214,7 +300,7 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
   const Epilogue epi(a.step, a.in, a.out);
   // The tiles apply the epilogue in registers where it has that form; else it runs on the rows.
   const LaneEpilogue* lanes = epi.empty() ? nullptr : epi.lanes();
-  const int64_t mult = g.og;
+  const int64_t mult = width > 1 ? 1 : g.og;
   // The vector tiles take multiplier 1 only.
   const KernelIsa isa = mult == 1 ? conv2d_depthwise_nhwc_isa() : KernelIsa::portable;
   const DepthwiseShape d = depthwise_shape(g, a.pool.threads());
@@ -230,8 +316,9 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
     t.pix_stride = g.sw * g.c;
     t.row_stride = g.dh * g.w * g.c;
     t.tap_stride = g.dw * g.c;
-    t.w_row_stride = g.kw * op;
-    t.w_tap_stride = op;
+    t.w_row_stride = g.kw * width * op;
+    t.w_tap_stride = width * op;
+    t.w_rot_stride = op;
     t.y_pix_stride = g.o;
     t.mult = mult;
     t.epilogue = lanes;
@@ -255,9 +342,13 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
         auto run = [&](int64_t ox, int mr, int64_t kj0, int64_t nkj) {
           t.nkj = nkj;
           t.x = nki > 0 && nkj > 0 ? xrow + (ox * g.sw - g.pw + kj0 * g.dw) * g.c : x;
-          t.w = packed + (ki0 * g.kw + kj0) * op + oc0;
+          t.w = packed + (ki0 * g.kw + kj0) * width * op + oc0;
           t.y = yrow + ox * g.o;
-          tile_fn(isa, tail, mr, nv)(t);
+          if (width > 1) {
+            grouped_tile_fn(isa, tail, width, mr)(t);
+          } else {
+            tile_fn(isa, tail, mr, nv)(t);
+          }
         };
         auto border = [&](int64_t ox) {
           const int64_t ix0 = ox * g.sw - g.pw;

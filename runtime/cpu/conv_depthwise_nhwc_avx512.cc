@@ -2,7 +2,9 @@
 // conv_depthwise_nhwc.cc). This file alone is compiled for AVX-512 (the target pragma below) and
 // runs only when conv2d_depthwise_nhwc_isa() is avx512; headers come before the pragma, so that
 // no inline code of theirs is compiled for it.
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "runtime/cpu/conv_depthwise_nhwc_tiles.h"
 #include "runtime/cpu/register_tile.h"
@@ -100,6 +102,103 @@ void tile_avx512(const TileArgs& args) {
   }
 }
 
+// Grouped tile (narrow groups, G = channels per group, in and out, 2, 4 or 8): a vector of 16
+// channels holds 16 / G whole groups, in and out alike. Accumulator r gathers, in input lane
+// (q, i) of group q, input i times the weight from i to output (i + r) mod G (packed so, per
+// tap and r, by the driver); no shuffle in the window loop. Output lane (q, o) is then the sum
+// over r of accumulator r's lane (q, (o - r) mod G): G - 1 rotations within each group per
+// pixel, after the window.
+struct Rotations {
+  alignas(64) int32_t lanes[8][kLanes];  // lanes[r][l]: the lane rotation r brings to lane l
+};
+
+template <int G>
+constexpr Rotations make_rotations() {
+  Rotations t{};
+  for (int r = 0; r < G; ++r) {
+    for (int l = 0; l < kLanes; ++l) t.lanes[r][l] = (l & ~(G - 1)) | ((l - r) & (G - 1));
+  }
+  return t;
+}
+
+template <int G>
+constexpr Rotations kRotations = make_rotations<G>();
+
+template <int MR, int G, bool kTail>
+void grouped_tile_avx512(const TileArgs& args) {
+  const TileArgs t = args;  // a local copy: the output stores cannot alias it
+  const __mmask16 last = kTail ? t.tail_mask : 0xffff;
+  const __m512 b = _mm512_maskz_loadu_ps(last, t.bias ? t.bias : kZeros);
+  __m512 acc[MR][G];
+#pragma GCC unroll 6
+  for (int p = 0; p < MR; ++p) {
+#pragma GCC unroll 8
+    for (int r = 0; r < G; ++r) acc[p][r] = r == 0 ? b : _mm512_setzero_ps();
+  }
+  const int64_t taps = t.nki * t.nkj;
+  if (taps > 0) {
+    // As the depthwise tile: one input pointer per pixel moved along the window, a do loop.
+    const int64_t x_row_step = t.row_stride - (t.nkj - 1) * t.tap_stride;
+    const int64_t w_row_step = t.w_row_stride - (t.nkj - 1) * t.w_tap_stride;
+    const float* xp[MR];
+#pragma GCC unroll 6
+    for (int p = 0; p < MR; ++p) xp[p] = t.x + p * t.pix_stride;
+    const float* wk = t.w;
+    int64_t k = 0, kj = 1;
+    do {
+      __m512 xv[MR];
+#pragma GCC unroll 6
+      for (int p = 0; p < MR; ++p) {
+        xv[p] = kTail ? _mm512_maskz_loadu_ps(last, xp[p]) : _mm512_loadu_ps(xp[p]);
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < G; ++r) {
+        const __m512 wv = _mm512_loadu_ps(wk + r * t.w_rot_stride);
+#pragma GCC unroll 6
+        for (int p = 0; p < MR; ++p) acc[p][r] = _mm512_fmadd_ps(xv[p], wv, acc[p][r]);
+      }
+      const bool row_end = kj == t.nkj;
+      const int64_t x_step = row_end ? x_row_step : t.tap_stride;
+#pragma GCC unroll 6
+      for (int p = 0; p < MR; ++p) xp[p] += x_step;
+      wk += row_end ? w_row_step : t.w_tap_stride;
+      kj = row_end ? 1 : kj + 1;
+    } while (++k < taps);
+  }
+  __m512 out[MR][1];
+#pragma GCC unroll 6
+  for (int p = 0; p < MR; ++p) {
+    __m512 sum = acc[p][0];
+#pragma GCC unroll 8
+    for (int r = 1; r < G; ++r) {
+      sum = _mm512_add_ps(
+          sum, _mm512_permutexvar_ps(_mm512_load_si512(kRotations<G>.lanes[r]), acc[p][r]));
+    }
+    out[p][0] = sum;
+  }
+  if (t.epilogue) avx512::epilogue_lanes(*t.epilogue, out, t.y, t.y_pix_stride, t.oc0, last);
+#pragma GCC unroll 6
+  for (int p = 0; p < MR; ++p) {
+    float* dst = t.y + p * t.y_pix_stride;
+    if (kTail) {
+      _mm512_mask_storeu_ps(dst, last, out[p][0]);
+    } else {
+      _mm512_storeu_ps(dst, out[p][0]);
+    }
+  }
+}
+
+template <int G, bool kTail, size_t... I>
+constexpr GroupedTileTable grouped_table(std::index_sequence<I...>) {
+  return {(static_cast<int>(I) + 1 <= max_grouped_mr(G)
+               ? &grouped_tile_avx512<static_cast<int>(I) + 1, G, kTail>
+               : nullptr)...};
+}
+
+template <int G, bool kTail>
+constexpr GroupedTileTable kGrouped =
+    grouped_table<G, kTail>(std::make_index_sequence<kTilePixels>{});
+
 template <bool kTail>
 struct Tiles {
   template <int MR, int NV>
@@ -119,6 +218,17 @@ const TileTable& tiles_avx512() {
 
 const TileTable& tail_tiles_avx512() {
   return kTailTiles;
+}
+
+const GroupedTileTable& grouped_tiles_avx512(int width, bool tail) {
+  switch (width) {
+    case 2:
+      return tail ? kGrouped<2, true> : kGrouped<2, false>;
+    case 4:
+      return tail ? kGrouped<4, true> : kGrouped<4, false>;
+    default:
+      return tail ? kGrouped<8, true> : kGrouped<8, false>;
+  }
 }
 
 }  // namespace cuvil::runtime::cpu::depthwise

@@ -23,7 +23,8 @@ struct TileArgs {
   int64_t nki, nkj;      // valid kernel rows and columns from that tap (0: output is the bias)
   const float* w;        // packed weights at the first valid tap, the tile's first channel
   int64_t w_row_stride;  // KW * Op
-  int64_t w_tap_stride;  // Op
+  int64_t w_tap_stride;  // Op (grouped: G * Op)
+  int64_t w_rot_stride;  // grouped tiles: floats between a tap's rotations (Op)
   const float* bias;     // at the tile's first output channel, or null
   float* y;              // output of pixel 0 at the tile's first output channel
   int64_t y_pix_stride;  // O
@@ -45,6 +46,15 @@ constexpr TileTable tile_table() {
   return make_register_tile_table<TileFn, Kernels>(
       std::make_index_sequence<kTilePixels * kMaxNV>{});
 }
+
+// Grouped convolutions of G = 2, 4 or 8 channels per group in and out (is_narrow_group_conv):
+// tiles of 1 .. max_grouped_mr(G) pixels x one vector (G accumulators per pixel), indexed by
+// pixels - 1; null past that.
+using GroupedTileTable = std::array<TileFn, kTilePixels>;
+constexpr int max_grouped_mr(int g) {
+  return g >= 8 ? 3 : kTilePixels;
+}
+const GroupedTileTable& grouped_tiles_avx512(int width, bool tail);
 
 // The AVX-512 tiles (multiplier 1 only): all vectors full, or the last one masked by tail_mask.
 const TileTable& tiles_avx512();

@@ -58,6 +58,16 @@ inline bool is_depthwise_conv(int64_t groups, const ir::Shape& weight) {
   return weight.size() == 4 && weight[1] == 1 && (groups > 1 || weight[0] == 1);
 }
 
+// A grouped convolution of 2, 4 or 8 channels per group in and out (ResNeXt's and RegNet's 3x3s):
+// a vector of 16 channels holds whole groups of input and output alike, so the depthwise kernel
+// runs it (G multiplies per input vector and tap) where a kernel that gives each group its own
+// 16 output lanes would leave most of them empty.
+inline bool is_narrow_group_conv(int64_t groups, const ir::Shape& weight) {
+  if (weight.size() != 4 || groups <= 1) return false;
+  const int64_t width = weight[1];
+  return (width == 2 || width == 4 || width == 8) && weight[0] == groups * width;
+}
+
 inline ConvGeometry conv_geometry(const Step& s) {
   ConvGeometry g;
   g.nhwc = is_nhwc(s);

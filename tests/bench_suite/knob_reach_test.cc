@@ -24,7 +24,8 @@ const std::map<std::string, std::string>& exceptions() {
       {"recognize-patterns.silu", "built-ins have no decomposed pattern (ONNX models do)"},
       {"recognize-patterns.hard_swish", "built-ins have no decomposed pattern (ONNX models do)"},
       {"recognize-patterns.attention", "built-ins have no decomposed pattern (ONNX models do)"},
-      {"select-lowering.conv_depthwise", "no depthwise convolution in resnet50, llama3-8b, sdxl"},
+      {"select-lowering.conv_depthwise",
+       "no depthwise or narrow grouped convolution in resnet50, llama3-8b, sdxl"},
       // Attention is sdpa; no built-in multiplies two activations with a matmul node.
       {"select-lowering.matmul", "no matmul node in the built-ins (attention is sdpa)"},
       {"reduced-precision.matmul_dtype", "no matmul node in the built-ins (attention is sdpa)"},

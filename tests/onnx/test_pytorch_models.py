@@ -48,6 +48,25 @@ def test_squeezenet_channel_concat_and_ceil_mode_pools(compare, opset):
 
 
 @pytest.mark.parametrize("opset", OPSETS)
+def test_resnext_grouped_bottlenecks(compare, opset):
+    # torchvision's ResNet class with 8 groups of 2 (layer1), 4, 8 and 16 (layer4) channels: the
+    # narrow groups run the depthwise kernel's grouped tiles, 16 the direct kernel.
+    from torchvision.models.resnet import Bottleneck
+    m = randomise(ResNet(Bottleneck, [1, 1, 1, 1], groups=8, width_per_group=2, num_classes=10))
+    assert compare(m, torch.randn(2, 3, 48, 40), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_regnet_group_width_8_with_squeeze_excite(compare, opset):
+    # torchvision's RegNet class (RegNetY-style: group width 8, squeeze-excitation gates).
+    from torchvision.models.regnet import BlockParams, RegNet
+    params = BlockParams.from_init_params(depth=4, w_0=16, w_a=8.0, w_m=2.0, group_width=8,
+                                          se_ratio=0.25)
+    m = randomise(RegNet(params, num_classes=10))
+    assert compare(m, torch.randn(1, 3, 64, 56), opset) <= FP32_BOUND
+
+
+@pytest.mark.parametrize("opset", OPSETS)
 def test_densenet_concat(compare, opset):
     # Dense blocks: every layer concatenates its input; transitions average-pool.
     m = randomise(torchvision.models.DenseNet(growth_rate=8, block_config=(2, 2), num_init_features=16,

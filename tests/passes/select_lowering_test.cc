@@ -97,20 +97,28 @@ Graph mobile_net(int64_t channels, int64_t spatial) {
   return g;
 }
 
-TEST(SelectLowering, ClassifiesDepthwiseConvolutionsFirst) {
+// Depthwise convolutions and grouped ones of 2, 4 or 8 channels per group in and out are one
+// class, checked before the kernel size.
+TEST(SelectLowering, ClassifiesDepthwiseAndNarrowGroupConvolutionsFirst) {
   Graph g;
   const ValueId x = g.add_input("x", {1, 6, 9, 9});
   add_conv(g, x, 6, 6, 3, 1, false, 1, "nchw", 6);   // depthwise 3x3 stride 1
   add_conv(g, x, 6, 6, 1, 1, false, 2, "nchw", 6);   // depthwise 1x1
   add_conv(g, x, 6, 12, 5, 2, false, 3, "nchw", 6);  // depthwise, multiplier 2
-  add_conv(g, x, 6, 6, 3, 1, false, 4, "nchw", 3);   // grouped, 2 channels per group
+  add_conv(g, x, 6, 6, 3, 1, false, 4, "nchw", 3);   // grouped, 2 channels per group in and out
   add_conv(g, x, 6, 6, 3, 1, false, 5);              // groups 1
   const ValueId gray = g.add_input("gray", {1, 1, 9, 9});
   add_conv(g, gray, 1, 1, 3, 1, false, 6);  // 1 -> 1 channel: depthwise
   add_conv(g, gray, 1, 8, 3, 1, false, 7);  // 1 -> 8 channels, groups 1: an ordinary conv
+  const ValueId wide = g.add_input("wide", {1, 48, 9, 9});
+  add_conv(g, wide, 48, 48, 3, 1, false, 8, "nchw", 3);    // 16 channels per group
+  add_conv(g, wide, 48, 48, 3, 1, false, 9, "nchw", 16);   // 3 per group: not a divisor of 16
+  add_conv(g, wide, 48, 96, 3, 1, false, 10, "nchw", 12);  // 4 in, 8 out per group
+  add_conv(g, wide, 48, 48, 1, 1, false, 11, "nchw", 6);   // 8 per group, 1x1
   const std::vector<std::string> want = {"conv_depthwise", "conv_depthwise", "conv_depthwise",
-                                         "conv_3x3",       "conv_3x3",       "conv_depthwise",
-                                         "conv_3x3"};
+                                         "conv_depthwise", "conv_3x3",       "conv_depthwise",
+                                         "conv_3x3",       "conv_3x3",       "conv_3x3",
+                                         "conv_3x3",       "conv_depthwise"};
   ASSERT_EQ(g.nodes().size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(conv_class(g, g.nodes()[i]), want[i]) << i;
 }
@@ -249,10 +257,10 @@ TEST(SelectLowering, WinogradMatchesReferenceInBothLayouts) {
 // Winograd runs ungrouped 3x3 stride-1 NHWC convolutions; a grouped one falls back to im2col.
 TEST(SelectLowering, WinogradTakesPlainThreeByThreeAndCountsFallbacks) {
   Graph g = conv_net(8, 9);
-  // A grouped 3x3 of 8 channels per group: Winograd cannot run it, the first fallback that can
+  // A grouped 3x3 of 16 channels per group: Winograd cannot run it, the first fallback that can
   // does (the direct kernel, in NHWC).
-  const ValueId x = g.add_input("x3", {1, 16, 9, 9});
-  g.mark_output(add_conv(g, x, 16, 16, 3, 1, false, 104, "nchw", 2));
+  const ValueId x = g.add_input("x3", {1, 32, 9, 9});
+  g.mark_output(add_conv(g, x, 32, 32, 3, 1, false, 104, "nchw", 2));
   run_pass(g, "layout", {{"memory_layout", "nhwc"}});
   run_pass(g, "select-lowering", {{"conv_3x3", "winograd"}, {"winograd_min_tiles", int64_t{0}}});
   int64_t winograd = 0, grouped = 0, few = 0;
@@ -270,6 +278,29 @@ TEST(SelectLowering, WinogradTakesPlainThreeByThreeAndCountsFallbacks) {
   EXPECT_EQ(grouped, 1);
   EXPECT_EQ(few, 2);
   EXPECT_EQ(g.annotations["select-lowering.fallbacks"], 1);
+}
+
+// ResNeXt-style narrow groups (4 and 8 channels per group) run the depthwise kernel's grouped
+// tiles in NHWC by default, im2col in NCHW, and match the reference under both.
+TEST(SelectLowering, NarrowGroupsRunTheDepthwiseKernelAndMatchReference) {
+  Graph g;
+  const ValueId x = g.add_input("x", {1, 32, 9, 7});
+  ValueId y = add_conv(g, x, 32, 32, 3, 1, true, 401, "nchw", 8);  // 4 per group
+  y = add_conv(g, y, 32, 32, 3, 2, true, 402, "nchw", 4);          // 8 per group, stride 2
+  g.mark_output(y);
+  for (const char* layout : {"nhwc", "nchw"}) {
+    Graph lowered = g;
+    run_pass(lowered, "layout", {{"memory_layout", std::string(layout)}});
+    run_pass(lowered, "select-lowering", {});
+    for (const ir::Node& n : lowered.nodes()) {
+      if (n.op != OpKind::conv2d) continue;
+      EXPECT_EQ(conv_class(lowered, n), "conv_depthwise") << n.name;
+      EXPECT_EQ(n.attrs.get_string("impl", ""),
+                std::string(layout) == "nhwc" ? "conv2d.depthwise_nhwc" : "conv2d.im2col")
+          << n.name << " " << layout;
+    }
+    for (int threads : {1, 2}) EXPECT_LT(error_with(g, layout, {}, threads), 1e-4) << layout;
+  }
 }
 
 // In NCHW neither Winograd nor the direct kernel runs a 3x3: the chain ends at im2col, which

@@ -1,8 +1,8 @@
 // conv2d.depthwise_nhwc (AVX-512 and portable tiles) against the reference interpreter: channel
 // counts around the 16-lane vectors, spatial sizes from 1 (all border) to 31, kernels 3, 5 and
 // 7, strides 1 and 2, padding 0 .. 3 (up to windows wholly in the padding), batch 1 and 2, with
-// and without bias, fused epilogues, 1 and 2 threads; channel multipliers above 1; what
-// supports() refuses.
+// and without bias, fused epilogues, 1 and 2 threads; channel multipliers above 1; grouped
+// convolutions of 2, 4 and 8 channels per group; what supports() refuses.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -34,6 +34,12 @@ std::string describe(const ConvCase& cc) {
 ConvCase depthwise(int64_t n, int64_t c, int64_t hw, int64_t k, int64_t stride, int64_t pad,
                    bool bias, int64_t mult = 1) {
   return {n, c, hw, hw, c * mult, k, stride, pad, c, bias};
+}
+
+// `groups` groups of `width` channels in and out.
+ConvCase grouped(int64_t n, int64_t groups, int64_t width, int64_t hw, int64_t k, int64_t stride,
+                 int64_t pad, bool bias) {
+  return {n, groups * width, hw, hw, groups * width, k, stride, pad, groups, bias};
 }
 
 bool has_output(const ConvCase& cc) {
@@ -174,6 +180,64 @@ TEST(ConvDepthwise, ChannelMultiplierAboveOneMatchesReference) {
   });
 }
 
+// Narrow groups (2, 4, 8 channels per group in and out): group counts that leave a vector
+// tail (3 x 2, 5 x 4, 3 x 8 channels) or fill whole vectors and several of them (8 x 2, 12 x 4,
+// 9 x 8), spatial sizes from 1 (all border) to 17, kernels 1, 3 and 5, strides 1 and 2,
+// padding 0 .. 2; batch, bias, the relu + residual epilogue and the thread count cycle along the
+// sweep; every instruction set.
+TEST(ConvDepthwise, NarrowGroupsMatchReferenceOnOddShapes) {
+  struct Groups {
+    int64_t width, groups;
+  };
+  const std::vector<Groups> counts = {{2, 3}, {2, 8}, {4, 5}, {4, 12}, {8, 3}, {8, 9}};
+  for_each_isa([&] {
+    int64_t index = 0;
+    for (const Groups& gc : counts) {
+      for (int64_t hw : {1, 3, 7, 17}) {
+        for (int64_t k : {1, 3, 5}) {
+          for (int64_t stride : {1, 2}) {
+            for (int64_t pad : {0, 1, 2}) {
+              const int64_t v = index++;
+              const ConvCase cc =
+                  grouped(1 + (v & 1), gc.groups, gc.width, hw, k, stride, pad, (v & 2) != 0);
+              if (!has_output(cc)) continue;
+              const bool epilogue = (v & 4) != 0;
+              const int threads = 1 + static_cast<int>((v >> 3) & 1);
+              EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, epilogue), kKernel, threads),
+                        kBound)
+                  << describe(cc) << " groups=" << gc.groups << " epilogue=" << epilogue
+                  << " threads=" << threads;
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+// The narrow grouped tiles with every lane epilogue, a vector tail, dilation, and weights
+// computed at run time (packed per call).
+TEST(ConvDepthwise, NarrowGroupsWithEpiloguesDilationAndRunTimeWeights) {
+  for_each_isa([] {
+    for (const ConvCase& cc :
+         {grouped(1, 5, 4, 9, 3, 1, 1, true), grouped(2, 3, 8, 7, 3, 2, 1, false),
+          grouped(1, 9, 2, 6, 3, 1, 1, true)}) {
+      const ir::Graph plain = conv_graph(cc, "nhwc", false, false);
+      const ir::Shape out = plain.value(plain.nodes().back().output).shape;
+      for (const auto& steps : testing::lane_epilogue_cases(out)) {
+        ir::Graph g = plain;
+        testing::with_epilogue(g, steps);
+        EXPECT_LT(kernel_error(g, kKernel, 2), kBound)
+            << describe(cc) << " first step " << ir::to_string(steps[0].op);
+      }
+      EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, true, {2, 2}), kKernel, 1), kBound)
+          << describe(cc) << " dilation 2x2";
+      EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", true, true), kKernel, 2), kBound)
+          << describe(cc) << " weights at run time";
+    }
+  });
+}
+
 bool supports(const ConvCase& cc, const std::string& layout) {
   const ir::Graph g = conv_graph(cc, layout, false, false);
   const KernelInfo* k = find_kernel(ir::OpKind::conv2d, kKernel);
@@ -182,16 +246,23 @@ bool supports(const ConvCase& cc, const std::string& layout) {
   return k && k->supports && k->supports(testing::step_for(g, *k));
 }
 
-TEST(ConvDepthwise, SupportsDepthwiseNhwcOnly) {
+TEST(ConvDepthwise, SupportsDepthwiseAndNarrowGroupsNhwcOnly) {
   EXPECT_TRUE(supports(depthwise(1, 17, 7, 3, 1, 1, true), "nhwc"));
   EXPECT_TRUE(supports(depthwise(1, 5, 7, 3, 1, 1, true, 3), "nhwc"));
   EXPECT_TRUE(supports(depthwise(1, 1, 7, 3, 1, 1, true), "nhwc"));  // 1 -> 1 channel
   // groups 1: an ordinary convolution, also from one input channel to several.
   EXPECT_FALSE(supports({1, 8, 7, 7, 8, 3, 1, 1, 1, true}, "nhwc"));
   EXPECT_FALSE(supports({1, 1, 7, 7, 4, 3, 1, 1, 1, true}, "nhwc"));
-  // Grouped but not depthwise: 4 input channels per group.
-  EXPECT_FALSE(supports({1, 12, 7, 7, 12, 3, 1, 1, 3, true}, "nhwc"));
+  // Grouped, 2, 4 or 8 channels per group in and out: the narrow grouped tiles.
+  EXPECT_TRUE(supports(grouped(1, 3, 4, 7, 3, 1, 1, true), "nhwc"));
+  EXPECT_TRUE(supports(grouped(1, 5, 2, 7, 3, 1, 1, true), "nhwc"));
+  EXPECT_TRUE(supports(grouped(1, 2, 8, 7, 1, 1, 0, true), "nhwc"));
+  // Grouped otherwise: 16 channels per group, 3 (not a divisor of 16), or more out than in.
+  EXPECT_FALSE(supports(grouped(1, 2, 16, 7, 3, 1, 1, true), "nhwc"));
+  EXPECT_FALSE(supports(grouped(1, 4, 3, 7, 3, 1, 1, true), "nhwc"));
   EXPECT_FALSE(supports({1, 12, 7, 7, 6, 3, 1, 1, 6, true}, "nhwc"));
+  EXPECT_FALSE(supports({1, 8, 7, 7, 16, 3, 1, 1, 2, true}, "nhwc"));
+  EXPECT_FALSE(supports(grouped(1, 3, 4, 7, 3, 1, 1, true), "nchw"));
   // Depthwise, but NCHW activations.
   EXPECT_FALSE(supports(depthwise(1, 17, 7, 3, 1, 1, true), "nchw"));
 }
