@@ -26,7 +26,8 @@
 // tap, G vectors, vector r holding at input lane (q, i) the weight from input i of group q to its
 // output (i + r) mod G. A tile multiplies each input vector by the G of them into G accumulators
 // (no shuffles in the window loop) and, after the window, sums accumulator r rotated by r lanes
-// within each group into the output. One vector per tile, up to max_grouped_mr(G) pixels.
+// within each group into the output. One vector per tile, up to max_grouped_mr(G) pixels; the
+// AVX2 tile runs the vector's two halves one after the other.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -186,8 +187,9 @@ constexpr depthwise::GroupedTileTable kPortableGrouped =
 
 TileFn grouped_tile_fn(KernelIsa isa, bool tail, int64_t width, int mr) {
   const size_t i = static_cast<size_t>(mr - 1);
-  if (isa == KernelIsa::avx512)
-    return depthwise::grouped_tiles_avx512(static_cast<int>(width), tail)[i];
+  const int w = static_cast<int>(width);
+  if (isa == KernelIsa::avx512) return depthwise::grouped_tiles_avx512(w, tail)[i];
+  if (isa == KernelIsa::avx2) return depthwise::grouped_tiles_avx2(w, tail)[i];
   switch (width) {
     case 2:
       return kPortableGrouped<2>[i];

@@ -4,7 +4,9 @@
 // inline code of theirs is compiled for it. A tile of MR pixels x NV vectors of 16 channels runs
 // one vector at a time (2 * MR accumulators and two weight registers of the 16 ymm; the inputs
 // are FMA memory operands), walking the window once per vector.
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "runtime/cpu/conv_depthwise_nhwc_tiles.h"
 #include "runtime/cpu/register_tile.h"
@@ -109,6 +111,126 @@ void tile_avx2(const TileArgs& args) {
   }
 }
 
+// Grouped tile (narrow groups, G = 2, 4 or 8 channels per group in and out; the scheme of the
+// AVX-512 one, conv_depthwise_nhwc_avx512.cc): a group never spans the two 8-lane halves of a
+// vector, so each half runs alone, P pixels at a time (P * G accumulators of the 16 ymm), and
+// its accumulators are rotated within groups by _mm256_permutevar8x32_ps.
+struct Rotations {
+  alignas(32) int32_t lanes[8][kHalf];  // lanes[r][l]: the lane rotation r brings to lane l
+};
+
+template <int G>
+constexpr Rotations make_rotations() {
+  Rotations t{};
+  for (int r = 0; r < G; ++r) {
+    for (int l = 0; l < kHalf; ++l) t.lanes[r][l] = (l & ~(G - 1)) | ((l - r) & (G - 1));
+  }
+  return t;
+}
+
+template <int G>
+constexpr Rotations kRotations = make_rotations<G>();
+
+// Pixels [p0, p0 + P) of half `half` (lanes [8 * half, 8 * half + 8)), `mask` its valid lanes.
+template <int P, int G, bool kMasked>
+void grouped_half(const TileArgs& t, int p0, int half, __m256i mask) {
+  const int64_t off = half * kHalf;
+  const __m256 b = _mm256_maskload_ps((t.bias ? t.bias : kZeros) + off, mask);
+  __m256 acc[P][G];
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p) {
+#pragma GCC unroll 8
+    for (int r = 0; r < G; ++r) acc[p][r] = r == 0 ? b : _mm256_setzero_ps();
+  }
+  const int64_t taps = t.nki * t.nkj;
+  if (taps > 0) {
+    const int64_t x_row_step = t.row_stride - (t.nkj - 1) * t.tap_stride;
+    const int64_t w_row_step = t.w_row_stride - (t.nkj - 1) * t.w_tap_stride;
+    const float* xp[P];
+#pragma GCC unroll 6
+    for (int p = 0; p < P; ++p) xp[p] = t.x + (p0 + p) * t.pix_stride + off;
+    const float* wk = t.w + off;
+    int64_t k = 0, kj = 1;
+    do {
+      __m256 xv[P];
+#pragma GCC unroll 6
+      for (int p = 0; p < P; ++p) {
+        xv[p] = kMasked ? _mm256_maskload_ps(xp[p], mask) : _mm256_loadu_ps(xp[p]);
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < G; ++r) {
+        const __m256 wv = _mm256_loadu_ps(wk + r * t.w_rot_stride);
+#pragma GCC unroll 6
+        for (int p = 0; p < P; ++p) acc[p][r] = _mm256_fmadd_ps(xv[p], wv, acc[p][r]);
+      }
+      const bool row_end = kj == t.nkj;
+      const int64_t x_step = row_end ? x_row_step : t.tap_stride;
+#pragma GCC unroll 6
+      for (int p = 0; p < P; ++p) xp[p] += x_step;
+      wk += row_end ? w_row_step : t.w_tap_stride;
+      kj = row_end ? 1 : kj + 1;
+    } while (++k < taps);
+  }
+  __m256 out[P];
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p) {
+    __m256 sum = acc[p][0];
+#pragma GCC unroll 8
+    for (int r = 1; r < G; ++r) {
+      const __m256i idx =
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(kRotations<G>.lanes[r]));
+      sum = _mm256_add_ps(sum, _mm256_permutevar8x32_ps(acc[p][r], idx));
+    }
+    out[p] = sum;
+  }
+  float* y = t.y + p0 * t.y_pix_stride + off;
+  if (t.epilogue) avx2::epilogue_lanes(*t.epilogue, out, y, t.y_pix_stride, t.oc0 + off, mask);
+#pragma GCC unroll 6
+  for (int p = 0; p < P; ++p) {
+    float* dst = y + p * t.y_pix_stride;
+    if (kMasked) {
+      _mm256_maskstore_ps(dst, mask, out[p]);
+    } else {
+      _mm256_storeu_ps(dst, out[p]);
+    }
+  }
+}
+
+template <int MR, int G, bool kMasked>
+void grouped_half_tile(const TileArgs& t, int half, __m256i mask) {
+  constexpr int kChunk = G >= 8 ? 1 : 12 / G;  // pixels per pass: 12 accumulators at most
+  int p0 = 0;
+  for (; p0 + kChunk <= MR; p0 += kChunk) grouped_half<kChunk, G, kMasked>(t, p0, half, mask);
+  if constexpr (MR % kChunk != 0) grouped_half<MR % kChunk, G, kMasked>(t, p0, half, mask);
+}
+
+template <int MR, int G, bool kTail>
+void grouped_tile_avx2(const TileArgs& args) {
+  const TileArgs t = args;  // a local copy: the output stores cannot alias it
+  const int valid = kTail ? __builtin_popcount(t.tail_mask) : kLanes;
+  const __m256i all = avx2::first_lanes(kHalf);
+  for (int half = 0; half < 2; ++half) {
+    const int lanes = valid - half * kHalf;
+    if (lanes <= 0) break;
+    if (kTail && lanes < kHalf) {
+      grouped_half_tile<MR, G, true>(t, half, avx2::first_lanes(lanes));
+    } else {
+      grouped_half_tile<MR, G, false>(t, half, all);
+    }
+  }
+}
+
+template <int G, bool kTail, size_t... I>
+constexpr GroupedTileTable grouped_table(std::index_sequence<I...>) {
+  return {(static_cast<int>(I) + 1 <= max_grouped_mr(G)
+               ? &grouped_tile_avx2<static_cast<int>(I) + 1, G, kTail>
+               : nullptr)...};
+}
+
+template <int G, bool kTail>
+constexpr GroupedTileTable kGrouped =
+    grouped_table<G, kTail>(std::make_index_sequence<kTilePixels>{});
+
 template <bool kTail>
 struct Tiles {
   template <int MR, int NV>
@@ -128,6 +250,17 @@ const TileTable& tiles_avx2() {
 
 const TileTable& tail_tiles_avx2() {
   return kTailTiles;
+}
+
+const GroupedTileTable& grouped_tiles_avx2(int width, bool tail) {
+  switch (width) {
+    case 2:
+      return tail ? kGrouped<2, true> : kGrouped<2, false>;
+    case 4:
+      return tail ? kGrouped<4, true> : kGrouped<4, false>;
+    default:
+      return tail ? kGrouped<8, true> : kGrouped<8, false>;
+  }
 }
 
 }  // namespace cuvil::runtime::cpu::depthwise

@@ -55,6 +55,7 @@ constexpr int max_grouped_mr(int g) {
   return g >= 8 ? 3 : kTilePixels;
 }
 const GroupedTileTable& grouped_tiles_avx512(int width, bool tail);
+const GroupedTileTable& grouped_tiles_avx2(int width, bool tail);
 
 // The AVX-512 tiles (multiplier 1 only): all vectors full, or the last one masked by tail_mask.
 const TileTable& tiles_avx512();
