@@ -43,13 +43,13 @@ const std::vector<ClassSpec>& classes() {
        {"im2col", "direct", "winograd", "onednn"},
        "winograd",
        {"direct", "im2col"},
-       "3x3 stride-1 convolutions"},
+       "3x3 stride-1 convolutions, dilated ones included (DeepLab's, FCN's)"},
       {"conv_other",
        OpKind::conv2d,
        {"im2col", "direct", "onednn"},
        "direct",
        {"im2col"},
-       "every other convolution: strided, dilated, 7x7 stems, ..."},
+       "every other convolution: strided, 7x7 stems, 5x5, padded 1x1, ..."},
       {"conv_depthwise",
        OpKind::conv2d,
        {"depthwise", "im2col", "onednn"},
@@ -82,8 +82,7 @@ std::string conv_class(const ir::Graph& graph, const ir::Node& node) {
   const auto pad = node.attrs.get_ints("pad", {0, 0});
   const bool unit_stride = stride[0] == 1 && stride[1] == 1;
   if (w[2] == 1 && w[3] == 1 && unit_stride && pad[0] == 0 && pad[1] == 0) return "conv_1x1";
-  if (w[2] == 3 && w[3] == 3 && unit_stride && runtime::cpu::has_unit_dilation(node.attrs))
-    return "conv_3x3";
+  if (w[2] == 3 && w[3] == 3 && unit_stride) return "conv_3x3";  // dilated too
   return "conv_other";
 }
 

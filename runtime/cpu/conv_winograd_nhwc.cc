@@ -1,10 +1,11 @@
 // conv2d.winograd_nhwc: 3x3 stride-1 convolution by Winograd's minimal filtering F(m x m, 3 x 3)
 // (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2016), m = 2 or 4
-// (conv.winograd_tile), NHWC activations, groups 1, any padding. An m x m output tile is computed
-// from an a x a input tile (a = m + 2) in a transformed domain where the 3x3 window becomes an
-// elementwise product: a^2 independent GEMMs of [tiles x C] x [C x K] replace the direct sum, so
-// the multiplies per output fall from 9 to a^2 / m^2 (4 at m = 2, 2.25 at m = 4) at the cost of
-// the input and output transforms (adds, a few per channel per tile) and a little accuracy.
+// (conv.winograd_tile), NHWC activations, groups 1, any padding and dilation (a dilated
+// convolution is dh * dw undilated ones on its phases, WinogradShape). An m x m output tile is
+// computed from an a x a input tile (a = m + 2) in a transformed domain where the 3x3 window
+// becomes an elementwise product: a^2 independent GEMMs of [tiles x C] x [C x K] replace the direct
+// sum, so the multiplies per output fall from 9 to a^2 / m^2 (4 at m = 2, 2.25 at m = 4) at the
+// cost of the input and output transforms (adds, a few per channel per tile) and a little accuracy.
 //
 // The weights are transformed once (prepare hook, in double) into U[a^2][K block][C][block
 // width]. Threads split the tiles (or output-channel blocks when there are few tiles, as the
@@ -170,7 +171,7 @@ using winograd::channel_pairs;
 using winograd::Winograd;
 using winograd::WinogradShape;
 
-// What the kernels run: 3x3, stride 1, groups 1 (any padding).
+// What the kernels run: 3x3, stride 1, groups 1 (any padding and dilation).
 bool winograd_geometry(const ConvGeometry& g) {
   return g.groups == 1 && g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1;
 }
@@ -208,7 +209,12 @@ WinogradSchedule winograd_schedule(const Step& s, bool bf16) {
 
 WinogradShape winograd_shape(const ConvGeometry& g, const WinogradSchedule& sc) {
   WinogradShape d;
-  auto tiles_at = [&g](int64_t m) { return g.n * ((g.oh + m - 1) / m) * ((g.ow + m - 1) / m); };
+  d.dh = g.dh;
+  d.dw = g.dw;
+  const int64_t ph = (g.oh + g.dh - 1) / g.dh, pw = (g.ow + g.dw - 1) / g.dw;  // a phase's grid
+  auto tiles_at = [&](int64_t m) {
+    return g.n * g.dh * g.dw * ((ph + m - 1) / m) * ((pw + m - 1) / m);
+  };
   const bool four = tiles_at(4) >= kMinTilesFor4x4 &&
                     36 * g.c * g.o * int64_t{sizeof(float)} <= kMaxTransformedWeightBytesFor4x4;
   d.m = sc.bf16 ? 2 : sc.tile != kAutoTile ? sc.tile : four ? 4 : 2;
@@ -219,9 +225,9 @@ WinogradShape winograd_shape(const ConvGeometry& g, const WinogradSchedule& sc) 
   d.blocks = (g.o + d.bw - 1) / d.bw;
   d.mr = max_mr(d.nv);
   d.cp = (g.c + kLanes - 1) / kLanes * kLanes;
-  d.th = (g.oh + d.m - 1) / d.m;
-  d.tw = (g.ow + d.m - 1) / d.m;
-  d.tiles = g.n * d.th * d.tw;
+  d.th = (ph + d.m - 1) / d.m;
+  d.tw = (pw + d.m - 1) / d.m;
+  d.tiles = g.n * d.dh * d.dw * d.th * d.tw;
   // Whole register groups of tiles, at least one.
   const int64_t tile_bytes = int64_t{d.alpha} * d.alpha * (d.cp + d.bw) * int64_t{sizeof(float)};
   d.tiles_per_block = std::max<int64_t>(d.mr, (sc.block_kib << 10) / tile_bytes / d.mr * d.mr);
@@ -352,7 +358,7 @@ std::shared_ptr<const void> conv2d_winograd_bf16_schedule(const Step& s) {
 }
 
 bool conv2d_winograd_supports(const Step& s) {
-  return is_nhwc(s) && has_unit_dilation(s) && winograd_geometry(conv_geometry(s));
+  return is_nhwc(s) && winograd_geometry(conv_geometry(s));
 }
 
 namespace {

@@ -92,13 +92,26 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
   const uint16_t c_tail =
       static_cast<uint16_t>(g.c % kLanes == 0 ? 0xffffu : (1u << (g.c % kLanes)) - 1u);
 
-  // Where tile t's outputs start: image, first output row and column.
+  // Where tile t's outputs start: image, phase (py, px), first row and column on the phase's
+  // grid (output row oy * dh + py, column ox * dw + px), and how many of its M x M outputs lie
+  // inside the output.
   struct TileOrigin {
-    int64_t img, oy, ox;
+    int64_t img, py, px, oy, ox, rows, cols;
   };
   auto origin = [&](int64_t t) {
-    const int64_t tr = t / d.tw;
-    return TileOrigin{tr / d.th, (tr % d.th) * M, (t % d.tw) * M};
+    const int64_t tr = t / d.tw, grid = tr / d.th, phases = d.dh * d.dw;
+    TileOrigin o{
+        grid / phases, grid % phases / d.dw, grid % d.dw, (tr % d.th) * M, (t % d.tw) * M, 0, 0};
+    const int64_t grid_rows = (g.oh - o.py + d.dh - 1) / d.dh;  // this phase's
+    const int64_t grid_cols = (g.ow - o.px + d.dw - 1) / d.dw;
+    o.rows = std::clamp<int64_t>(grid_rows - o.oy, 0, M);
+    o.cols = std::clamp<int64_t>(grid_cols - o.ox, 0, M);
+    return o;
+  };
+  // Output pixel (i, j) of a tile.
+  auto out_at = [&](const TileOrigin& o, int64_t i, int64_t j) {
+    return a.out +
+           ((o.img * g.oh + (o.oy + i) * d.dh + o.py) * g.ow + (o.ox + j) * d.dw + o.px) * g.o;
   };
 
   // Tiles [t0, t1) into V[e][tile - t0][cp].
@@ -107,15 +120,16 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
     Vec tile[kE];
     for (int64_t t = t0; t < t1; ++t) {
       const TileOrigin o = origin(t);
-      const int64_t iy0 = o.oy - g.ph, ix0 = o.ox - g.pw;
+      // Tile input (i, j) is input pixel ((oy + i) * dh + py - ph, (ox + j) * dw + px - pw).
+      const int64_t iy0 = o.oy * d.dh + o.py - g.ph, ix0 = o.ox * d.dw + o.px - g.pw;
       for (int64_t c0 = 0; c0 < g.c; c0 += kLanes) {
         const uint16_t mask = c0 + kLanes <= g.c ? uint16_t{0xffff} : c_tail;
         for (int i = 0; i < A; ++i) {
-          const int64_t iy = iy0 + i;
+          const int64_t iy = iy0 + i * d.dh;
           const bool row_in = iy >= 0 && iy < g.h;
           const float* xrow = row_in ? x + ((o.img * g.h + iy) * g.w) * g.c + c0 : nullptr;
           for (int j = 0; j < A; ++j) {
-            const int64_t ix = ix0 + j;
+            const int64_t ix = ix0 + j * d.dw;
             tile[i * A + j] =
                 row_in && ix >= 0 && ix < g.w ? vload(xrow + ix * g.c, mask) : vzero();
           }
@@ -154,8 +168,6 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
     }
     for (int64_t p = 0; p < tiles; ++p) {
       const TileOrigin o = origin(t0 + p);
-      const int64_t rows = std::min<int64_t>(M, g.oh - o.oy),
-                    cols = std::min<int64_t>(M, g.ow - o.ox);
       for (int j = 0; j < nv; ++j) {
         const uint16_t mask = j == nv - 1 ? k_tail : uint16_t{0xffff};
         Vec mv[kE];
@@ -165,9 +177,10 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
         const Vec b = bias ? vload(bias + k0 + j * kLanes, mask) : vzero();
         Vec y[M * M];
         transform_output<M>(mv, b, y);
-        for (int64_t i = 0; i < rows; ++i) {
-          float* orow = a.out + ((o.img * g.oh + o.oy + i) * g.ow + o.ox) * g.o + k0 + j * kLanes;
-          for (int64_t jj = 0; jj < cols; ++jj) vstore(orow + jj * g.o, mask, y[i * M + jj]);
+        for (int64_t i = 0; i < o.rows; ++i) {
+          for (int64_t jj = 0; jj < o.cols; ++jj) {
+            vstore(out_at(o, i, jj) + k0 + j * kLanes, mask, y[i * M + jj]);
+          }
         }
       }
     }
@@ -177,15 +190,13 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
   auto finish = [&](int64_t t0, int64_t t1, int64_t k0, int64_t k1) {
     for (int64_t t = t0; t < t1; ++t) {
       const TileOrigin o = origin(t);
-      const int64_t rows = std::min<int64_t>(M, g.oh - o.oy),
-                    cols = std::min<int64_t>(M, g.ow - o.ox);
-      for (int64_t i = 0; i < rows; ++i) {
-        float* row = a.out + ((o.img * g.oh + o.oy + i) * g.ow + o.ox) * g.o;
-        if (k0 == 0 && k1 == g.o) {
-          epi.apply(row, cols * g.o);
+      for (int64_t i = 0; i < o.rows; ++i) {
+        float* row = out_at(o, i, 0);
+        if (k0 == 0 && k1 == g.o && d.dw == 1) {  // the row's outputs are contiguous
+          epi.apply(row, o.cols * g.o);
           continue;
         }
-        for (int64_t jj = 0; jj < cols; ++jj) epi.apply(row + jj * g.o + k0, k1 - k0);
+        for (int64_t jj = 0; jj < o.cols; ++jj) epi.apply(out_at(o, i, jj) + k0, k1 - k0);
       }
     }
   };

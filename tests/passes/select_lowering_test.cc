@@ -139,46 +139,63 @@ Graph dilated_net(int64_t channels, int64_t h, int64_t w) {
   return g;
 }
 
-TEST(SelectLowering, DilatedConvolutionsAreNotThreeByThreeClass) {
+// A dilated 3x3 of stride 1 is conv_3x3 (Winograd runs it on the output's phases); strided
+// dilated ones are conv_other, a dilated 1x1 conv_1x1.
+TEST(SelectLowering, DilatedStrideOneThreeByThreesAreThreeByThreeClass) {
   const Graph g = dilated_net(3, 17, 13);
-  const std::vector<std::string> want = {"conv_other", "conv_depthwise", "conv_other",
-                                         "conv_other", "conv_1x1",       "conv_3x3"};
+  const std::vector<std::string> want = {"conv_3x3", "conv_depthwise", "conv_other",
+                                         "conv_3x3", "conv_1x1",       "conv_3x3"};
   ASSERT_EQ(g.nodes().size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(conv_class(g, g.nodes()[i]), want[i]) << i;
 }
 
-// Only im2col, the direct and depthwise kernels (NHWC), the 1x1 GEMM and oneDNN run dilated
-// convolutions: Winograd and NCHW direct fall back to im2col, and every combination matches the
+// Every kernel a dilated convolution can be lowered to runs dilation: im2col, the direct,
+// depthwise and Winograd kernels (NHWC; Winograd from 8 input channels, below it the direct
+// kernel), oneDNN; NCHW direct and Winograd fall back to im2col. Every combination matches the
 // reference.
 TEST(SelectLowering, DilatedConvolutionsRunOnKernelsWithDilationUnderEveryChoice) {
-  const std::vector<std::string> other = {"im2col", "direct", "onednn"};
-  const std::vector<std::string> depthwise = {"im2col", "depthwise", "onednn"};
-  for (const Graph& g : {dilated_net(3, 17, 13), dilated_net(1, 7, 9)}) {
+  const std::vector<std::string> other = {"im2col", "direct", "onednn", "direct"};
+  const std::vector<std::string> depthwise = {"im2col", "depthwise", "onednn", "depthwise"};
+  const std::vector<std::string> three = {"im2col", "direct", "onednn", "winograd"};
+  for (const Graph& g : {dilated_net(9, 17, 13), dilated_net(1, 7, 9)}) {
     for (const char* layout : {"nchw", "nhwc"}) {
       for (size_t i = 0; i < other.size(); ++i) {
         const ParamMap p = {{"conv_other", other[i]},
                             {"conv_depthwise", depthwise[i]},
-                            {"conv_3x3", std::string("winograd")},
+                            {"conv_3x3", three[i]},
                             {"winograd_min_tiles", int64_t{0}}};
         for (int threads : {1, 2}) {
           EXPECT_LT(error_with(g, layout, p, threads), 1e-4)
-              << layout << " " << other[i] << " threads=" << threads;
+              << layout << " " << other[i] << "/" << three[i] << " threads=" << threads;
         }
         Graph lowered = g;
         run_pass(lowered, "layout", {{"memory_layout", std::string(layout)}});
         run_pass(lowered, "select-lowering", p);
+        int64_t winograd = 0;
         for (const ir::Node& n : lowered.nodes()) {
-          if (n.op != OpKind::conv2d || n.attrs.get_ints("dilation", {1, 1}) == Ints{1, 1} ||
-              conv_class(lowered, n) == "conv_1x1")
+          const std::string cls = n.op == OpKind::conv2d ? conv_class(lowered, n) : "";
+          if (cls.empty() || n.attrs.get_ints("dilation", {1, 1}) == Ints{1, 1} ||
+              cls == "conv_1x1")
             continue;
-          const std::string impl = n.attrs.get_string("impl", "");
+          const std::string choice = cls == "conv_3x3"         ? three[i]
+                                     : cls == "conv_depthwise" ? depthwise[i]
+                                                               : other[i];
           const bool nhwc = std::string(layout) == "nhwc";
-          const bool depthwise = conv_class(lowered, n) == "conv_depthwise";
           std::string want = "conv2d.im2col";
-          if (other[i] == "onednn") want = "conv2d.onednn";
-          if (nhwc && other[i] == "direct")
-            want = depthwise ? "conv2d.depthwise_nhwc" : "conv2d.direct_nhwc";
-          EXPECT_EQ(impl, want) << n.name << " " << layout << " " << other[i];
+          if (choice == "onednn") want = "conv2d.onednn";
+          if (nhwc && choice == "depthwise") want = "conv2d.depthwise_nhwc";
+          if (nhwc && choice == "direct") want = "conv2d.direct_nhwc";
+          if (nhwc && choice == "winograd") {
+            want = lowered.value(n.inputs[1]).shape[1] >= 8 ? "conv2d.winograd_nhwc"
+                                                            : "conv2d.direct_nhwc";
+          }
+          winograd += want == "conv2d.winograd_nhwc";
+          EXPECT_EQ(n.attrs.get_string("impl", ""), want)
+              << n.name << " " << layout << " " << choice;
+        }
+        if (std::string(layout) == "nhwc" && three[i] == "winograd" &&
+            g.value(g.inputs()[0]).shape[1] >= 8) {
+          EXPECT_GT(winograd, 0);
         }
       }
     }

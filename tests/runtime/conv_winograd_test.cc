@@ -1,5 +1,6 @@
 // conv2d.winograd_nhwc against the reference interpreter: both tile sizes, odd shapes and
-// channel counts, padding 0..2, fused epilogues, weights at run time, both thread splits.
+// channel counts, padding 0..2, dilated windows, fused epilogues, weights at run time, both
+// thread splits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -76,6 +77,50 @@ TEST(ConvWinograd, WeightsComputedAtRunTimeAreTransformedPerCall) {
   for (const ConvCase& cc : winograd_cases()) {
     EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", true, true), "conv2d.winograd_nhwc", 2), 1e-4)
         << describe(cc);
+  }
+}
+
+// Dilated 3x3s (DeepLab's and FCN's atrous layers) run as dh x dw undilated ones on the phases of
+// the output: dilations 2 x 2 .. 4 x 4 and uneven ones, at sizes that are not multiples of the
+// dilation (phases of different extents, a phase with no output row when the output is smaller
+// than the dilation), padding from none to past the dilated span, both tile sizes, the fused
+// epilogue on both thread splits, weights at run time.
+TEST(ConvWinograd, DilatedMatchesReference) {
+  struct Dilated {
+    ConvCase conv;
+    std::vector<int64_t> dilation;
+  };
+  const std::vector<Dilated> cases = {
+      {{1, 16, 28, 28, 32, 3, 1, 2, 1, true}, {2, 2}},
+      {{2, 7, 13, 11, 17, 3, 1, 2, 1, true}, {2, 2}},
+      {{1, 20, 9, 10, 33, 3, 1, 4, 1, false}, {4, 4}},
+      {{1, 9, 7, 17, 18, 3, 1, 3, 1, true}, {3, 1}},
+      {{1, 33, 5, 6, 40, 3, 1, 0, 1, true}, {1, 2}},
+      {{1, 5, 3, 3, 7, 3, 1, 4, 1, true}, {4, 4}},
+      {{1, 12, 19, 15, 70, 3, 1, 6, 1, true}, {3, 3}},
+  };
+  for (const Dilated& d : cases) {
+    for (int64_t tile : {2, 4}) {
+      for (bool epilogue : {false, true}) {
+        for (const char* partition : {"rows", "channels"}) {
+          ir::Graph g = with_tile(conv_graph(d.conv, "nhwc", false, epilogue, d.dilation), tile);
+          g.mutable_nodes()[0].attrs.set("conv.partition", std::string(partition));
+          EXPECT_LT(kernel_error(g, "conv2d.winograd_nhwc", 2), 1e-4)
+              << describe(d.conv) << " dilation " << d.dilation[0] << "x" << d.dilation[1]
+              << " tile=" << tile << " epilogue=" << epilogue << " partition=" << partition;
+        }
+      }
+    }
+    EXPECT_LT(
+        kernel_error(conv_graph(d.conv, "nhwc", true, true, d.dilation), "conv2d.winograd_nhwc", 1),
+        1e-4)
+        << describe(d.conv) << " weights at run time";
+    if (cpu::cpu_has_avx512_bf16()) {
+      EXPECT_LT(kernel_error(conv_graph(d.conv, "nhwc", false, true, d.dilation),
+                             "conv2d.winograd_bf16", 2),
+                cpu::kBf16GemmTolerance * 3.0)
+          << describe(d.conv) << " bf16";
+    }
   }
 }
 
