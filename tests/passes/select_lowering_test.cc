@@ -202,6 +202,28 @@ TEST(SelectLowering, DilatedConvolutionsRunOnKernelsWithDilationUnderEveryChoice
   }
 }
 
+// An atrous pyramid's wide rates read mostly padding on a small map: Winograd (which computes
+// every tap) takes a dilated 3x3 only while its window spans at most half the output; the direct
+// kernel, which skips padded taps, takes the rest.
+TEST(SelectLowering, WinogradTakesDilatedThreeByThreesWhoseWindowFitsTheMap) {
+  auto impl = [](int64_t rate) {
+    Graph g;
+    const ValueId x = g.add_input("x", {1, 16, 28, 28});
+    g.mark_output(add_dilated_conv(g, x, 16, 16, 3, {rate, rate}, 1, {rate, rate}, 7));
+    run_pass(g, "layout", {{"memory_layout", "nhwc"}});
+    run_pass(g, "select-lowering", {});
+    for (const ir::Node& n : g.nodes()) {
+      if (n.op == OpKind::conv2d) return n.attrs.get_string("impl", "");
+    }
+    return std::string("no conv");
+  };
+  EXPECT_EQ(impl(1), "conv2d.winograd_nhwc");
+  EXPECT_EQ(impl(2), "conv2d.winograd_nhwc");
+  EXPECT_EQ(impl(7), "conv2d.winograd_nhwc");  // span 14 of 28
+  EXPECT_EQ(impl(8), "conv2d.direct_nhwc");
+  EXPECT_EQ(impl(12), "conv2d.direct_nhwc");
+}
+
 TEST(SelectLowering, DepthwiseConvsGetTheDepthwiseKernelByDefaultAndIm2colWhenChosen) {
   for (const char* choice : {"", "depthwise", "im2col", "onednn"}) {
     Graph g = mobile_net(5, 9);
