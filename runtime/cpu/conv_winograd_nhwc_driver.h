@@ -98,16 +98,24 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
   struct TileOrigin {
     int64_t img, py, px, oy, ox, rows, cols;
   };
+  const bool dilated = d.dh * d.dw > 1;
   auto origin = [&](int64_t t) {
-    const int64_t tr = t / d.tw, grid = tr / d.th, phases = d.dh * d.dw;
-    TileOrigin o{
-        grid / phases, grid % phases / d.dw, grid % d.dw, (tr % d.th) * M, (t % d.tw) * M, 0, 0};
-    const int64_t grid_rows = (g.oh - o.py + d.dh - 1) / d.dh;  // this phase's
-    const int64_t grid_cols = (g.ow - o.px + d.dw - 1) / d.dw;
+    const int64_t tr = t / d.tw, grid = tr / d.th;
+    TileOrigin o{grid, 0, 0, (tr % d.th) * M, (t % d.tw) * M, 0, 0};
+    int64_t grid_rows = g.oh, grid_cols = g.ow;
+    if (dilated) {  // the divisions only where there are phases: this runs once per tile and block
+      const int64_t phases = d.dh * d.dw;
+      o.img = grid / phases;
+      o.py = grid % phases / d.dw;
+      o.px = grid % d.dw;
+      grid_rows = (g.oh - o.py + d.dh - 1) / d.dh;  // this phase's
+      grid_cols = (g.ow - o.px + d.dw - 1) / d.dw;
+    }
     o.rows = std::clamp<int64_t>(grid_rows - o.oy, 0, M);
     o.cols = std::clamp<int64_t>(grid_cols - o.ox, 0, M);
     return o;
   };
+  const int64_t out_pixel_stride = d.dw * g.o;  // floats between a tile row's outputs
   // Output pixel (i, j) of a tile.
   auto out_at = [&](const TileOrigin& o, int64_t i, int64_t j) {
     return a.out +
@@ -178,8 +186,9 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
         Vec y[M * M];
         transform_output<M>(mv, b, y);
         for (int64_t i = 0; i < o.rows; ++i) {
+          float* orow = out_at(o, i, 0) + k0 + j * kLanes;
           for (int64_t jj = 0; jj < o.cols; ++jj) {
-            vstore(out_at(o, i, jj) + k0 + j * kLanes, mask, y[i * M + jj]);
+            vstore(orow + jj * out_pixel_stride, mask, y[i * M + jj]);
           }
         }
       }
@@ -196,7 +205,8 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
           epi.apply(row, o.cols * g.o);
           continue;
         }
-        for (int64_t jj = 0; jj < o.cols; ++jj) epi.apply(out_at(o, i, jj) + k0, k1 - k0);
+        for (int64_t jj = 0; jj < o.cols; ++jj)
+          epi.apply(row + jj * out_pixel_stride + k0, k1 - k0);
       }
     }
   };
