@@ -167,7 +167,7 @@ void grouped_tile_portable(const TileArgs& t) {
     float* y = t.y + p * t.y_pix_stride;
     for (int l = 0; l < lanes; ++l) {
       float sum = t.bias ? t.bias[l] : 0.0f;
-      for (int r = 0; r < G; ++r) sum += acc[p][r][(l & ~(G - 1)) | ((l - r) & (G - 1))];
+      for (int r = 0; r < G; ++r) sum += acc[p][r][depthwise::rotated_lane(l, r, G)];
       y[l] = sum;
     }
     if (t.epilogue) apply_lanes(*t.epilogue, y, t.oc0, lanes);

@@ -115,22 +115,6 @@ void tile_avx2(const TileArgs& args) {
 // AVX-512 one, conv_depthwise_nhwc_avx512.cc): a group never spans the two 8-lane halves of a
 // vector, so each half runs alone, P pixels at a time (P * G accumulators of the 16 ymm), and
 // its accumulators are rotated within groups by _mm256_permutevar8x32_ps.
-struct Rotations {
-  alignas(32) int32_t lanes[8][kHalf];  // lanes[r][l]: the lane rotation r brings to lane l
-};
-
-template <int G>
-constexpr Rotations make_rotations() {
-  Rotations t{};
-  for (int r = 0; r < G; ++r) {
-    for (int l = 0; l < kHalf; ++l) t.lanes[r][l] = (l & ~(G - 1)) | ((l - r) & (G - 1));
-  }
-  return t;
-}
-
-template <int G>
-constexpr Rotations kRotations = make_rotations<G>();
-
 // Pixels [p0, p0 + P) of half `half` (lanes [8 * half, 8 * half + 8)), `mask` its valid lanes.
 template <int P, int G, bool kMasked>
 void grouped_half(const TileArgs& t, int p0, int half, __m256i mask) {
@@ -178,7 +162,7 @@ void grouped_half(const TileArgs& t, int p0, int half, __m256i mask) {
 #pragma GCC unroll 8
     for (int r = 1; r < G; ++r) {
       const __m256i idx =
-          _mm256_load_si256(reinterpret_cast<const __m256i*>(kRotations<G>.lanes[r]));
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(kGroupRotations<G, kHalf>.lanes[r]));
       sum = _mm256_add_ps(sum, _mm256_permutevar8x32_ps(acc[p][r], idx));
     }
     out[p] = sum;

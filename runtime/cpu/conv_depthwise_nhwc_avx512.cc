@@ -108,22 +108,6 @@ void tile_avx512(const TileArgs& args) {
 // tap and r, by the driver); no shuffle in the window loop. Output lane (q, o) is then the sum
 // over r of accumulator r's lane (q, (o - r) mod G): G - 1 rotations within each group per
 // pixel, after the window.
-struct Rotations {
-  alignas(64) int32_t lanes[8][kLanes];  // lanes[r][l]: the lane rotation r brings to lane l
-};
-
-template <int G>
-constexpr Rotations make_rotations() {
-  Rotations t{};
-  for (int r = 0; r < G; ++r) {
-    for (int l = 0; l < kLanes; ++l) t.lanes[r][l] = (l & ~(G - 1)) | ((l - r) & (G - 1));
-  }
-  return t;
-}
-
-template <int G>
-constexpr Rotations kRotations = make_rotations<G>();
-
 template <int MR, int G, bool kTail>
 void grouped_tile_avx512(const TileArgs& args) {
   const TileArgs t = args;  // a local copy: the output stores cannot alias it
@@ -172,7 +156,8 @@ void grouped_tile_avx512(const TileArgs& args) {
 #pragma GCC unroll 8
     for (int r = 1; r < G; ++r) {
       sum = _mm512_add_ps(
-          sum, _mm512_permutexvar_ps(_mm512_load_si512(kRotations<G>.lanes[r]), acc[p][r]));
+          sum,
+          _mm512_permutexvar_ps(_mm512_load_si512(kGroupRotations<G, kLanes>.lanes[r]), acc[p][r]));
     }
     out[p][0] = sum;
   }

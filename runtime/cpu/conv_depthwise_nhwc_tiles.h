@@ -54,6 +54,26 @@ using GroupedTileTable = std::array<TileFn, kTilePixels>;
 constexpr int max_grouped_mr(int g) {
   return g >= 8 ? 3 : kTilePixels;
 }
+
+// The lane of accumulator r that output lane l of a grouped tile adds: the same group of g
+// lanes, channel (l - r) mod g.
+constexpr int rotated_lane(int l, int r, int g) {
+  return (l & ~(g - 1)) | ((l - r) & (g - 1));
+}
+
+// rotated_lane() of every rotation r < G and lane of a vector of kWidth lanes: the index vectors
+// of the tiles' lane permutes.
+template <int G, int kWidth>
+struct GroupRotations {
+  alignas(64) int32_t lanes[8][kWidth] = {};
+  constexpr GroupRotations() {
+    for (int r = 0; r < G; ++r) {
+      for (int l = 0; l < kWidth; ++l) lanes[r][l] = rotated_lane(l, r, G);
+    }
+  }
+};
+template <int G, int kWidth>
+inline constexpr GroupRotations<G, kWidth> kGroupRotations{};
 const GroupedTileTable& grouped_tiles_avx512(int width, bool tail);
 const GroupedTileTable& grouped_tiles_avx2(int width, bool tail);
 
