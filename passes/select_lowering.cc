@@ -114,8 +114,8 @@ int64_t winograd_tiles(const ir::Graph& graph, const ir::Node& n) {
 // A dilated 3x3 whose dilated window spans more than this fraction of the output (DeepLab's
 // atrous pyramid: rate 12 or 24 on a 28x28 map) reads mostly padding: Winograd computes every tap
 // of its tiles, the direct kernel skips those a whole tile reads in the padding
-// (DeepLabV3-ResNet50 at 224 px, a Zen 5 class EPYC: 203 ms with every dilated 3x3 by Winograd,
-// against 159 ms for FCN-ResNet50 whose rates are 2 and 4).
+// (DeepLabV3-ResNet50 at 224 px, a Zen 5 class EPYC, docs/performance.md: 203 ms with every
+// dilated 3x3 by Winograd, 162 ms with the pyramid's rate-12 and rate-24 ones direct).
 constexpr double kWinogradMaxDilatedSpan = 0.5;
 
 bool dilated_window_fits(const ir::Graph& graph, const ir::Node& n) {
