@@ -209,8 +209,6 @@ WinogradSchedule winograd_schedule(const Step& s, bool bf16) {
 
 WinogradShape winograd_shape(const ConvGeometry& g, const WinogradSchedule& sc) {
   WinogradShape d;
-  d.dh = g.dh;
-  d.dw = g.dw;
   const int64_t ph = (g.oh + g.dh - 1) / g.dh, pw = (g.ow + g.dw - 1) / g.dw;  // a phase's grid
   auto tiles_at = [&](int64_t m) {
     return g.n * g.dh * g.dw * ((ph + m - 1) / m) * ((pw + m - 1) / m);
@@ -227,7 +225,7 @@ WinogradShape winograd_shape(const ConvGeometry& g, const WinogradSchedule& sc) 
   d.cp = (g.c + kLanes - 1) / kLanes * kLanes;
   d.th = (ph + d.m - 1) / d.m;
   d.tw = (pw + d.m - 1) / d.m;
-  d.tiles = g.n * d.dh * d.dw * d.th * d.tw;
+  d.tiles = g.n * g.dh * g.dw * d.th * d.tw;
   // Whole register groups of tiles, at least one.
   const int64_t tile_bytes = int64_t{d.alpha} * d.alpha * (d.cp + d.bw) * int64_t{sizeof(float)};
   d.tiles_per_block = std::max<int64_t>(d.mr, (sc.block_kib << 10) / tile_bytes / d.mr * d.mr);

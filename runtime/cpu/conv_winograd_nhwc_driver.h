@@ -98,28 +98,28 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
   struct TileOrigin {
     int64_t img, py, px, oy, ox, rows, cols;
   };
-  const bool dilated = d.dh * d.dw > 1;
+  const bool dilated = g.dh * g.dw > 1;
   auto origin = [&](int64_t t) {
     const int64_t tr = t / d.tw, grid = tr / d.th;
     TileOrigin o{grid, 0, 0, (tr % d.th) * M, (t % d.tw) * M, 0, 0};
     int64_t grid_rows = g.oh, grid_cols = g.ow;
     if (dilated) {  // the divisions only where there are phases: this runs once per tile and block
-      const int64_t phases = d.dh * d.dw;
+      const int64_t phases = g.dh * g.dw;
       o.img = grid / phases;
-      o.py = grid % phases / d.dw;
-      o.px = grid % d.dw;
-      grid_rows = (g.oh - o.py + d.dh - 1) / d.dh;  // this phase's
-      grid_cols = (g.ow - o.px + d.dw - 1) / d.dw;
+      o.py = grid % phases / g.dw;
+      o.px = grid % g.dw;
+      grid_rows = (g.oh - o.py + g.dh - 1) / g.dh;  // this phase's
+      grid_cols = (g.ow - o.px + g.dw - 1) / g.dw;
     }
     o.rows = std::clamp<int64_t>(grid_rows - o.oy, 0, M);
     o.cols = std::clamp<int64_t>(grid_cols - o.ox, 0, M);
     return o;
   };
-  const int64_t out_pixel_stride = d.dw * g.o;  // floats between a tile row's outputs
+  const int64_t out_pixel_stride = g.dw * g.o;  // floats between a tile row's outputs
   // Output pixel (i, j) of a tile.
   auto out_at = [&](const TileOrigin& o, int64_t i, int64_t j) {
     return a.out +
-           ((o.img * g.oh + (o.oy + i) * d.dh + o.py) * g.ow + (o.ox + j) * d.dw + o.px) * g.o;
+           ((o.img * g.oh + (o.oy + i) * g.dh + o.py) * g.ow + (o.ox + j) * g.dw + o.px) * g.o;
   };
 
   // Tiles [t0, t1) into V[e][tile - t0][cp].
@@ -129,15 +129,15 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
     for (int64_t t = t0; t < t1; ++t) {
       const TileOrigin o = origin(t);
       // Tile input (i, j) is input pixel ((oy + i) * dh + py - ph, (ox + j) * dw + px - pw).
-      const int64_t iy0 = o.oy * d.dh + o.py - g.ph, ix0 = o.ox * d.dw + o.px - g.pw;
+      const int64_t iy0 = o.oy * g.dh + o.py - g.ph, ix0 = o.ox * g.dw + o.px - g.pw;
       for (int64_t c0 = 0; c0 < g.c; c0 += kLanes) {
         const uint16_t mask = c0 + kLanes <= g.c ? uint16_t{0xffff} : c_tail;
         for (int i = 0; i < A; ++i) {
-          const int64_t iy = iy0 + i * d.dh;
+          const int64_t iy = iy0 + i * g.dh;
           const bool row_in = iy >= 0 && iy < g.h;
           const float* xrow = row_in ? x + ((o.img * g.h + iy) * g.w) * g.c + c0 : nullptr;
           for (int j = 0; j < A; ++j) {
-            const int64_t ix = ix0 + j * d.dw;
+            const int64_t ix = ix0 + j * g.dw;
             tile[i * A + j] =
                 row_in && ix >= 0 && ix < g.w ? vload(xrow + ix * g.c, mask) : vzero();
           }
@@ -201,7 +201,7 @@ void run_winograd(const KernelArgs& a, const ConvGeometry& g, const WinogradShap
       const TileOrigin o = origin(t);
       for (int64_t i = 0; i < o.rows; ++i) {
         float* row = out_at(o, i, 0);
-        if (k0 == 0 && k1 == g.o && d.dw == 1) {  // the row's outputs are contiguous
+        if (k0 == 0 && k1 == g.o && g.dw == 1) {  // the row's outputs are contiguous
           epi.apply(row, o.cols * g.o);
           continue;
         }

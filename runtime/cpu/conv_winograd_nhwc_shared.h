@@ -56,10 +56,9 @@ struct WinogradShape {
   int64_t blocks = 1;   // ceil(K / bw)
   int mr = 1;           // most tiles per register tile
   int64_t cp = kLanes;  // C rounded up to 16: floats per tile in V
-  // A dilated convolution (dh x dw) runs as dh * dw undilated ones, one per phase: the outputs
-  // (oy, ox) with oy % dh = py and ox % dw = px read only inputs of the same phase, dh rows and
-  // dw columns apart. Tiles cover each phase's grid of ceil(OH / dh) x ceil(OW / dw) outputs.
-  int64_t dh = 1, dw = 1;
+  // A dilated convolution (ConvGeometry dh x dw) runs as dh * dw undilated ones, one per phase:
+  // the outputs (oy, ox) with oy % dh = py and ox % dw = px read only inputs of the same phase, dh
+  // rows and dw columns apart. Tiles cover each phase's grid of ceil(OH / dh) x ceil(OW / dw).
   int64_t th = 1, tw = 1;       // tile rows per phase grid, tiles per tile row
   int64_t tiles = 1;            // n * dh * dw * th * tw
   int64_t tiles_per_block = 1;  // tiles transformed and multiplied together
