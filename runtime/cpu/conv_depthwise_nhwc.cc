@@ -174,30 +174,19 @@ void grouped_tile_portable(const TileArgs& t) {
   }
 }
 
-template <int G, size_t... I>
-constexpr depthwise::GroupedTileTable portable_grouped_table(std::index_sequence<I...>) {
-  return {(static_cast<int>(I) + 1 <= depthwise::max_grouped_mr(G)
-               ? &grouped_tile_portable<static_cast<int>(I) + 1, G>
-               : nullptr)...};
-}
-
-template <int G>
-constexpr depthwise::GroupedTileTable kPortableGrouped =
-    portable_grouped_table<G>(std::make_index_sequence<kTilePixels>{});
+struct PortableGroupedTiles {
+  template <int MR, int G>
+  static constexpr TileFn fn() {
+    return &grouped_tile_portable<MR, G>;
+  }
+};
 
 TileFn grouped_tile_fn(KernelIsa isa, bool tail, int64_t width, int mr) {
   const size_t i = static_cast<size_t>(mr - 1);
   const int w = static_cast<int>(width);
   if (isa == KernelIsa::avx512) return depthwise::grouped_tiles_avx512(w, tail)[i];
   if (isa == KernelIsa::avx2) return depthwise::grouped_tiles_avx2(w, tail)[i];
-  switch (width) {
-    case 2:
-      return kPortableGrouped<2>[i];
-    case 4:
-      return kPortableGrouped<4>[i];
-    default:
-      return kPortableGrouped<8>[i];
-  }
+  return depthwise::grouped_tile_table<PortableGroupedTiles>(w)[i];
 }
 
 }  // namespace

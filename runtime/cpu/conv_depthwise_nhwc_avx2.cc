@@ -4,9 +4,7 @@
 // inline code of theirs is compiled for it. A tile of MR pixels x NV vectors of 16 channels runs
 // one vector at a time (2 * MR accumulators and two weight registers of the 16 ymm; the inputs
 // are FMA memory operands), walking the window once per vector.
-#include <cstddef>
 #include <cstdint>
-#include <utility>
 
 #include "runtime/cpu/conv_depthwise_nhwc_tiles.h"
 #include "runtime/cpu/register_tile.h"
@@ -204,16 +202,13 @@ void grouped_tile_avx2(const TileArgs& args) {
   }
 }
 
-template <int G, bool kTail, size_t... I>
-constexpr GroupedTileTable grouped_table(std::index_sequence<I...>) {
-  return {(static_cast<int>(I) + 1 <= max_grouped_mr(G)
-               ? &grouped_tile_avx2<static_cast<int>(I) + 1, G, kTail>
-               : nullptr)...};
-}
-
-template <int G, bool kTail>
-constexpr GroupedTileTable kGrouped =
-    grouped_table<G, kTail>(std::make_index_sequence<kTilePixels>{});
+template <bool kTail>
+struct GroupedTiles {
+  template <int MR, int G>
+  static constexpr TileFn fn() {
+    return &grouped_tile_avx2<MR, G, kTail>;
+  }
+};
 
 template <bool kTail>
 struct Tiles {
@@ -237,14 +232,8 @@ const TileTable& tail_tiles_avx2() {
 }
 
 const GroupedTileTable& grouped_tiles_avx2(int width, bool tail) {
-  switch (width) {
-    case 2:
-      return tail ? kGrouped<2, true> : kGrouped<2, false>;
-    case 4:
-      return tail ? kGrouped<4, true> : kGrouped<4, false>;
-    default:
-      return tail ? kGrouped<8, true> : kGrouped<8, false>;
-  }
+  return tail ? grouped_tile_table<GroupedTiles<true>>(width)
+              : grouped_tile_table<GroupedTiles<false>>(width);
 }
 
 }  // namespace cuvil::runtime::cpu::depthwise

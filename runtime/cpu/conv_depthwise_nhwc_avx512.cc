@@ -2,9 +2,7 @@
 // conv_depthwise_nhwc.cc). This file alone is compiled for AVX-512 (the target pragma below) and
 // runs only when conv2d_depthwise_nhwc_isa() is avx512; headers come before the pragma, so that
 // no inline code of theirs is compiled for it.
-#include <cstddef>
 #include <cstdint>
-#include <utility>
 
 #include "runtime/cpu/conv_depthwise_nhwc_tiles.h"
 #include "runtime/cpu/register_tile.h"
@@ -173,16 +171,13 @@ void grouped_tile_avx512(const TileArgs& args) {
   }
 }
 
-template <int G, bool kTail, size_t... I>
-constexpr GroupedTileTable grouped_table(std::index_sequence<I...>) {
-  return {(static_cast<int>(I) + 1 <= max_grouped_mr(G)
-               ? &grouped_tile_avx512<static_cast<int>(I) + 1, G, kTail>
-               : nullptr)...};
-}
-
-template <int G, bool kTail>
-constexpr GroupedTileTable kGrouped =
-    grouped_table<G, kTail>(std::make_index_sequence<kTilePixels>{});
+template <bool kTail>
+struct GroupedTiles {
+  template <int MR, int G>
+  static constexpr TileFn fn() {
+    return &grouped_tile_avx512<MR, G, kTail>;
+  }
+};
 
 template <bool kTail>
 struct Tiles {
@@ -206,14 +201,8 @@ const TileTable& tail_tiles_avx512() {
 }
 
 const GroupedTileTable& grouped_tiles_avx512(int width, bool tail) {
-  switch (width) {
-    case 2:
-      return tail ? kGrouped<2, true> : kGrouped<2, false>;
-    case 4:
-      return tail ? kGrouped<4, true> : kGrouped<4, false>;
-    default:
-      return tail ? kGrouped<8, true> : kGrouped<8, false>;
-  }
+  return tail ? grouped_tile_table<GroupedTiles<true>>(width)
+              : grouped_tile_table<GroupedTiles<false>>(width);
 }
 
 }  // namespace cuvil::runtime::cpu::depthwise

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 
@@ -74,6 +75,35 @@ struct GroupRotations {
 };
 template <int G, int kWidth>
 inline constexpr GroupRotations<G, kWidth> kGroupRotations{};
+
+// The grouped tiles of one instruction set for G = width (2, 4 or 8): table[mr - 1] =
+// Kernels::fn<mr, G>() up to max_grouped_mr(G), null past it (never instantiated). Kernels is a
+// type with `template <int MR, int G> static constexpr TileFn fn()`.
+template <class Kernels, int G, int MR>
+constexpr TileFn grouped_tile_entry() {
+  if constexpr (MR <= max_grouped_mr(G)) {
+    return Kernels::template fn<MR, G>();
+  } else {
+    return nullptr;
+  }
+}
+
+template <class Kernels, int G, size_t... I>
+constexpr GroupedTileTable make_grouped_tile_table(std::index_sequence<I...>) {
+  return {grouped_tile_entry<Kernels, G, static_cast<int>(I) + 1>()...};
+}
+
+template <class Kernels>
+const GroupedTileTable& grouped_tile_table(int width) {
+  static constexpr GroupedTileTable k2 =
+      make_grouped_tile_table<Kernels, 2>(std::make_index_sequence<kTilePixels>{});
+  static constexpr GroupedTileTable k4 =
+      make_grouped_tile_table<Kernels, 4>(std::make_index_sequence<kTilePixels>{});
+  static constexpr GroupedTileTable k8 =
+      make_grouped_tile_table<Kernels, 8>(std::make_index_sequence<kTilePixels>{});
+  return width == 2 ? k2 : width == 4 ? k4 : k8;
+}
+
 const GroupedTileTable& grouped_tiles_avx512(int width, bool tail);
 const GroupedTileTable& grouped_tiles_avx2(int width, bool tail);
 
