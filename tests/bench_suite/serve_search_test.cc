@@ -10,7 +10,7 @@
 namespace cuvil::bench::serve {
 namespace {
 
-constexpr int64_t kMs = 1000000;
+constexpr int64_t kNsPerMs = 1000000;
 
 // P(wait <= t) in an M/D/1 queue with arrival rate lambda and service time d (Erlang's formula):
 // (1 - rho) * sum_{k=0}^{floor(t/d)} (lambda (k d - t))^k / k! * exp(-lambda (k d - t)).
@@ -48,7 +48,7 @@ SearchOptions long_steps(int bisect_steps) {
 TEST(ServerSearch, FindsTheAnalyticMd1Knee) {
   const double service_s = 0.010, target_ms = 50;  // p99 <= 5 service times
   VirtualClock clock;
-  SimulatedSut sut(1, 10 * kMs);
+  SimulatedSut sut(1, 10 * kNsPerMs);
   const Calibration c = calibrate(sut, clock, 3);
   const ServerCurve curve = search_server(sut, clock, c, {target_ms, 0}, long_steps(8));
   ASSERT_TRUE(curve.knee.has_value()) << curve.note;
@@ -61,7 +61,7 @@ TEST(ServerSearch, FindsTheAnalyticMd1Knee) {
 
 TEST(ServerSearch, LooserTargetMovesTheKneeTowardsCapacity) {
   VirtualClock clock;
-  SimulatedSut sut(1, 10 * kMs);
+  SimulatedSut sut(1, 10 * kNsPerMs);
   const Calibration c = calibrate(sut, clock, 1);
   const ServerCurve tight = search_server(sut, clock, c, {30, 0}, long_steps(6));
   const ServerCurve loose = search_server(sut, clock, c, {100, 0}, long_steps(6));
@@ -76,7 +76,7 @@ TEST(ServerSearch, LooserTargetMovesTheKneeTowardsCapacity) {
 
 TEST(ServerSearch, StepsThenBisectsAndKneeIsTheHighestValidRate) {
   VirtualClock clock;
-  SimulatedSut sut(1, 10 * kMs);
+  SimulatedSut sut(1, 10 * kNsPerMs);
   const Calibration c = calibrate(sut, clock, 1);
   const ServerCurve curve = search_server(sut, clock, c, {50, 0}, long_steps(3));
   ASSERT_TRUE(curve.knee.has_value());
@@ -97,7 +97,7 @@ TEST(ServerSearch, PessimisticCalibrationDoesNotHideTheKnee) {
   // A noisy calibration (60 ms for a 10 ms server) says a 50 ms target is out of reach; the
   // steps show otherwise, and they decide.
   VirtualClock clock;
-  SimulatedSut sut(1, 10 * kMs);
+  SimulatedSut sut(1, 10 * kNsPerMs);
   Calibration c = calibrate(sut, clock, 1);
   c.service_ms = c.first_output_ms = 60;
   ASSERT_TRUE(unreachable_target(c, sut, {50, 0}).has_value());
@@ -109,7 +109,7 @@ TEST(ServerSearch, PessimisticCalibrationDoesNotHideTheKnee) {
 
 TEST(ServerSearch, BisectsBelowTheFirstStepWhenEveryStepMisses) {
   VirtualClock clock;
-  SimulatedSut sut(1, 10 * kMs);
+  SimulatedSut sut(1, 10 * kNsPerMs);
   const Calibration c = calibrate(sut, clock, 1);
   SearchOptions o = long_steps(7);
   o.start_fraction = 0.9;  // 90 QPS already misses a 30 ms target (knee ~32 QPS)
@@ -123,7 +123,7 @@ TEST(ServerSearch, BisectsBelowTheFirstStepWhenEveryStepMisses) {
 TEST(ServerSearch, IsDeterministic) {
   auto knee = [] {
     VirtualClock clock;
-    SimulatedSut sut(1, 10 * kMs);
+    SimulatedSut sut(1, 10 * kNsPerMs);
     SearchOptions o = long_steps(4);
     o.load.min_queries = 500;
     const ServerCurve curve = search_server(sut, clock, calibrate(sut, clock, 1), {40, 0}, o);
@@ -134,7 +134,7 @@ TEST(ServerSearch, IsDeterministic) {
 
 TEST(ServerSearch, BatchingServerKneeIsAboveOneOverServiceTime) {
   VirtualClock clock;
-  SimulatedSut sut(4, 10 * kMs);
+  SimulatedSut sut(4, 10 * kNsPerMs);
   const Calibration c = calibrate(sut, clock, 1);
   const ServerCurve curve = search_server(sut, clock, c, {50, 0}, long_steps(4));
   ASSERT_TRUE(curve.knee.has_value());
@@ -145,7 +145,7 @@ TEST(ServerSearch, BatchingServerKneeIsAboveOneOverServiceTime) {
 
 TEST(ServerSearch, UnreachableTargetStopsAfterTheLightestStepAndSaysWhy) {
   VirtualClock clock;
-  SimulatedSut sut(1, 50 * kMs);
+  SimulatedSut sut(1, 50 * kNsPerMs);
   const Calibration c = calibrate(sut, clock, 1);
   SearchOptions o = long_steps(4);
   o.load.min_queries = 200;
@@ -161,7 +161,7 @@ TEST(ServerSearch, UnreachableTargetStopsAfterTheLightestStepAndSaysWhy) {
 TEST(ServerSearch, UnreachableTimeToFirstTokenStopsEarly) {
   VirtualClock clock;
   // TTFT of a lone query is 100 ms: a 50 ms TTFT target is out of reach at any load.
-  SimulatedSut sut(1, 100 * kMs, 4, 10 * kMs);
+  SimulatedSut sut(1, 100 * kNsPerMs, 4, 10 * kNsPerMs);
   const Calibration c = calibrate(sut, clock, 1);
   SearchOptions o = long_steps(2);
   o.load.min_queries = 100;
@@ -174,7 +174,7 @@ TEST(ServerSearch, UnreachableTimeToFirstTokenStopsEarly) {
 TEST(ServerSearch, LlmKneeIsBoundByTimePerOutputToken) {
   VirtualClock clock;
   // TTFT is far within its bound; TPOT is fixed at 40 ms, so the TPOT bound decides alone.
-  SimulatedSut sut(1, 100 * kMs, 4, 40 * kMs);
+  SimulatedSut sut(1, 100 * kNsPerMs, 4, 40 * kNsPerMs);
   const Calibration c = calibrate(sut, clock, 1);
   SearchOptions o = long_steps(2);
   o.load.min_queries = 300;
@@ -187,7 +187,7 @@ TEST(ServerSearch, LlmKneeIsBoundByTimePerOutputToken) {
 
 TEST(ServerSearch, RejectsBadOptions) {
   VirtualClock clock;
-  SimulatedSut sut(1, kMs);
+  SimulatedSut sut(1, kNsPerMs);
   const Calibration c = calibrate(sut, clock, 1);
   SearchOptions o;
   o.step_factor = 1.0;

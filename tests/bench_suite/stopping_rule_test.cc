@@ -10,7 +10,7 @@
 namespace cuvil::bench {
 namespace {
 
-constexpr double kMs = 1e6;  // ns
+constexpr double kNsPerMs = 1e6;  // ns
 
 StoppingCriteria criteria(int min_samples, double min_time_s, double timeout_s,
                           int max_samples = 100000) {
@@ -36,7 +36,7 @@ std::vector<double> drive(StoppingRule& rule, const std::function<double(int)>& 
 
 TEST(StoppingRule, ConstantStreamStopsAtMinSamples) {
   StoppingRule rule(criteria(7, 0.0, 10.0));
-  const auto samples = drive(rule, [](int) { return 1 * kMs; });
+  const auto samples = drive(rule, [](int) { return 1 * kNsPerMs; });
   EXPECT_EQ(samples.size(), 7u);
   EXPECT_EQ(rule.reason(), StopReason::converged);
   EXPECT_FALSE(rule.noisy());
@@ -46,7 +46,7 @@ TEST(StoppingRule, ConstantStreamStopsAtMinSamples) {
 TEST(StoppingRule, ConstantStreamWaitsForMinTime) {
   // 1 ms samples and a 0.05 s floor: 50 samples even though the first 3 were already quiet.
   StoppingRule rule(criteria(3, 0.05, 10.0));
-  const auto samples = drive(rule, [](int) { return 1 * kMs; });
+  const auto samples = drive(rule, [](int) { return 1 * kNsPerMs; });
   EXPECT_EQ(samples.size(), 50u);
   EXPECT_EQ(rule.reason(), StopReason::converged);
 }
@@ -54,20 +54,20 @@ TEST(StoppingRule, ConstantStreamWaitsForMinTime) {
 TEST(StoppingRule, VeryNoisyStreamHitsTheTimeoutAndSaysNoisy) {
   // Alternating 1 ms / 3 ms: the median's interval always spans both values.
   StoppingRule rule(criteria(5, 0.01, 0.2));
-  const auto samples = drive(rule, [](int i) { return (i % 2 ? 3 : 1) * kMs; });
+  const auto samples = drive(rule, [](int i) { return (i % 2 ? 3 : 1) * kNsPerMs; });
   EXPECT_EQ(rule.reason(), StopReason::timeout);
   EXPECT_TRUE(rule.noisy());
   EXPECT_GT(rule.noise(), 0.02);
   EXPECT_GE(rule.elapsed_ns(), 0.2e9);
-  EXPECT_LT(rule.elapsed_ns(), 0.2e9 + 3 * kMs);  // stopped at the first sample past it
+  EXPECT_LT(rule.elapsed_ns(), 0.2e9 + 3 * kNsPerMs);  // stopped at the first sample past it
 }
 
 TEST(StoppingRule, NoiseThatSettlesStopsWhenItSettles) {
   // 40 wild samples, then a steady 2 ms: converges soon after the steady samples dominate.
   StoppingRule rule(criteria(5, 0.0, 100.0));
   const auto samples = drive(rule, [](int i) {
-    if (i < 40) return (i % 3 == 0 ? 9.0 : i % 3 == 1 ? 1.0 : 4.0) * kMs;
-    return 2 * kMs;
+    if (i < 40) return (i % 3 == 0 ? 9.0 : i % 3 == 1 ? 1.0 : 4.0) * kNsPerMs;
+    return 2 * kNsPerMs;
   });
   EXPECT_EQ(rule.reason(), StopReason::converged);
   EXPECT_GT(samples.size(), 40u);
@@ -77,7 +77,7 @@ TEST(StoppingRule, NoiseThatSettlesStopsWhenItSettles) {
 
 TEST(StoppingRule, MaxSamplesEndsANoisyStream) {
   StoppingRule rule(criteria(3, 0.0, 1000.0, /*max_samples=*/17));
-  const auto samples = drive(rule, [](int i) { return (i % 2 ? 5 : 1) * kMs; });
+  const auto samples = drive(rule, [](int i) { return (i % 2 ? 5 : 1) * kNsPerMs; });
   EXPECT_EQ(samples.size(), 17u);
   EXPECT_EQ(rule.reason(), StopReason::max_samples);
   EXPECT_TRUE(rule.noisy());
@@ -86,7 +86,7 @@ TEST(StoppingRule, MaxSamplesEndsANoisyStream) {
 TEST(StoppingRule, TimeoutNeverCutsBelowMinSamples) {
   // Each sample alone exceeds the timeout: still min_samples of them.
   StoppingRule rule(criteria(4, 0.0, 0.001));
-  const auto samples = drive(rule, [](int i) { return (i + 1) * 10 * kMs; });
+  const auto samples = drive(rule, [](int i) { return (i + 1) * 10 * kNsPerMs; });
   EXPECT_EQ(samples.size(), 4u);
   EXPECT_EQ(rule.reason(), StopReason::timeout);
 }
@@ -94,7 +94,7 @@ TEST(StoppingRule, TimeoutNeverCutsBelowMinSamples) {
 TEST(StoppingRule, SlightJitterWithinTargetConverges) {
   // +-1% jitter around 10 ms: within the 2% target at once.
   StoppingRule rule(criteria(5, 0.0, 10.0));
-  const auto samples = drive(rule, [](int i) { return (10 + 0.1 * ((i * 7) % 3 - 1)) * kMs; });
+  const auto samples = drive(rule, [](int i) { return (10 + 0.1 * ((i * 7) % 3 - 1)) * kNsPerMs; });
   EXPECT_EQ(rule.reason(), StopReason::converged);
   EXPECT_EQ(samples.size(), 5u);
 }
@@ -102,7 +102,7 @@ TEST(StoppingRule, SlightJitterWithinTargetConverges) {
 TEST(StoppingRule, RareOutliersDoNotMakeItNoisy) {
   // Every 10th sample is 5x slower (a shared machine's hiccup): the median is still well known.
   StoppingRule rule(criteria(20, 0.0, 10.0));
-  const auto samples = drive(rule, [](int i) { return (i % 10 == 9 ? 50.0 : 10.0) * kMs; });
+  const auto samples = drive(rule, [](int i) { return (i % 10 == 9 ? 50.0 : 10.0) * kNsPerMs; });
   EXPECT_EQ(rule.reason(), StopReason::converged);
 }
 
@@ -112,9 +112,9 @@ TEST(StoppingRule, WarmupNeedsCountAndTime) {
   c.warmup_time_s = 0.01;
   const StoppingRule rule(c);
   EXPECT_TRUE(rule.needs_warmup(0, 0));
-  EXPECT_TRUE(rule.needs_warmup(1, 20 * kMs));  // time met, count not
-  EXPECT_TRUE(rule.needs_warmup(2, 5 * kMs));   // count met, time not
-  EXPECT_FALSE(rule.needs_warmup(2, 10 * kMs));
+  EXPECT_TRUE(rule.needs_warmup(1, 20 * kNsPerMs));  // time met, count not
+  EXPECT_TRUE(rule.needs_warmup(2, 5 * kNsPerMs));   // count met, time not
+  EXPECT_FALSE(rule.needs_warmup(2, 10 * kNsPerMs));
 }
 
 TEST(StoppingRule, NoWarmupWhenBothAreZero) {
@@ -133,7 +133,7 @@ TEST(StoppingRule, NoiseIsTheMedianIntervalHalfWidth) {
 
 TEST(StoppingRule, EtaShrinksAsTheFloorsAreMet) {
   StoppingRule rule(criteria(10, 0.0, 100.0));
-  std::vector<double> samples = {1 * kMs, 1 * kMs};
+  std::vector<double> samples = {1 * kNsPerMs, 1 * kNsPerMs};
   rule.should_stop(samples);
   EXPECT_NEAR(rule.eta_s(samples), 8 * 1e-3, 1e-9);  // 8 more 1 ms samples
 }
@@ -141,7 +141,7 @@ TEST(StoppingRule, EtaShrinksAsTheFloorsAreMet) {
 TEST(StoppingRule, EtaIsCappedByTheTimeout) {
   StoppingRule rule(criteria(5, 0.0, 0.1));
   std::vector<double> samples;
-  for (int i = 0; i < 6; ++i) samples.push_back((i % 2 ? 3 : 1) * kMs);
+  for (int i = 0; i < 6; ++i) samples.push_back((i % 2 ? 3 : 1) * kNsPerMs);
   rule.should_stop(samples);
   EXPECT_LE(rule.eta_s(samples), 0.1);
   EXPECT_GT(rule.eta_s(samples), 0.0);

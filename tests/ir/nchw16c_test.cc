@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "constant_weights.h"
 #include "passes/ir/graph.h"
 #include "passes/ir/verifier.h"
 
@@ -13,11 +14,7 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-ValueId weight(Graph& g, Shape s) {
-  std::string name = "w";
-  name += std::to_string(g.value_count());
-  return g.add_constant(name, std::move(s), ConstantInit::fill(1.0f));
-}
+using testing::weight;
 
 Attrs blocked(Attrs extra = {}) {
   extra.set("layout", std::string("nchw16c"));

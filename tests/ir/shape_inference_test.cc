@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "constant_weights.h"
 #include "passes/ir/graph.h"
 #include "passes/ir/shape_inference.h"
 
@@ -10,11 +11,7 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-ValueId weight(Graph& g, Shape s) {
-  std::string name = "w";
-  name += std::to_string(g.value_count());
-  return g.add_constant(name, std::move(s), ConstantInit::fill(1.0f));
-}
+using testing::weight;
 
 TEST(ShapeInference, Conv2dStridePadNchw) {
   Graph g;

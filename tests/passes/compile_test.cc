@@ -10,22 +10,7 @@ namespace {
 
 using ir::Graph;
 
-// Worst relative error of the compiled, executed graph against the reference interpreter run on
-// the graph before any pass.
-double compiled_vs_reference(const Graph& graph, const PipelineConfig& config, int threads) {
-  const auto inputs = ir::random_inputs(graph, 5);
-  const auto want = runtime::reference::interpret(graph, inputs);
-  Compiled compiled = compile(graph, config, threads);
-  runtime::Executor executor(std::move(compiled.plan));
-  const auto got = executor.run(inputs);
-  EXPECT_EQ(got.size(), want.size());
-  double worst = 0;
-  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-    if (got[i].shape != want[i].shape) return 1e30;
-    worst = std::max(worst, ir::max_relative_error(got[i], want[i]));
-  }
-  return worst;
-}
+using testing::compiled_vs_reference;
 
 PipelineConfig variant(const std::string& layout, int64_t depth, const std::string& strategy) {
   PipelineConfig config = default_pipeline("cpu");

@@ -133,7 +133,7 @@ TEST(Cuvilpass, RoundTripKeepsEverything) {
 }
 
 TEST(Cuvilpass, SaveAndLoadRoundTrip) {
-  const std::string path = testing::TempDir() + "/roundtrip.cuvilpass";
+  const std::string path = ::testing::TempDir() + "/roundtrip.cuvilpass";
   const PipelineConfig first = parse_cuvilpass(kValid, "ok.cuvilpass");
   save_cuvilpass(first, path);
   const PipelineConfig loaded = load_cuvilpass(path);
@@ -467,7 +467,7 @@ TEST(Cuvilpass, RejectsDuplicateTopLevelKey) {
 }
 
 TEST(Cuvilpass, MissingFileNamesThePath) {
-  const std::string path = testing::TempDir() + "/does-not-exist.cuvilpass";
+  const std::string path = ::testing::TempDir() + "/does-not-exist.cuvilpass";
   try {
     load_cuvilpass(path);
     FAIL() << "loading a missing file succeeded";
@@ -477,7 +477,7 @@ TEST(Cuvilpass, MissingFileNamesThePath) {
 }
 
 TEST(Cuvilpass, LoadReportsTheFilePath) {
-  const std::string path = testing::TempDir() + "/bad-target.cuvilpass";
+  const std::string path = ::testing::TempDir() + "/bad-target.cuvilpass";
   {
     std::ofstream out(path);
     out << "cuvil_pass_version: 1\ntarget: gpu\npasses: []\n";

@@ -32,18 +32,7 @@ PipelineConfig with_precision(const ParamMap& overrides) {
   return config;
 }
 
-double compiled_vs_reference(const Graph& graph, const PipelineConfig& config, int threads) {
-  const auto inputs = ir::random_inputs(graph, 5);
-  const auto want = runtime::reference::interpret(graph, inputs);
-  Compiled compiled = compile(graph, config, threads);
-  runtime::Executor executor(std::move(compiled.plan));
-  const auto got = executor.run(inputs);
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    worst = std::max(worst, ir::max_relative_error(got[i], want[i]));
-  }
-  return worst;
-}
+using testing::compiled_vs_reference;
 
 int count_precision(const Graph& g, OpKind op, const std::string& precision) {
   int count = 0;

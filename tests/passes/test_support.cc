@@ -202,11 +202,18 @@ double compiled_error_of(const Compiled& compiled, const ir::Graph& graph, uint6
   const auto want = runtime::reference::interpret(graph, inputs);
   runtime::Executor executor(compiled.plan);
   const auto got = executor.run(inputs);
+  EXPECT_EQ(got.size(), want.size());
+  if (got.size() != want.size()) return 1e30;
   double worst = 0;
   for (size_t i = 0; i < want.size(); ++i) {
+    if (got[i].shape != want[i].shape) return 1e30;
     worst = std::max(worst, ir::max_relative_error(got[i], want[i]));
   }
   return worst;
+}
+
+double compiled_vs_reference(const ir::Graph& graph, const PipelineConfig& config, int threads) {
+  return compiled_error_of(compile(graph, config, threads), graph, 5);
 }
 
 }  // namespace cuvil::passes::testing

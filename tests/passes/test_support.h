@@ -20,8 +20,12 @@ double max_error_after(const ir::Graph& before, const ir::Graph& after, uint64_t
 
 int count_ops(const ir::Graph& graph, ir::OpKind op);
 
-// Worst relative error of a compiled plan's outputs against the reference run of `graph`.
+// Worst relative error of a compiled plan's outputs against the reference run of `graph`; a
+// missing output or one of another shape counts as 1e30.
 double compiled_error_of(const Compiled& compiled, const ir::Graph& graph, uint64_t seed = 7);
+
+// compiled_error_of `graph` compiled with `config` on `threads` threads, inputs of seed 5.
+double compiled_vs_reference(const ir::Graph& graph, const PipelineConfig& config, int threads);
 
 // A deterministic random constant of the given shape.
 ir::ValueId random_constant(ir::Graph& graph, const std::string& name, ir::Shape shape,

@@ -25,7 +25,7 @@ PipelineConfig threading(int64_t threads, const std::string& partition) {
   return config;
 }
 
-Graph one_linear(int64_t m, int64_t n, int64_t k) {
+Graph linear_without_bias(int64_t m, int64_t n, int64_t k) {
   Graph g;
   const ir::ValueId x = g.add_input("x", {m, k});
   const ir::ValueId w = testing::random_constant(g, "w", {n, k}, 3);
@@ -116,7 +116,7 @@ TEST(Threading, OpenmpRuntimeMatchesTheReference) {
 }
 
 TEST(Threading, PartitionReachesTheGemm) {
-  const Graph g = one_linear(97, 131, 29);
+  const Graph g = linear_without_bias(97, 131, 29);
   const auto inputs = ir::random_inputs(g, 3);
   const auto want = runtime::reference::interpret(g, inputs);
   for (const char* partition : {"auto", "m", "n", "2d"}) {

@@ -13,7 +13,7 @@
 namespace cuvil::probes {
 namespace {
 
-volatile double g_sink = 0;
+volatile double g_unwound_sink = 0;
 
 // The function the sampler must find: it burns CPU for `milliseconds` of wall time.
 extern "C" __attribute__((noinline)) void cuvil_test_busy_leaf(int milliseconds) {
@@ -22,12 +22,12 @@ extern "C" __attribute__((noinline)) void cuvil_test_busy_leaf(int milliseconds)
   while (std::chrono::steady_clock::now() < end) {
     for (int i = 0; i < 10000; ++i) x = x * 1.0000001 + 1e-9;
   }
-  g_sink = x;
+  g_unwound_sink = x;
 }
 
 __attribute__((noinline)) void cuvil_test_busy_caller(int milliseconds) {
   cuvil_test_busy_leaf(milliseconds);
-  g_sink = g_sink + 1;  // not a tail call: the caller stays on the stack
+  g_unwound_sink = g_unwound_sink + 1;  // not a tail call: the caller stays on the stack
 }
 
 // Total samples whose stack contains `frame`, and whether it was found below `caller` in one.

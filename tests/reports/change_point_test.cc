@@ -14,7 +14,7 @@ namespace cuvil::reports {
 namespace {
 
 // SplitMix64 + Box-Muller: the same noise on every machine for a given seed.
-struct Rng : cuvil::SplitMix64 {
+struct GaussianRng : cuvil::SplitMix64 {
   double normal() { return std::sqrt(-2 * std::log(uniform())) * std::cos(2 * M_PI * uniform()); }
 };
 
@@ -25,7 +25,7 @@ constexpr uint64_t kSeeds[] = {1, 2, 3, 5, 7, 11, 13, 17, 19, 23};
 // the level is multiplied by `step`.
 std::vector<double> history(uint64_t seed, size_t n, size_t step_at, double step,
                             double level = 1e7) {
-  Rng rng{seed * 1000003 + 7};
+  GaussianRng rng{seed * 1000003 + 7};
   std::vector<double> out;
   for (size_t i = 0; i < n; ++i) {
     const double base = i >= step_at ? level * step : level;
@@ -105,7 +105,7 @@ TEST(ChangePoint, ReportsTheMediansOnEitherSide) {
 TEST(ChangePoint, ShiftsBelowTheMinimumChangeAreNotReported) {
   // A 0.5% step in 0.05% noise is real, but below kChangePointMinChangePct.
   std::vector<double> series;
-  Rng rng{42};
+  GaussianRng rng{42};
   for (int i = 0; i < 30; ++i) series.push_back((i < 15 ? 1.0 : 1.005) * (1 + 5e-4 * rng.normal()));
   EXPECT_TRUE(detect_change_points(series).empty());
   ChangePointOptions options;

@@ -9,19 +9,19 @@
 namespace cuvil::reports::dashboard {
 namespace {
 
-const char* const kTiled192 =
+const char* const kTiled192Text =
     "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fold-batchnorm\n"
     "  - name: gemm-tiling\n    params: { mc: 192, kc: 768 }\n";
-const char* const kTiled256 =
+const char* const kTiled256Text =
     "cuvil_pass_version: 1\ntarget: cpu\npasses:\n  - name: fold-batchnorm\n"
     "  - name: gemm-tiling\n    params: { mc: 256, kc: 768 }\n";
 
 TEST(ConfigDiff, NamesEachChangedParameterOldToNew) {
-  EXPECT_EQ(config_changes(kTiled192, kTiled256),
+  EXPECT_EQ(config_changes(kTiled192Text, kTiled256Text),
             std::vector<std::string>{"gemm-tiling.mc: 192 \u2192 256"});
-  EXPECT_TRUE(config_changes(kTiled192, kTiled192).empty());
+  EXPECT_TRUE(config_changes(kTiled192Text, kTiled192Text).empty());
   // Comments and spelling (flow or block) are not changes.
-  EXPECT_TRUE(config_changes(kTiled192,
+  EXPECT_TRUE(config_changes(kTiled192Text,
                              "# tuned\ncuvil_pass_version: 1\ntarget: cpu\npasses:\n"
                              "  - name: fold-batchnorm\n  - name: gemm-tiling\n    params:\n"
                              "      kc: 768\n      mc: 192\n")
@@ -43,12 +43,12 @@ TEST(ConfigDiff, PassesAddedRemovedDefaultedAndReordered) {
 }
 
 TEST(ConfigDiff, UnstoredOrUnreadableTextIsSaid) {
-  EXPECT_EQ(config_changes("", kTiled192),
+  EXPECT_EQ(config_changes("", kTiled192Text),
             std::vector<std::string>{"old config: its text was not stored"});
-  const auto bad = config_changes(kTiled192, "passes: [unclosed");
+  const auto bad = config_changes(kTiled192Text, "passes: [unclosed");
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_EQ(bad[0].rfind("new config: its text is not YAML", 0), 0u) << bad[0];
-  EXPECT_EQ(config_changes(kTiled192, "- a list"),
+  EXPECT_EQ(config_changes(kTiled192Text, "- a list"),
             std::vector<std::string>{"new config: its text is not a .cuvilpass mapping"});
 }
 

@@ -18,13 +18,6 @@ bool runs_direct(const ConvCase& cc) {
   return bf16_conv_runs_direct(cc.c, cc.k, cc.k, cc.stride, cc.stride);
 }
 
-std::string describe(const ConvCase& cc) {
-  return "n=" + std::to_string(cc.n) + " c=" + std::to_string(cc.c) + " h=" + std::to_string(cc.h) +
-         " w=" + std::to_string(cc.w) + " o=" + std::to_string(cc.o) +
-         " k=" + std::to_string(cc.k) + " stride=" + std::to_string(cc.stride) +
-         " pad=" + std::to_string(cc.pad);
-}
-
 // A stem (3 channels, 7x7, stride 2), one to 15 channels, output channels 1, 17, 70 (a block of
 // 64 and a partial one) and 33, odd images, kernel rows of an odd element count (the pair at the
 // end meets a zero weight), padding wider than the image, strided 1x1, several images; and
@@ -63,7 +56,7 @@ TEST_F(Bf16DirectConvTest, MatchesTheReferenceWithinTheBf16Bound) {
     for (int threads : {1, 2}) {
       SCOPED_TRACE(describe(cc) + " threads=" + std::to_string(threads));
       const ir::Graph g = testing::conv_graph(cc, "nhwc", false, false);
-      EXPECT_LE(testing::kernel_error(g, "conv2d.bf16", threads), kBf16GemmTolerance);
+      EXPECT_LE(testing::prepared_kernel_error(g, "conv2d.bf16", threads), kBf16GemmTolerance);
     }
   }
 }
@@ -73,7 +66,7 @@ TEST_F(Bf16DirectConvTest, WeightsAsInputsAndAFusedEpilogue) {
   for (const ConvCase& cc : {kDirectCases[0], kDirectCases[2], kDirectCases[7], kDirectCases[11]}) {
     SCOPED_TRACE(describe(cc));
     const ir::Graph g = testing::conv_graph(cc, "nhwc", true, true);
-    EXPECT_LE(testing::kernel_error(g, "conv2d.bf16", 2), kBf16GemmTolerance);
+    EXPECT_LE(testing::prepared_kernel_error(g, "conv2d.bf16", 2), kBf16GemmTolerance);
   }
 }
 

@@ -18,18 +18,11 @@ namespace {
 
 using testing::conv_graph;
 using testing::ConvCase;
-using testing::kernel_error;
+using testing::prepared_kernel_error;
 
 constexpr const char* kKernel = "conv2d.depthwise_nhwc";
 // fp32 sums of at most 49 products against the reference's fp64 ones.
 constexpr double kBound = 1e-5;
-
-std::string describe(const ConvCase& cc) {
-  return "n=" + std::to_string(cc.n) + " c=" + std::to_string(cc.c) +
-         " hw=" + std::to_string(cc.h) + "x" + std::to_string(cc.w) + " o=" + std::to_string(cc.o) +
-         " k=" + std::to_string(cc.k) + " s=" + std::to_string(cc.stride) +
-         " pad=" + std::to_string(cc.pad) + " bias=" + std::to_string(cc.bias);
-}
 
 ConvCase depthwise(int64_t n, int64_t c, int64_t hw, int64_t k, int64_t stride, int64_t pad,
                    bool bias, int64_t mult = 1) {
@@ -64,7 +57,7 @@ TEST(ConvDepthwise, EveryLaneEpilogueMatchesReference) {
         ir::Graph g = plain;
         testing::with_epilogue(g, steps);
         for (int threads : {1, 2}) {
-          EXPECT_LT(kernel_error(g, kKernel, threads), kBound)
+          EXPECT_LT(prepared_kernel_error(g, kKernel, threads), kBound)
               << describe(cc) << " first step " << ir::to_string(steps[0].op)
               << " threads=" << threads;
         }
@@ -89,8 +82,9 @@ TEST(ConvDepthwise, MatchesReferenceOnOddShapes) {
               if (!has_output(cc)) continue;
               const bool epilogue = (v & 4) != 0;
               const int threads = 1 + static_cast<int>((v >> 3) & 1);
-              EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, epilogue), kKernel, threads),
-                        kBound)
+              EXPECT_LT(
+                  prepared_kernel_error(conv_graph(cc, "nhwc", false, epilogue), kKernel, threads),
+                  kBound)
                   << describe(cc) << " epilogue=" << epilogue << " threads=" << threads;
             }
           }
@@ -112,7 +106,9 @@ TEST(ConvDepthwise, MobileNetShapesWithEpilogueAndThreads) {
     for (const ConvCase& cc : cases) {
       for (bool epilogue : {false, true}) {
         for (int threads : {1, 2}) {
-          EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, epilogue), kKernel, threads), kBound)
+          EXPECT_LT(
+              prepared_kernel_error(conv_graph(cc, "nhwc", false, epilogue), kKernel, threads),
+              kBound)
               << describe(cc) << " epilogue=" << epilogue << " threads=" << threads;
         }
       }
@@ -143,7 +139,7 @@ TEST(ConvDepthwise, DilatedMatchesReference) {
       for (bool epilogue : {false, true}) {
         const ir::Graph g = conv_graph(d.conv, "nhwc", false, epilogue, d.dilation);
         for (int threads : {1, 2}) {
-          EXPECT_LT(kernel_error(g, kKernel, threads), kBound)
+          EXPECT_LT(prepared_kernel_error(g, kKernel, threads), kBound)
               << describe(d.conv) << " dilation " << d.dilation[0] << "x" << d.dilation[1]
               << " epilogue=" << epilogue << " threads=" << threads;
         }
@@ -157,7 +153,7 @@ TEST(ConvDepthwise, WeightsComputedAtRunTimeArePackedPerCall) {
        {depthwise(1, 17, 7, 3, 1, 1, true), depthwise(2, 33, 9, 5, 2, 2, false),
         depthwise(1, 130, 3, 7, 1, 3, true)}) {
     for (int threads : {1, 2}) {
-      EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", true, true), kKernel, threads), kBound)
+      EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nhwc", true, true), kKernel, threads), kBound)
           << describe(cc) << " threads=" << threads;
     }
   }
@@ -173,7 +169,8 @@ TEST(ConvDepthwise, ChannelMultiplierAboveOneMatchesReference) {
   for_each_isa([&] {
     for (const ConvCase& cc : cases) {
       for (int threads : {1, 2}) {
-        EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, true), kKernel, threads), kBound)
+        EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nhwc", false, true), kKernel, threads),
+                  kBound)
             << describe(cc) << " threads=" << threads;
       }
     }
@@ -203,8 +200,9 @@ TEST(ConvDepthwise, NarrowGroupsMatchReferenceOnOddShapes) {
               if (!has_output(cc)) continue;
               const bool epilogue = (v & 4) != 0;
               const int threads = 1 + static_cast<int>((v >> 3) & 1);
-              EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, epilogue), kKernel, threads),
-                        kBound)
+              EXPECT_LT(
+                  prepared_kernel_error(conv_graph(cc, "nhwc", false, epilogue), kKernel, threads),
+                  kBound)
                   << describe(cc) << " groups=" << gc.groups << " epilogue=" << epilogue
                   << " threads=" << threads;
             }
@@ -227,12 +225,13 @@ TEST(ConvDepthwise, NarrowGroupsWithEpiloguesDilationAndRunTimeWeights) {
       for (const auto& steps : testing::lane_epilogue_cases(out)) {
         ir::Graph g = plain;
         testing::with_epilogue(g, steps);
-        EXPECT_LT(kernel_error(g, kKernel, 2), kBound)
+        EXPECT_LT(prepared_kernel_error(g, kKernel, 2), kBound)
             << describe(cc) << " first step " << ir::to_string(steps[0].op);
       }
-      EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, true, {2, 2}), kKernel, 1), kBound)
+      EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nhwc", false, true, {2, 2}), kKernel, 1),
+                kBound)
           << describe(cc) << " dilation 2x2";
-      EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", true, true), kKernel, 2), kBound)
+      EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nhwc", true, true), kKernel, 2), kBound)
           << describe(cc) << " weights at run time";
     }
   });

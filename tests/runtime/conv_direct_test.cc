@@ -18,19 +18,14 @@ using testing::conv_cases;
 using testing::conv_graph;
 using testing::ConvCase;
 using testing::for_each_isa;
-using testing::kernel_error;
-
-std::string describe(const ConvCase& cc) {
-  return "c=" + std::to_string(cc.c) + " h=" + std::to_string(cc.h) + " o=" + std::to_string(cc.o) +
-         " k=" + std::to_string(cc.k) + " s=" + std::to_string(cc.stride) +
-         " g=" + std::to_string(cc.groups);
-}
+using testing::prepared_kernel_error;
 
 TEST(ConvDirect, MatchesReferenceOnOddShapes) {
   for_each_isa([] {
     for (const ConvCase& cc : conv_cases()) {
       for (int threads : {1, 2}) {
-        EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, false), "conv2d.direct_nhwc", threads),
+        EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nhwc", false, false), "conv2d.direct_nhwc",
+                                        threads),
                   1e-4)
             << describe(cc) << " threads=" << threads;
       }
@@ -63,7 +58,7 @@ TEST(ConvDirect, DilatedMatchesReference) {
           attrs.set("conv.partition", std::string(partition));
           attrs.set("conv.channels_per_pass", int64_t{16});
           for (int threads : {1, 2}) {
-            EXPECT_LT(kernel_error(g, "conv2d.direct_nhwc", threads), 1e-4)
+            EXPECT_LT(prepared_kernel_error(g, "conv2d.direct_nhwc", threads), 1e-4)
                 << describe(d.conv) << " dilation " << d.dilation[0] << "x" << d.dilation[1]
                 << " epilogue=" << epilogue << " " << partition << " threads=" << threads;
           }
@@ -75,7 +70,8 @@ TEST(ConvDirect, DilatedMatchesReference) {
 
 TEST(ConvDirect, FusedReluAndResidualMatchReference) {
   for (const ConvCase& cc : conv_cases()) {
-    EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", 2), 1e-4)
+    EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", 2),
+              1e-4)
         << describe(cc);
   }
 }
@@ -92,7 +88,7 @@ TEST(ConvDirect, EveryLaneEpilogueMatchesReference) {
     for (const auto& steps : testing::lane_epilogue_cases(out)) {
       ir::Graph g = conv_graph(cc, "nhwc", false, false);
       testing::with_epilogue(g, steps);
-      EXPECT_LT(kernel_error(g, "conv2d.direct_nhwc", 2), 1e-4)
+      EXPECT_LT(prepared_kernel_error(g, "conv2d.direct_nhwc", 2), 1e-4)
           << describe(cc) << " steps=" << steps.size() << " first=" << ir::to_string(steps[0].op);
     }
   }
@@ -100,7 +96,8 @@ TEST(ConvDirect, EveryLaneEpilogueMatchesReference) {
 
 TEST(ConvDirect, WeightsComputedAtRunTimeArePackedPerCall) {
   for (const ConvCase& cc : conv_cases()) {
-    EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", true, false), "conv2d.direct_nhwc", 2), 1e-4)
+    EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nhwc", true, false), "conv2d.direct_nhwc", 2),
+              1e-4)
         << describe(cc);
   }
 }
@@ -109,7 +106,8 @@ TEST(ConvDirect, ManyRowsSplitByRowsAndFewRowsByChannels) {
   // 40 output rows (split by rows) vs 3 rows x 130 channels (split by channel blocks).
   for (const ConvCase& cc : {ConvCase{1, 8, 40, 9, 20, 3, 1, 1, 1, true},
                              ConvCase{1, 9, 3, 11, 130, 3, 1, 1, 1, true}}) {
-    EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", 2), 1e-4)
+    EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", 2),
+              1e-4)
         << describe(cc);
   }
 }
@@ -132,7 +130,7 @@ TEST(ConvDirect, EveryScheduleMatchesReference) {
             attrs.set("conv.partition", std::string(partition));
             attrs.set("conv.channels_per_pass", per_pass);
             attrs.set("conv.prefetch_weights", prefetch);
-            EXPECT_LT(kernel_error(g, "conv2d.direct_nhwc", 2), 1e-4)
+            EXPECT_LT(prepared_kernel_error(g, "conv2d.direct_nhwc", 2), 1e-4)
                 << describe(cc) << " vectors=" << vectors << " partition=" << partition
                 << " channels_per_pass=" << per_pass << " prefetch=" << prefetch;
           }
@@ -187,8 +185,9 @@ TEST(ConvDirect, Strided1x1RunsOnGatheredPixels) {
        {ConvCase{2, 17, 9, 7, 33, 1, 2, 0, 1, true}, ConvCase{1, 40, 14, 14, 70, 1, 2, 0, 1, false},
         ConvCase{1, 8, 7, 10, 16, 1, 3, 0, 2, true}}) {
     for (int threads : {1, 2}) {
-      EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", threads),
-                1e-4)
+      EXPECT_LT(
+          prepared_kernel_error(conv_graph(cc, "nhwc", false, true), "conv2d.direct_nhwc", threads),
+          1e-4)
           << describe(cc) << " threads=" << threads;
     }
   }
@@ -225,7 +224,8 @@ TEST(ConvDirect, RefusesNchw) {
 TEST(ConvIm2col, MatchesReferenceInBothLayouts) {
   for (const ConvCase& cc : conv_cases()) {
     for (const char* layout : {"nchw", "nhwc"}) {
-      EXPECT_LT(kernel_error(conv_graph(cc, layout, false, true), "conv2d.im2col", 2), 1e-4)
+      EXPECT_LT(prepared_kernel_error(conv_graph(cc, layout, false, true), "conv2d.im2col", 2),
+                1e-4)
           << describe(cc) << " " << layout;
     }
   }
@@ -236,7 +236,8 @@ TEST(ConvGemm1x1, MatchesReferenceInBothLayouts) {
        {ConvCase{1, 17, 1, 1, 33, 1, 1, 0, 1, true}, ConvCase{2, 7, 5, 9, 70, 1, 1, 0, 1, false},
         ConvCase{1, 12, 5, 6, 9, 1, 1, 0, 3, true}}) {
     for (const char* layout : {"nchw", "nhwc"}) {
-      EXPECT_LT(kernel_error(conv_graph(cc, layout, false, true), "conv2d.gemm_1x1", 2), 1e-4)
+      EXPECT_LT(prepared_kernel_error(conv_graph(cc, layout, false, true), "conv2d.gemm_1x1", 2),
+                1e-4)
           << describe(cc) << " " << layout;
     }
   }

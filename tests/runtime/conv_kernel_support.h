@@ -69,8 +69,8 @@ inline ir::Tensor kernel_output(const ir::Graph& g, const std::string& kernel, i
 }
 
 // Worst relative error of `kernel` on the graph's only node, with `threads` threads.
-inline double kernel_error(const ir::Graph& g, const std::string& kernel, int threads,
-                           uint64_t seed = 5) {
+inline double prepared_kernel_error(const ir::Graph& g, const std::string& kernel, int threads,
+                                    uint64_t seed = 5) {
   const std::vector<ir::Tensor> want = reference::interpret(g, ir::random_inputs(g, seed));
   return ir::max_relative_error(kernel_output(g, kernel, threads, seed), want.at(0));
 }

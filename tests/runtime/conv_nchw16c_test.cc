@@ -18,15 +18,9 @@ namespace {
 using testing::conv_cases;
 using testing::conv_graph;
 using testing::ConvCase;
-using testing::kernel_error;
+using testing::prepared_kernel_error;
 
-constexpr const char* kKernel = "conv2d.direct_nchw16c";
-
-std::string describe(const ConvCase& cc) {
-  return "c=" + std::to_string(cc.c) + " h=" + std::to_string(cc.h) + " w=" + std::to_string(cc.w) +
-         " o=" + std::to_string(cc.o) + " k=" + std::to_string(cc.k) +
-         " s=" + std::to_string(cc.stride);
-}
+constexpr const char* kBlockedKernel = "conv2d.direct_nchw16c";
 
 // conv_cases() without the grouped ones (nchw16c needs groups 1), plus channels 1 and 33.
 std::vector<ConvCase> blocked_cases() {
@@ -45,7 +39,9 @@ TEST(ConvNchw16c, MatchesReferenceOnOddShapes) {
   for_each_isa([] {
     for (const ConvCase& cc : blocked_cases()) {
       for (int threads : {1, 2}) {
-        EXPECT_LT(kernel_error(conv_graph(cc, "nchw16c", false, false), kKernel, threads), 1e-4)
+        EXPECT_LT(
+            prepared_kernel_error(conv_graph(cc, "nchw16c", false, false), kBlockedKernel, threads),
+            1e-4)
             << describe(cc) << " threads=" << threads;
       }
     }
@@ -55,7 +51,8 @@ TEST(ConvNchw16c, MatchesReferenceOnOddShapes) {
 TEST(ConvNchw16c, FusedReluAndResidualMatchReference) {
   for_each_isa([] {
     for (const ConvCase& cc : blocked_cases()) {
-      EXPECT_LT(kernel_error(conv_graph(cc, "nchw16c", false, true), kKernel, 2), 1e-4)
+      EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nchw16c", false, true), kBlockedKernel, 2),
+                1e-4)
           << describe(cc);
     }
   });
@@ -63,14 +60,15 @@ TEST(ConvNchw16c, FusedReluAndResidualMatchReference) {
 
 TEST(ConvNchw16c, WeightsComputedAtRunTimeArePackedPerCall) {
   for (const ConvCase& cc : blocked_cases()) {
-    EXPECT_LT(kernel_error(conv_graph(cc, "nchw16c", true, false), kKernel, 2), 1e-4)
+    EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nchw16c", true, false), kBlockedKernel, 2),
+              1e-4)
         << describe(cc);
   }
 }
 
 TEST(ConvNchw16c, AutoRunsBlockedConvolutions) {
   for (const ConvCase& cc : blocked_cases()) {
-    EXPECT_LT(kernel_error(conv_graph(cc, "nchw16c", false, true), "conv2d.auto", 2), 1e-4)
+    EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nchw16c", false, true), "conv2d.auto", 2), 1e-4)
         << describe(cc);
   }
 }
@@ -85,7 +83,7 @@ TEST(ConvNchw16c, PaddingLanesAreNeverReadAndWrittenAsZero) {
   for (size_t i = 0; i < inputs[0].data.size(); ++i) {
     if (i % 16 >= 7) inputs[0].data[i] = std::numeric_limits<float>::quiet_NaN();
   }
-  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, kKernel);
+  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, kBlockedKernel);
   ASSERT_NE(k, nullptr);
   Step step = testing::step_for(g, *k);
   std::vector<const float*> in = {inputs[0].data.data(),
@@ -106,7 +104,7 @@ TEST(ConvNchw16c, PaddingLanesAreNeverReadAndWrittenAsZero) {
 }
 
 TEST(ConvNchw16c, RefusesOtherLayoutsAndGroups) {
-  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, kKernel);
+  const KernelInfo* k = find_kernel(ir::OpKind::conv2d, kBlockedKernel);
   ASSERT_NE(k, nullptr);
   ASSERT_NE(k->supports, nullptr);
   for (const char* layout : {"nchw", "nhwc"}) {
@@ -145,7 +143,7 @@ TEST(PoolNchw16c, MaxAndAveragePoolingMatchReference) {
              {1, 7, 5, 3, 2, 1}, {3, 1, 1, 1, 1, 0}, {2, 9, 9, 2, 2, 0}}) {
       const ir::Graph g = blocked_pool_graph(op, blocks, h, w, k, stride, pad);
       const std::string kernel = std::string(ir::to_string(op)) + ".cpu";
-      EXPECT_LT(kernel_error(g, kernel, 2), 1e-5) << kernel << " h=" << h << " k=" << k;
+      EXPECT_LT(prepared_kernel_error(g, kernel, 2), 1e-5) << kernel << " h=" << h << " k=" << k;
     }
   }
 }

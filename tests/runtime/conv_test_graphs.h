@@ -14,6 +14,15 @@ struct ConvCase {
   bool bias;
 };
 
+// Every field, for a failing check's message.
+inline std::string describe(const ConvCase& cc) {
+  return "n=" + std::to_string(cc.n) + " c=" + std::to_string(cc.c) + " h=" + std::to_string(cc.h) +
+         " w=" + std::to_string(cc.w) + " o=" + std::to_string(cc.o) +
+         " k=" + std::to_string(cc.k) + " stride=" + std::to_string(cc.stride) +
+         " pad=" + std::to_string(cc.pad) + " groups=" + std::to_string(cc.groups) +
+         " bias=" + std::to_string(cc.bias);
+}
+
 // Channels 3, 7, 17; spatial 1, 5, 9; strides 1 and 2; grouped; 1x1, 3x3, 7x7; wide outputs.
 inline const std::vector<ConvCase>& conv_cases() {
   static const std::vector<ConvCase> cases = {

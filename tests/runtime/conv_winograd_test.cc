@@ -20,7 +20,7 @@ namespace {
 
 using testing::conv_graph;
 using testing::ConvCase;
-using testing::kernel_error;
+using testing::prepared_kernel_error;
 
 // 3x3 stride-1 cases: spatial 1, 3, 5, 7, 17 (partial tiles of 2 and 4), channels 1 .. 70
 // (tails of 16-lane vectors and of 64-channel blocks), two images, padding 0, 1 and 2.
@@ -35,12 +35,6 @@ const std::vector<ConvCase>& winograd_cases() {
   return cases;
 }
 
-std::string describe(const ConvCase& cc) {
-  return "n=" + std::to_string(cc.n) + " c=" + std::to_string(cc.c) + " h=" + std::to_string(cc.h) +
-         " w=" + std::to_string(cc.w) + " o=" + std::to_string(cc.o) +
-         " pad=" + std::to_string(cc.pad);
-}
-
 ir::Graph with_tile(ir::Graph g, int64_t tile) {
   g.mutable_nodes()[0].attrs.set("conv.winograd_tile", tile);
   return g;
@@ -53,8 +47,8 @@ TEST(ConvWinograd, MatchesReferenceOnOddShapes) {
   for (const ConvCase& cc : winograd_cases()) {
     for (int64_t tile : {2, 4}) {
       for (int threads : {1, 2}) {
-        EXPECT_LT(kernel_error(with_tile(conv_graph(cc, "nhwc", false, false), tile),
-                               "conv2d.winograd_nhwc", threads),
+        EXPECT_LT(prepared_kernel_error(with_tile(conv_graph(cc, "nhwc", false, false), tile),
+                                        "conv2d.winograd_nhwc", threads),
                   1e-4)
             << describe(cc) << " tile=" << tile << " threads=" << threads;
       }
@@ -65,8 +59,8 @@ TEST(ConvWinograd, MatchesReferenceOnOddShapes) {
 TEST(ConvWinograd, FusedReluAndResidualMatchReference) {
   for (const ConvCase& cc : winograd_cases()) {
     for (int64_t tile : {2, 4}) {
-      EXPECT_LT(kernel_error(with_tile(conv_graph(cc, "nhwc", false, true), tile),
-                             "conv2d.winograd_nhwc", 2),
+      EXPECT_LT(prepared_kernel_error(with_tile(conv_graph(cc, "nhwc", false, true), tile),
+                                      "conv2d.winograd_nhwc", 2),
                 1e-4)
           << describe(cc) << " tile=" << tile;
     }
@@ -75,7 +69,8 @@ TEST(ConvWinograd, FusedReluAndResidualMatchReference) {
 
 TEST(ConvWinograd, WeightsComputedAtRunTimeAreTransformedPerCall) {
   for (const ConvCase& cc : winograd_cases()) {
-    EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", true, true), "conv2d.winograd_nhwc", 2), 1e-4)
+    EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nhwc", true, true), "conv2d.winograd_nhwc", 2),
+              1e-4)
         << describe(cc);
   }
 }
@@ -105,19 +100,19 @@ TEST(ConvWinograd, DilatedMatchesReference) {
         for (const char* partition : {"rows", "channels"}) {
           ir::Graph g = with_tile(conv_graph(d.conv, "nhwc", false, epilogue, d.dilation), tile);
           g.mutable_nodes()[0].attrs.set("conv.partition", std::string(partition));
-          EXPECT_LT(kernel_error(g, "conv2d.winograd_nhwc", 2), 1e-4)
+          EXPECT_LT(prepared_kernel_error(g, "conv2d.winograd_nhwc", 2), 1e-4)
               << describe(d.conv) << " dilation " << d.dilation[0] << "x" << d.dilation[1]
               << " tile=" << tile << " epilogue=" << epilogue << " partition=" << partition;
         }
       }
     }
-    EXPECT_LT(
-        kernel_error(conv_graph(d.conv, "nhwc", true, true, d.dilation), "conv2d.winograd_nhwc", 1),
-        1e-4)
+    EXPECT_LT(prepared_kernel_error(conv_graph(d.conv, "nhwc", true, true, d.dilation),
+                                    "conv2d.winograd_nhwc", 1),
+              1e-4)
         << describe(d.conv) << " weights at run time";
     if (cpu::cpu_has_avx512_bf16()) {
-      EXPECT_LT(kernel_error(conv_graph(d.conv, "nhwc", false, true, d.dilation),
-                             "conv2d.winograd_bf16", 2),
+      EXPECT_LT(prepared_kernel_error(conv_graph(d.conv, "nhwc", false, true, d.dilation),
+                                      "conv2d.winograd_bf16", 2),
                 cpu::kBf16GemmTolerance * 3.0)
           << describe(d.conv) << " bf16";
     }
@@ -135,7 +130,7 @@ TEST(ConvWinograd, EveryScheduleMatchesReference) {
           attrs.set("conv.winograd_tile", tile);
           attrs.set("conv.vectors", vectors);
           attrs.set("conv.partition", std::string(partition));
-          EXPECT_LT(kernel_error(g, "conv2d.winograd_nhwc", 2), 1e-4)
+          EXPECT_LT(prepared_kernel_error(g, "conv2d.winograd_nhwc", 2), 1e-4)
               << describe(cc) << " tile=" << tile << " vectors=" << vectors
               << " partition=" << partition;
         }
@@ -213,7 +208,7 @@ TEST(ConvWinograd, Bf16MatchesReferenceWithinItsBound) {
     for (int64_t tile : {2, 4}) {  // 4x4 asked for: bf16 still runs 2x2
       for (bool weights_input : {false, true}) {
         ir::Graph g = with_tile(conv_graph(cc, "nhwc", weights_input, true), tile);
-        const double e = kernel_error(g, "conv2d.winograd_bf16", 2);
+        const double e = prepared_kernel_error(g, "conv2d.winograd_bf16", 2);
         worst = std::max(worst, e);
         EXPECT_LT(e, cpu::kBf16GemmTolerance * kBf16WinogradFactor)
             << describe(cc) << " tile=" << tile << " weights_input=" << weights_input;
@@ -239,7 +234,7 @@ TEST(ConvWinograd, Bf16EveryScheduleMatchesReference) {
   for (int64_t vectors = 1; vectors <= 4; ++vectors) {
     ir::Graph g = conv_graph({2, 19, 13, 9, 130, 3, 1, 1, 1, true}, "nhwc", false, true);
     g.mutable_nodes()[0].attrs.set("conv.vectors", vectors);
-    EXPECT_LT(kernel_error(g, "conv2d.winograd_bf16", 2),
+    EXPECT_LT(prepared_kernel_error(g, "conv2d.winograd_bf16", 2),
               cpu::kBf16GemmTolerance * kBf16WinogradFactor)
         << "vectors=" << vectors;
   }

@@ -69,8 +69,6 @@ class Int8GemmTest : public ::testing::Test {
   }
 };
 
-constexpr double kBound = kInt8GemmTolerance;
-
 TEST_F(Int8GemmTest, OddSizesSignedActivationsWithinBound) {
   double worst = 0;
   for (int64_t m : {1, 3, 5, 7, 17, 33}) {
@@ -81,7 +79,7 @@ TEST_F(Int8GemmTest, OddSizesSignedActivationsWithinBound) {
         if (m * n == 1) continue;
         const double e = int8_error(m, n, k, -1.0f, 1.0f, false);
         worst = std::max(worst, e);
-        EXPECT_LE(e, kBound) << m << "x" << n << "x" << k;
+        EXPECT_LE(e, kInt8GemmTolerance) << m << "x" << n << "x" << k;
       }
     }
   }
@@ -100,7 +98,7 @@ TEST_F(Int8GemmTest, SingleOutputErrorBoundedByMagnitudes) {
       magnitude +=
           std::abs(static_cast<double>(a[static_cast<size_t>(p)]) * w[static_cast<size_t>(p)]);
     }
-    EXPECT_LE(std::abs(c.data[0] - exact), kBound * magnitude) << k;
+    EXPECT_LE(std::abs(c.data[0] - exact), kInt8GemmTolerance * magnitude) << k;
   }
 }
 
@@ -109,7 +107,8 @@ TEST_F(Int8GemmTest, NonNegativeActivationsUseZeroPointZero) {
   const auto a = testing::uniform_vector(100, 5, 0.0f, 3.0f);
   const ActivationQuant q = choose_activation_quant(a.data(), 100, pool);
   EXPECT_EQ(q.zero_point, 0);
-  for (int64_t m : {2, 19}) EXPECT_LE(int8_error(m, 45, 77, 0.0f, 3.0f, true), kBound) << m;
+  for (int64_t m : {2, 19})
+    EXPECT_LE(int8_error(m, 45, 77, 0.0f, 3.0f, true), kInt8GemmTolerance) << m;
 }
 
 TEST_F(Int8GemmTest, NegativeActivationsUseZeroPoint128) {
@@ -117,7 +116,8 @@ TEST_F(Int8GemmTest, NegativeActivationsUseZeroPoint128) {
   const auto a = testing::uniform_vector(100, 5, -3.0f, -0.5f);
   const ActivationQuant q = choose_activation_quant(a.data(), 100, pool);
   EXPECT_EQ(q.zero_point, 128);
-  for (int64_t m : {1, 4, 19}) EXPECT_LE(int8_error(m, 45, 77, -3.0f, -0.5f, true), kBound) << m;
+  for (int64_t m : {1, 4, 19})
+    EXPECT_LE(int8_error(m, 45, 77, -3.0f, -0.5f, true), kInt8GemmTolerance) << m;
 }
 
 // Integer data with max |a| = max |w| = 127 quantises exactly (scales 1, zero point 128), so
@@ -158,7 +158,7 @@ TEST_F(Int8GemmTest, AmxAndVnniPathsGiveTheSameProduct) {
     const ir::Tensor vnni = int8_product(m, n, k, a, w, b.data());
     unsetenv("CUVIL_CPU_DISABLE");
     EXPECT_EQ(amx.data, vnni.data) << m << "x" << n << "x" << k;
-    EXPECT_LE(ir::max_relative_error(amx, naive(m, n, k, a, w, b.data())), kBound);
+    EXPECT_LE(ir::max_relative_error(amx, naive(m, n, k, a, w, b.data())), kInt8GemmTolerance);
   }
 }
 
@@ -171,7 +171,7 @@ TEST_F(Int8GemmTest, EveryPartitionGivesTheSameProduct) {
   const auto b = testing::uniform_vector(n, 26, -1.0f, 1.0f);
   const ir::Tensor automatic =
       int8_product(m, n, k, a, w, b.data(), 4, nullptr, GemmPartition::automatic, 24);
-  EXPECT_LE(ir::max_relative_error(automatic, naive(m, n, k, a, w, b.data())), kBound);
+  EXPECT_LE(ir::max_relative_error(automatic, naive(m, n, k, a, w, b.data())), kInt8GemmTolerance);
   for (GemmPartition p : {GemmPartition::m, GemmPartition::n, GemmPartition::grid}) {
     EXPECT_EQ(int8_product(m, n, k, a, w, b.data(), 4, nullptr, p, 24).data, automatic.data)
         << to_string(p);
@@ -183,7 +183,7 @@ TEST_F(Int8GemmTest, SingleThreadMatchesBound) {
   const auto w = testing::uniform_vector(70 * 260, 22, -1.0f, 1.0f);
   EXPECT_LE(ir::max_relative_error(int8_product(50, 70, 260, a, w, nullptr, 1),
                                    naive(50, 70, 260, a, w, nullptr)),
-            kBound);
+            kInt8GemmTolerance);
 }
 
 TEST(Int8Quantize, PerRowSymmetricScales) {

@@ -15,12 +15,13 @@ using ir::OpKind;
 using testing::conv_cases;
 using testing::conv_graph;
 using testing::ConvCase;
-using testing::kernel_error;
+using testing::prepared_kernel_error;
 
 TEST(OnednnConv, MatchesReferenceInBothLayouts) {
   for (const ConvCase& cc : conv_cases()) {
     for (const char* layout : {"nchw", "nhwc"}) {
-      EXPECT_LT(kernel_error(conv_graph(cc, layout, false, false), "conv2d.onednn", 2), 1e-4)
+      EXPECT_LT(prepared_kernel_error(conv_graph(cc, layout, false, false), "conv2d.onednn", 2),
+                1e-4)
           << layout << " c=" << cc.c << " o=" << cc.o << " k=" << cc.k;
     }
   }
@@ -29,7 +30,8 @@ TEST(OnednnConv, MatchesReferenceInBothLayouts) {
 TEST(OnednnConv, FusedReluAndResidualMatchReference) {
   for (const ConvCase& cc : conv_cases()) {
     for (const char* layout : {"nchw", "nhwc"}) {
-      EXPECT_LT(kernel_error(conv_graph(cc, layout, false, true), "conv2d.onednn", 2), 1e-4)
+      EXPECT_LT(prepared_kernel_error(conv_graph(cc, layout, false, true), "conv2d.onednn", 2),
+                1e-4)
           << layout << " c=" << cc.c << " o=" << cc.o;
     }
   }
@@ -37,7 +39,7 @@ TEST(OnednnConv, FusedReluAndResidualMatchReference) {
 
 TEST(OnednnConv, RunTimeWeightsAndOneThreadMatchReference) {
   for (const ConvCase& cc : conv_cases()) {
-    EXPECT_LT(kernel_error(conv_graph(cc, "nhwc", true, true), "conv2d.onednn", 1), 1e-4)
+    EXPECT_LT(prepared_kernel_error(conv_graph(cc, "nhwc", true, true), "conv2d.onednn", 1), 1e-4)
         << "c=" << cc.c;
   }
 }
@@ -55,7 +57,7 @@ TEST(OnednnConv, BroadcastOperandEpilogueMatchesReference) {
     conv.epilogue = {{OpKind::mul, static_cast<int>(conv.inputs.size() - 1)},
                      {OpKind::sigmoid, -1}};
     g.recompute();
-    EXPECT_LT(kernel_error(g, "conv2d.onednn", 2), 1e-4) << layout;
+    EXPECT_LT(prepared_kernel_error(g, "conv2d.onednn", 2), 1e-4) << layout;
   }
 }
 
@@ -73,10 +75,12 @@ Graph linear_graph(const ir::Shape& x, int64_t out, bool bias, bool weights_inpu
 TEST(OnednnLinear, MatchesReferenceWithAndWithoutBias) {
   for (bool bias : {false, true}) {
     for (bool weights_input : {false, true}) {
-      EXPECT_LT(kernel_error(linear_graph({3, 7, 33}, 17, bias, weights_input), "linear.onednn", 2),
+      EXPECT_LT(prepared_kernel_error(linear_graph({3, 7, 33}, 17, bias, weights_input),
+                                      "linear.onednn", 2),
                 1e-4);
-      EXPECT_LT(kernel_error(linear_graph({1, 5}, 3, bias, weights_input), "linear.onednn", 1),
-                1e-4);
+      EXPECT_LT(
+          prepared_kernel_error(linear_graph({1, 5}, 3, bias, weights_input), "linear.onednn", 1),
+          1e-4);
     }
   }
 }
@@ -93,7 +97,7 @@ TEST(OnednnLinear, EpilogueWithResidualAndRowOperandMatchesReference) {
                  {OpKind::mul, static_cast<int>(fc.inputs.size() - 1)},
                  {OpKind::silu, -1}};
   g.recompute();
-  EXPECT_LT(kernel_error(g, "linear.onednn", 2), 1e-4);
+  EXPECT_LT(prepared_kernel_error(g, "linear.onednn", 2), 1e-4);
 }
 
 TEST(OnednnLinear, ColumnOperandIsAppliedAfterTheProduct) {
@@ -104,7 +108,7 @@ TEST(OnednnLinear, ColumnOperandIsAppliedAfterTheProduct) {
   fc.inputs.push_back(col);
   fc.epilogue = {{OpKind::sub, static_cast<int>(fc.inputs.size() - 1)}};
   g.recompute();
-  EXPECT_LT(kernel_error(g, "linear.onednn", 2), 1e-4);
+  EXPECT_LT(prepared_kernel_error(g, "linear.onednn", 2), 1e-4);
 }
 
 Graph matmul_graph(const ir::Shape& a, const ir::Shape& b) {
@@ -114,9 +118,10 @@ Graph matmul_graph(const ir::Shape& a, const ir::Shape& b) {
 }
 
 TEST(OnednnMatmul, BatchBroadcastingMatchesReference) {
-  EXPECT_LT(kernel_error(matmul_graph({2, 3, 5, 7}, {3, 7, 9}), "matmul.onednn", 2), 1e-4);
-  EXPECT_LT(kernel_error(matmul_graph({17, 33}, {33, 3}), "matmul.onednn", 2), 1e-4);
-  EXPECT_LT(kernel_error(matmul_graph({1, 4, 1, 8}, {2, 1, 8, 5}), "matmul.onednn", 1), 1e-4);
+  EXPECT_LT(prepared_kernel_error(matmul_graph({2, 3, 5, 7}, {3, 7, 9}), "matmul.onednn", 2), 1e-4);
+  EXPECT_LT(prepared_kernel_error(matmul_graph({17, 33}, {33, 3}), "matmul.onednn", 2), 1e-4);
+  EXPECT_LT(prepared_kernel_error(matmul_graph({1, 4, 1, 8}, {2, 1, 8, 5}), "matmul.onednn", 1),
+            1e-4);
 }
 
 TEST(OnednnMatmul, ScaledSoftmaxInputEpilogueMatchesReference) {
@@ -126,7 +131,7 @@ TEST(OnednnMatmul, ScaledSoftmaxInputEpilogueMatchesReference) {
   mm.inputs.push_back(mask);
   mm.epilogue = {{OpKind::add, static_cast<int>(mm.inputs.size() - 1)}, {OpKind::relu, -1}};
   g.recompute();
-  EXPECT_LT(kernel_error(g, "matmul.onednn", 2), 1e-4);
+  EXPECT_LT(prepared_kernel_error(g, "matmul.onednn", 2), 1e-4);
 }
 
 }  // namespace

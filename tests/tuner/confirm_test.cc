@@ -84,7 +84,7 @@ TEST(Confirm, NegativeToleranceIsAnError) {
 }
 
 // One pass of every kind of parameter, and a second pass that is switched off in `best`.
-SearchSpace toy_space() {
+SearchSpace two_pass_space() {
   std::vector<PassSchema> schemas = {
       {"tiling",
        {passes::int_param("mr", 1, 16, 4, ""), passes::int_param("mc", 4, 256, 64, ""),
@@ -111,7 +111,7 @@ std::vector<std::string> moves_of(const std::vector<Neighbour>& all, const std::
 }
 
 TEST(Sensitivity, EachParameterMovesOneStepOnItsOwnScale) {
-  const SearchSpace space = toy_space();
+  const SearchSpace space = two_pass_space();
   nlohmann::json best = default_values(space);
   best["tiling.mr"] = 8;
   best["tiling.mc"] = 24;
@@ -135,7 +135,7 @@ TEST(Sensitivity, EachParameterMovesOneStepOnItsOwnScale) {
 }
 
 TEST(Sensitivity, FixedDimensionsAreNotMoved) {
-  SearchSpace space = toy_space();
+  SearchSpace space = two_pass_space();
   narrow_space(space, "passes:\n  tiling:\n    params:\n      block: { fixed: 64 }\n", "t.yaml",
                "");
   const std::vector<Neighbour> n = one_step_neighbours(space, default_values(space));
