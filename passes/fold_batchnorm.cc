@@ -11,10 +11,6 @@ using ir::Node;
 using ir::OpKind;
 using ir::ValueId;
 
-bool is_constant(const Graph& graph, ValueId id) {
-  return graph.value(id).kind == ir::ValueKind::constant;
-}
-
 bool is_graph_output(const Graph& graph, ValueId id) {
   for (ValueId out : graph.outputs()) {
     if (out == id) return true;
@@ -32,10 +28,10 @@ int foldable_conv(const Graph& graph, const Node& node, const std::vector<int32_
   if (conv.op != OpKind::conv2d || conv.output != x || !conv.epilogue.empty()) return -1;
   if (!node.epilogue.empty()) return -1;
   for (size_t i = 1; i < conv.inputs.size(); ++i) {
-    if (!is_constant(graph, conv.inputs[i])) return -1;
+    if (!graph.is_constant(conv.inputs[i])) return -1;
   }
   for (size_t i = 1; i < node.inputs.size(); ++i) {
-    if (!is_constant(graph, node.inputs[i])) return -1;
+    if (!graph.is_constant(node.inputs[i])) return -1;
   }
   return p;
 }

@@ -32,10 +32,6 @@ bool isa_available(const Graph& graph, const std::string& dtype) {
   return dtype == "f32" || target_cpu_has(graph, isa_name(dtype));
 }
 
-bool is_constant(const Graph& g, ir::ValueId v) {
-  return g.value(v).kind == ir::ValueKind::constant;
-}
-
 // Why `n` cannot run in `dtype` (empty when it can). Kernels' own supports() checks the same at
 // lowering; here the node simply stays f32.
 std::string unsupported_reason(const Graph& g, const Node& n, const std::string& dtype) {
@@ -44,7 +40,7 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
     if (n.attrs.get_int("groups", 1) != 1) return "needs groups = 1";
     if (!runtime::cpu::has_unit_dilation(n.attrs)) return "needs dilation 1";
   }
-  if ((n.op == OpKind::conv2d || n.op == OpKind::linear) && !is_constant(g, n.inputs[1])) {
+  if ((n.op == OpKind::conv2d || n.op == OpKind::linear) && !g.is_constant(n.inputs[1])) {
     return "weights are not constant";
   }
   if (n.op == OpKind::sdpa) {

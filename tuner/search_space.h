@@ -69,5 +69,9 @@ passes::PipelineConfig config_from_values(const SearchSpace& space, const nlohma
 // The default pipeline as values (the baseline trial).
 nlohmann::json default_values(const SearchSpace& space);
 nlohmann::json value_to_json(const passes::ParamValue& value);
+// A parameter's value as people read it: a string without quotes, anything else as JSON.
+inline std::string value_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
 
 }  // namespace cuvil::tuner

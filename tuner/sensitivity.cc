@@ -10,10 +10,6 @@ namespace cuvil::tuner {
 
 namespace {
 
-std::string text_of(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 // Significant at 5% and at least 1% apart (the verdict rule of `cuvil-bench compare`).
 const char* verdict(const TimeRatio& r) {
   if (r.p_value >= 0.05 || std::fabs(r.ratio - 1) < 0.01) return "same";
@@ -154,7 +150,7 @@ std::string format_sensitivity(const std::vector<SensitivityRow>& rows) {
                 "best -> here", "time", "95% CI", "p", "verdict");
   out += line;
   for (const SensitivityRow& r : rows) {
-    const std::string change = text_of(r.neighbour.from) + " -> " + text_of(r.neighbour.to);
+    const std::string change = value_text(r.neighbour.from) + " -> " + value_text(r.neighbour.to);
     if (!r.failure.empty()) {
       std::snprintf(line, sizeof(line), "%-36s %-6s %-28s %8s %17s %8s failed: %s\n",
                     r.neighbour.param.c_str(), r.neighbour.move.c_str(), change.c_str(), "-", "-",

@@ -52,8 +52,7 @@ std::string short_values(const SearchSpace& space, const nlohmann::json& values)
   for (const Dimension* d : space.searched()) {
     auto it = values.find(d->name);
     if (it == values.end() || *it == defaults[d->name]) continue;
-    out += (out.empty() ? "" : " ") + d->name + "=" +
-           (it->is_string() ? it->get<std::string>() : it->dump());
+    out += (out.empty() ? "" : " ") + d->name + "=" + value_text(*it);
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include "reports/dashboard/style.h"
 #include "reports/markup.h"
 #include "reports/pictures/plot.h"
+#include "tuner/search_space.h"
 
 namespace cuvil::tuner {
 
@@ -23,10 +24,6 @@ const char* const kImportanceSuffix = ".importance.svg";
 const char* const kHistorySuffix = ".history.svg";
 const char* const kSensitivitySuffix = ".sensitivity.svg";
 const char* const kReportSuffix = ".report.html";
-
-std::string text_of(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
 
 std::string fixed(double v, int decimals) {
   return dashboard::format_fixed(v, decimals);
@@ -185,8 +182,8 @@ std::string sensitivity_svg(const TuneReport& r) {
   c.empty_text = "no neighbour to measure";
   if (r.sensitivity) {
     for (const SensitivityRow& row : *r.sensitivity) {
-      c.categories.push_back(row.neighbour.param + ": " + text_of(row.neighbour.from) + " -> " +
-                             text_of(row.neighbour.to));
+      c.categories.push_back(row.neighbour.param + ": " + value_text(row.neighbour.from) + " -> " +
+                             value_text(row.neighbour.to));
       pictures::Bar b;
       if (!row.failure.empty()) {
         b.missing = true;

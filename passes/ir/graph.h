@@ -144,6 +144,7 @@ class Graph {
   void mark_output(ValueId id);
 
   const Value& value(ValueId id) const;
+  bool is_constant(ValueId id) const { return value(id).kind == ValueKind::constant; }
   Value& mutable_value(ValueId id);
   int32_t value_count() const { return static_cast<int32_t>(values_.size()); }
   const std::vector<Node>& nodes() const { return nodes_; }

@@ -65,7 +65,7 @@ inline void pool_vectors(const float* const* taps, int64_t count, int64_t first,
       PoolVector v;
       std::memcpy(&v, taps[t] + first + i * kPoolLanes, sizeof v);
       if constexpr (kMax) {
-        acc[i] = (v > acc[i]) | (v != v) ? v : acc[i];  // max_keep_nan per lane
+        acc[i] = ((v > acc[i]) | (v != v)) ? v : acc[i];  // max_keep_nan per lane
       } else {
         acc[i] += v;
       }

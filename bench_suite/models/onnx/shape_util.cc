@@ -165,18 +165,21 @@ HostTensor transpose_tensor(const HostTensor& t, const std::vector<int64_t>& per
 
 HostTensor slice_tensor(const HostTensor& t, const std::vector<AxisSlice>& ranges) {
   ir::Shape shape = t.shape;
-  std::vector<int64_t> begin(shape.size(), 0), step(shape.size(), 1);
+  // Per axis, where the slice starts and how far apart its elements are in the input.
+  struct AxisWalk {
+    int64_t begin = 0, step = 1;
+  };
+  std::vector<AxisWalk> walk(shape.size());
   for (const AxisSlice& r : ranges) {
     shape[static_cast<size_t>(r.axis)] = r.size();
-    begin[static_cast<size_t>(r.axis)] = r.start;
-    step[static_cast<size_t>(r.axis)] = r.step;
+    walk[static_cast<size_t>(r.axis)] = {r.start, r.step};
   }
   const std::vector<int64_t> in_st = strides_of(t.shape);
   const std::vector<int64_t> out_st = strides_of(shape);
   return remap(t, shape, [&](int64_t k) {
     int64_t src = 0;
     for (size_t d = 0; d < shape.size(); ++d)
-      src += (begin[d] + ((k / out_st[d]) % shape[d]) * step[d]) * in_st[d];
+      src += (walk[d].begin + ((k / out_st[d]) % shape[d]) * walk[d].step) * in_st[d];
     return src;
   });
 }

@@ -9,11 +9,6 @@ namespace cuvil::runtime::cuda::codegen {
 
 namespace {
 
-bool is_binary_step(ir::OpKind op) {
-  return op == ir::OpKind::add || op == ir::OpKind::sub || op == ir::OpKind::mul ||
-         op == ir::OpKind::div;
-}
-
 // Storage type of each input, in order (input 0, then one per binary step).
 std::vector<ElemType> input_types(const ElementwiseProblem& p) {
   std::vector<ElemType> types = {p.input};

@@ -4,18 +4,15 @@
 
 namespace cuvil::runtime::cuda::codegen {
 
-namespace {
-
 bool is_unary_step(ir::OpKind op) {
   return op == ir::OpKind::relu || op == ir::OpKind::silu || op == ir::OpKind::gelu ||
          op == ir::OpKind::sigmoid;
 }
+
 bool is_binary_step(ir::OpKind op) {
   return op == ir::OpKind::add || op == ir::OpKind::sub || op == ir::OpKind::mul ||
          op == ir::OpKind::div;
 }
-
-}  // namespace
 
 int epilogue_operand_count(const std::vector<EpilogueStepSpec>& steps) {
   int count = 0;

@@ -30,6 +30,11 @@ struct EpilogueOperandArg {
   int64_t col_stride = 0;
 };
 
+// The epilogue ops without an operand (relu, silu, gelu, sigmoid) and those with one (add, sub,
+// mul, div).
+bool is_unary_step(ir::OpKind op);
+bool is_binary_step(ir::OpKind op);
+
 // Throws UserError for an op that is not an elementwise epilogue op or too many operands.
 void validate_epilogue(const std::vector<EpilogueStepSpec>& steps);
 int epilogue_operand_count(const std::vector<EpilogueStepSpec>& steps);
