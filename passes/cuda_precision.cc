@@ -51,8 +51,7 @@ void CudaPrecisionPass::run(ir::Graph& graph, const ParamMap& params) const {
     }
     const bool half = dtype == "bf16" || dtype == "f16";
     // 16-bit weights are uploaded once: a weight computed at run time stays f32.
-    const bool weight_constant =
-        n.op == ir::OpKind::matmul || graph.value(n.inputs[1]).kind == ir::ValueKind::constant;
+    const bool weight_constant = n.op == ir::OpKind::matmul || graph.is_constant(n.inputs[1]);
     if (k < min_k || (half && !weight_constant)) {
       n.attrs.set(runtime::cuda::attrs::kPrecision, std::string("f32"));
       if (n.op != ir::OpKind::matmul) f32_weight_users.insert(n.inputs[1]);

@@ -10,7 +10,7 @@
 namespace cuvil::bench {
 namespace {
 
-constexpr double kNsPerMs = 1e6;  // ns
+constexpr double kNsPerMs = 1e6;
 
 StoppingCriteria criteria(int min_samples, double min_time_s, double timeout_s,
                           int max_samples = 100000) {

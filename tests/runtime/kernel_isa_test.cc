@@ -130,7 +130,7 @@ std::vector<float> run_under(cpu::GemmIsa isa, const ir::Graph& g, const std::st
     const ir::ValueId v = n.inputs[i];
     step.inputs.push_back(static_cast<int32_t>(i));
     step.input_shapes.push_back(g.value(v).shape);
-    if (g.value(v).kind == ir::ValueKind::constant) {
+    if (g.is_constant(v)) {
       in.push_back(g.constant_data(v).data());
       constants.push_back(in.back());
     } else {
