@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "runtime/cpu/aligned_array.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/quantize.h"
 #include "runtime/cpu/quantize_conv.h"

@@ -33,9 +33,9 @@
 #include <memory>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "base/error.h"
+#include "runtime/cpu/aligned_array.h"
 #include "runtime/cpu/conv_depthwise_nhwc_tiles.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/conv_schedule.h"
@@ -89,11 +89,9 @@ void pack_weights(const ConvGeometry& g, const float* w, float* out) {
   }
 }
 
-// The packed weights, from a 64-byte boundary in `data` (a tap's vectors then never span two
-// cache lines).
+// The packed weights (64-byte aligned: a tap's vectors then never span two cache lines).
 struct PackedWeights {
-  std::vector<float> data;
-  const float* weights = nullptr;
+  AlignedArray<float> weights;
 };
 
 using depthwise::kTilePixels;
@@ -258,13 +256,8 @@ std::shared_ptr<const void> conv2d_depthwise_prepare(const Step& s, const float*
   if (!constants[1] || !conv2d_depthwise_supports(s)) return nullptr;  // packed per call
   const ConvGeometry g = conv_geometry(s);
   auto packed = std::make_shared<PackedWeights>();
-  const size_t floats = static_cast<size_t>(packed_floats(g));
-  packed->data.resize(floats + kLanes);  // room to start at a 64-byte boundary
-  void* start = packed->data.data();
-  size_t space = packed->data.size() * sizeof(float);
-  float* weights = static_cast<float*>(std::align(64, floats * sizeof(float), start, space));
-  pack_weights(g, constants[1], weights);
-  packed->weights = weights;
+  packed->weights = AlignedArray<float>(packed_floats(g));
+  pack_weights(g, constants[1], packed->weights.data());
   return packed;
 }
 
@@ -280,7 +273,7 @@ void conv2d_depthwise_nhwc(const KernelArgs& a) {
   const int64_t op = padded_channels(g);
   const float* packed = nullptr;
   if (a.step.prepared) {
-    packed = static_cast<const PackedWeights*>(a.step.prepared.get())->weights;
+    packed = static_cast<const PackedWeights*>(a.step.prepared.get())->weights.data();
   } else {
     float* buf = a.pool.scratch(0, ThreadPool::kKernel2, static_cast<size_t>(packed_floats(g)));
     pack_weights(g, a.in[1], buf);

@@ -13,9 +13,9 @@
 #include <cstring>
 #include <memory>
 #include <utility>
-#include <vector>
 
 #include "base/error.h"
+#include "runtime/cpu/aligned_array.h"
 #include "runtime/cpu/conv_direct_nchw16c_tiles.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/conv_schedule.h"
@@ -82,7 +82,7 @@ void pack_weights(const ConvGeometry& g, const BlockedShape& d, const float* w, 
 }
 
 struct PackedWeights {
-  std::vector<float> data;
+  AlignedArray<float> data;
 };
 
 // The portable tile (the reference of the AVX-512 one in conv_direct_nchw16c_avx512.cc), with
@@ -171,7 +171,7 @@ std::shared_ptr<const void> conv2d_direct_nchw16c_prepare(const Step& s,
   const ConvGeometry g = conv_geometry(s);
   const BlockedShape d = blocked_shape(g);
   auto packed = std::make_shared<PackedWeights>();
-  packed->data.resize(static_cast<size_t>(d.groups * group_floats(g, d)));
+  packed->data = AlignedArray<float>(d.groups * group_floats(g, d));
   pack_weights(g, d, constants[1], packed->data.data());
   return packed;
 }

@@ -16,9 +16,9 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "base/error.h"
+#include "runtime/cpu/aligned_array.h"
 #include "runtime/cpu/attrs.h"
 #include "runtime/cpu/conv_direct_nhwc_tiles.h"
 #include "runtime/cpu/conv_kernels.h"
@@ -125,7 +125,7 @@ void pack_weights(const ConvGeometry& g, const DirectShape& d, const float* w, f
 
 // Made once at lowering (prepare): the weights packed for the step's schedule.
 struct PackedWeights {
-  std::vector<float> data;
+  AlignedArray<float> data;
 };
 
 using TileArgs = DirectTileArgs;
@@ -275,7 +275,7 @@ std::shared_ptr<const void> conv2d_direct_prepare(const Step& s, const float* co
   const ConvGeometry& g = scheduled_geometry(s);
   auto packed = std::make_shared<PackedWeights>();
   const DirectShape d = direct_shape(g, scheduled_tiling<DirectSchedule>(s));
-  packed->data.resize(static_cast<size_t>(packed_floats(g, d)));
+  packed->data = AlignedArray<float>(packed_floats(g, d));
   pack_weights(g, d, constants[1], packed->data.data());
   return packed;
 }

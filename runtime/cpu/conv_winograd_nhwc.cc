@@ -24,9 +24,9 @@
 #include <memory>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "base/error.h"
+#include "runtime/cpu/aligned_array.h"
 #include "runtime/cpu/attrs.h"
 #include "runtime/cpu/conv_kernels.h"
 #include "runtime/cpu/conv_schedule.h"
@@ -301,8 +301,8 @@ void to_bf16_pairs(const ConvGeometry& g, const WinogradShape& d, const float* u
 }
 
 struct PreparedWinograd {
-  std::vector<float> u;          // conv2d.winograd_nhwc
-  std::vector<uint16_t> u_bf16;  // conv2d.winograd_bf16
+  AlignedArray<float> u;          // conv2d.winograd_nhwc
+  AlignedArray<uint16_t> u_bf16;  // conv2d.winograd_bf16
 };
 
 WinogradConvPlan resolve(const WinogradSchedule& sc, const WinogradShape& d, int threads) {
@@ -371,10 +371,10 @@ std::shared_ptr<const void> prepare_winograd(const Step& s, const float* const* 
               "conv2d.winograd step " + s.node_name + " was scheduled for the other precision");
   auto prepared = std::make_shared<PreparedWinograd>();
   const WinogradShape d = winograd_shape(g, sc);
-  prepared->u.resize(static_cast<size_t>(transformed_floats(g, d)));
+  prepared->u = AlignedArray<float>(transformed_floats(g, d));
   transform_weights(g, d, constants[1], prepared->u.data());
   if (bf16) {
-    prepared->u_bf16.resize(static_cast<size_t>(transformed_bf16_values(g, d)));
+    prepared->u_bf16 = AlignedArray<uint16_t>(transformed_bf16_values(g, d));
     to_bf16_pairs(g, d, prepared->u.data(), prepared->u_bf16.data());
     prepared->u = {};
   }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "runtime/cpu/aligned_array.h"
 #include "runtime/cpu/conv_geometry.h"
 #include "runtime/cpu/epilogue.h"
 #include "runtime/cpu/gemm_partition.h"

@@ -1,12 +1,10 @@
 // Reduced-precision building blocks shared by the bf16 and int8 GEMMs: which of the needed
-// instruction sets this CPU has, fp32 <-> bf16 conversion, aligned buffers for packed weights,
-// and dynamic per-tensor quantisation of activations to u8.
+// instruction sets this CPU has, fp32 <-> bf16 conversion, and dynamic per-tensor quantisation
+// of activations to u8.
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 
 namespace cuvil::runtime {
 class ThreadPool;
@@ -52,28 +50,6 @@ inline float from_bf16(uint16_t h) {
 inline uint32_t bf16_pair(float even, float odd) {
   return static_cast<uint32_t>(to_bf16(even)) | (static_cast<uint32_t>(to_bf16(odd)) << 16);
 }
-
-// A 64-byte aligned array that owns its memory (packed weights live in Step::prepared).
-template <class T>
-class AlignedArray {
- public:
-  AlignedArray() = default;
-  explicit AlignedArray(int64_t count) : count_(count) {
-    const size_t bytes = (static_cast<size_t>(count) * sizeof(T) + 63) / 64 * 64;
-    data_.reset(static_cast<T*>(std::aligned_alloc(64, bytes > 0 ? bytes : 64)));
-    std::memset(static_cast<void*>(data_.get()), 0, bytes > 0 ? bytes : 64);
-  }
-  T* data() { return data_.get(); }
-  const T* data() const { return data_.get(); }
-  int64_t size() const { return count_; }
-
- private:
-  struct Free {
-    void operator()(T* p) const { std::free(p); }
-  };
-  std::unique_ptr<T, Free> data_;
-  int64_t count_ = 0;
-};
 
 // Affine u8 quantisation of one tensor: real = scale * (q - zero_point). Non-negative tensors
 // (after ReLU) use the full 0..255 range with zero_point 0; tensors with negative values are
