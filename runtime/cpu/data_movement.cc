@@ -1,5 +1,6 @@
 // Copies: concat, slice, reshape, transpose (collapsed; blocked 2-D tiles for batched matrix
-// transposes such as the NCHW <-> NHWC perms), embedding gathers.
+// transposes such as the NCHW <-> NHWC perms, a few rows interleaved for an image's channels),
+// embedding gathers.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -94,6 +95,33 @@ void reshape(const KernelArgs& a) {
   finish(a);
 }
 
+namespace {
+
+// Transposes with at most this many input rows take interleave_rows.
+constexpr int64_t kFewRows = 4;
+
+template <int R>
+void interleave(const float* in, int64_t cols, int64_t c0, int64_t c1, float* out) {
+  for (int64_t c = c0; c < c1; ++c) {
+    for (int r = 0; r < R; ++r) out[c * R + r] = in[r * cols + c];
+  }
+}
+
+// out[c][r] = in[r][c] for columns [c0, c1) of `rows` (2..kFewRows) rows.
+void interleave_rows(int rows, const float* in, int64_t cols, int64_t c0, int64_t c1, float* out) {
+  switch (rows) {
+    case 2:
+      return interleave<2>(in, cols, c0, c1, out);
+    case 3:
+      return interleave<3>(in, cols, c0, c1, out);
+    default:
+      CUVIL_CHECK(rows == 4, "interleave_rows: " + std::to_string(rows) + " rows");
+      return interleave<4>(in, cols, c0, c1, out);
+  }
+}
+
+}  // namespace
+
 void transpose(const KernelArgs& a) {
   const ir::Shape& is = a.step.input_shapes[0];
   const std::vector<int64_t>& perm_attr = schedule_of<CopySchedule>(a.step).perm;
@@ -161,6 +189,16 @@ void transpose(const KernelArgs& a) {
           for (int64_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
         }
       }
+    });
+  } else if (groups == 2 && cdim[0] <= kFewRows) {
+    // A few long rows interleaved (an image's channels, NCHW -> NHWC): per column chunk, each
+    // output pixel's values from the rows' streams; the row count a constant, so the loop
+    // vectorises into permutes.
+    const int64_t rows = cdim[0], cols = cdim[1];
+    constexpr int64_t kChunk = 2048;
+    a.pool.parallel_for((cols + kChunk - 1) / kChunk, [&](int64_t t0, int64_t t1) {
+      interleave_rows(static_cast<int>(rows), in, cols, t0 * kChunk, std::min(cols, t1 * kChunk),
+                      out);
     });
   } else if (groups == 2) {
     // Plain matrix transpose: treat as one batch.
