@@ -152,8 +152,10 @@ void infer_conv(const Ctx& c, Value* out) {
     }
     x.c = w[1];
   }
-  if (groups < 1 || x.c % groups != 0 || w[0] % groups != 0)
-    c.fail("bad groups " + std::to_string(groups));
+  if (groups < 1 || x.c % groups != 0 || w[0] % groups != 0) {
+    c.fail("groups " + std::to_string(groups) + " must be >= 1 and divide the " +
+           std::to_string(x.c) + " input and " + std::to_string(w[0]) + " output channels");
+  }
   if (c.mul(w[1], groups) != x.c) {
     c.fail("weight " + to_string(w) + " expects " + std::to_string(w[1] * groups) +
            " input channels, activation has " + std::to_string(x.c));
@@ -162,8 +164,10 @@ void infer_conv(const Ctx& c, Value* out) {
   const auto stride = c.pair("stride", 1);
   const auto pad = c.pair("pad", 0);
   const auto dilation = c.pair("dilation", 1);
-  if (stride[0] < 1 || stride[1] < 1 || pad[0] < 0 || pad[1] < 0) c.fail("bad stride or pad");
-  if (dilation[0] < 1 || dilation[1] < 1) c.fail("bad dilation");
+  if (stride[0] < 1 || stride[1] < 1) c.fail("stride " + to_string(stride) + " must be >= 1");
+  if (pad[0] < 0 || pad[1] < 0) c.fail("pad " + to_string(pad) + " must be >= 0");
+  if (dilation[0] < 1 || dilation[1] < 1)
+    c.fail("dilation " + to_string(dilation) + " must be >= 1");
   // A dilated kernel spans dilation * (k - 1) + 1 input pixels.
   const int64_t oh = c.window_out(x.h, pad[0], c.add(c.mul(dilation[0], w[2] - 1), 1), stride[0]);
   const int64_t ow = c.window_out(x.w, pad[1], c.add(c.mul(dilation[1], w[3] - 1), 1), stride[1]);
@@ -180,8 +184,9 @@ void infer_pool(const Ctx& c, Value* out) {
   const auto k = c.pair("kernel", 1);
   const auto stride = c.pair("stride", 1);
   const auto pad = c.pair("pad", 0);
-  if (k[0] < 1 || k[1] < 1 || stride[0] < 1 || stride[1] < 1) c.fail("bad kernel or stride");
-  if (pad[0] < 0 || pad[1] < 0) c.fail("negative padding");
+  if (k[0] < 1 || k[1] < 1) c.fail("kernel " + to_string(k) + " must be >= 1");
+  if (stride[0] < 1 || stride[1] < 1) c.fail("stride " + to_string(stride) + " must be >= 1");
+  if (pad[0] < 0 || pad[1] < 0) c.fail("pad " + to_string(pad) + " must be >= 0");
   if (pad[0] > k[0] / 2 || pad[1] > k[1] / 2) c.fail("padding larger than half the kernel");
   const int64_t oh = c.window_out(x.h, pad[0], k[0], stride[0]);
   const int64_t ow = c.window_out(x.w, pad[1], k[1], stride[1]);
@@ -291,7 +296,7 @@ void infer_reshape(const Ctx& c, Value* out) {
       if (wild >= 0) c.fail("more than one -1 in shape");
       wild = static_cast<int>(i);
     } else if (s[i] < 1) {
-      c.fail("bad target dimension " + std::to_string(s[i]));
+      c.fail("target dimension " + std::to_string(s[i]) + " must be >= 1 or -1");
     } else {
       known = c.mul(known, s[i]);
     }

@@ -320,7 +320,7 @@ TEST(ShapeBounds, ConvDilationBelowOneOrPastTheImageIsRefused) {
   Graph g;
   ValueId x = g.add_input("x", {1, 3, 7, 7});
   expect_refused(g, OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"dilation", Ints{0, 1}}},
-                 "bad dilation");
+                 "dilation [0, 1] must be >= 1");
   expect_refused(g, OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"dilation", Ints{4, 1}}},
                  "output would be empty");
   expect_refused(g, OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"dilation", Ints{kHuge, 1}}},
@@ -345,7 +345,16 @@ TEST(ShapeBounds, ConvAndPoolPaddingThatOverflowsIsRefused) {
                  {{"kernel", Ints{INT64_MAX, 3}}, {"pad", Ints{INT64_MAX / 2, 1}}},
                  "overflows int64");
   expect_refused(g, OpKind::avg_pool2d, {x}, {{"kernel", Ints{3, 3}}, {"pad", Ints{-1, 0}}},
-                 "negative padding");
+                 "pad [-1, 0] must be >= 0");
+}
+
+TEST(ShapeBounds, GroupsThatDoNotDivideTheChannelsAreRefused) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 6, 8, 8});
+  expect_refused(g, OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"groups", int64_t{4}}},
+                 "groups 4 must be >= 1 and divide the 6 input and 4 output channels");
+  expect_refused(g, OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"groups", int64_t{0}}},
+                 "groups 0 must be >= 1");
 }
 
 TEST(ShapeBounds, GroupsThatOverflowAreRefused) {
