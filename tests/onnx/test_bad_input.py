@@ -78,6 +78,33 @@ def test_every_unsupported_operator_is_listed_with_counts(tmp_path):
     assert "Relu" not in line
 
 
+def test_an_unnamed_node_is_named_by_its_op_and_index(tmp_path):
+    # Hand-built files often leave node names empty: the error names the node as the importer
+    # does (op and index in the graph), and says the IR op once, not the node twice.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Softmax", ["x"], ["a"]),
+             helper.make_node("Softmax", ["a"], ["y"], axis=5)]
+    m = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    expect_user_error(["verify", "--model", save(m, tmp_path / "softmax.onnx")],
+                      "unnamed node 'Softmax_1' (Softmax): axis 5")
+    w = numpy_helper.from_array(np.zeros((4, 3, 3, 3), np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6, 8, 8])
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], group=4)
+    m = helper.make_model(helper.make_graph([conv], "g", [x], [y], initializer=[w]),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    line = expect_user_error(["verify", "--model", save(m, tmp_path / "conv.onnx")],
+                             "unnamed node 'Conv_0' (Conv): conv2d: groups 4 must be >= 1 and "
+                             "divide the 6 input and 4 output channels")
+    assert line.count("Conv_0") == 1, line
+    unique = helper.make_node("Unique", ["y"], ["v"])
+    m = tiny_model(extra_nodes=[unique])
+    m.graph.output[0].name = "v"
+    expect_user_error(["verify", "--model", save(m, tmp_path / "unique.onnx")],
+                      "Unique x1 (the first unnamed)")
+
+
 def test_custom_domain_is_refused(tmp_path):
     m = tiny_model()
     m.graph.node[0].domain = "com.microsoft"

@@ -161,18 +161,20 @@ class Importer {
     // walk bounds every size, while ONNX's would allocate whatever rank a malformed model's
     // shape tensors declare.
     std::vector<std::pair<int, int>> inferred;  // (node, output)
-    int index = 0;
+    std::vector<std::string> ir_names;          // per node
     for (const auto& node : g.node()) {
-      import_node(node, unique_name(node, index++, ""));
+      const int index = static_cast<int>(ir_names.size());
+      ir_names.push_back(unique_name(node, index, ""));
+      import_node(node, ir_names.back());
       for (int k = 0; k < node.output_size(); ++k) {
         const std::string& out = node.output(k);
-        if (!out.empty() && values_.count(out)) inferred.emplace_back(index - 1, k);
+        if (!out.empty() && values_.count(out)) inferred.emplace_back(index, k);
       }
     }
     const std::map<std::string, ir::Shape> onnx_shapes = onnx_inferred_shapes(shapes);
     for (const auto& [n, k] : inferred) {
       const onnx::NodeProto& node = g.node(n);
-      NodeContext ctx(*this, node, node.name());
+      NodeContext ctx(*this, node, ir_names[static_cast<size_t>(n)]);
       check_shape(ctx, node.output(k), onnx_shapes);
     }
 
@@ -208,19 +210,18 @@ class Importer {
   // bound, its outputs that anything reads get bound.
   void import_node(const onnx::NodeProto& node, const std::string& ir_name) {
     if (++imported_nodes_ > kMaxImportedNodes) {
-      throw UserError(model_.path + ": node '" + node.name() + "' (" + node.op_type() +
-                      "): importing it and its unrolled loops makes more than " +
+      throw UserError(model_.path + ": " + node_label(node, ir_name) +
+                      ": importing it and its unrolled loops makes more than " +
                       std::to_string(kMaxImportedNodes) + " nodes");
     }
     for (const std::string& in : node.input()) {
       if (!in.empty() && !values_.count(in)) {
-        throw UserError(model_.path + ": node '" + node.name() + "' (" + node.op_type() +
-                        ") reads '" + in +
+        throw UserError(model_.path + ": " + node_label(node, ir_name) + " reads '" + in +
                         "', which no earlier node, input or initializer produces (the graph "
                         "must be topologically sorted)");
       }
     }
-    check_arity(node);
+    check_arity(node, ir_name);
     NodeContext ctx(*this, node, ir_name);
     const OpMapping* m = find_mapping(node.op_type());
     if (m == nullptr) ctx.fail("is not an operator cuvil imports");  // composed or in a subgraph
@@ -375,7 +376,7 @@ class Importer {
  private:
   // The node's input and output counts against ONNX's schema of the op at the model's opset, so
   // that no mapping reads an input a malformed node lacks. Counts include empty optional names.
-  void check_arity(const onnx::NodeProto& node) const {
+  void check_arity(const onnx::NodeProto& node, const std::string& ir_name) const {
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(model_.opset));
     if (schema == nullptr) return;  // not an ONNX op at this opset: the mapping table decides
@@ -388,7 +389,7 @@ class Importer {
                                 : hi == std::numeric_limits<int>::max()
                                     ? "at least " + std::to_string(lo)
                                     : std::to_string(lo) + " to " + std::to_string(hi);
-      throw UserError(model_.path + ": node '" + node.name() + "' (" + node.op_type() + ") has " +
+      throw UserError(model_.path + ": " + node_label(node, ir_name) + " has " +
                       std::to_string(count) + " " + what + "s; " + node.op_type() + " (opset " +
                       std::to_string(model_.opset) + ") takes " + takes);
     };
@@ -680,6 +681,11 @@ class Importer {
 // ---------------------------------------------------------------------------------------------
 // NodeContext
 
+std::string node_label(const onnx::NodeProto& node, const std::string& ir_name) {
+  if (!node.name().empty()) return "node '" + node.name() + "' (" + node.op_type() + ")";
+  return "unnamed node '" + ir_name + "' (" + node.op_type() + ")";
+}
+
 NodeContext::NodeContext(Importer& importer, const onnx::NodeProto& node, std::string ir_name)
     : importer_(importer), node_(node), ir_name_(std::move(ir_name)) {}
 
@@ -857,7 +863,7 @@ HostTensor NodeContext::attr_tensor(const std::string& name) const {
   if (!a || a->type() != onnx::AttributeProto::TENSOR)
     fail("attribute '" + name + "' must be a tensor");
   return decode_tensor(a->t(), TensorSource{importer_.model().path, importer_.model().dir},
-                       "node '" + node_.name() + "' attribute '" + name + "'");
+                       node_label(node_, ir_name_) + " attribute '" + name + "'");
 }
 
 size_t NodeContext::output_count() const {
@@ -899,7 +905,15 @@ ir::ValueId NodeContext::add(ir::OpKind op, std::vector<ir::ValueId> inputs, ir:
   try {
     id = importer_.graph().add_node(op, std::move(inputs), std::move(attrs), name);
   } catch (const UserError& e) {
-    fail(e.what());
+    // The IR's message names its node "node 'NAME' (op): "; where that is this node's own name,
+    // the op it became is enough.
+    std::string what = e.what();
+    const std::string own = "node '" + name + "' (";
+    const size_t op_end = what.find("): ");
+    if (what.rfind(own, 0) == 0 && op_end != std::string::npos) {
+      what = what.substr(own.size(), op_end - own.size()) + ": " + what.substr(op_end + 3);
+    }
+    fail(what);
   }
   // Every value stays countable in int64 (the importer's shape arithmetic relies on it).
   if (bounded_elements(value_shape(id), kMaxElements) < 0)
@@ -944,8 +958,7 @@ const ir::Shape& NodeContext::value_shape(ir::ValueId id) {
 }
 
 void NodeContext::fail(const std::string& message) const {
-  throw UserError(importer_.model().path + ": node '" + node_.name() + "' (" + node_.op_type() +
-                  "): " + message);
+  throw UserError(importer_.model().path + ": " + node_label(node_, ir_name_) + ": " + message);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -997,7 +1010,7 @@ std::string unsupported_operators(const OnnxModel& model) {
   std::string list;
   for (const auto& [op, info] : missing) {
     list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(info.first) +
-            " (first: node '" + info.second + "')";
+            (info.second.empty() ? " (the first unnamed)" : " (first: node '" + info.second + "')");
   }
   return model.path + ": unsupported ONNX operators: " + list;
 }

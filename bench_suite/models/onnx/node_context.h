@@ -22,6 +22,11 @@ namespace cuvil::bench::onnx_import {
 
 class Importer;
 
+// How an error names an ONNX node: "node 'NAME' (OP)", or, for a node the file leaves unnamed,
+// the name the importer gave it from its op and its index in its graph: "unnamed node
+// 'Softmax_1' (Softmax)".
+std::string node_label(const onnx::NodeProto& node, const std::string& ir_name);
+
 // What an ONNX value name stands for while importing: an IR value, a constant known at import,
 // or an ONNX sequence (a list of such values whose length is known at import: sequences exist
 // only in the importer, unrolled loops build them and their elements become ordinary values).
