@@ -90,9 +90,11 @@ struct RungResult {
   Measurement measurement;
   double declared_flops = 0;  // per iteration, kFlopConvention
   double declared_bytes = 0;  // per iteration, kByteConvention
-  // The part of declared_flops done by bf16 or int8 products (runtime::kernel_arithmetic): the
-  // fp32 peak does not bound it, so a rung with any has no %peak of FLOPs.
+  // The part of declared_flops done by bf16 or int8 products (runtime::kernel_arithmetic), and
+  // the bf16 part of it: the fp32 peak does not bound them. A rung's %peak of FLOPs weighs each
+  // part by its own peak; with int8 products, or bf16 ones and no bf16 peak, it has none.
   double reduced_precision_flops = 0;
+  double bf16_flops = 0;
   int64_t arena_bytes = 0;
   int64_t weight_bytes = 0;  // the model's constants as built, at their dtype
   // What the plan holds for weights after prepare: its unreleased constants and the prepared
@@ -102,6 +104,7 @@ struct RungResult {
   int64_t peak_rss_bytes = -1;     // -1: unknown
   bool peak_rss_per_rung = false;  // false: the process's high-water mark so far
   double peak_fp32_gflops = 0;     // the machine's, for "% of peak"; 0: unknown
+  double peak_bf16_gflops = 0;     // the machine's bf16 dot products; 0: unknown
   double peak_mem_gbps = 0;
   RungProbes probes;
 };
@@ -127,7 +130,7 @@ struct RunContext {
 // Achieved rates from a time per iteration.
 struct Achieved {
   double gflops = 0, gbps = 0;
-  // 0 when the peak is unknown, or does not bound the work (bf16/int8 products: fp32 peak only)
+  // 0 when a peak the work needs is unknown (int8 products; bf16 without a bf16 peak)
   double pct_peak_flops = 0, pct_peak_bw = 0;
 };
 Achieved achieved(const RungResult& r, double ns_per_iteration);

@@ -1,5 +1,6 @@
 #include "probes/machine_peak.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,6 +57,40 @@ __attribute__((target("avx512f"))) double fma_loop_avx512(double seconds) {
   volatile float sink = lanes[0];  // keeps the loop alive
   (void)sink;
   return static_cast<double>(iterations) * kFmaChains * 16 * 2 / elapsed;
+}
+
+__attribute__((target("avx512f,avx512bf16"))) double bf16_dot_loop(double seconds) {
+  __m512 acc[kFmaChains];
+  for (int i = 0; i < kFmaChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i) * 1e-3f);
+  // 1.0 and 2^-25 in bf16: the sums stay finite however long the loop runs.
+  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80);
+  const __m512bh b = (__m512bh)_mm512_set1_epi16(0x3300);
+  int64_t iterations = 0;
+  const int64_t end = now_ns() + static_cast<int64_t>(seconds * 1e9);
+  const int64_t start = now_ns();
+  while (now_ns() < end) {
+    for (int64_t it = 0; it < kFmaIterationsPerCheck; ++it) {
+      for (int i = 0; i < kFmaChains; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+    }
+    iterations += kFmaIterationsPerCheck;
+  }
+  const double elapsed = static_cast<double>(now_ns() - start) * 1e-9;
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, acc[0]);
+  volatile float sink = lanes[0];  // keeps the loop alive
+  (void)sink;
+  return static_cast<double>(iterations) * kFmaChains * 16 * 4 / elapsed;
+}
+
+// CPUID: AVX512_BF16 is leaf 7 subleaf 1 EAX bit 5; AMX-BF16 leaf 7 subleaf 0 EDX bit 22.
+bool cpu_has_bf16_dot_products() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __builtin_cpu_supports("avx512f") && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) &&
+         ((eax >> 5) & 1u) != 0;
+}
+bool cpu_has_amx_bf16_tiles() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && ((edx >> 22) & 1u) != 0;
 }
 
 __attribute__((target("avx2,fma"))) double fma_loop_avx2(double seconds) {
@@ -129,6 +164,17 @@ double measure_fma(int threads, const std::string& isa) {
     });
     double total = 0;
     for (double f : per_thread) total += f;
+    best = std::max(best, total);
+  }
+  return best * 1e-9;
+}
+
+double measure_bf16(int threads) {
+  double best = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    double total = 0;
+    for (double f : on_threads(threads, [&](int) { return bf16_dot_loop(kFmaSecondsPerTrial); }))
+      total += f;
     best = std::max(best, total);
   }
   return best * 1e-9;
@@ -222,12 +268,17 @@ std::string today() {
 
 }  // namespace
 
+bool bf16_peak_measurable() {
+  return cpu_has_bf16_dot_products() && !cpu_has_amx_bf16_tiles();
+}
+
 MachinePeak measure_machine_peak(int threads) {
   MachinePeak peak;
   peak.threads = std::max(1, threads);
   peak.cpu_model = cpu_model();
   peak.isa = fma_isa();
   peak.fp32_gflops = measure_fma(peak.threads, peak.isa);
+  if (bf16_peak_measurable()) peak.bf16_gflops = measure_bf16(peak.threads);
   peak.mem_read_gbps = measure_read_bandwidth(peak.threads);
   peak.measured_at = today();
   return peak;
@@ -245,6 +296,10 @@ std::optional<MachinePeak> cached_peak(const nlohmann::json& e, int threads) {
     MachinePeak p;
     p.threads = threads;
     p.fp32_gflops = e.at("fp32_gflops").get<double>();
+    // Written before bf16 peaks were measured (no key): measured again where there is one.
+    p.bf16_gflops = e.value("bf16_gflops", -1.0);
+    if (p.bf16_gflops < 0 && bf16_peak_measurable()) return std::nullopt;
+    p.bf16_gflops = std::max(p.bf16_gflops, 0.0);
     p.mem_read_gbps = e.at("mem_read_gbps").get<double>();
     p.cpu_model = e.at("cpu_model").get<std::string>();
     p.isa = e.at("isa").get<std::string>();
@@ -296,6 +351,7 @@ MachinePeak machine_peak(int threads, bool remeasure, double busy_other_cpus,
   // and a quiet figure stays quiet.
   if (cached) {
     p.fp32_gflops = std::max(p.fp32_gflops, cached->fp32_gflops);
+    p.bf16_gflops = std::max(p.bf16_gflops, cached->bf16_gflops);
     p.mem_read_gbps = std::max(p.mem_read_gbps, cached->mem_read_gbps);
     if (!cached->provisional && p.provisional) {
       p.provisional = false;
@@ -306,6 +362,7 @@ MachinePeak machine_peak(int threads, bool remeasure, double busy_other_cpus,
   if (!path.empty()) {
     if (!cache.is_object()) cache = nlohmann::json::object();
     cache[key] = {{"fp32_gflops", p.fp32_gflops},
+                  {"bf16_gflops", p.bf16_gflops},
                   {"mem_read_gbps", p.mem_read_gbps},
                   {"cpu_model", p.cpu_model},
                   {"isa", p.isa},

@@ -1,6 +1,7 @@
-// This machine's measured peaks, the denominators of every "% of peak": fp32 FMA throughput and
-// memory read bandwidth. Measured once and cached per machine (CPU model, core count, thread
-// count) in $XDG_CACHE_HOME/cuvil/ (else ~/.cache/cuvil/); re-measurable on demand.
+// This machine's measured peaks, the denominators of every "% of peak": fp32 FMA throughput,
+// bf16 dot-product throughput where the CPU has one, and memory read bandwidth. Measured once and
+// cached per machine (CPU model, core count, thread count) in $XDG_CACHE_HOME/cuvil/ (else
+// ~/.cache/cuvil/); re-measurable on demand.
 #pragma once
 
 #include <functional>
@@ -10,7 +11,12 @@ namespace cuvil::probes {
 
 struct MachinePeak {
   int threads = 1;
-  double fp32_gflops = 0;    // all `threads` together, FMA = 2 FLOPs
+  double fp32_gflops = 0;  // all `threads` together, FMA = 2 FLOPs
+  // AVX512_BF16's VDPBF16PS (two bf16 products and their sum per fp32 lane = 4 FLOPs), all
+  // `threads` together: what bounds the bf16 kernels. 0: not measured, because the CPU lacks
+  // AVX512_BF16 or has AMX-BF16 (the bf16 kernels then run on AMX tiles, which this loop does
+  // not bound).
+  double bf16_gflops = 0;
   double mem_read_gbps = 0;  // streaming reads of a buffer far larger than the caches
   std::string cpu_model;
   std::string isa;          // the FMA width measured: "avx512", "avx2" or "scalar"
@@ -25,7 +31,10 @@ struct MachinePeak {
 // A peak is measured only on a quiet machine: other processes keeping fewer CPUs busy than this.
 inline constexpr double kQuietBusyCpus = 0.25;
 
-// Runs the measurement now (about a second).
+// Whether this CPU's bf16 peak is measured: it has AVX512_BF16 and no AMX-BF16.
+bool bf16_peak_measurable();
+
+// Runs the measurement now (about a second, half a second more with a bf16 peak).
 MachinePeak measure_machine_peak(int threads);
 // The cached figures for this machine and thread count, measured (and cached) when missing, when
 // `remeasure` is set, or when the cached ones are provisional and the machine is now quiet.

@@ -10,7 +10,7 @@
 // GFLOP/s are effective ones (the direct convolution's FLOPs over its time). Each case is lowered
 // by passes::lower (so prepare hooks pack or reorder the weights once, outside the timed loop) and
 // its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this
-// machine's measured FMA peak.
+// machine's measured peak of the kernel's arithmetic (fp32 FMA; bf16 dot products).
 //
 //   build-conv/bench_suite/micro/cuvil-micro-conv                 (threads: CUVIL_THREADS, else
 //   all) build-conv/bench_suite/micro/cuvil-micro-conv --benchmark_filter='layer4'
@@ -176,13 +176,19 @@ struct AlignedFloats : std::unique_ptr<float, void (*)(void*)> {
   }
 };
 
-// GFLOP/s and % of this machine's measured FMA peak for `flops` per iteration.
-// `seconds`: the measured loop's wall time.
-void set_rate_counters(benchmark::State& state, double flops, double seconds) {
+// GFLOP/s and % of this machine's measured peak of the kernel's arithmetic (fp32 FMA, or bf16
+// dot products where measured; none for int8) for `flops` per iteration. `seconds`: the
+// measured loop's wall time.
+void set_rate_counters(benchmark::State& state, double flops, double seconds,
+                       const std::string& kernel) {
   const double gflops =
       micro::per_second(flops * 1e-9 * static_cast<double>(state.iterations()), seconds);
   state.counters["GFLOP/s"] = gflops;
-  static const double peak = cuvil::probes::machine_peak(bench_threads()).fp32_gflops;
+  static const cuvil::probes::MachinePeak machine = cuvil::probes::machine_peak(bench_threads());
+  const std::string arithmetic = cuvil::runtime::kernel_arithmetic(kernel);
+  const double peak = arithmetic == "fp32"   ? machine.fp32_gflops
+                      : arithmetic == "bf16" ? machine.bf16_gflops
+                                             : 0.0;
   if (peak > 0) state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak);
 }
 
@@ -224,7 +230,7 @@ void run_conv(benchmark::State& state, ConvShape shape, std::string kernel, bool
   }
   // Multiply-accumulates only: minus the ReLU (and the residual add).
   const double flops = step.flops - static_cast<double>(out_size) * (residual ? 2 : 1);
-  set_rate_counters(state, flops, timer.seconds());
+  set_rate_counters(state, flops, timer.seconds(), step.kernel);
   state.SetLabel(step.kernel);
 }
 
@@ -273,7 +279,7 @@ void run_onednn_winograd(benchmark::State& state, ConvShape s) {
     stream.wait();
   }
   const double flops = 2.0 * s.hw * s.hw * s.o * s.c * 9;
-  set_rate_counters(state, flops, timer.seconds());
+  set_rate_counters(state, flops, timer.seconds(), "conv2d.onednn");
   state.SetLabel(std::string("oneDNN ") + pd.impl_info_str());
 }
 

@@ -102,6 +102,7 @@ RunContext sample_context() {
   c.environment = capture_environment();
   c.peak.threads = 2;
   c.peak.fp32_gflops = 100;
+  c.peak.bf16_gflops = 200;
   c.peak.mem_read_gbps = 10;
   c.threads = 2;
   return c;
@@ -243,6 +244,7 @@ TEST(JsonReport, ContextCarriesEnvironmentConfigAndPeak) {
   }
   EXPECT_EQ(cuvil["config_yaml"], "cuvil_pass_version: 1\n");
   EXPECT_DOUBLE_EQ(cuvil["machine_peak"]["fp32_gflops"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(cuvil["machine_peak"]["bf16_gflops"].get<double>(), 200);
   EXPECT_EQ(cuvil["stopping_rule"]["min_samples"], kDefaultMinSamples);
 }
 
@@ -263,8 +265,9 @@ TEST(JsonReport, AchievedRatesWithoutAPeakHaveNoPercentage) {
   EXPECT_EQ(achieved(r, 0).gflops, 0);
 }
 
-// The fp32 FMA peak does not bound bf16 or int8 products: no %peak of FLOPs for a rung with
-// any (its bandwidth share stays), nor for such a step; fp32 steps beside them keep theirs.
+// Without a peak of their own (int8; bf16 where none was measured), bf16 or int8 products get
+// no %peak of FLOPs, nor does a rung with any (its bandwidth share stays); fp32 steps beside
+// them keep theirs.
 TEST(JsonReport, ReducedPrecisionWorkHasNoFp32PeakPercentage) {
   RungResult r = sample_result();
   EXPECT_DOUBLE_EQ(achieved(r, 2e6).pct_peak_flops, 50);
@@ -286,6 +289,31 @@ TEST(JsonReport, ReducedPrecisionWorkHasNoFp32PeakPercentage) {
   }
   const nlohmann::json entries = benchmark_entries(r, 0);
   EXPECT_EQ((*find_aggregate(entries, "median"))["cuvil"]["reduced_precision_flops"], 1e9);
+}
+
+// A rung of 2e9 fp32 FLOPs and 6e9 bf16 ones, peaks 8000 and 16000 GFLOP/s: at those peaks
+// 0.25 + 0.375 ms, so 1 ms is 62.5%. A bf16 step is held to the bf16 peak; int8 still has none.
+TEST(JsonReport, MixedPrecisionRungWeighsEachPartByItsPeak) {
+  RungResult r = sample_result();
+  r.reduced_precision_flops = 6e9;
+  r.bf16_flops = 6e9;
+  EXPECT_EQ(achieved(r, 1e6).pct_peak_flops, 0);  // no bf16 peak yet
+  r.peak_bf16_gflops = 16000;
+  const Achieved a = achieved(r, 1e6);
+  EXPECT_DOUBLE_EQ(a.gflops, 8000);
+  EXPECT_DOUBLE_EQ(a.pct_peak_flops, 62.5);
+  EXPECT_EQ(format_pct_peak(a), "62.5");
+  r.reduced_precision_flops = 7e9;  // 1e9 of int8 products beside them
+  EXPECT_EQ(achieved(r, 1e6).pct_peak_flops, 0);
+  OpRecord op;
+  op.flops = 4e6;
+  op.ns_per_iteration = 1e3;
+  op.kernel = "conv2d.winograd_bf16";
+  EXPECT_DOUBLE_EQ(achieved(r, op).pct_peak_flops, 25);
+  op.kernel = "conv2d.int8";
+  EXPECT_EQ(achieved(r, op).pct_peak_flops, 0);
+  const nlohmann::json entries = benchmark_entries(r, 0);
+  EXPECT_EQ((*find_aggregate(entries, "median"))["cuvil"]["bf16_flops"], 6e9);
 }
 
 TEST(JsonReport, WriteIsAtomicAndFailsLoudly) {

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "probes/machine_peak.h"
@@ -148,6 +149,45 @@ TEST(MachinePeak, ABusyRemeasureKeepsAQuietPeakQuiet) {
   EXPECT_FALSE(re.provisional);
   EXPECT_GE(re.fp32_gflops, quiet.fp32_gflops);
   EXPECT_EQ(re.measured_at, quiet.measured_at);
+}
+
+// Measured where the CPU has AVX512_BF16 and no AMX (this test's machine decides which), and
+// cached with the rest.
+TEST(MachinePeak, Bf16PeakIsMeasuredExactlyWhereItBoundsTheBf16Kernels) {
+  ScopedCacheHome home("peak_bf16");
+  const MachinePeak p = machine_peak(1, false, 0.0);
+  if (bf16_peak_measurable()) {
+    EXPECT_GT(p.bf16_gflops, 0.1);
+  } else {
+    EXPECT_EQ(p.bf16_gflops, 0);
+  }
+  const MachinePeak cached = machine_peak(1, false, 0.0);
+  EXPECT_TRUE(cached.from_cache);
+  EXPECT_DOUBLE_EQ(cached.bf16_gflops, p.bf16_gflops);
+}
+
+// A cache written before bf16 peaks existed has no "bf16_gflops": where this CPU has one it is
+// measured again; elsewhere the old entry stays in use.
+TEST(MachinePeak, CacheWithoutABf16PeakIsMeasuredAgainWhereOneExists) {
+  ScopedCacheHome home("peak_old_cache");
+  const std::string dir = std::string(std::getenv("XDG_CACHE_HOME")) + "/cuvil";
+  machine_peak(1, false, 0.0);  // writes this machine's key
+  std::ifstream in(dir + "/machine_peak.json");
+  nlohmann::json cache = nlohmann::json::parse(in);
+  ASSERT_EQ(cache.size(), 1u);
+  nlohmann::json& entry = cache.begin().value();
+  entry.erase("bf16_gflops");
+  entry["fp32_gflops"] = 1.5;  // marks the old entry
+  std::ofstream(dir + "/machine_peak.json") << cache.dump();
+  const MachinePeak p = machine_peak(1, false, 0.0);
+  if (bf16_peak_measurable()) {
+    EXPECT_FALSE(p.from_cache);
+    EXPECT_GT(p.bf16_gflops, 0.1);
+  } else {
+    EXPECT_TRUE(p.from_cache);
+    EXPECT_DOUBLE_EQ(p.fp32_gflops, 1.5);
+    EXPECT_EQ(p.bf16_gflops, 0);
+  }
 }
 
 }  // namespace

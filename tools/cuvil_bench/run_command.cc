@@ -111,6 +111,7 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
   result.rung = rung.name;
   result.threads = threads;
   result.peak_fp32_gflops = peak.fp32_gflops;
+  result.peak_bf16_gflops = peak.bf16_gflops;
   result.peak_mem_gbps = peak.mem_read_gbps;
   result.peak_rss_per_rung = reset_peak_rss();
   const std::string label = suite.name + "/" + rung.name;
@@ -139,8 +140,9 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
   stage = "allocating the plan's memory";
   result.declared_flops = compiled.plan.total_flops();
   for (const runtime::Step& step : compiled.plan.steps) {
-    if (runtime::kernel_arithmetic(step.kernel) != "fp32")
-      result.reduced_precision_flops += step.flops;
+    const std::string arithmetic = runtime::kernel_arithmetic(step.kernel);
+    if (arithmetic != "fp32") result.reduced_precision_flops += step.flops;
+    if (arithmetic == "bf16") result.bf16_flops += step.flops;
   }
   result.declared_bytes = compiled.plan.total_bytes();
   result.arena_bytes = compiled.plan.arena_bytes;
@@ -159,6 +161,7 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
         },
         o.remeasure_peak, &info);
     result.peak_fp32_gflops = info.peak_bf16_gflops;
+    result.peak_bf16_gflops = info.peak_bf16_gflops;
     result.peak_mem_gbps = info.peak_hbm_gbps;
     progress_line.clear();
     std::printf("%s\n(%%peak: of the device's measured bf16 tensor %.0f GFLOP/s and %.0f GB/s)\n",
@@ -197,6 +200,7 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
       row.baseline = torch->variants()[k];
       // PyTorch's variants run the model in one precision: --torch-dtype.
       row.reduced_precision_flops = o.torch.dtype == "fp32" ? 0 : row.declared_flops;
+      row.bf16_flops = o.torch.dtype == "bf16" ? row.declared_flops : 0;
       row.measurement = std::move(m[k + 1]);
       row.arena_bytes = 0;
       row.plan_weight_bytes = -1;
@@ -575,13 +579,18 @@ int run_suite(RunOptions o, const std::string& executable) {
               config_path.c_str(), context.config_hash.c_str(), threads,
               pinned.empty() ? "" : (" pinned to --cpus " + o.cpus).c_str(),
               o.pipeline.target.c_str());
+  const std::string bf16_peak =
+      context.peak.bf16_gflops > 0
+          ? ", " + std::to_string(std::llround(context.peak.bf16_gflops)) + " GFLOP/s bf16"
+          : "";
   std::printf(
-      "machine: %s, %d CPUs, governor %s, commit %.12s%s, peak %.0f GFLOP/s fp32 (%s), "
+      "machine: %s, %d CPUs, governor %s, commit %.12s%s, peak %.0f GFLOP/s fp32 (%s)%s, "
       "%.1f GB/s read (%s %s%s)\n",
       env.cpu_model.c_str(), env.logical_cpus, env.governor.c_str(), env.git_commit.c_str(),
       env.git_modified ? " (modified)" : "", context.peak.fp32_gflops, context.peak.isa.c_str(),
-      context.peak.mem_read_gbps, context.peak.from_cache ? "cached, measured" : "measured",
-      context.peak.measured_at.c_str(), context.peak.provisional ? ", provisional" : "");
+      bf16_peak.c_str(), context.peak.mem_read_gbps,
+      context.peak.from_cache ? "cached, measured" : "measured", context.peak.measured_at.c_str(),
+      context.peak.provisional ? ", provisional" : "");
   std::printf(
       "stopping: median known to +-%.2f%% (95%% CI), >= %d samples and %.2fs, timeout %.0fs\n",
       o.measure.max_noise * 100, o.measure.min_samples, o.measure.min_time_s, o.measure.timeout_s);
@@ -631,8 +640,9 @@ int run_suite(RunOptions o, const std::string& executable) {
     if (r.probes.ops_enabled) profiled.push_back(r);
   }
   std::printf(
-      "FLOPs: %s. Bytes: %s. %%peak against this machine's measured peak (fp32 FMA: rungs with "
-      "bf16 or int8 products show -).\n",
+      "FLOPs: %s. Bytes: %s. %%peak against this machine's measured peaks: fp32 FMA, and bf16 "
+      "dot products for bf16 steps where measured (a rung weighs each part by its peak); int8 "
+      "products, and bf16 ones without that peak, show -.\n",
       kFlopConvention, kByteConvention);
   if (!compared.empty()) print_baseline_table(compared, context.baseline);
   std::fflush(stdout);
