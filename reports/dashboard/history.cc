@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include "reports/dashboard/config_diff.h"
@@ -37,15 +36,20 @@ std::map<int64_t, RunExtras> run_extras(Database& db) {
 }
 
 // The benchmarks (run id, name) whose plans had bf16 or int8 products (the median entry's
-// cuvil.reduced_precision_flops): the fp32 peak bounds none of their work, so they get no %peak.
-std::set<std::pair<int64_t, std::string>> reduced_precision_benchmarks(Database& db) {
+// cuvil.reduced_precision_flops), with the %peak cuvil-bench stored for them (the median entry's
+// pct_peak_flops: each part of the work against its own peak; 0 where a needed peak was not
+// measured): the fp32 peak alone does not bound their work.
+std::map<std::pair<int64_t, std::string>, double> reduced_precision_benchmarks(Database& db) {
   Statement select = db.prepare(
       "SELECT r.id, COALESCE(json_extract(e.value, '$.run_name'), json_extract(e.value, "
-      "'$.name')) FROM runs r, json_each(r.document, '$.benchmarks') e "
+      "'$.name')), json_extract(e.value, '$.pct_peak_flops') FROM runs r, "
+      "json_each(r.document, '$.benchmarks') e "
       "WHERE json_extract(e.value, '$.cuvil.reduced_precision_flops') > 0");
-  std::set<std::pair<int64_t, std::string>> out;
+  std::map<std::pair<int64_t, std::string>, double> out;
   while (select.step()) {
-    if (!select.is_null(1)) out.emplace(select.column_int(0), select.column_text(1));
+    if (select.is_null(1)) continue;
+    out[{select.column_int(0), select.column_text(1)}] =
+        select.is_null(2) ? 0.0 : select.column_double(2);
   }
   return out;
 }
@@ -103,7 +107,8 @@ std::vector<double> stored_samples(ResultsStore& store, int64_t benchmark_id) {
 std::vector<BenchmarkHistory> load_histories(ResultsStore& store) {
   Database& db = store.database();
   const std::map<int64_t, RunExtras> extras = run_extras(db);
-  const std::set<std::pair<int64_t, std::string>> reduced = reduced_precision_benchmarks(db);
+  const std::map<std::pair<int64_t, std::string>, double> reduced =
+      reduced_precision_benchmarks(db);
   Statement select = db.prepare(
       "SELECT b.id, b.run_id, b.name, b.suite, b.rung, r.target, r.threads, m.fingerprint, "
       "       m.host, m.cpu_model, r.started_at, r.git_commit, r.command_line, b.repetitions, "
@@ -151,9 +156,9 @@ std::vector<BenchmarkHistory> load_histories(ResultsStore& store) {
     p.config_hash = select.column_text(18);
     const auto extra = extras.find(p.run_id);
     if (extra != extras.end()) {
-      if (reduced.count({p.run_id, name}) == 0) {
-        p.pct_peak_flops = percent_of(p.gflops, extra->second.fp32_gflops);
-      }
+      const auto stored = reduced.find({p.run_id, name});
+      p.pct_peak_flops = stored != reduced.end() ? stored->second
+                                                 : percent_of(p.gflops, extra->second.fp32_gflops);
       p.pct_peak_bw = percent_of(p.gbps, extra->second.mem_read_gbps);
       p.working_directory = extra->second.working_directory;
     }

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "base/error.h"
@@ -318,28 +319,34 @@ TEST_F(Dashboard, AHistoryOfTheMinimumLengthHasNoTooShortNotice) {
   EXPECT_EQ(summary.change_points, 1u);
 }
 
-// A benchmark whose plan had bf16 or int8 products has no %peak against the fp32 peak (a dash);
-// an fp32 one in the same run keeps its share.
-TEST_F(Dashboard, ReducedPrecisionRunsHaveNoFp32PeakShare) {
+// A benchmark whose plan had bf16 or int8 products is not held to the fp32 peak: it shows the
+// %peak cuvil-bench stored for it (each part against its own peak), or none (a dash) where that
+// was 0 or absent; an fp32 one in the same run keeps its share of the fp32 peak.
+TEST_F(Dashboard, ReducedPrecisionRunsShowTheirStoredPeakShareNotTheFp32One) {
   {
     ResultsStore s(db_path());
     nlohmann::json doc =
         reports::testing::run_document({FixtureBenchmark{"resnet50/r0", samples_around(1e6)},
-                                        FixtureBenchmark{"resnet50/r1", samples_around(1e6)}});
+                                        FixtureBenchmark{"resnet50/r1", samples_around(1e6)},
+                                        FixtureBenchmark{"resnet50/r2", samples_around(1e6)}});
     doc["context"]["cuvil"]["machine_peak"] = {{"fp32_gflops", 50.0}, {"mem_read_gbps", 10.0}};
     for (auto& e : doc["benchmarks"]) {
-      if (e.value("run_name", "") == "resnet50/r1" && e.value("aggregate_name", "") == "median") {
+      const std::string name = e.value("run_name", "");
+      if (name != "resnet50/r0" && e.value("aggregate_name", "") == "median") {
         e["cuvil"]["reduced_precision_flops"] = 1e9;
+        if (name == "resnet50/r2") e["pct_peak_flops"] = 62.5;
       }
     }
     s.store_run(doc);
   }
   ResultsStore s(db_path());
   const auto histories = load_histories(s);
-  ASSERT_EQ(histories.size(), 2u);
+  ASSERT_EQ(histories.size(), 3u);
+  const std::map<std::string, double> want = {
+      {"resnet50/r0", 25.0}, {"resnet50/r1", 0.0}, {"resnet50/r2", 62.5}};
   for (const BenchmarkHistory& h : histories) {
     ASSERT_EQ(h.points.size(), 1u);
-    EXPECT_EQ(h.points[0].pct_peak_flops, h.name == "resnet50/r0" ? 25.0 : 0.0) << h.name;
+    EXPECT_EQ(h.points[0].pct_peak_flops, want.at(h.name)) << h.name;
   }
 }
 
