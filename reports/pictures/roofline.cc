@@ -59,6 +59,11 @@ std::string roofline_svg(const Roofline& r) {
   std::snprintf(sub, sizeof sub, "roofs: this machine's measured %.4g GFLOP/s and %.4g GB/s%s%s",
                 r.peak_gflops, r.peak_gbps, r.peak_note.empty() ? "" : ", ", r.peak_note.c_str());
   p.subtitle = r.peak_gflops > 0 || r.peak_gbps > 0 ? sub : "machine peak not measured: no roofs";
+  if (r.bf16_peak_gflops > 0) {
+    char bf16[80];
+    std::snprintf(bf16, sizeof bf16, "; bf16 %.4g GFLOP/s (dashed)", r.bf16_peak_gflops);
+    p.subtitle += bf16;
+  }
   if (skipped > 0) p.subtitle += "; " + std::to_string(skipped) + " op(s) without FLOPs not drawn";
   if (!p.marks.empty() && (r.peak_gflops > 0 || r.peak_gbps > 0)) {
     // The roofs over the x range the points need, and the ridge point where they meet.
@@ -72,24 +77,35 @@ std::string roofline_svg(const Roofline& r) {
     if (!(x1 > x0)) x1 = x0 * 10;
     p.x.min = x0;
     p.x.max = x1;
-    const auto roof = [&](double i) {
-      const double bw = r.peak_gbps > 0 ? r.peak_gbps * i : HUGE_VAL;
-      return r.peak_gflops > 0 ? std::min(r.peak_gflops, bw) : bw;
+    // min(compute, bandwidth x intensity) from x0 to x1, bending at the ridge.
+    const auto roof_line = [&](double compute, const char* css_class, const char* label) {
+      const auto roof = [&](double i) {
+        const double bw = r.peak_gbps > 0 ? r.peak_gbps * i : HUGE_VAL;
+        return compute > 0 ? std::min(compute, bw) : bw;
+      };
+      const double bend = compute > 0 && r.peak_gbps > 0 ? compute / r.peak_gbps : 0;
+      Line l;
+      l.color = "#222";
+      l.width = 2;
+      l.css_class = css_class;
+      l.points.emplace_back(x0, roof(x0));
+      if (bend > x0 && bend < x1) l.points.emplace_back(bend, roof(bend));
+      l.points.emplace_back(x1, roof(x1));
+      l.label = label;
+      char tip[200];
+      std::snprintf(tip, sizeof tip,
+                    "min(%.4g GFLOP/s, %.4g GB/s x intensity); ridge at %.3g FLOP/byte", compute,
+                    r.peak_gbps, bend);
+      l.tooltip = tip;
+      return l;
     };
-    Line l;
-    l.color = "#222";
-    l.width = 2;
-    l.css_class = "roof";
-    l.points.emplace_back(x0, roof(x0));
-    if (ridge > x0 && ridge < x1) l.points.emplace_back(ridge, roof(ridge));
-    l.points.emplace_back(x1, roof(x1));
-    l.label = "roof";
-    char tip[200];
-    std::snprintf(tip, sizeof tip,
-                  "min(%.4g GFLOP/s, %.4g GB/s x intensity); ridge at %.3g FLOP/byte",
-                  r.peak_gflops, r.peak_gbps, ridge);
-    l.tooltip = tip;
-    p.lines.push_back(std::move(l));
+    p.lines.push_back(roof_line(r.peak_gflops, "roof", "roof"));
+    if (r.bf16_peak_gflops > 0) {
+      Line bf16 = roof_line(r.bf16_peak_gflops, "roof bf16", "bf16 roof");
+      bf16.dashed = true;
+      p.lines.push_back(std::move(bf16));
+      p.legend.push_back({"bf16 roof: the bf16 dot-product peak, for bf16 kernels", "#222", true});
+    }
     p.legend.push_back({"roof: min(compute peak, bandwidth x intensity)", "#222", true});
   }
   return render_xy(p);

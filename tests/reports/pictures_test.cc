@@ -151,6 +151,25 @@ TEST(Roofline, OpsUnderTheRoofsColouredByLowering) {
   expect_balanced(svg);
 }
 
+// With a bf16 peak, a second dashed roof at it: its ridge sits at 2x the fp32 one here.
+TEST(Roofline, Bf16OpsGetADashedRoofOfTheirOwn) {
+  Roofline r;
+  r.name = "toy";
+  r.peak_gflops = 100;
+  r.bf16_peak_gflops = 200;
+  r.peak_gbps = 10;
+  r.ops = {{"b1", "conv1", "conv2d", "conv2d.bf16", "generated", 2e6, 1e5, 4e4}};
+  const std::string svg = roofline_svg(r);
+  EXPECT_EQ(count(svg, "class=\"roof\""), 1u);
+  EXPECT_EQ(count(svg, "class=\"roof bf16\""), 1u);
+  EXPECT_NE(svg.find("ridge at 20 FLOP/byte"), std::string::npos);
+  EXPECT_NE(svg.find("stroke-dasharray"), std::string::npos);
+  EXPECT_NE(svg.find("bf16 200 GFLOP/s (dashed)"), std::string::npos);
+  r.bf16_peak_gflops = 0;
+  EXPECT_EQ(count(roofline_svg(r), "roof bf16"), 0u);
+  expect_balanced(svg);
+}
+
 TEST(BaselineBars, MediansIntervalsAndSpeedups) {
   BaselineChart c;
   c.variants = {"cuvil", "torch-eager", "torch-script"};

@@ -434,16 +434,20 @@ pictures::Roofline roofline_of(const std::vector<RungResult>& profiled, const Ru
     roof.peak_note =
         "fp32 " + context.peak.isa + ", " + std::to_string(context.peak.threads) + " thread(s)";
   }
-  bool reduced_precision = false;
+  bool bf16 = false, int8 = false;
   for (const RungResult& r : profiled) {
     for (const OpRecord& op : r.probes.ops.records) {
       roof.ops.push_back({r.rung, op.node, op.op, op.kernel, op.lowering, op.flops, op.bytes,
                           op.ns_per_iteration});
-      reduced_precision = reduced_precision || runtime::kernel_arithmetic(op.kernel) != "fp32";
+      const std::string arithmetic = runtime::kernel_arithmetic(op.kernel);
+      bf16 = bf16 || arithmetic == "bf16";
+      int8 = int8 || arithmetic == "int8";
     }
   }
-  if (context.target == "cpu" && reduced_precision) {
-    roof.peak_note += "; it does not bound the bf16/int8 ops";
+  if (context.target == "cpu") {
+    if (bf16) roof.bf16_peak_gflops = profiled.front().peak_bf16_gflops;
+    if (bf16 && !(roof.bf16_peak_gflops > 0)) roof.peak_note += "; it does not bound the bf16 ops";
+    if (int8) roof.peak_note += "; it does not bound the int8 ops";
   }
   return roof;
 }
