@@ -124,15 +124,19 @@ double OpsProfile::total_ns_per_iteration() const {
   return total;
 }
 
+double peak_of(const RungResult& r, const std::string& arithmetic) {
+  return arithmetic == "fp32"   ? r.peak_fp32_gflops
+         : arithmetic == "bf16" ? r.peak_bf16_gflops
+         : arithmetic == "int8" ? r.peak_int8_gflops
+                                : 0.0;
+}
+
 Achieved achieved(const RungResult& r, const OpRecord& op) {
   Achieved a;
   if (!(op.ns_per_iteration > 0)) return a;
   a.gflops = op.flops / op.ns_per_iteration;
   a.gbps = op.bytes / op.ns_per_iteration;
-  const std::string arithmetic = runtime::kernel_arithmetic(op.kernel);
-  const double peak = arithmetic == "fp32"   ? r.peak_fp32_gflops
-                      : arithmetic == "bf16" ? r.peak_bf16_gflops
-                                             : 0.0;
+  const double peak = peak_of(r, runtime::kernel_arithmetic(op.kernel));
   if (peak > 0) a.pct_peak_flops = 100.0 * a.gflops / peak;
   if (r.peak_mem_gbps > 0) a.pct_peak_bw = 100.0 * a.gbps / r.peak_mem_gbps;
   return a;
@@ -191,15 +195,20 @@ Achieved achieved(const RungResult& r, double ns_per_iteration) {
   a.gflops = r.declared_flops / ns_per_iteration;  // FLOP/ns == GFLOP/s
   a.gbps = r.declared_bytes / ns_per_iteration;
   // Each part of the work at its own peak: the time that would take over the time it took (all
-  // fp32: GFLOP/s over the fp32 peak). Flops are whole numbers, summed in the same order.
-  const double int8_flops = r.reduced_precision_flops - r.bf16_flops;
-  const double fp32_flops = r.declared_flops - r.reduced_precision_flops;
-  const bool bf16_bounded = !(r.bf16_flops > 0) || r.peak_bf16_gflops > 0;
-  if (r.peak_fp32_gflops > 0 && bf16_bounded && !(int8_flops > 0.5)) {
-    const double at_peak_ns = fp32_flops / r.peak_fp32_gflops +
-                              (r.bf16_flops > 0 ? r.bf16_flops / r.peak_bf16_gflops : 0.0);
-    a.pct_peak_flops = 100.0 * at_peak_ns / ns_per_iteration;
+  // fp32: GFLOP/s over the fp32 peak). A part below half a FLOP is rounding (flops are whole).
+  const std::pair<const char*, double> parts[] = {
+      {"fp32", r.declared_flops - r.reduced_precision_flops},
+      {"bf16", r.bf16_flops},
+      {"int8", r.reduced_precision_flops - r.bf16_flops}};
+  double at_peak_ns = 0;
+  bool bounded = true;  // false: a part no measured peak bounds, so no %peak of FLOPs
+  for (const auto& [arithmetic, flops] : parts) {
+    if (!(flops > 0.5)) continue;
+    const double peak = peak_of(r, arithmetic);
+    bounded = bounded && peak > 0;
+    if (peak > 0) at_peak_ns += flops / peak;
   }
+  if (bounded && at_peak_ns > 0) a.pct_peak_flops = 100.0 * at_peak_ns / ns_per_iteration;
   if (r.peak_mem_gbps > 0) a.pct_peak_bw = 100.0 * a.gbps / r.peak_mem_gbps;
   return a;
 }
@@ -235,6 +244,7 @@ nlohmann::json context_json(const RunContext& c) {
     peak = {{"threads", c.peak.threads},
             {"fp32_gflops", c.peak.fp32_gflops},
             {"bf16_gflops", c.peak.bf16_gflops},
+            {"int8_gflops", c.peak.int8_gflops},
             {"mem_read_gbps", c.peak.mem_read_gbps},
             {"isa", c.peak.isa},
             {"measured_at", c.peak.measured_at},

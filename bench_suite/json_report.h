@@ -92,7 +92,7 @@ struct RungResult {
   double declared_bytes = 0;  // per iteration, kByteConvention
   // The part of declared_flops done by bf16 or int8 products (runtime::kernel_arithmetic), and
   // the bf16 part of it: the fp32 peak does not bound them. A rung's %peak of FLOPs weighs each
-  // part by its own peak; with int8 products, or bf16 ones and no bf16 peak, it has none.
+  // part by its own peak; where one it needs was not measured, it has none.
   double reduced_precision_flops = 0;
   double bf16_flops = 0;
   int64_t arena_bytes = 0;
@@ -105,6 +105,7 @@ struct RungResult {
   bool peak_rss_per_rung = false;  // false: the process's high-water mark so far
   double peak_fp32_gflops = 0;     // the machine's, for "% of peak"; 0: unknown
   double peak_bf16_gflops = 0;     // the machine's bf16 dot products; 0: unknown
+  double peak_int8_gflops = 0;     // the machine's int8 dot products; 0: unknown
   double peak_mem_gbps = 0;
   RungProbes probes;
 };
@@ -130,10 +131,12 @@ struct RunContext {
 // Achieved rates from a time per iteration.
 struct Achieved {
   double gflops = 0, gbps = 0;
-  // 0 when a peak the work needs is unknown (int8 products; bf16 without a bf16 peak)
+  // 0 when a peak the work needs is unknown (bf16 or int8 products where it was not measured)
   double pct_peak_flops = 0, pct_peak_bw = 0;
 };
 Achieved achieved(const RungResult& r, double ns_per_iteration);
+// The rung's peak for products of `arithmetic` (runtime::kernel_arithmetic); 0: unknown.
+double peak_of(const RungResult& r, const std::string& arithmetic);
 // The %peak of FLOPs for a table, "-" where the work has a rate but no peak bounds it.
 std::string format_pct_peak(const Achieved& a);
 

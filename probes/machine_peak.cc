@@ -75,23 +75,48 @@ __attribute__((target("avx512f,avx512bf16"))) double bf16_dot_loop(double second
     iterations += kFmaIterationsPerCheck;
   }
   const double elapsed = static_cast<double>(now_ns() - start) * 1e-9;
+  __m512 sum = acc[0];  // every chain is read, so none is dropped as dead code
+  for (int i = 1; i < kFmaChains; ++i) sum = _mm512_add_ps(sum, acc[i]);
   alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, acc[0]);
+  _mm512_store_ps(lanes, sum);
   volatile float sink = lanes[0];  // keeps the loop alive
   (void)sink;
   return static_cast<double>(iterations) * kFmaChains * 16 * 4 / elapsed;
 }
 
-// CPUID: AVX512_BF16 is leaf 7 subleaf 1 EAX bit 5; AMX-BF16 leaf 7 subleaf 0 EDX bit 22.
-bool cpu_has_bf16_dot_products() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __builtin_cpu_supports("avx512f") && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) &&
-         ((eax >> 5) & 1u) != 0;
+__attribute__((target("avx512f,avx512vnni"))) double int8_dot_loop(double seconds) {
+  __m512i acc[kFmaChains];
+  for (int i = 0; i < kFmaChains; ++i) acc[i] = _mm512_set1_epi32(i);
+  // 1 x 1 per byte pair: each lane grows by 4 per instruction, and int32 wraps harmlessly.
+  const __m512i a = _mm512_set1_epi8(1), b = _mm512_set1_epi8(1);
+  int64_t iterations = 0;
+  const int64_t end = now_ns() + static_cast<int64_t>(seconds * 1e9);
+  const int64_t start = now_ns();
+  while (now_ns() < end) {
+    for (int64_t it = 0; it < kFmaIterationsPerCheck; ++it) {
+      for (int i = 0; i < kFmaChains; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+    }
+    iterations += kFmaIterationsPerCheck;
+  }
+  const double elapsed = static_cast<double>(now_ns() - start) * 1e-9;
+  __m512i sum = acc[0];  // every chain is read, so none is dropped as dead code
+  for (int i = 1; i < kFmaChains; ++i) sum = _mm512_add_epi32(sum, acc[i]);
+  alignas(64) int32_t lanes[16];
+  _mm512_store_si512(lanes, sum);
+  volatile int32_t sink = lanes[0];  // keeps the loop alive
+  (void)sink;
+  return static_cast<double>(iterations) * kFmaChains * 16 * 8 / elapsed;
 }
-bool cpu_has_amx_bf16_tiles() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && ((edx >> 22) & 1u) != 0;
+
+// A CPUID leaf 7 feature bit, on a CPU whose AVX-512 the OS enabled (all of these need it):
+// subleaf 1 EAX bit 5 is AVX512_BF16; subleaf 0 ECX bit 11 AVX512_VNNI, EDX bits 22 and 25
+// AMX-BF16 and AMX-INT8.
+bool cpuid_leaf7_bit(unsigned subleaf, int reg, int bit) {
+  unsigned r[4] = {};
+  return __builtin_cpu_supports("avx512f") &&
+         __get_cpuid_count(7, subleaf, &r[0], &r[1], &r[2], &r[3]) && ((r[reg] >> bit) & 1u) != 0;
 }
+constexpr int kEax = 0, kEcx = 2, kEdx = 3;
 
 __attribute__((target("avx2,fma"))) double fma_loop_avx2(double seconds) {
   __m256 acc[kFmaChains];
@@ -169,12 +194,12 @@ double measure_fma(int threads, const std::string& isa) {
   return best * 1e-9;
 }
 
-double measure_bf16(int threads) {
+// The best of kTrials of `loop` on every thread at once, in G per second.
+double measure_peak_loop(int threads, double (*loop)(double)) {
   double best = 0;
   for (int trial = 0; trial < kTrials; ++trial) {
     double total = 0;
-    for (double f : on_threads(threads, [&](int) { return bf16_dot_loop(kFmaSecondsPerTrial); }))
-      total += f;
+    for (double f : on_threads(threads, [&](int) { return loop(kFmaSecondsPerTrial); })) total += f;
     best = std::max(best, total);
   }
   return best * 1e-9;
@@ -269,7 +294,10 @@ std::string today() {
 }  // namespace
 
 bool bf16_peak_measurable() {
-  return cpu_has_bf16_dot_products() && !cpu_has_amx_bf16_tiles();
+  return cpuid_leaf7_bit(1, kEax, 5) && !cpuid_leaf7_bit(0, kEdx, 22);
+}
+bool int8_peak_measurable() {
+  return cpuid_leaf7_bit(0, kEcx, 11) && !cpuid_leaf7_bit(0, kEdx, 25);
 }
 
 MachinePeak measure_machine_peak(int threads) {
@@ -278,7 +306,8 @@ MachinePeak measure_machine_peak(int threads) {
   peak.cpu_model = cpu_model();
   peak.isa = fma_isa();
   peak.fp32_gflops = measure_fma(peak.threads, peak.isa);
-  if (bf16_peak_measurable()) peak.bf16_gflops = measure_bf16(peak.threads);
+  if (bf16_peak_measurable()) peak.bf16_gflops = measure_peak_loop(peak.threads, bf16_dot_loop);
+  if (int8_peak_measurable()) peak.int8_gflops = measure_peak_loop(peak.threads, int8_dot_loop);
   peak.mem_read_gbps = measure_read_bandwidth(peak.threads);
   peak.measured_at = today();
   return peak;
@@ -296,10 +325,14 @@ std::optional<MachinePeak> cached_peak(const nlohmann::json& e, int threads) {
     MachinePeak p;
     p.threads = threads;
     p.fp32_gflops = e.at("fp32_gflops").get<double>();
-    // Written before bf16 peaks were measured (no key): measured again where there is one.
+    // Written before bf16 and int8 peaks were measured (no key): measured again where this CPU
+    // has them.
     p.bf16_gflops = e.value("bf16_gflops", -1.0);
+    p.int8_gflops = e.value("int8_gflops", -1.0);
     if (p.bf16_gflops < 0 && bf16_peak_measurable()) return std::nullopt;
+    if (p.int8_gflops < 0 && int8_peak_measurable()) return std::nullopt;
     p.bf16_gflops = std::max(p.bf16_gflops, 0.0);
+    p.int8_gflops = std::max(p.int8_gflops, 0.0);
     p.mem_read_gbps = e.at("mem_read_gbps").get<double>();
     p.cpu_model = e.at("cpu_model").get<std::string>();
     p.isa = e.at("isa").get<std::string>();
@@ -352,6 +385,7 @@ MachinePeak machine_peak(int threads, bool remeasure, double busy_other_cpus,
   if (cached) {
     p.fp32_gflops = std::max(p.fp32_gflops, cached->fp32_gflops);
     p.bf16_gflops = std::max(p.bf16_gflops, cached->bf16_gflops);
+    p.int8_gflops = std::max(p.int8_gflops, cached->int8_gflops);
     p.mem_read_gbps = std::max(p.mem_read_gbps, cached->mem_read_gbps);
     if (!cached->provisional && p.provisional) {
       p.provisional = false;
@@ -363,6 +397,7 @@ MachinePeak machine_peak(int threads, bool remeasure, double busy_other_cpus,
     if (!cache.is_object()) cache = nlohmann::json::object();
     cache[key] = {{"fp32_gflops", p.fp32_gflops},
                   {"bf16_gflops", p.bf16_gflops},
+                  {"int8_gflops", p.int8_gflops},
                   {"mem_read_gbps", p.mem_read_gbps},
                   {"cpu_model", p.cpu_model},
                   {"isa", p.isa},

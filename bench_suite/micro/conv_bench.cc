@@ -10,7 +10,7 @@
 // GFLOP/s are effective ones (the direct convolution's FLOPs over its time). Each case is lowered
 // by passes::lower (so prepare hooks pack or reorder the weights once, outside the timed loop) and
 // its one step is timed alone. Counters: GFLOP/s (2 FLOPs per multiply-accumulate) and % of this
-// machine's measured peak of the kernel's arithmetic (fp32 FMA; bf16 dot products).
+// machine's measured peak of the kernel's arithmetic (fp32 FMA; bf16 or int8 dot products).
 //
 //   build-conv/bench_suite/micro/cuvil-micro-conv                 (threads: CUVIL_THREADS, else
 //   all) build-conv/bench_suite/micro/cuvil-micro-conv --benchmark_filter='layer4'
@@ -176,8 +176,8 @@ struct AlignedFloats : std::unique_ptr<float, void (*)(void*)> {
   }
 };
 
-// GFLOP/s and % of this machine's measured peak of the kernel's arithmetic (fp32 FMA, or bf16
-// dot products where measured; none for int8) for `flops` per iteration. `seconds`: the
+// GFLOP/s and % of this machine's measured peak of the kernel's arithmetic (fp32 FMA, or bf16 or
+// int8 dot products where measured) for `flops` per iteration. `seconds`: the
 // measured loop's wall time.
 void set_rate_counters(benchmark::State& state, double flops, double seconds,
                        const std::string& kernel) {
@@ -185,10 +185,7 @@ void set_rate_counters(benchmark::State& state, double flops, double seconds,
       micro::per_second(flops * 1e-9 * static_cast<double>(state.iterations()), seconds);
   state.counters["GFLOP/s"] = gflops;
   static const cuvil::probes::MachinePeak machine = cuvil::probes::machine_peak(bench_threads());
-  const std::string arithmetic = cuvil::runtime::kernel_arithmetic(kernel);
-  const double peak = arithmetic == "fp32"   ? machine.fp32_gflops
-                      : arithmetic == "bf16" ? machine.bf16_gflops
-                                             : 0.0;
+  const double peak = machine.of(cuvil::runtime::kernel_arithmetic(kernel));
   if (peak > 0) state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak);
 }
 

@@ -292,7 +292,8 @@ TEST(JsonReport, ReducedPrecisionWorkHasNoFp32PeakPercentage) {
 }
 
 // A rung of 2e9 fp32 FLOPs and 6e9 bf16 ones, peaks 8000 and 16000 GFLOP/s: at those peaks
-// 0.25 + 0.375 ms, so 1 ms is 62.5%. A bf16 step is held to the bf16 peak; int8 still has none.
+// 0.25 + 0.375 ms, so 1 ms is 62.5%. A bf16 step is held to the bf16 peak, an int8 one to the
+// int8 peak.
 TEST(JsonReport, MixedPrecisionRungWeighsEachPartByItsPeak) {
   RungResult r = sample_result();
   r.reduced_precision_flops = 6e9;
@@ -303,15 +304,21 @@ TEST(JsonReport, MixedPrecisionRungWeighsEachPartByItsPeak) {
   EXPECT_DOUBLE_EQ(a.gflops, 8000);
   EXPECT_DOUBLE_EQ(a.pct_peak_flops, 62.5);
   EXPECT_EQ(format_pct_peak(a), "62.5");
-  r.reduced_precision_flops = 7e9;  // 1e9 of int8 products beside them
-  EXPECT_EQ(achieved(r, 1e6).pct_peak_flops, 0);
   OpRecord op;
   op.flops = 4e6;
   op.ns_per_iteration = 1e3;
   op.kernel = "conv2d.winograd_bf16";
   EXPECT_DOUBLE_EQ(achieved(r, op).pct_peak_flops, 25);
+  // 1e9 of the fp32 FLOPs become int8 products: without an int8 peak, none; with one of 32000,
+  // 0.125 + 0.375 + 0.03125 ms of 1 ms.
+  r.reduced_precision_flops = 7e9;
+  EXPECT_EQ(achieved(r, 1e6).pct_peak_flops, 0);
   op.kernel = "conv2d.int8";
   EXPECT_EQ(achieved(r, op).pct_peak_flops, 0);
+  r.peak_int8_gflops = 32000;
+  EXPECT_DOUBLE_EQ(achieved(r, 1e6).pct_peak_flops, 53.125);
+  EXPECT_DOUBLE_EQ(achieved(r, op).pct_peak_flops, 12.5);
+  EXPECT_DOUBLE_EQ(achieved(r, 1e6).pct_peak_bw, 5000);  // the bandwidth share either way
   const nlohmann::json entries = benchmark_entries(r, 0);
   EXPECT_EQ((*find_aggregate(entries, "median"))["cuvil"]["bf16_flops"], 6e9);
 }

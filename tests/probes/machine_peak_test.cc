@@ -151,42 +151,44 @@ TEST(MachinePeak, ABusyRemeasureKeepsAQuietPeakQuiet) {
   EXPECT_EQ(re.measured_at, quiet.measured_at);
 }
 
-// Measured where the CPU has AVX512_BF16 and no AMX (this test's machine decides which), and
-// cached with the rest.
-TEST(MachinePeak, Bf16PeakIsMeasuredExactlyWhereItBoundsTheBf16Kernels) {
-  ScopedCacheHome home("peak_bf16");
+// Measured where the CPU has AVX512_BF16 (AVX512_VNNI) and no AMX-BF16 (AMX-INT8): this test's
+// machine decides which; and cached with the rest.
+TEST(MachinePeak, DotProductPeaksAreMeasuredExactlyWhereTheyBoundTheKernels) {
+  ScopedCacheHome home("peak_dot");
   const MachinePeak p = machine_peak(1, false, 0.0);
-  if (bf16_peak_measurable()) {
-    EXPECT_GT(p.bf16_gflops, 0.1);
-  } else {
-    EXPECT_EQ(p.bf16_gflops, 0);
-  }
+  EXPECT_EQ(p.bf16_gflops > 0.1, bf16_peak_measurable()) << p.bf16_gflops;
+  EXPECT_EQ(p.int8_gflops > 0.1, int8_peak_measurable()) << p.int8_gflops;
+  EXPECT_DOUBLE_EQ(p.of("bf16"), p.bf16_gflops);
+  EXPECT_DOUBLE_EQ(p.of("int8"), p.int8_gflops);
+  EXPECT_DOUBLE_EQ(p.of("fp32"), p.fp32_gflops);
+  EXPECT_EQ(p.of("fp8"), 0);
   const MachinePeak cached = machine_peak(1, false, 0.0);
   EXPECT_TRUE(cached.from_cache);
   EXPECT_DOUBLE_EQ(cached.bf16_gflops, p.bf16_gflops);
+  EXPECT_DOUBLE_EQ(cached.int8_gflops, p.int8_gflops);
 }
 
-// A cache written before bf16 peaks existed has no "bf16_gflops": where this CPU has one it is
-// measured again; elsewhere the old entry stays in use.
-TEST(MachinePeak, CacheWithoutABf16PeakIsMeasuredAgainWhereOneExists) {
-  ScopedCacheHome home("peak_old_cache");
-  const std::string dir = std::string(std::getenv("XDG_CACHE_HOME")) + "/cuvil";
-  machine_peak(1, false, 0.0);  // writes this machine's key
-  std::ifstream in(dir + "/machine_peak.json");
-  nlohmann::json cache = nlohmann::json::parse(in);
-  ASSERT_EQ(cache.size(), 1u);
-  nlohmann::json& entry = cache.begin().value();
-  entry.erase("bf16_gflops");
-  entry["fp32_gflops"] = 1.5;  // marks the old entry
-  std::ofstream(dir + "/machine_peak.json") << cache.dump();
-  const MachinePeak p = machine_peak(1, false, 0.0);
-  if (bf16_peak_measurable()) {
-    EXPECT_FALSE(p.from_cache);
-    EXPECT_GT(p.bf16_gflops, 0.1);
-  } else {
-    EXPECT_TRUE(p.from_cache);
-    EXPECT_DOUBLE_EQ(p.fp32_gflops, 1.5);
-    EXPECT_EQ(p.bf16_gflops, 0);
+// A cache written before the dot-product peaks existed lacks their keys: where this CPU has one
+// it is measured again; elsewhere the old entry stays in use.
+TEST(MachinePeak, CacheWithoutADotProductPeakIsMeasuredAgainWhereOneExists) {
+  for (const char* key : {"bf16_gflops", "int8_gflops"}) {
+    ScopedCacheHome home(std::string("peak_old_cache_") + key);
+    const std::string dir = std::string(std::getenv("XDG_CACHE_HOME")) + "/cuvil";
+    machine_peak(1, false, 0.0);  // writes this machine's key
+    std::ifstream in(dir + "/machine_peak.json");
+    nlohmann::json cache = nlohmann::json::parse(in);
+    ASSERT_EQ(cache.size(), 1u);
+    nlohmann::json& entry = cache.begin().value();
+    entry.erase(key);
+    entry["fp32_gflops"] = 1.5;  // marks the old entry
+    std::ofstream(dir + "/machine_peak.json") << cache.dump();
+    const bool measurable =
+        std::string(key) == "bf16_gflops" ? bf16_peak_measurable() : int8_peak_measurable();
+    const MachinePeak p = machine_peak(1, false, 0.0);
+    EXPECT_EQ(p.from_cache, !measurable) << key;
+    if (!measurable) {
+      EXPECT_DOUBLE_EQ(p.fp32_gflops, 1.5) << key;
+    }
   }
 }
 

@@ -112,6 +112,7 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
   result.threads = threads;
   result.peak_fp32_gflops = peak.fp32_gflops;
   result.peak_bf16_gflops = peak.bf16_gflops;
+  result.peak_int8_gflops = peak.int8_gflops;
   result.peak_mem_gbps = peak.mem_read_gbps;
   result.peak_rss_per_rung = reset_peak_rss();
   const std::string label = suite.name + "/" + rung.name;
@@ -162,6 +163,7 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
         o.remeasure_peak, &info);
     result.peak_fp32_gflops = info.peak_bf16_gflops;
     result.peak_bf16_gflops = info.peak_bf16_gflops;
+    result.peak_int8_gflops = 0;  // not measured on the device
     result.peak_mem_gbps = info.peak_hbm_gbps;
     progress_line.clear();
     std::printf("%s\n(%%peak: of the device's measured bf16 tensor %.0f GFLOP/s and %.0f GB/s)\n",
@@ -447,7 +449,7 @@ pictures::Roofline roofline_of(const std::vector<RungResult>& profiled, const Ru
   if (context.target == "cpu") {
     if (bf16) roof.bf16_peak_gflops = profiled.front().peak_bf16_gflops;
     if (bf16 && !(roof.bf16_peak_gflops > 0)) roof.peak_note += "; it does not bound the bf16 ops";
-    if (int8) roof.peak_note += "; it does not bound the int8 ops";
+    if (int8) roof.peak_note += "; it does not bound the int8 ops";  // no int8 roof drawn
   }
   return roof;
 }
@@ -583,16 +585,19 @@ int run_suite(RunOptions o, const std::string& executable) {
               config_path.c_str(), context.config_hash.c_str(), threads,
               pinned.empty() ? "" : (" pinned to --cpus " + o.cpus).c_str(),
               o.pipeline.target.c_str());
-  const std::string bf16_peak =
-      context.peak.bf16_gflops > 0
-          ? ", " + std::to_string(std::llround(context.peak.bf16_gflops)) + " GFLOP/s bf16"
-          : "";
+  std::string dot_peaks;  // bf16 and int8, where measured
+  for (const char* arithmetic : {"bf16", "int8"}) {
+    if (context.peak.of(arithmetic) > 0) {
+      dot_peaks += ", " + std::to_string(std::llround(context.peak.of(arithmetic))) + " GFLOP/s " +
+                   arithmetic;
+    }
+  }
   std::printf(
       "machine: %s, %d CPUs, governor %s, commit %.12s%s, peak %.0f GFLOP/s fp32 (%s)%s, "
       "%.1f GB/s read (%s %s%s)\n",
       env.cpu_model.c_str(), env.logical_cpus, env.governor.c_str(), env.git_commit.c_str(),
       env.git_modified ? " (modified)" : "", context.peak.fp32_gflops, context.peak.isa.c_str(),
-      bf16_peak.c_str(), context.peak.mem_read_gbps,
+      dot_peaks.c_str(), context.peak.mem_read_gbps,
       context.peak.from_cache ? "cached, measured" : "measured", context.peak.measured_at.c_str(),
       context.peak.provisional ? ", provisional" : "");
   std::printf(
@@ -644,9 +649,9 @@ int run_suite(RunOptions o, const std::string& executable) {
     if (r.probes.ops_enabled) profiled.push_back(r);
   }
   std::printf(
-      "FLOPs: %s. Bytes: %s. %%peak against this machine's measured peaks: fp32 FMA, and bf16 "
-      "dot products for bf16 steps where measured (a rung weighs each part by its peak); int8 "
-      "products, and bf16 ones without that peak, show -.\n",
+      "FLOPs: %s. Bytes: %s. %%peak against this machine's measured peaks: fp32 FMA, and the "
+      "bf16 or int8 dot products for such steps (a rung weighs each part by its peak); work whose "
+      "peak was not measured shows -.\n",
       kFlopConvention, kByteConvention);
   if (!compared.empty()) print_baseline_table(compared, context.baseline);
   std::fflush(stdout);
