@@ -59,10 +59,10 @@ std::string roofline_svg(const Roofline& r) {
   std::snprintf(sub, sizeof sub, "roofs: this machine's measured %.4g GFLOP/s and %.4g GB/s%s%s",
                 r.peak_gflops, r.peak_gbps, r.peak_note.empty() ? "" : ", ", r.peak_note.c_str());
   p.subtitle = r.peak_gflops > 0 || r.peak_gbps > 0 ? sub : "machine peak not measured: no roofs";
-  if (r.bf16_peak_gflops > 0) {
-    char bf16[80];
-    std::snprintf(bf16, sizeof bf16, "; bf16 %.4g GFLOP/s (dashed)", r.bf16_peak_gflops);
-    p.subtitle += bf16;
+  for (const auto& [arithmetic, gflops] : r.precision_roofs) {
+    char extra[80];
+    std::snprintf(extra, sizeof extra, "; %s %.4g GFLOP/s (dashed)", arithmetic.c_str(), gflops);
+    p.subtitle += extra;
   }
   if (skipped > 0) p.subtitle += "; " + std::to_string(skipped) + " op(s) without FLOPs not drawn";
   if (!p.marks.empty() && (r.peak_gflops > 0 || r.peak_gbps > 0)) {
@@ -78,7 +78,8 @@ std::string roofline_svg(const Roofline& r) {
     p.x.min = x0;
     p.x.max = x1;
     // min(compute, bandwidth x intensity) from x0 to x1, bending at the ridge.
-    const auto roof_line = [&](double compute, const char* css_class, const char* label) {
+    const auto roof_line = [&](double compute, const std::string& css_class,
+                               const std::string& label) {
       const auto roof = [&](double i) {
         const double bw = r.peak_gbps > 0 ? r.peak_gbps * i : HUGE_VAL;
         return compute > 0 ? std::min(compute, bw) : bw;
@@ -100,11 +101,13 @@ std::string roofline_svg(const Roofline& r) {
       return l;
     };
     p.lines.push_back(roof_line(r.peak_gflops, "roof", "roof"));
-    if (r.bf16_peak_gflops > 0) {
-      Line bf16 = roof_line(r.bf16_peak_gflops, "roof bf16", "bf16 roof");
-      bf16.dashed = true;
-      p.lines.push_back(std::move(bf16));
-      p.legend.push_back({"bf16 roof: the bf16 dot-product peak, for bf16 kernels", "#222", true});
+    for (const auto& [arithmetic, gflops] : r.precision_roofs) {
+      Line l = roof_line(gflops, "roof " + arithmetic, arithmetic + " roof");
+      l.dashed = true;
+      p.lines.push_back(std::move(l));
+      p.legend.push_back({arithmetic + " roof: the " + arithmetic + " dot-product peak, for " +
+                              arithmetic + " kernels",
+                          "#222", true});
     }
     p.legend.push_back({"roof: min(compute peak, bandwidth x intensity)", "#222", true});
   }

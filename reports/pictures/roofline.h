@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cuvil::reports::pictures {
@@ -18,9 +19,9 @@ struct RooflineOp {
 struct Roofline {
   std::string name;        // "resnet50, 2 thread(s)"
   double peak_gflops = 0;  // the compute roof; 0: not measured
-  // A second compute roof, dashed, for the ops of bf16 kernels (the CPU's bf16 dot-product peak);
-  // 0: none drawn.
-  double bf16_peak_gflops = 0;
+  // Further compute roofs, dashed, for the ops of reduced-precision kernels: {"bf16", the CPU's
+  // bf16 dot-product peak}, {"int8", ...}.
+  std::vector<std::pair<std::string, double>> precision_roofs;
   double peak_gbps = 0;   // the bandwidth roof; 0: not measured
   std::string peak_note;  // where the roofs come from, e.g. "fp32 avx2, measured ..."
   std::vector<RooflineOp> ops;

@@ -156,7 +156,7 @@ TEST(Roofline, Bf16OpsGetADashedRoofOfTheirOwn) {
   Roofline r;
   r.name = "toy";
   r.peak_gflops = 100;
-  r.bf16_peak_gflops = 200;
+  r.precision_roofs = {{"bf16", 200}};
   r.peak_gbps = 10;
   r.ops = {{"b1", "conv1", "conv2d", "conv2d.bf16", "generated", 2e6, 1e5, 4e4}};
   const std::string svg = roofline_svg(r);
@@ -165,7 +165,7 @@ TEST(Roofline, Bf16OpsGetADashedRoofOfTheirOwn) {
   EXPECT_NE(svg.find("ridge at 20 FLOP/byte"), std::string::npos);
   EXPECT_NE(svg.find("stroke-dasharray"), std::string::npos);
   EXPECT_NE(svg.find("bf16 200 GFLOP/s (dashed)"), std::string::npos);
-  r.bf16_peak_gflops = 0;
+  r.precision_roofs.clear();
   EXPECT_EQ(count(roofline_svg(r), "roof bf16"), 0u);
   expect_balanced(svg);
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "base/error.h"
@@ -436,20 +437,24 @@ pictures::Roofline roofline_of(const std::vector<RungResult>& profiled, const Ru
     roof.peak_note =
         "fp32 " + context.peak.isa + ", " + std::to_string(context.peak.threads) + " thread(s)";
   }
-  bool bf16 = false, int8 = false;
+  std::set<std::string> reduced;  // the reduced-precision arithmetics among the ops
   for (const RungResult& r : profiled) {
     for (const OpRecord& op : r.probes.ops.records) {
       roof.ops.push_back({r.rung, op.node, op.op, op.kernel, op.lowering, op.flops, op.bytes,
                           op.ns_per_iteration});
       const std::string arithmetic = runtime::kernel_arithmetic(op.kernel);
-      bf16 = bf16 || arithmetic == "bf16";
-      int8 = int8 || arithmetic == "int8";
+      if (arithmetic != "fp32") reduced.insert(arithmetic);
     }
   }
   if (context.target == "cpu") {
-    if (bf16) roof.bf16_peak_gflops = profiled.front().peak_bf16_gflops;
-    if (bf16 && !(roof.bf16_peak_gflops > 0)) roof.peak_note += "; it does not bound the bf16 ops";
-    if (int8) roof.peak_note += "; it does not bound the int8 ops";  // no int8 roof drawn
+    for (const std::string& arithmetic : reduced) {
+      const double gflops = peak_of(profiled.front(), arithmetic);
+      if (gflops > 0) {
+        roof.precision_roofs.emplace_back(arithmetic, gflops);
+      } else {
+        roof.peak_note += "; it does not bound the " + arithmetic + " ops";
+      }
+    }
   }
   return roof;
 }
