@@ -124,21 +124,14 @@ double OpsProfile::total_ns_per_iteration() const {
   return total;
 }
 
-double peak_of(const RungResult& r, const std::string& arithmetic) {
-  return arithmetic == "fp32"   ? r.peak_fp32_gflops
-         : arithmetic == "bf16" ? r.peak_bf16_gflops
-         : arithmetic == "int8" ? r.peak_int8_gflops
-                                : 0.0;
-}
-
 Achieved achieved(const RungResult& r, const OpRecord& op) {
   Achieved a;
   if (!(op.ns_per_iteration > 0)) return a;
   a.gflops = op.flops / op.ns_per_iteration;
   a.gbps = op.bytes / op.ns_per_iteration;
-  const double peak = peak_of(r, runtime::kernel_arithmetic(op.kernel));
+  const double peak = r.peak.of(runtime::kernel_arithmetic(op.kernel));
   if (peak > 0) a.pct_peak_flops = 100.0 * a.gflops / peak;
-  if (r.peak_mem_gbps > 0) a.pct_peak_bw = 100.0 * a.gbps / r.peak_mem_gbps;
+  if (r.peak.mem_read_gbps > 0) a.pct_peak_bw = 100.0 * a.gbps / r.peak.mem_read_gbps;
   return a;
 }
 
@@ -204,12 +197,12 @@ Achieved achieved(const RungResult& r, double ns_per_iteration) {
   bool bounded = true;  // false: a part no measured peak bounds, so no %peak of FLOPs
   for (const auto& [arithmetic, flops] : parts) {
     if (!(flops > 0.5)) continue;
-    const double peak = peak_of(r, arithmetic);
+    const double peak = r.peak.of(arithmetic);
     bounded = bounded && peak > 0;
     if (peak > 0) at_peak_ns += flops / peak;
   }
   if (bounded && at_peak_ns > 0) a.pct_peak_flops = 100.0 * at_peak_ns / ns_per_iteration;
-  if (r.peak_mem_gbps > 0) a.pct_peak_bw = 100.0 * a.gbps / r.peak_mem_gbps;
+  if (r.peak.mem_read_gbps > 0) a.pct_peak_bw = 100.0 * a.gbps / r.peak.mem_read_gbps;
   return a;
 }
 

@@ -103,10 +103,9 @@ struct RungResult {
   double compile_s = 0;
   int64_t peak_rss_bytes = -1;     // -1: unknown
   bool peak_rss_per_rung = false;  // false: the process's high-water mark so far
-  double peak_fp32_gflops = 0;     // the machine's, for "% of peak"; 0: unknown
-  double peak_bf16_gflops = 0;     // the machine's bf16 dot products; 0: unknown
-  double peak_int8_gflops = 0;     // the machine's int8 dot products; 0: unknown
-  double peak_mem_gbps = 0;
+  // The peaks its "% of peak" uses: the machine's (the device's on the cuda target); a figure
+  // of 0 is unknown.
+  probes::MachinePeak peak;
   RungProbes probes;
 };
 
@@ -135,8 +134,6 @@ struct Achieved {
   double pct_peak_flops = 0, pct_peak_bw = 0;
 };
 Achieved achieved(const RungResult& r, double ns_per_iteration);
-// The rung's peak for products of `arithmetic` (runtime::kernel_arithmetic); 0: unknown.
-double peak_of(const RungResult& r, const std::string& arithmetic);
 // The %peak of FLOPs for a table, "-" where the work has a rate but no peak bounds it.
 std::string format_pct_peak(const Achieved& a);
 

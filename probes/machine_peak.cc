@@ -179,22 +179,8 @@ std::vector<double> on_threads(int threads, Fn fn) {
   return results;
 }
 
-double measure_fma(int threads, const std::string& isa) {
-  double best = 0;
-  for (int trial = 0; trial < kTrials; ++trial) {
-    const auto per_thread = on_threads(threads, [&](int) {
-      if (isa == "avx512") return fma_loop_avx512(kFmaSecondsPerTrial);
-      if (isa == "avx2") return fma_loop_avx2(kFmaSecondsPerTrial);
-      return fma_loop_scalar(kFmaSecondsPerTrial);
-    });
-    double total = 0;
-    for (double f : per_thread) total += f;
-    best = std::max(best, total);
-  }
-  return best * 1e-9;
-}
-
-// The best of kTrials of `loop` on every thread at once, in G per second.
+// The best of kTrials of `loop` (an FMA or dot-product loop) on every thread at once, in G per
+// second.
 double measure_peak_loop(int threads, double (*loop)(double)) {
   double best = 0;
   for (int trial = 0; trial < kTrials; ++trial) {
@@ -305,7 +291,9 @@ MachinePeak measure_machine_peak(int threads) {
   peak.threads = std::max(1, threads);
   peak.cpu_model = cpu_model();
   peak.isa = fma_isa();
-  peak.fp32_gflops = measure_fma(peak.threads, peak.isa);
+  peak.fp32_gflops = measure_peak_loop(peak.threads, peak.isa == "avx512" ? fma_loop_avx512
+                                                     : peak.isa == "avx2" ? fma_loop_avx2
+                                                                          : fma_loop_scalar);
   if (bf16_peak_measurable()) peak.bf16_gflops = measure_peak_loop(peak.threads, bf16_dot_loop);
   if (int8_peak_measurable()) peak.int8_gflops = measure_peak_loop(peak.threads, int8_dot_loop);
   peak.mem_read_gbps = measure_read_bandwidth(peak.threads);

@@ -2,8 +2,8 @@
 // two GEMMs), sdpa.flash (tiled, online softmax), sdpa.auto (what the default pipeline runs) and
 // sdpa.flash_bf16 (flash with bf16 products, what O3 runs; skipped on CPUs without AVX512_BF16).
 // FLOPs: 2 per multiply-accumulate of Q K^T and P V; causal counts only the visible pairs. %peak
-// is against probes::machine_peak (measured fp32 FMA peak at the same thread count), for the fp32
-// kernels only.
+// is against probes::machine_peak at the same thread count: the fp32 FMA peak, or for
+// sdpa.flash_bf16 the bf16 dot-product peak where measured.
 // The tiles/ family sweeps flash tile sizes (--benchmark_filter=-tiles/ skips it, about a minute).
 // Run: cuvil-micro-attention [--benchmark_filter=sdxl] (threads: CUVIL_THREADS, else all).
 #include <benchmark/benchmark.h>
@@ -48,9 +48,9 @@ const Shape kShapes[] = {
     {"llama_decode_ctx2048", 32, 8, 1, 2048, 128, true},
 };
 
-// This machine's measured fp32 FMA peak at the pool's thread count (cached per machine).
-double peak_gflops() {
-  static const double peak = cuvil::probes::machine_peak(bench_threads()).fp32_gflops;
+// This machine's measured peaks at the pool's thread count (cached per machine).
+const cuvil::probes::MachinePeak& machine_peak() {
+  static const cuvil::probes::MachinePeak peak = cuvil::probes::machine_peak(bench_threads());
   return peak;
 }
 
@@ -94,11 +94,10 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
     state.SkipWithError("the kernel does not run here (sdpa.flash_bf16: no avx512_bf16)");
     return;
   }
-  const bool fp32 = cuvil::runtime::kernel_arithmetic(kernel) == "fp32";
   cuvil::runtime::schedule_step(step, *k);
   const float* in[] = {q.data(), kk.data(), v.data()};
   const KernelArgs args{step, in, out.data(), bench_pool()};
-  const double peak = peak_gflops();
+  const double peak = machine_peak().of(cuvil::runtime::kernel_arithmetic(kernel));
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     k->fn(args);
@@ -108,7 +107,7 @@ void run_attention(benchmark::State& state, const Shape& s, const std::string& k
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double gflops = flops(s) * 1e-9 * static_cast<double>(state.iterations()) / seconds;
   state.counters["GFLOP/s"] = gflops;
-  if (fp32) state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak);
+  if (peak > 0) state.counters["pct_peak_flops"] = micro::pct_of_peak(gflops, peak);
   state.counters["threads"] = bench_pool().threads();
 }
 

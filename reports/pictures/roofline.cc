@@ -101,6 +101,7 @@ std::string roofline_svg(const Roofline& r) {
       return l;
     };
     p.lines.push_back(roof_line(r.peak_gflops, "roof", "roof"));
+    p.legend.push_back({"roof: min(compute peak, bandwidth x intensity)", "#222", true});
     for (const auto& [arithmetic, gflops] : r.precision_roofs) {
       Line l = roof_line(gflops, "roof " + arithmetic, arithmetic + " roof");
       l.dashed = true;
@@ -109,7 +110,6 @@ std::string roofline_svg(const Roofline& r) {
                               arithmetic + " kernels",
                           "#222", true});
     }
-    p.legend.push_back({"roof: min(compute peak, bandwidth x intensity)", "#222", true});
   }
   return render_xy(p);
 }

@@ -108,6 +108,7 @@ void interleave(const float* in, int64_t cols, int64_t c0, int64_t c1, float* ou
 }
 
 // out[c][r] = in[r][c] for columns [c0, c1) of `rows` (2..kFewRows) rows.
+static_assert(kFewRows == 4, "interleave_rows has a case per row count up to kFewRows");
 void interleave_rows(int rows, const float* in, int64_t cols, int64_t c0, int64_t c1, float* out) {
   switch (rows) {
     case 2:

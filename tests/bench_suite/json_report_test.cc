@@ -85,8 +85,8 @@ RungResult sample_result() {
   r.measurement.max_noise = 0.02;
   r.declared_flops = 8e9;
   r.declared_bytes = 1e9;
-  r.peak_fp32_gflops = 8000;
-  r.peak_mem_gbps = 20;
+  r.peak.fp32_gflops = 8000;
+  r.peak.mem_read_gbps = 20;
   r.peak_rss_bytes = 123 << 20;
   r.weight_bytes = 40 << 20;
   r.plan_weight_bytes = 45 << 20;
@@ -258,7 +258,7 @@ TEST(JsonReport, ContextSaysWhetherTheBuildDifferedFromItsCommit) {
 
 TEST(JsonReport, AchievedRatesWithoutAPeakHaveNoPercentage) {
   RungResult r = sample_result();
-  r.peak_fp32_gflops = 0;
+  r.peak.fp32_gflops = 0;
   const Achieved a = achieved(r, 2e6);
   EXPECT_DOUBLE_EQ(a.gflops, 4000);
   EXPECT_EQ(a.pct_peak_flops, 0);
@@ -299,7 +299,7 @@ TEST(JsonReport, MixedPrecisionRungWeighsEachPartByItsPeak) {
   r.reduced_precision_flops = 6e9;
   r.bf16_flops = 6e9;
   EXPECT_EQ(achieved(r, 1e6).pct_peak_flops, 0);  // no bf16 peak yet
-  r.peak_bf16_gflops = 16000;
+  r.peak.bf16_gflops = 16000;
   const Achieved a = achieved(r, 1e6);
   EXPECT_DOUBLE_EQ(a.gflops, 8000);
   EXPECT_DOUBLE_EQ(a.pct_peak_flops, 62.5);
@@ -315,7 +315,7 @@ TEST(JsonReport, MixedPrecisionRungWeighsEachPartByItsPeak) {
   EXPECT_EQ(achieved(r, 1e6).pct_peak_flops, 0);
   op.kernel = "conv2d.int8";
   EXPECT_EQ(achieved(r, op).pct_peak_flops, 0);
-  r.peak_int8_gflops = 32000;
+  r.peak.int8_gflops = 32000;
   EXPECT_DOUBLE_EQ(achieved(r, 1e6).pct_peak_flops, 53.125);
   EXPECT_DOUBLE_EQ(achieved(r, op).pct_peak_flops, 12.5);
   EXPECT_DOUBLE_EQ(achieved(r, 1e6).pct_peak_bw, 5000);  // the bandwidth share either way

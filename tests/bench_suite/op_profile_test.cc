@@ -42,8 +42,8 @@ RungResult result_with(const RungProbes& probes, double measured_ns) {
   r.suite = "resnet50";
   r.rung = "b1";
   r.measurement.real_ns = {measured_ns};
-  r.peak_fp32_gflops = 100;
-  r.peak_mem_gbps = 10;
+  r.peak.fp32_gflops = 100;
+  r.peak.mem_read_gbps = 10;
   r.probes = probes;
   return r;
 }

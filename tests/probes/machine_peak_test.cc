@@ -192,5 +192,20 @@ TEST(MachinePeak, CacheWithoutADotProductPeakIsMeasuredAgainWhereOneExists) {
   }
 }
 
+// A dot-product peak of the wrong type is a damaged entry: measured again, not an error.
+TEST(MachinePeak, DotProductPeakOfTheWrongTypeIsMeasuredAgain) {
+  ScopedCacheHome home("peak_wrong_type");
+  const std::string dir = std::string(std::getenv("XDG_CACHE_HOME")) + "/cuvil";
+  machine_peak(1, false, 0.0);
+  std::ifstream in(dir + "/machine_peak.json");
+  nlohmann::json cache = nlohmann::json::parse(in);
+  ASSERT_EQ(cache.size(), 1u);
+  cache.begin().value()["int8_gflops"] = "fast";
+  std::ofstream(dir + "/machine_peak.json") << cache.dump();
+  const MachinePeak p = machine_peak(1, false, 0.0);
+  EXPECT_FALSE(p.from_cache);
+  EXPECT_GT(p.fp32_gflops, 0.1);
+}
+
 }  // namespace
 }  // namespace cuvil::probes

@@ -111,10 +111,7 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
   result.suite = suite.name;
   result.rung = rung.name;
   result.threads = threads;
-  result.peak_fp32_gflops = peak.fp32_gflops;
-  result.peak_bf16_gflops = peak.bf16_gflops;
-  result.peak_int8_gflops = peak.int8_gflops;
-  result.peak_mem_gbps = peak.mem_read_gbps;
+  result.peak = peak;
   result.peak_rss_per_rung = reset_peak_rss();
   const std::string label = suite.name + "/" + rung.name;
   const int64_t t0 = probes::now_ns();
@@ -162,10 +159,10 @@ RungResult measure_rung(const Suite& suite, const Rung& rung, const passes::Pipe
                                                o.measure.max_noise, p.eta_s));
         },
         o.remeasure_peak, &info);
-    result.peak_fp32_gflops = info.peak_bf16_gflops;
-    result.peak_bf16_gflops = info.peak_bf16_gflops;
-    result.peak_int8_gflops = 0;  // not measured on the device
-    result.peak_mem_gbps = info.peak_hbm_gbps;
+    // The device's: its bf16 tensor peak bounds every step (int8 is not measured there).
+    result.peak = probes::MachinePeak{};
+    result.peak.fp32_gflops = result.peak.bf16_gflops = info.peak_bf16_gflops;
+    result.peak.mem_read_gbps = info.peak_hbm_gbps;
     progress_line.clear();
     std::printf("%s\n(%%peak: of the device's measured bf16 tensor %.0f GFLOP/s and %.0f GB/s)\n",
                 info.summary.c_str(), info.peak_bf16_gflops, info.peak_hbm_gbps);
@@ -431,8 +428,8 @@ pictures::Roofline roofline_of(const std::vector<RungResult>& profiled, const Ru
   pictures::Roofline roof;
   roof.name = profiled.front().suite + ", " + std::to_string(context.threads) + " thread(s)";
   // The rung's peaks are the ones its %peak uses (the device's on the cuda target).
-  roof.peak_gflops = profiled.front().peak_fp32_gflops;
-  roof.peak_gbps = profiled.front().peak_mem_gbps;
+  roof.peak_gflops = profiled.front().peak.fp32_gflops;
+  roof.peak_gbps = profiled.front().peak.mem_read_gbps;
   if (context.target == "cpu") {
     roof.peak_note =
         "fp32 " + context.peak.isa + ", " + std::to_string(context.peak.threads) + " thread(s)";
@@ -448,7 +445,7 @@ pictures::Roofline roofline_of(const std::vector<RungResult>& profiled, const Ru
   }
   if (context.target == "cpu") {
     for (const std::string& arithmetic : reduced) {
-      const double gflops = peak_of(profiled.front(), arithmetic);
+      const double gflops = profiled.front().peak.of(arithmetic);
       if (gflops > 0) {
         roof.precision_roofs.emplace_back(arithmetic, gflops);
       } else {
