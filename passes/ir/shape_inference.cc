@@ -15,7 +15,7 @@ struct Ctx {
   const Node& node;  // a view holding only the op's own inputs (no epilogue operands)
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw UserError("node '" + node.name + "' (" + std::string(to_string(node.op)) + "): " + what);
+    throw InvalidNode(node.name, std::string(to_string(node.op)), what);
   }
   const Value& in(size_t i) const { return graph.value(node.inputs[i]); }
   const Shape& shape(size_t i) const { return in(i).shape; }

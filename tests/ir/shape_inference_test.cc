@@ -357,6 +357,22 @@ TEST(ShapeBounds, GroupsThatDoNotDivideTheChannelsAreRefused) {
                  "groups 0 must be >= 1");
 }
 
+// The refusal keeps the node, its op and what is wrong apart, for front ends that name nodes
+// their own way (the ONNX importer).
+TEST(ShapeBounds, ARefusalNamesTheNodeAndOpApartFromTheDetail) {
+  Graph g;
+  ValueId x = g.add_input("x", {1, 6, 8, 8});
+  try {
+    g.add_node(OpKind::conv2d, {x, weight(g, {4, 3, 3, 3})}, {{"groups", int64_t{4}}}, "c1");
+    ADD_FAILURE() << "accepted";
+  } catch (const InvalidNode& e) {
+    EXPECT_EQ(e.node(), "c1");
+    EXPECT_EQ(e.op(), "conv2d");
+    EXPECT_EQ(e.detail(), "groups 4 must be >= 1 and divide the 6 input and 4 output channels");
+    EXPECT_EQ(std::string(e.what()), "node 'c1' (conv2d): " + e.detail());
+  }
+}
+
 TEST(ShapeBounds, GroupsThatOverflowAreRefused) {
   Graph g;
   ValueId x = g.add_input("x", {1, 0, 7, 7});

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "bench_suite/models/onnx/node_context.h"
 #include "bench_suite/models/onnx/shape_util.h"
+#include "passes/ir/shape_inference.h"
 #include "passes/ir/verifier.h"
 
 namespace cuvil::bench::onnx_import {
@@ -904,16 +905,11 @@ ir::ValueId NodeContext::add(ir::OpKind op, std::vector<ir::ValueId> inputs, ir:
   ir::ValueId id = ir::kNoValue;
   try {
     id = importer_.graph().add_node(op, std::move(inputs), std::move(attrs), name);
+  } catch (const ir::InvalidNode& e) {
+    // This node already names the IR node when that has its name: the op it became is enough.
+    fail(e.node() == name ? e.op() + ": " + e.detail() : e.what());
   } catch (const UserError& e) {
-    // The IR's message names its node "node 'NAME' (op): "; where that is this node's own name,
-    // the op it became is enough.
-    std::string what = e.what();
-    const std::string own = "node '" + name + "' (";
-    const size_t op_end = what.find("): ");
-    if (what.rfind(own, 0) == 0 && op_end != std::string::npos) {
-      what = what.substr(own.size(), op_end - own.size()) + ": " + what.substr(op_end + 3);
-    }
-    fail(what);
+    fail(e.what());
   }
   // Every value stays countable in int64 (the importer's shape arithmetic relies on it).
   if (bounded_elements(value_shape(id), kMaxElements) < 0)
