@@ -31,12 +31,6 @@ std::string format(const char* fmt, double a, double b = 0, double c = 0) {
   return buf;
 }
 
-// How far apart a side's round medians are: max / min - 1, in percent.
-double spread_pct(const std::vector<double>& medians) {
-  const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-  return *lo > 0 ? (*hi / *lo - 1) * 100 : INFINITY;
-}
-
 }  // namespace
 
 Confirmation confirm_regression(const std::vector<std::vector<double>>& old_rounds,
@@ -79,8 +73,8 @@ Confirmation confirm_regression(const std::vector<std::vector<double>>& old_roun
   }
   c.change_pct = (new_median / old_median - 1) * 100;
   c.p_value = stats::mann_whitney_u(old_pool, new_pool).p_value;
-  c.old_spread_pct = spread_pct(old_medians);
-  c.new_spread_pct = spread_pct(new_medians);
+  c.old_spread_pct = stats::spread_pct(old_medians);
+  c.new_spread_pct = stats::spread_pct(new_medians);
   for (size_t i = 0; i < c.pairs; ++i) c.pairs_slower += new_medians[i] > old_medians[i];
   c.rounds_p = stats::mann_whitney_u(new_medians, old_medians).p_greater;
 

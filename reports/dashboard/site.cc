@@ -438,7 +438,11 @@ Baseline baseline_of(const BenchmarkHistory& history, size_t baseline_runs,
   }
   newest.real_ns = samples_of(latest);
   newest.noisy = last.noisy;
-  b.comparison = compare_runs({pooled}, {newest}, options).rows.at(0);
+  // The pooled samples span several runs; their spread between runs is judged below
+  // (within_range), so the comparison does not cut them into blocks of one run.
+  CompareOptions pooled_options = options;
+  pooled_options.within_run_blocks = false;
+  b.comparison = compare_runs({pooled}, {newest}, pooled_options).rows.at(0);
   b.within_range = b.comparison.new_median_ns >= b.low_median_ns &&
                    b.comparison.new_median_ns <= b.high_median_ns;
   b.verdict = b.comparison.verdict;

@@ -45,6 +45,12 @@ document "$(entry toy/r1 12.0 12.1 12.2 12.3 12.4 12.5 12.6)" \
   "$(entry toy/new 1 1 1)" >"$TMP/b.json"
 document "$(entry toy/r1 12.0 12.1)" >"$TMP/few.json"
 document "$(entry other/x 1 2 3)" >"$TMP/other.json"
+# Twelve samples a side: the old run moved from 10 to 11.5 ms halfway, the new one sits above
+# all of it by less than that (pooled: significant; within the old run's own drift: noisy).
+document "$(entry toy/r1 10.0 10.1 10.2 10.3 10.4 10.5 11.5 11.6 11.7 11.8 11.9 12.0)" \
+  >"$TMP/drifting.json"
+document "$(entry toy/r1 12.1 12.1 12.2 12.2 12.3 12.3 12.4 12.4 12.5 12.5 12.6 12.6)" \
+  >"$TMP/after.json"
 printf '{"benchmarks": [\n  {"name": "x", "real_time": }\n]}\n' >"$TMP/malformed.json"
 printf '{"context": {}}\n' >"$TMP/not_a_run.json"
 
@@ -69,6 +75,16 @@ run_bench "a huge min-change makes everything same" 0 compare "$TMP/a.json" "$TM
   --min-change 50 && expect_out "min-change" "0 faster, 0 slower, 2 same"
 if run_bench "few samples warn" 0 compare "$TMP/a.json" "$TMP/few.json" --fail-on-regression 1; then
   expect_err "few samples" "little power"
+fi
+if run_bench "a change within a run's own drift is noisy and passes the gate" 0 compare \
+  "$TMP/drifting.json" "$TMP/after.json" --fail-on-regression 1; then
+  grep -E '^toy/r1 .* noisy$' "$TMP/stdout" >/dev/null || { fail "noisy verdict"; cat "$TMP/stdout"; }
+  expect_out "noisy count" "0 slower, 0 same, 1 noisy"
+  expect_err "noisy warning" "cannot tell"
+fi
+if run_bench "noisy in --json" 0 compare "$TMP/drifting.json" "$TMP/after.json" --json; then
+  expect_out "json verdict" '"verdict": "noisy"'
+  expect_out "json blocks" '"blocks_old": 4'
 fi
 
 # Bad input: one line on stderr, exit status 2.

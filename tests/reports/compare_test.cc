@@ -1,5 +1,6 @@
-// compare_runs: verdicts, the A/A false-positive rate over many deterministic seeds, shifts,
-// the geometric mean, unmatched benchmarks and the regression gate.
+// compare_runs: verdicts, the A/A false-positive rate over many deterministic seeds (independent
+// samples, and runs whose machine drifts), shifts, the geometric mean, unmatched benchmarks and
+// the regression gate.
 #include "reports/compare.h"
 
 #include <gtest/gtest.h>
@@ -40,6 +41,93 @@ double false_positive_rate(int samples_per_side, const CompareOptions& options) 
     called_different += c.rows[0].verdict != Verdict::kSame;
   }
   return static_cast<double>(called_different) / kSeeds;
+}
+
+// A run on a machine whose speed wanders: `blocks` stretches of `per_block` samples, each at its
+// own level (uniform within +-drift around the median), with small per-sample noise.
+std::vector<double> drifting_run(Rng& rng, int blocks, int per_block, double median_ns,
+                                 double drift) {
+  std::vector<double> out;
+  for (int b = 0; b < blocks; ++b) {
+    const double level = median_ns * (1 + drift * (2 * rng.uniform() - 1));
+    const auto stretch = timings(rng, per_block, level, 0.01);
+    out.insert(out.end(), stretch.begin(), stretch.end());
+  }
+  return out;
+}
+
+// Of A/A comparisons between drifting runs, the fraction given a faster or slower verdict.
+double drifting_false_verdict_rate(const CompareOptions& options) {
+  constexpr int kSeeds = 400;
+  int wrong = 0;
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    Rng rng{static_cast<uint64_t>(seed) * 104729 + 3};
+    const auto a = drifting_run(rng, 8, 40, 1e6, 0.10);
+    const auto b = drifting_run(rng, 8, 40, 1e6, 0.10);
+    const Verdict v = compare_runs({bench("s/r", a)}, {bench("s/r", b)}, options).rows[0].verdict;
+    wrong += v == Verdict::kFaster || v == Verdict::kSlower;
+  }
+  return static_cast<double>(wrong) / kSeeds;
+}
+
+TEST(Compare, RunsOfOneBuildOnADriftingMachineAreNotCalledDifferent) {
+  // Pooled, 320 samples a side make every drift between the runs significant; the runs' blocks
+  // keep the wrong verdicts near alpha.
+  CompareOptions pooled;
+  pooled.within_run_blocks = false;
+  EXPECT_GT(drifting_false_verdict_rate(pooled), 0.5);
+  EXPECT_LE(drifting_false_verdict_rate(CompareOptions{}), 0.05);
+}
+
+TEST(Compare, AChangeWithinARunsOwnDriftIsNoisyAndNamedInTheWarnings) {
+  // The old run drifted from 1.0 to 1.2 ms for its last quarter; the new one sits at 1.13 ms
+  // throughout: significantly above most old samples, but by less than the old run moved.
+  std::vector<double> old_samples, new_samples;
+  for (int i = 0; i < 40; ++i) {
+    old_samples.push_back((i < 30 ? 1.0e6 : 1.2e6) + i);
+    new_samples.push_back(1.13e6 + i);
+  }
+  const Comparison c =
+      compare_runs({bench("s/r", old_samples)}, {bench("s/r", new_samples)}, CompareOptions{});
+  const BenchmarkComparison& row = c.rows[0];
+  EXPECT_TRUE(row.significant);
+  EXPECT_EQ(row.blocks_old, kCompareBlocks);
+  EXPECT_NEAR(row.drift_pct, 20, 0.1);
+  EXPECT_EQ(row.verdict, Verdict::kNoisy);
+  EXPECT_TRUE(regressions(c, 1).empty());
+  const std::vector<std::string> lines = comparison_warnings(c);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("s/r"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("cannot tell"), std::string::npos) << lines[0];
+  EXPECT_NE(format_comparison(c, "a", "b").find("1 noisy"), std::string::npos);
+}
+
+TEST(Compare, AChangeBeyondTheDriftKeepsItsVerdictAndFailsTheGate) {
+  Rng rng{11};
+  const auto old_samples = drifting_run(rng, 8, 30, 1e6, 0.01);
+  const auto new_samples = drifting_run(rng, 8, 30, 1.1e6, 0.01);
+  const Comparison c =
+      compare_runs({bench("s/r", old_samples)}, {bench("s/r", new_samples)}, CompareOptions{});
+  EXPECT_LT(c.rows[0].drift_pct, 3);
+  EXPECT_LT(c.rows[0].blocks_p, 0.001);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::kSlower);
+  EXPECT_EQ(regressions(c, 5).size(), 1u);
+}
+
+TEST(Compare, FewerSamplesThanFourBlocksAreTheirOwnUnits) {
+  EXPECT_EQ(compare_block_count(11), 0u);
+  EXPECT_EQ(compare_block_count(12), kMinCompareBlocks);
+  EXPECT_EQ(compare_block_count(1000), kCompareBlocks);
+  // Seven samples a side, 20% apart: no blocks, the pooled test decides.
+  std::vector<double> a, b;
+  for (int i = 0; i < 7; ++i) {
+    a.push_back(1e6 + i);
+    b.push_back(1.2e6 + i);
+  }
+  const BenchmarkComparison row =
+      compare_runs({bench("s/r", a)}, {bench("s/r", b)}, CompareOptions{}).rows[0];
+  EXPECT_EQ(row.blocks_old, 0u);
+  EXPECT_EQ(row.verdict, Verdict::kSlower);
 }
 
 TEST(Compare, AAComparisonIsCalledSameAtAboutAlphaWithTheExactTest) {

@@ -49,6 +49,10 @@ nlohmann::json comparison_json(const reports::Comparison& c, const std::string& 
                     {"significant", r.significant},
                     {"low_power", r.low_power},
                     {"noisy", r.noisy},
+                    {"blocks_old", r.blocks_old},
+                    {"blocks_new", r.blocks_new},
+                    {"blocks_p", finite_or_null(r.blocks_p)},
+                    {"drift_pct", finite_or_null(r.drift_pct)},
                     {"verdict", reports::verdict_name(r.verdict)}});
   }
   nlohmann::json j = {{"old", old_label},
