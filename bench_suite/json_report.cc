@@ -346,6 +346,8 @@ nlohmann::json benchmark_entries(const RungResult& r, int family_index) {
                      {"cpu_ns", cpu},
                      {"warmup_ns", m.warmup_real_ns},
                      {"noisy", m.noisy},
+                     {"drift_pct", finite_or_null(m.drift_pct)},
+                     {"drifted", m.drifted},
                      {"stop_reason", to_string(m.stop_reason)},
                      {"noise", finite_or_null(m.noise)},
                      {"max_noise", m.max_noise},

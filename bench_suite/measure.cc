@@ -56,6 +56,8 @@ Measurement measure(const Sampler& sampler, const MeasureOptions& options,
   }
   m.stop_reason = rule.reason();
   m.noisy = rule.noisy();
+  m.drift_pct = rule.drift().spread_pct;
+  m.drifted = rule.drifted();
   m.noise = rule.noise();
   m.max_noise = options.max_noise;
   return m;
@@ -128,6 +130,8 @@ std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& sampler
   for (size_t i = 0; i < n; ++i) {
     m[i].stop_reason = rules[i].reason();
     m[i].noisy = rules[i].noisy();
+    m[i].drift_pct = rules[i].drift().spread_pct;
+    m[i].drifted = rules[i].drifted();
     // Samples taken after the rule was met only narrow the interval.
     m[i].noise = m[i].real_ns.size() >= 2 ? relative_median_noise(m[i].real_ns) : rules[i].noise();
     m[i].max_noise = options.max_noise;

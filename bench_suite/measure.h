@@ -32,7 +32,11 @@ struct Measurement {
   std::vector<double> cpu_ns;          // process CPU time per sample (all threads)
   std::vector<double> warmup_real_ns;  // the warm-up runs, kept but not summarised
   StopReason stop_reason = StopReason::running;
-  bool noisy = false;    // sampling ended without reaching max_noise
+  bool noisy = false;  // sampling ended without reaching max_noise, or the samples drifted
+  // The spread of the samples' block medians in percent (0: too few samples to cut) and whether
+  // it made the measurement noisy (stopping_rule.h, point 3).
+  double drift_pct = 0;
+  bool drifted = false;
   double noise = 0;      // final relative half-width of the median's interval (inf if unknown)
   double max_noise = 0;  // the target it was held to
   // measure_interleaved: this workload's turns, how many began with the processes still busy

@@ -14,6 +14,12 @@
 // than 6 samples no order-statistic interval reaches 95%, so the whole range is used instead;
 // with fewer than 2 the noise is unknown (infinite).
 //
+// 3. Drift: when sampling ends, the samples are cut in time order into blocks (stats/blocks.h).
+//    If the blocks' medians spread more than kMaterialDrift x max_noise and further than shuffled
+//    samples' blocks do (permutation p < kDriftAlpha), the machine's speed changed during the
+//    run, and the result is NOISY too: the interval in point 2 assumes a steady machine, and the
+//    median depends on when the run happened to be taken.
+//
 // Time is measured time: the sum of the samples, as Google Benchmark's min_time. The rule sees
 // only sample values, never a clock, so tests drive it with synthetic sample streams.
 #pragma once
@@ -21,6 +27,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "stats/blocks.h"
 
 namespace cuvil::bench {
 
@@ -32,6 +40,10 @@ inline constexpr double kDefaultMinTimeS = 0.5;
 inline constexpr double kDefaultMaxNoise = 0.02;  // +-2% on the median
 inline constexpr double kDefaultTimeoutS = 30.0;  // per rung, of sampled time
 inline constexpr double kNoiseConfidence = 0.95;
+// A drift is material above this multiple of max_noise (4% at the default +-2%), and shown
+// when the permutation test's p is below kDriftAlpha.
+inline constexpr double kMaterialDrift = 2.0;
+inline constexpr double kDriftAlpha = 0.01;
 // The noise is re-evaluated once the sample count grew by this fraction since the last
 // evaluation, which keeps its cost amortised O(1) per sample on long runs.
 inline constexpr double kNoiseRecheckGrowth = 0.05;
@@ -68,7 +80,13 @@ class StoppingRule {
 
   StopReason reason() const { return reason_; }
   bool noisy() const {
-    return reason_ == StopReason::timeout || reason_ == StopReason::max_samples;
+    return reason_ == StopReason::timeout || reason_ == StopReason::max_samples || drifted();
+  }
+  // The samples' drift, judged when sampling ended (point 3), and whether it makes them NOISY.
+  const stats::BlockDrift& drift() const { return drift_; }
+  bool drifted() const {
+    return drift_.p_value < kDriftAlpha &&
+           drift_.spread_pct > kMaterialDrift * criteria_.max_noise * 100;
   }
   // The noise at the last evaluation (infinity before the first).
   double noise() const { return noise_; }
@@ -84,6 +102,7 @@ class StoppingRule {
   StoppingCriteria criteria_;
   StopReason reason_ = StopReason::running;
   double noise_;
+  stats::BlockDrift drift_;
   double elapsed_ns_ = 0;
   size_t summed_ = 0;          // samples already added into elapsed_ns_
   size_t last_evaluated_ = 0;  // sample count at the last noise evaluation

@@ -93,6 +93,7 @@ py::dict measurement_dict(const bench::Measurement& m) {
   d["median_ci_ms"] = py::make_tuple(s.median_ci.low * 1e-6, s.median_ci.high * 1e-6);
   d["noise"] = m.noise;
   d["noisy"] = m.noisy;
+  d["drift_pct"] = m.drift_pct;
   d["stop_reason"] = bench::to_string(m.stop_reason);
   d["samples_ns"] = m.real_ns;
   d["warmup_ns"] = m.warmup_real_ns;

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "reports/printable.h"
+#include "stats/blocks.h"
 #include "stats/order_statistics.h"
 
 namespace cuvil::reports {
@@ -48,11 +49,6 @@ bool blocks_resolve(const BenchmarkComparison& row, double alpha) {
 
 }  // namespace
 
-size_t compare_block_count(size_t n) {
-  const size_t blocks = std::min(kCompareBlocks, n / kMinSamplesPerBlock);
-  return blocks >= kMinCompareBlocks ? blocks : 0;
-}
-
 Comparison compare_runs(const std::vector<BenchmarkSamples>& old_run,
                         const std::vector<BenchmarkSamples>& new_run,
                         const CompareOptions& options) {
@@ -90,8 +86,8 @@ Comparison compare_runs(const std::vector<BenchmarkSamples>& old_run,
     row.low_power = std::min(row.n_old, row.n_new) < kFewSamples ||
                     stats::mann_whitney_min_p(row.n_old, row.n_new) >= options.alpha;
     if (options.within_run_blocks) {
-      const size_t blocks_old = compare_block_count(row.n_old);
-      const size_t blocks_new = compare_block_count(row.n_new);
+      const size_t blocks_old = stats::run_block_count(row.n_old);
+      const size_t blocks_new = stats::run_block_count(row.n_new);
       if (blocks_old > 0 && blocks_new > 0) {
         const std::vector<double> old_blocks = stats::block_medians(old_b.real_ns, blocks_old);
         const std::vector<double> new_blocks = stats::block_medians(new_b.real_ns, blocks_new);

@@ -5,11 +5,11 @@
 // neighbour's load), so the samples of one run are not independent, and a drift of the machine
 // between two runs makes the pooled test significant at any sample count: two runs of the same
 // build on a busy host come out "7% faster, p = 0.0000". So each run's samples, in the order
-// measured, are also cut into contiguous blocks, and a change gets a verdict only when the blocks
-// show it too: the rank test of the old blocks' medians against the new ones' reaches alpha, and
-// the change exceeds the drift each run showed by itself (the spread of its block medians). A
-// significant change that fails either is "noisy": this pair of runs cannot resolve it; measure
-// the two builds in alternation (`cuvil-bench confirm`).
+// measured, are also cut into contiguous blocks (stats/blocks.h), and a change gets a verdict only
+// when the blocks show it too: the rank test of the old blocks' medians against the new ones'
+// reaches alpha, and the change exceeds the drift each run showed by itself (the spread of its
+// block medians). A significant change that fails either is "noisy": this pair of runs cannot
+// resolve it; measure the two builds in alternation (`cuvil-bench confirm`).
 #pragma once
 
 #include <string>
@@ -30,16 +30,6 @@ struct CompareOptions {
   bool within_run_blocks = true;
 };
 
-// Blocks per run: up to kCompareBlocks of at least kMinSamplesPerBlock samples each, and none
-// (the samples themselves are the units, as with Google Benchmark's repetitions) when fewer than
-// kMinCompareBlocks fit, the fewest whose rank test can reach p < 0.05.
-inline constexpr size_t kCompareBlocks = 8;
-inline constexpr size_t kMinSamplesPerBlock = 3;
-inline constexpr size_t kMinCompareBlocks = 4;
-
-// The number of blocks n samples are cut into (0: too few for blocks).
-size_t compare_block_count(size_t n);
-
 // kInvalid: a median is zero, negative or not finite, so no ratio of medians means anything (a
 // broken measurement, never "same"). kNoisy: the pooled samples differ significantly by at least
 // the minimum change, but the runs' blocks do not resolve it.
@@ -58,7 +48,7 @@ struct BenchmarkComparison {
   bool significant = false;  // p < alpha
   bool low_power = false;    // too few samples to trust, or too few to ever reach alpha
   bool noisy = false;        // either run flagged this benchmark's measurement as noisy
-  // Blocks of each run's samples (0: not cut, see kMinCompareBlocks), the two-sided rank test of
+  // Blocks of each run's samples (0: not cut, stats::run_block_count), the two-sided rank test of
   // their medians, and the larger of the two runs' drifts: max / min of its block medians - 1,
   // in percent.
   size_t blocks_old = 0, blocks_new = 0;

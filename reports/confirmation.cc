@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "stats/blocks.h"
 #include "stats/mann_whitney.h"
 #include "stats/order_statistics.h"
 

@@ -20,25 +20,6 @@ double median_of(std::vector<double> samples) {
   return median_in_place(samples);
 }
 
-std::vector<double> block_medians(const std::vector<double>& samples, size_t blocks) {
-  std::vector<double> out;
-  if (blocks == 0 || blocks > samples.size()) return out;
-  const size_t base = samples.size() / blocks, longer = samples.size() % blocks;
-  auto begin = samples.begin();
-  for (size_t i = 0; i < blocks; ++i) {
-    const auto end = begin + static_cast<std::ptrdiff_t>(base + (i < longer ? 1 : 0));
-    out.push_back(median_of(std::vector<double>(begin, end)));
-    begin = end;
-  }
-  return out;
-}
-
-double spread_pct(const std::vector<double>& medians) {
-  if (medians.empty()) return 0;
-  const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-  return *lo > 0 ? (*hi / *lo - 1) * 100 : INFINITY;
-}
-
 double nearest_rank_percentile(const std::vector<double>& sorted, double percent) {
   const size_t n = sorted.size();
   if (n == 0) return 0;

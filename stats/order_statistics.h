@@ -3,7 +3,6 @@
 // all take it from here.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -21,16 +20,6 @@ double median_of(std::vector<double> samples);
 
 // The same, reordering `samples` in place (no copy; for hot loops such as the bootstrap).
 double median_in_place(std::vector<double>& samples);
-
-// Medians of `blocks` contiguous, near-equal parts of `samples` in their order (the first
-// n % blocks parts one sample longer): with samples in the order measured, each part shares
-// the machine's state of its moment, and the parts' medians are the units of evidence that
-// comparing two runs needs. Empty when blocks is 0 or exceeds the sample count.
-std::vector<double> block_medians(const std::vector<double>& samples, size_t blocks);
-
-// How far apart medians are: max / min - 1, in percent (0 when empty; infinite when the smallest
-// is not positive).
-double spread_pct(const std::vector<double>& medians);
 
 // Nearest-rank percentile of ascending `sorted` samples, `percent` in [0, 100]; 0 when empty.
 double nearest_rank_percentile(const std::vector<double>& sorted, double percent);

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "base/error.h"
+#include "base/splitmix64.h"
 #include "bench_suite/stopping_rule.h"
 
 namespace cuvil::bench {
@@ -104,6 +105,29 @@ TEST(StoppingRule, RareOutliersDoNotMakeItNoisy) {
   StoppingRule rule(criteria(20, 0.0, 10.0));
   const auto samples = drive(rule, [](int i) { return (i % 10 == 9 ? 50.0 : 10.0) * kNsPerMs; });
   EXPECT_EQ(rule.reason(), StopReason::converged);
+}
+
+TEST(StoppingRule, ASpeedChangeDuringTheRunIsNoisyThoughTheIntervalConverged) {
+  // The machine slows by 20% after 30 samples; the interval then narrows around the new level,
+  // but the run's stretches in time disagree.
+  StoppingRule rule(criteria(120, 0.0, 100.0));
+  drive(rule, [](int i) { return (i < 30 ? 10.0 : 12.0) * kNsPerMs + (i * 7919) % 101; });
+  EXPECT_EQ(rule.reason(), StopReason::converged);
+  EXPECT_TRUE(rule.drifted());
+  EXPECT_TRUE(rule.noisy());
+  EXPECT_NEAR(rule.drift().spread_pct, 20, 0.1);
+}
+
+TEST(StoppingRule, WideNoiseInNoOrderIsNotDrift) {
+  // Each sample is 10 or 13 ms at random: stretches of 15 samples have medians 30% apart by
+  // chance, and shuffled samples' stretches spread as far, so no drift is called (the run is
+  // noisy for its interval alone).
+  SplitMix64 rng{3};
+  StoppingRule rule(criteria(120, 0.0, 2.0));
+  drive(rule, [&](int) { return (rng.below(2) ? 10.0 : 13.0) * kNsPerMs; });
+  EXPECT_GT(rule.drift().spread_pct, 4);
+  EXPECT_FALSE(rule.drifted());
+  EXPECT_EQ(rule.reason(), StopReason::timeout);
 }
 
 TEST(StoppingRule, WarmupNeedsCountAndTime) {

@@ -1,5 +1,5 @@
-// Order statistics (median, nearest-rank percentiles, the distribution-free median interval,
-// block medians and their spread) against hand-computed values and known distributions.
+// Order statistics (median, nearest-rank percentiles, the distribution-free median interval)
+// against hand-computed values and known distributions.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -80,24 +80,6 @@ TEST(MedianCi, OrderStatisticCoversTheTrueMedianAtItsLevel) {
   // Exact coverage for n = 31 is 97.1%; allow the binomial spread of 2000 trials.
   EXPECT_GT(covered, trials * 0.955);
   EXPECT_LT(covered, trials * 0.99);
-}
-
-TEST(BlockMedians, ContiguousPartsInOrderTheFirstOnesLonger) {
-  // 10 samples in 3 blocks: 4, 3 and 3 samples, medians of each part in order.
-  const std::vector<double> samples = {5, 1, 3, 2, 10, 20, 30, 7, 8, 9};
-  EXPECT_EQ(block_medians(samples, 3), (std::vector<double>{2.5, 20, 8}));
-  EXPECT_EQ(block_medians(samples, 10), samples);
-}
-
-TEST(BlockMedians, NoBlocksOrMoreBlocksThanSamplesGiveNone) {
-  EXPECT_TRUE(block_medians({1, 2, 3}, 0).empty());
-  EXPECT_TRUE(block_medians({1, 2, 3}, 4).empty());
-}
-
-TEST(SpreadPct, LargestOverSmallestMinusOne) {
-  EXPECT_DOUBLE_EQ(spread_pct({100, 125, 110}), 25);
-  EXPECT_DOUBLE_EQ(spread_pct({}), 0);
-  EXPECT_TRUE(std::isinf(spread_pct({0, 1})));
 }
 
 }  // namespace

@@ -347,6 +347,14 @@ std::string noisy_warning(const RungResult& r) {
     std::snprintf(noise, sizeof noise, "%.2f", r.measurement.noise * 100);
   }
   char buf[320];
+  if (r.measurement.drifted) {
+    std::snprintf(buf, sizeof buf,
+                  "%s/%s is NOISY: the machine's speed changed during the run (the medians of its "
+                  "samples' stretches in time spread %.1f%%, beyond what their order by chance "
+                  "gives); its median depends on when it was taken, do not trust small differences",
+                  r.suite.c_str(), r.rung.c_str(), r.measurement.drift_pct);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "%s/%s is NOISY: the median is known to +-%s%% after %zu samples, above the "
                 "--max-noise target of %.2f%% (stopped by %s); do not trust small differences",
