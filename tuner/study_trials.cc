@@ -11,6 +11,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "stats/blocks.h"
 #include "stats/order_statistics.h"
 
 namespace cuvil::tuner {
@@ -24,8 +25,21 @@ Speedup speedup_interval(const TrialRecord& baseline, const TrialRecord& best, i
   std::mt19937_64 rng(seed);
   std::vector<double> ratios;
   auto resample_median = [&](const std::vector<double>& x) {
-    std::vector<double> r(x.size());
-    for (double& v : r) v = x[rng() % x.size()];
+    std::vector<double> r;
+    r.reserve(x.size());
+    const size_t blocks = stats::run_block_count(x.size());
+    if (blocks == 0) {
+      for (size_t i = 0; i < x.size(); ++i) r.push_back(x[rng() % x.size()]);
+      return stats::median_of(r);
+    }
+    // Blocks as stats::block_medians cuts them: the first x.size() % blocks one longer.
+    const size_t base = x.size() / blocks, longer = x.size() % blocks;
+    for (size_t i = 0; i < blocks; ++i) {
+      const size_t b = rng() % blocks;
+      const size_t begin = b * base + std::min(b, longer), size = base + (b < longer ? 1 : 0);
+      r.insert(r.end(), x.begin() + static_cast<std::ptrdiff_t>(begin),
+               x.begin() + static_cast<std::ptrdiff_t>(begin + size));
+    }
     return stats::median_of(r);
   };
   for (int b = 0; b < resamples; ++b) {

@@ -17,7 +17,11 @@ struct Speedup {
   double low = 0, high = 0;  // 95% bootstrap interval
 };
 
-// Bootstrap over each rung's samples (medians of resamples, geometric mean over rungs).
+// Bootstrap over each rung's samples (medians of resamples, geometric mean over rungs). The
+// samples of a rung share the machine's state of their moment, so where there are enough
+// (stats::run_block_count) the resample draws whole blocks of them in time order (a block
+// bootstrap) and the interval widens by as much as the machine drifted during the trial. A drift
+// between the two trials, measured apart, it cannot see: side_by_side.h measures that away.
 Speedup speedup_interval(const TrialRecord& baseline, const TrialRecord& best, int resamples,
                          uint64_t seed);
 

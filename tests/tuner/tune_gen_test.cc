@@ -268,6 +268,29 @@ TEST(TuneGen, SpeedupIntervalBracketsTheRatio) {
   EXPECT_GT(s.low, 1.7);
 }
 
+TEST(TuneGen, SpeedupIntervalWidensWhenATrialsMachineDrifted) {
+  // The default's 40 samples: 20 ms, then 24 ms for the last 10 (a neighbour started), with
+  // small jitter; the same samples spread evenly through the run have the same median and
+  // spread but no drift. Had the neighbour come earlier, the first trial's median would differ.
+  TrialRecord base, shuffled, best;
+  RungSamples drifting{"b1", {}, 0}, mixed{"b1", {}, 0}, fast{"b1", {}, 10};
+  for (int i = 0; i < 40; ++i) {
+    const double jitter = (i % 5) * 0.02e6;
+    drifting.samples_ns.push_back((i < 30 ? 20e6 : 24e6) + jitter);
+    mixed.samples_ns.push_back((i % 4 == 3 ? 24e6 : 20e6) + jitter);
+    fast.samples_ns.push_back(10e6 + jitter);
+  }
+  base.rungs = {drifting};
+  shuffled.rungs = {mixed};
+  best.rungs = {fast};
+  base.value = shuffled.value = 20;
+  best.value = 10;
+  const Speedup apart = speedup_interval(base, best, 1000, 1);
+  const Speedup steady = speedup_interval(shuffled, best, 1000, 1);
+  EXPECT_GT(apart.high - apart.low, 1.5 * (steady.high - steady.low))
+      << apart.low << ".." << apart.high << " against " << steady.low << ".." << steady.high;
+}
+
 // The second stage's space: written by tune-gen, read back by the same parser `tune --space` uses.
 TEST(TuneGen, PrunedSpaceRoundTripsThroughTheSpaceFileParser) {
   SearchSpace study = space_from_registry("cpu");
