@@ -180,12 +180,14 @@ void run_trial(const TrialSpec& spec, ChildChannel& channel) {
     r.name = rung.name;
     r.samples_ns = m.real_ns;
     r.median_ms = stats::median_of(m.real_ns) * 1e-6;
+    r.noisy = m.noisy;
     done.push_back(r);
     const double intermediate = objective_of(done);
     nlohmann::json progress = {{"rung", r.name},
                                {"step", rung_end_step(step)},
                                {"samples_ns", r.samples_ns},
                                {"median_ms", r.median_ms},
+                               {"noisy", r.noisy},
                                {"intermediate", intermediate}};
     if (r.gil_free >= 0) progress["gil_free"] = r.gil_free;
     const bool go = channel.progress(progress);

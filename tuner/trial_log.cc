@@ -26,6 +26,7 @@ nlohmann::json to_json(const TrialRecord& r) {
     nlohmann::json rung = {
         {"name", s.name}, {"samples_ns", s.samples_ns}, {"median_ms", s.median_ms}};
     if (s.gil_free >= 0) rung["gil_free"] = s.gil_free;
+    if (s.noisy) rung["noisy"] = true;
     rungs.push_back(std::move(rung));
   }
   nlohmann::json j = {{"number", r.number},
@@ -100,6 +101,7 @@ TrialRecord record_from_json(const nlohmann::json& j) {
     rs.median_ms = s.value("median_ms", 0.0);
     if (s.contains("gil_free") && s["gil_free"].is_number())
       rs.gil_free = s["gil_free"].get<double>();
+    if (s.contains("noisy") && s["noisy"].is_boolean()) rs.noisy = s["noisy"].get<bool>();
     r.rungs.push_back(std::move(rs));
   }
   r.baseline = j.value("baseline", false);

@@ -18,6 +18,9 @@ struct RungSamples {
   // --scenario python: the application thread's rate beside the model over its rate alone
   // (1: the GIL was left to it entirely); -1 when measured in-process.
   double gil_free = -1;
+  // The harness flagged the measurement NOISY: its median not known to --max-noise, or the
+  // machine's speed changed while it was measured (bench_suite/stopping_rule.h).
+  bool noisy = false;
 };
 
 struct TrialRecord {

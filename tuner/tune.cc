@@ -227,6 +227,7 @@ int tune(const TuneOptions& o) {
         r.samples_ns = p.at("samples_ns").get<std::vector<double>>();
         r.median_ms = p.at("median_ms").get<double>();
         r.gil_free = p.value("gil_free", -1.0);
+        r.noisy = p.value("noisy", false);
         const bool checkpoint = p.value("checkpoint", false);
         if (!checkpoint) record.rungs.push_back(r);
         const int step = p.at("step").get<int>();
@@ -282,8 +283,9 @@ int tune(const TuneOptions& o) {
     test_kill_point("logged", asked.number);
     if (!o.quiet) {
       // Through Python, how much of the GIL the calls left to the application thread.
-      std::string gil;
+      std::string gil, noisy;
       for (const RungSamples& r : record.rungs) {
+        if (r.noisy) noisy += (noisy.empty() ? "  NOISY: " : ", ") + r.name;
         if (r.gil_free < 0) continue;
         char buf[48];
         std::snprintf(buf, sizeof buf, "%sGIL free %.0f%%", gil.empty() ? "  " : ", ",
@@ -291,10 +293,11 @@ int tune(const TuneOptions& o) {
         gil += buf;
       }
       std::printf(
-          "trial %3d %-8s %10s  %s%s%s%s\n", asked.number, record.state.c_str(),
+          "trial %3d %-8s %10s  %s%s%s%s%s\n", asked.number, record.state.c_str(),
           record.has_value ? (std::to_string(record.value).substr(0, 9) + " ms").c_str() : "-",
           asked.baseline ? "[baseline] " : "", short_values(space, asked.values).c_str(),
-          gil.c_str(), record.reason.empty() ? "" : ("  (" + record.reason + ")").c_str());
+          gil.c_str(), noisy.c_str(),
+          record.reason.empty() ? "" : ("  (" + record.reason + ")").c_str());
       std::fflush(stdout);
     }
   }

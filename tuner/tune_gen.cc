@@ -291,6 +291,15 @@ Pruned prune_unimportant(const TuneGenOptions& o, const SearchSpace& space,
   return p;
 }
 
+// The rungs of a trial the harness flagged NOISY, comma-separated; empty when none.
+std::string noisy_rungs(const TrialRecord& t) {
+  std::string out;
+  for (const RungSamples& r : t.rungs) {
+    if (r.noisy) out += (out.empty() ? "" : ", ") + r.name;
+  }
+  return out;
+}
+
 // The best trial and the ranking, with its warnings; before anything is measured or written,
 // --write-space is refused on a ranking from too few trials (unless --force).
 void report_ranking(const TuneGenOptions& o, const Chosen& c, const Ranking& r) {
@@ -299,6 +308,18 @@ void report_ranking(const TuneGenOptions& o, const Chosen& c, const Ranking& r) 
     std::printf(" (default %.4f ms, %.3fx)", c.base->value, c.base->value / c.best->value);
   }
   std::printf("; %zu complete trial(s)\n", r.importance.trials);
+  std::string noisy;
+  for (const TrialRecord* t : {c.best, c.base}) {
+    if (!t || noisy_rungs(*t).empty() || (t == c.base && c.base == c.best)) continue;
+    noisy += (noisy.empty() ? "" : "; ") + std::string(t == c.best ? "the best" : "the default's") +
+             " trial " + std::to_string(t->number) + " (" + noisy_rungs(*t) + ")";
+  }
+  if (!noisy.empty()) {
+    print_loud_warning(noisy +
+                       " measured NOISY: the machine drifted or the median was not known to "
+                       "--max-noise, so the speed-up may not repeat; --confirm measures the two "
+                       "side by side");
+  }
   print_importance(r.importance, r.fanova, r.fanova_note);
   if (!r.reliability.enough_trials) print_loud_warning(r.reliability.message);
   if (!r.reliability.agreement.empty()) std::printf("%s\n", r.reliability.agreement.c_str());

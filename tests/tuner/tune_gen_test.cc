@@ -32,8 +32,9 @@ std::string read(const std::string& path) {
 }
 
 // A log of 13 trials: the baseline, depth-dependent latencies, one failure; each trial's machine
-// block is `machine`.
-std::string write_log(const nlohmann::json& machine = nlohmann::json::object()) {
+// block is `machine`; trial `noisy_trial`'s rung (-1: none) was measured NOISY.
+std::string write_log(const nlohmann::json& machine = nlohmann::json::object(),
+                      int noisy_trial = -1) {
   const std::string path = temp_path("log.jsonl");
   std::filesystem::remove(path);
   const SearchSpace space = space_from_registry("cpu");
@@ -59,6 +60,7 @@ std::string write_log(const nlohmann::json& machine = nlohmann::json::object()) 
       s.name = "b1";
       for (int k = 0; k < 7; ++k) s.samples_ns.push_back((60.0 - 4 * depth + 0.1 * k) * 1e6);
       s.median_ms = 60.0 - 4 * depth + 0.3;
+      s.noisy = i == noisy_trial;
       r.rungs = {s};
       r.value = s.median_ms;
       r.has_value = true;
@@ -78,6 +80,11 @@ TEST(TrialLog, RoundTripsEveryField) {
   EXPECT_FALSE(records[5].has_value);
   EXPECT_EQ(records[3].rungs[0].samples_ns.size(), 7u);
   EXPECT_EQ(records[3].values["fuse-elementwise.max_fusion_depth"], 3);
+  EXPECT_FALSE(records[3].rungs[0].noisy);
+  std::filesystem::remove(path);
+  const std::vector<TrialRecord> noisy = read_trial_log(write_log(nlohmann::json::object(), 3));
+  EXPECT_TRUE(noisy[3].rungs[0].noisy);
+  EXPECT_FALSE(noisy[4].rungs[0].noisy);
   std::filesystem::remove(path);
 }
 
@@ -144,6 +151,29 @@ TEST(TuneGen, WritesTheBestConfigDeterministicallyAndItLoads) {
   EXPECT_NE(c.provenance_yaml.find("fuse-elementwise.max_fusion_depth"), std::string::npos);
   std::filesystem::remove(o.output);
   std::filesystem::remove(log);
+}
+
+TEST(TuneGen, ABestTrialMeasuredNoisySaysSoLoudly) {
+  const PrivatePeakCache cache;
+  TuneGenOptions o;
+  o.workload.suite = "resnet50";
+  o.fanova = false;
+  o.verify = false;
+  o.refits = 5;
+  o.output = temp_path("noisy.cuvilpass");
+  for (const int noisy_trial : {8, 3}) {  // the best (depth 8), then another
+    o.trial_log = write_log(nlohmann::json::object(), noisy_trial);
+    testing::internal::CaptureStderr();
+    ASSERT_EQ(tune_gen(o), 0);
+    const std::string err = testing::internal::GetCapturedStderr();
+    if (noisy_trial == 8) {
+      EXPECT_NE(err.find("the best trial 8 (b1) measured NOISY"), std::string::npos) << err;
+    } else {
+      EXPECT_EQ(err.find("NOISY"), std::string::npos) << err;
+    }
+    std::filesystem::remove(o.trial_log);
+  }
+  std::filesystem::remove(o.output);
 }
 
 TEST(TuneGen, TheProvenanceNamesThePeakTheStudyMeasuredAgainst) {
