@@ -128,8 +128,11 @@ std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& sampler
     if (all_met || !sampled) break;
   }
   for (size_t i = 0; i < n; ++i) {
+    rules[i].judge_drift(m[i].real_ns);  // the samples taken after the rule was met too
     m[i].stop_reason = rules[i].reason();
-    m[i].noisy = rules[i].noisy();
+    // Taking turns, the workloads meet a drift of the machine alike and are read by their
+    // ratios: the drift is recorded, but only an unconverged interval makes a row NOISY.
+    m[i].noisy = rules[i].unconverged();
     m[i].drift_pct = rules[i].drift().spread_pct;
     m[i].drifted = rules[i].drifted();
     // Samples taken after the rule was met only narrow the interval.

@@ -32,9 +32,11 @@ struct Measurement {
   std::vector<double> cpu_ns;          // process CPU time per sample (all threads)
   std::vector<double> warmup_real_ns;  // the warm-up runs, kept but not summarised
   StopReason stop_reason = StopReason::running;
-  bool noisy = false;  // sampling ended without reaching max_noise, or the samples drifted
+  // Sampling ended without reaching max_noise, or the samples drifted (measure_interleaved: the
+  // former only, as the workloads taking turns meet a drift alike).
+  bool noisy = false;
   // The spread of the samples' block medians in percent (0: too few samples to cut) and whether
-  // it made the measurement noisy (stopping_rule.h, point 3).
+  // it is material (stopping_rule.h, point 3).
   double drift_pct = 0;
   bool drifted = false;
   double noise = 0;      // final relative half-width of the median's interval (inf if unknown)

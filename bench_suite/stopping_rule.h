@@ -79,10 +79,15 @@ class StoppingRule {
   bool should_stop(const std::vector<double>& samples);
 
   StopReason reason() const { return reason_; }
-  bool noisy() const {
-    return reason_ == StopReason::timeout || reason_ == StopReason::max_samples || drifted();
+  bool noisy() const { return unconverged() || drifted(); }
+  // Sampling ended without the median known to max_noise (point 2).
+  bool unconverged() const {
+    return reason_ == StopReason::timeout || reason_ == StopReason::max_samples;
   }
   // The samples' drift, judged when sampling ended (point 3), and whether it makes them NOISY.
+  // judge_drift judges it again on the final samples, for callers that sample on after the rule
+  // was met (measure_interleaved).
+  void judge_drift(const std::vector<double>& samples) { drift_ = stats::block_drift(samples); }
   const stats::BlockDrift& drift() const { return drift_; }
   bool drifted() const {
     return drift_.p_value < kDriftAlpha &&

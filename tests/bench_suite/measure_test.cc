@@ -183,6 +183,41 @@ TEST(MeasureInterleaved, AWorkloadMetEarlyKeepsSamplingBesideANoisyOne) {
   EXPECT_LE(m[0].real_ns.size(), static_cast<size_t>(o.max_samples));
 }
 
+// A machine that slows by 20% a third of the way through: samples 0..29 at 10 ms, then 12 ms.
+double slowing_machine(int i) {
+  return (i < 30 ? 10.0 : 12.0) * kMs + (i * 7919) % 101;
+}
+
+TEST(Measure, AMachineThatSlowsDuringTheRunMakesItNoisy) {
+  ScriptedSampler s{slowing_machine};
+  MeasureOptions o = quick();
+  o.min_samples = 120;
+  o.timeout_s = 100;
+  const Measurement m = measure(s.sampler(), o);
+  EXPECT_EQ(m.stop_reason, StopReason::converged);
+  EXPECT_TRUE(m.drifted);
+  EXPECT_NEAR(m.drift_pct, 20, 0.5);
+  EXPECT_TRUE(m.noisy);
+}
+
+TEST(MeasureInterleaved, ADriftBothWorkloadsMeetIsRecordedButNotNoisy) {
+  // Taking turns, both see the machine slow down; their ratio holds.
+  int samples = 0;
+  auto slowing = [&samples](double scale) {
+    return [&samples, scale] { return Sample{scale * slowing_machine(samples++ / 2), 0}; };
+  };
+  MeasureOptions o = quick();
+  o.min_samples = 120;
+  o.timeout_s = 100;
+  const std::vector<Measurement> m =
+      measure_interleaved({slowing(1.0), slowing(2.0)}, o, {}, kOneSampleTurns);
+  for (const Measurement& x : m) {
+    EXPECT_EQ(x.stop_reason, StopReason::converged);
+    EXPECT_TRUE(x.drifted);
+    EXPECT_FALSE(x.noisy);
+  }
+}
+
 TEST(MeasureInterleaved, InvalidOptionsAreUserErrorsBeforeAnyRun) {
   ScriptedSampler s{[](int) { return 1 * kMs; }};
   MeasureOptions o = quick();
