@@ -70,6 +70,19 @@ std::string write_log(const nlohmann::json& machine = nlohmann::json::object(),
   return path;
 }
 
+// Options for a fast tune-gen of the resnet50 log: no fANOVA, no verification, 5 refits,
+// writing `output` (a name in the temporary folder).
+TuneGenOptions fast_options(const std::string& trial_log, const std::string& output) {
+  TuneGenOptions o;
+  o.trial_log = trial_log;
+  o.workload.suite = "resnet50";
+  o.fanova = false;
+  o.verify = false;
+  o.refits = 5;
+  o.output = temp_path(output);
+  return o;
+}
+
 TEST(TrialLog, RoundTripsEveryField) {
   const std::string path = write_log();
   const std::vector<TrialRecord> records = read_trial_log(path);
@@ -125,13 +138,7 @@ class PrivatePeakCache {
 TEST(TuneGen, WritesTheBestConfigDeterministicallyAndItLoads) {
   const PrivatePeakCache cache;
   const std::string log = write_log();
-  TuneGenOptions o;
-  o.trial_log = log;
-  o.workload.suite = "resnet50";
-  o.fanova = false;
-  o.verify = false;
-  o.refits = 5;
-  o.output = temp_path("a.cuvilpass");
+  TuneGenOptions o = fast_options(log, "a.cuvilpass");
   ASSERT_EQ(tune_gen(o), 0);
   const std::string first = read(o.output);
   ASSERT_EQ(tune_gen(o), 0);
@@ -155,12 +162,7 @@ TEST(TuneGen, WritesTheBestConfigDeterministicallyAndItLoads) {
 
 TEST(TuneGen, ABestTrialMeasuredNoisySaysSoLoudly) {
   const PrivatePeakCache cache;
-  TuneGenOptions o;
-  o.workload.suite = "resnet50";
-  o.fanova = false;
-  o.verify = false;
-  o.refits = 5;
-  o.output = temp_path("noisy.cuvilpass");
+  TuneGenOptions o = fast_options("", "noisy.cuvilpass");
   for (const int noisy_trial : {8, 3}) {  // the best (depth 8), then another
     o.trial_log = write_log(nlohmann::json::object(), noisy_trial);
     testing::internal::CaptureStderr();
@@ -178,12 +180,7 @@ TEST(TuneGen, ABestTrialMeasuredNoisySaysSoLoudly) {
 
 TEST(TuneGen, TheProvenanceNamesThePeakTheStudyMeasuredAgainst) {
   const PrivatePeakCache cache;
-  TuneGenOptions o;
-  o.workload.suite = "resnet50";
-  o.fanova = false;
-  o.verify = false;
-  o.refits = 5;
-  o.output = temp_path("peak.cuvilpass");
+  TuneGenOptions o = fast_options("", "peak.cuvilpass");
   o.trial_log = write_log({{"cpu_model", "Test CPU"},
                            {"threads", 2},
                            {"peak_fp32_gflops", 123.5},
@@ -240,14 +237,9 @@ TEST(TuneGen, TheTunedFileNamesTheCpuItWasTunedFor) {
 
 TEST(TuneGen, ThresholdResetsUnimportantParametersToDefaults) {
   const std::string log = write_log();
-  TuneGenOptions o;
-  o.trial_log = log;
-  o.workload.suite = "resnet50";
-  o.fanova = false;
-  o.verify = false;
+  TuneGenOptions o = fast_options(log, "b.cuvilpass");
   o.refits = 0;
   o.importance_threshold = 0.5;
-  o.output = temp_path("b.cuvilpass");
   o.space_output = temp_path("pruned.yaml");
   o.force = true;  // 12 trials: too few to rank reliably, written anyway for this test
   ASSERT_EQ(tune_gen(o), 0);
