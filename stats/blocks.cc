@@ -13,15 +13,19 @@ size_t run_block_count(size_t n) {
   return blocks >= kMinRunBlocks ? blocks : 0;
 }
 
+BlockRange block_range(size_t n, size_t blocks, size_t i) {
+  const size_t base = n / blocks, longer = n % blocks;
+  return {i * base + std::min(i, longer), base + (i < longer ? 1 : 0)};
+}
+
 std::vector<double> block_medians(const std::vector<double>& samples, size_t blocks) {
   std::vector<double> out;
   if (blocks == 0 || blocks > samples.size()) return out;
-  const size_t base = samples.size() / blocks, longer = samples.size() % blocks;
-  auto begin = samples.begin();
   for (size_t i = 0; i < blocks; ++i) {
-    const auto end = begin + static_cast<std::ptrdiff_t>(base + (i < longer ? 1 : 0));
-    out.push_back(median_of(std::vector<double>(begin, end)));
-    begin = end;
+    const BlockRange b = block_range(samples.size(), blocks, i);
+    const auto begin = samples.begin() + static_cast<std::ptrdiff_t>(b.begin);
+    out.push_back(
+        median_of(std::vector<double>(begin, begin + static_cast<std::ptrdiff_t>(b.size))));
   }
   return out;
 }

@@ -24,8 +24,15 @@ inline constexpr int kDriftPermutations = 400;
 // The number of blocks n samples are cut into: 0 when too few.
 size_t run_block_count(size_t n);
 
-// Medians of `blocks` contiguous, near-equal parts of `samples` in their order (the first
-// n % blocks parts one sample longer). Empty when blocks is 0 or exceeds the sample count.
+// Where block i of n samples cut into `blocks` near-equal contiguous parts begins, and its
+// length (the first n % blocks parts one sample longer).
+struct BlockRange {
+  size_t begin = 0, size = 0;
+};
+BlockRange block_range(size_t n, size_t blocks, size_t i);
+
+// Medians of the `blocks` parts of `samples` (block_range) in their order. Empty when blocks is 0
+// or exceeds the sample count.
 std::vector<double> block_medians(const std::vector<double>& samples, size_t blocks);
 
 // How far apart medians are: max / min - 1, in percent (0 when empty; infinite when the smallest

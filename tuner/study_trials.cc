@@ -32,13 +32,10 @@ Speedup speedup_interval(const TrialRecord& baseline, const TrialRecord& best, i
       for (size_t i = 0; i < x.size(); ++i) r.push_back(x[rng() % x.size()]);
       return stats::median_of(r);
     }
-    // Blocks as stats::block_medians cuts them: the first x.size() % blocks one longer.
-    const size_t base = x.size() / blocks, longer = x.size() % blocks;
     for (size_t i = 0; i < blocks; ++i) {
-      const size_t b = rng() % blocks;
-      const size_t begin = b * base + std::min(b, longer), size = base + (b < longer ? 1 : 0);
-      r.insert(r.end(), x.begin() + static_cast<std::ptrdiff_t>(begin),
-               x.begin() + static_cast<std::ptrdiff_t>(begin + size));
+      const stats::BlockRange b = stats::block_range(x.size(), blocks, rng() % blocks);
+      const auto begin = x.begin() + static_cast<std::ptrdiff_t>(b.begin);
+      r.insert(r.end(), begin, begin + static_cast<std::ptrdiff_t>(b.size));
     }
     return stats::median_of(r);
   };
