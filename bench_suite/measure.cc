@@ -54,6 +54,7 @@ Measurement measure(const Sampler& sampler, const MeasureOptions& options,
     }
     if (stop) break;
   }
+  rule.judge_drift(m.real_ns);
   m.stop_reason = rule.reason();
   m.noisy = rule.noisy();
   m.drift_pct = rule.drift().spread_pct;
@@ -128,7 +129,7 @@ std::vector<Measurement> measure_interleaved(const std::vector<Sampler>& sampler
     if (all_met || !sampled) break;
   }
   for (size_t i = 0; i < n; ++i) {
-    rules[i].judge_drift(m[i].real_ns);  // the samples taken after the rule was met too
+    rules[i].judge_drift(m[i].real_ns);  // with the samples taken after the rule was met
     m[i].stop_reason = rules[i].reason();
     // Taking turns, the workloads meet a drift of the machine alike and are read by their
     // ratios: the drift is recorded, but only an unconverged interval makes a row NOISY.

@@ -65,7 +65,6 @@ bool StoppingRule::should_stop(const std::vector<double>& samples) {
   auto finish = [&](StopReason unless_converged) {
     evaluate();
     reason_ = noise_ <= criteria_.max_noise ? StopReason::converged : unless_converged;
-    judge_drift(samples);
     return true;
   };
 

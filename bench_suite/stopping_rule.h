@@ -14,7 +14,8 @@
 // than 6 samples no order-statistic interval reaches 95%, so the whole range is used instead;
 // with fewer than 2 the noise is unknown (infinite).
 //
-// 3. Drift: when sampling ends, the samples are cut in time order into blocks (stats/blocks.h).
+// 3. Drift: when sampling ends, the caller has the rule judge all its samples (judge_drift; the
+//    measure loops do, after their last sample), cut in time order into blocks (stats/blocks.h).
 //    If the blocks' medians spread more than kMaterialDrift x max_noise and further than shuffled
 //    samples' blocks do (permutation p < kDriftAlpha), the machine's speed changed during the
 //    run, and the result is NOISY too: the interval in point 2 assumes a steady machine, and the
@@ -84,9 +85,9 @@ class StoppingRule {
   bool unconverged() const {
     return reason_ == StopReason::timeout || reason_ == StopReason::max_samples;
   }
-  // The samples' drift, judged when sampling ended (point 3), and whether it makes them NOISY.
-  // judge_drift judges it again on the final samples, for callers that sample on after the rule
-  // was met (measure_interleaved).
+  // Judges the final samples' drift (point 3), once sampling ended: measure_interleaved samples
+  // on after the rule was met. drift() is then the verdict, drifted() whether it makes them
+  // NOISY (no drift before the call).
   void judge_drift(const std::vector<double>& samples) { drift_ = stats::block_drift(samples); }
   const stats::BlockDrift& drift() const { return drift_; }
   bool drifted() const {

@@ -101,7 +101,13 @@ TrialRecord record_from_json(const nlohmann::json& j) {
     rs.median_ms = s.value("median_ms", 0.0);
     if (s.contains("gil_free") && s["gil_free"].is_number())
       rs.gil_free = s["gil_free"].get<double>();
-    if (s.contains("noisy") && s["noisy"].is_boolean()) rs.noisy = s["noisy"].get<bool>();
+    if (s.contains("noisy")) {
+      if (!s["noisy"].is_boolean()) {
+        throw UserError("field '" + field + ".noisy': expected true or false, got " +
+                        s["noisy"].dump());
+      }
+      rs.noisy = s["noisy"].get<bool>();
+    }
     r.rungs.push_back(std::move(rs));
   }
   r.baseline = j.value("baseline", false);

@@ -111,7 +111,10 @@ TEST(StoppingRule, ASpeedChangeDuringTheRunIsNoisyThoughTheIntervalConverged) {
   // The machine slows by 20% after 30 samples; the interval then narrows around the new level,
   // but the run's stretches in time disagree.
   StoppingRule rule(criteria(120, 0.0, 100.0));
-  drive(rule, [](int i) { return (i < 30 ? 10.0 : 12.0) * kNsPerMs + (i * 7919) % 101; });
+  const auto samples =
+      drive(rule, [](int i) { return (i < 30 ? 10.0 : 12.0) * kNsPerMs + (i * 7919) % 101; });
+  EXPECT_FALSE(rule.drifted());  // not judged yet
+  rule.judge_drift(samples);
   EXPECT_EQ(rule.reason(), StopReason::converged);
   EXPECT_TRUE(rule.drifted());
   EXPECT_TRUE(rule.noisy());
@@ -124,7 +127,7 @@ TEST(StoppingRule, WideNoiseInNoOrderIsNotDrift) {
   // noisy for its interval alone).
   SplitMix64 rng{3};
   StoppingRule rule(criteria(120, 0.0, 2.0));
-  drive(rule, [&](int) { return (rng.below(2) ? 10.0 : 13.0) * kNsPerMs; });
+  rule.judge_drift(drive(rule, [&](int) { return (rng.below(2) ? 10.0 : 13.0) * kNsPerMs; }));
   EXPECT_GT(rule.drift().spread_pct, 4);
   EXPECT_FALSE(rule.drifted());
   EXPECT_EQ(rule.reason(), StopReason::timeout);

@@ -385,6 +385,23 @@ TEST(TuneGen, AnUnwritableSpaceOutputFailsBeforeAnythingIsWritten) {
   std::filesystem::remove(log);
 }
 
+TEST(TrialLog, ANoisyFlagThatIsNotABooleanNamesFileLineAndField) {
+  const std::string path = write_log();
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "{\"number\": 13, \"state\": \"complete\", \"suite\": \"resnet50\", \"value\": 5, "
+           "\"rungs\": [{\"name\": \"b1\", \"median_ms\": 5, \"noisy\": \"yes\"}]}\n";
+  }
+  try {
+    read_trial_log(path);
+    ADD_FAILURE() << "accepted noisy: \"yes\"";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ":14: field 'rungs[0].noisy': expected true or false, got \"yes\"");
+  }
+  std::filesystem::remove(path);
+}
+
 // Best values a log cannot hold: a clear error naming the file, the line and the field.
 TEST(TrialLog, NonPositiveTimesAreBadInputNamingFileLineAndField) {
   for (const char* bad : {"-5", "0"}) {
