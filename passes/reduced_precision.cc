@@ -27,8 +27,15 @@ const char* isa_name(const std::string& dtype) {
   return dtype == "bf16" ? "avx512_bf16" : "avx512_vnni";
 }
 
+// Whether the target runs bf16 products on VDPBF16PS (else, on an AVX-512 CPU, on the bf16
+// weights widened to fp32 in registers: gemm_bf16.h).
+bool bf16_native(const Graph& graph) {
+  return target_cpu_has(graph, "avx512_bf16");
+}
+
 // From the plan's target CPU (passes/target_cpu.h), not from the host running the compiler.
 bool isa_available(const Graph& graph, const std::string& dtype) {
+  if (dtype == "bf16" && target_cpu_has(graph, "avx512")) return true;
   return dtype == "f32" || target_cpu_has(graph, isa_name(dtype));
 }
 
@@ -43,6 +50,9 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
   if ((n.op == OpKind::conv2d || n.op == OpKind::linear) && !g.is_constant(n.inputs[1])) {
     return "weights are not constant";
   }
+  if (n.op == OpKind::sdpa && dtype == "bf16" && !bf16_native(g)) {
+    return "flash attention in bf16 needs avx512_bf16 (the widened tiles serve weight products)";
+  }
   if (n.op == OpKind::sdpa) {
     // As sdpa.auto decides: decode-like shapes run the blocked f32 kernel, since packing every
     // key for a handful of query rows costs more than the products.
@@ -53,7 +63,6 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
              " query rows per kv head (decode): the blocked f32 kernel";
     }
   }
-  (void)dtype;
   return "";
 }
 
@@ -62,7 +71,7 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
 // saving) does not apply to it. VGG-11's first layer (3 channels, 3x3, K = 27) took 610 us in
 // the fp32 direct kernel and 397 us on the bf16 direct path (docs/performance.md).
 bool runs_bf16_direct(const Graph& g, const Node& n, const std::string& dtype, bool variant) {
-  if (dtype != "bf16" || n.op != OpKind::conv2d || variant) return false;
+  if (dtype != "bf16" || n.op != OpKind::conv2d || variant || !bf16_native(g)) return false;
   const ir::Shape& w = g.value(n.inputs[1]).shape;  // [o, c per group, kh, kw]
   const std::vector<int64_t> stride = n.attrs.get_ints("stride", {1, 1});
   return stride.size() == 2 &&
@@ -170,6 +179,15 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
     // kernel on ResNet-50's 3x3 layers, cuvil-micro-conv).
     const runtime::KernelInfo* lowered = runtime::find_kernel(n.op, n.attrs.get_string("impl", ""));
     const bool variant = dtype == "bf16" && lowered && !lowered->bf16_variant.empty();
+    if (variant && !bf16_native(graph)) {
+      // The variants run on VDPBF16PS only, and the widened GEMM is no substitute: ResNet-50's
+      // 3x3 layers took 25-28 ms on it against 17-18 ms in f32 Winograd (docs/performance.md).
+      n.attrs.set("precision", std::string("f32"));
+      n.attrs.set("precision.fallback",
+                  "its bf16 variant " + lowered->bf16_variant + " needs avx512_bf16");
+      f32_weight_users.insert(n.inputs[1]);
+      continue;
+    }
     const bool direct = runs_bf16_direct(graph, n, dtype, variant);
     const std::string reason = unsupported_reason(graph, n, dtype);
     if (!reason.empty() || (!direct && reduction_depth(graph, n) < min_k)) {
@@ -184,6 +202,13 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
       n.attrs.set("precision.fallback", slower);
       f32_weight_users.insert(n.inputs[1]);
       continue;
+    }
+    if (dtype == "bf16" && !bf16_native(graph) && warned.insert("widened").second) {
+      std::fprintf(stderr,
+                   "reduced-precision: %s lacks avx512_bf16; bf16 weight products run on "
+                   "AVX-512 with the weights widened to fp32 in registers (activations stay "
+                   "fp32), bf16 attention stays f32\n",
+                   target_cpu_description(graph).c_str());
     }
     const char* dtype_param = n.op == OpKind::linear   ? "linear_dtype"
                               : n.op == OpKind::conv2d ? "conv_dtype"

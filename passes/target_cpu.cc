@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/quantize.h"
 
 namespace cuvil::passes {
@@ -20,6 +21,7 @@ std::string cpu_feature_names() {
 
 std::vector<std::string> host_cpu_features() {
   std::vector<std::string> out;
+  if (runtime::cpu::cpu_has_avx512()) out.push_back("avx512");
   if (runtime::cpu::cpu_has_avx512_bf16()) out.push_back("avx512_bf16");
   if (runtime::cpu::cpu_has_avx512_vnni()) out.push_back("avx512_vnni");
   if (runtime::cpu::cpu_has_amx_bf16()) out.push_back("amx_bf16");

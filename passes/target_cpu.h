@@ -13,7 +13,9 @@
 namespace cuvil::passes {
 
 // The extensions a .cuvilpass may name, in this order.
-inline constexpr const char* kCpuFeatureNames[] = {"avx512_bf16", "avx512_vnni", "amx_bf16"};
+// avx512: AVX-512 F/BW/VL/DQ (bf16 products without avx512_bf16 widen the bf16 weights to fp32).
+inline constexpr const char* kCpuFeatureNames[] = {"avx512", "avx512_bf16", "avx512_vnni",
+                                                   "amx_bf16"};
 // Graph/plan settings: the features, comma-separated ("" for none), and where they came from:
 // "host" or the .cuvilpass's path.
 inline constexpr const char* kTargetCpuFeaturesSetting = "target.cpu_features";

@@ -282,6 +282,9 @@ std::string today() {
 bool bf16_peak_measurable() {
   return cpuid_leaf7_bit(1, kEax, 5) && !cpuid_leaf7_bit(0, kEdx, 22);
 }
+bool bf16_runs_widened(const std::string& isa) {
+  return isa == "avx512" && !cpuid_leaf7_bit(1, kEax, 5);
+}
 bool int8_peak_measurable() {
   return cpuid_leaf7_bit(0, kEcx, 11) && !cpuid_leaf7_bit(0, kEdx, 25);
 }
@@ -295,6 +298,7 @@ MachinePeak measure_machine_peak(int threads) {
                                                      : peak.isa == "avx2" ? fma_loop_avx2
                                                                           : fma_loop_scalar);
   if (bf16_peak_measurable()) peak.bf16_gflops = measure_peak_loop(peak.threads, bf16_dot_loop);
+  peak.bf16_widened = bf16_runs_widened(peak.isa);
   if (int8_peak_measurable()) peak.int8_gflops = measure_peak_loop(peak.threads, int8_dot_loop);
   peak.mem_read_gbps = measure_read_bandwidth(peak.threads);
   peak.measured_at = today();
@@ -324,6 +328,7 @@ std::optional<MachinePeak> cached_peak(const nlohmann::json& e, int threads) {
     p.mem_read_gbps = e.at("mem_read_gbps").get<double>();
     p.cpu_model = e.at("cpu_model").get<std::string>();
     p.isa = e.at("isa").get<std::string>();
+    p.bf16_widened = bf16_runs_widened(p.isa);
     p.measured_at = e.at("measured_at").get<std::string>();
     p.provisional = e.value("provisional", false);
     p.busy_other_cpus = e.value("busy_other_cpus", -1.0);

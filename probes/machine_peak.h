@@ -17,6 +17,9 @@ struct MachinePeak {
   // AVX512_BF16 or has AMX-BF16 (the bf16 kernels then run on AMX tiles, which this loop does
   // not bound).
   double bf16_gflops = 0;
+  // The bf16 kernels run on fp32 FMAs, their bf16 weights widened in registers (an AVX-512 CPU
+  // without AVX512_BF16, runtime/cpu/gemm_bf16.h): fp32_gflops bounds them.
+  bool bf16_widened = false;
   // AVX512_VNNI's VPDPBUSD (four u8 x s8 products and their sum per int32 lane = 8 operations,
   // counted as FLOPs are), all `threads` together: what bounds the int8 kernels. 0: not
   // measured, because the CPU lacks AVX512_VNNI or has AMX-INT8.
@@ -34,7 +37,7 @@ struct MachinePeak {
   // The peak that bounds products of `arithmetic` ("fp32", "bf16", "int8"); 0: not measured.
   double of(const std::string& arithmetic) const {
     return arithmetic == "fp32"   ? fp32_gflops
-           : arithmetic == "bf16" ? bf16_gflops
+           : arithmetic == "bf16" ? (bf16_widened ? fp32_gflops : bf16_gflops)
            : arithmetic == "int8" ? int8_gflops
                                   : 0.0;
   }
@@ -45,6 +48,8 @@ inline constexpr double kQuietBusyCpus = 0.25;
 
 // Whether this CPU's bf16 peak is measured: it has AVX512_BF16 and no AMX-BF16.
 bool bf16_peak_measurable();
+// Whether the bf16 kernels of a CPU whose widest FMA is `isa` run widened (MachinePeak).
+bool bf16_runs_widened(const std::string& isa);
 // Whether its int8 peak is: it has AVX512_VNNI and no AMX-INT8.
 bool int8_peak_measurable();
 

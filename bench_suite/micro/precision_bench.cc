@@ -14,6 +14,7 @@
 #include "bench_suite/micro/bench_threads.h"
 #include "bench_suite/micro/counters.h"
 #include "passes/ir/graph.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/quantize.h"
 #include "runtime/kernel_table.h"
 #include "runtime/thread_pool.h"
@@ -43,7 +44,7 @@ double weight_bytes_per_element(const std::string& precision) {
 }
 
 bool available(const std::string& precision) {
-  if (precision == "bf16") return cuvil::runtime::cpu::cpu_has_avx512_bf16();
+  if (precision == "bf16") return cuvil::runtime::cpu::cpu_has_avx512();  // or widened
   if (precision == "int8") return cuvil::runtime::cpu::cpu_has_avx512_vnni();
   return true;
 }

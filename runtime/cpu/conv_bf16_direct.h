@@ -37,6 +37,11 @@ inline bool bf16_conv_runs_direct(int64_t c, int64_t kh, int64_t kw, int64_t sh,
 inline bool bf16_conv_runs_direct(const LowpConv& g) {
   return bf16_conv_runs_direct(g.c, g.kh, g.kw, g.sh, g.sw);
 }
+// Whether conv2d.bf16 runs `g` direct on this CPU: the direct tiles need VDPBF16PS; without
+// AVX512_BF16 these convolutions run the widened GEMM on their im2col instead (gemm_bf16.h).
+inline bool bf16_conv_runs_direct_here(const LowpConv& g) {
+  return cpu_has_avx512_bf16() && bf16_conv_runs_direct(g);
+}
 
 // The weights as [kh][row pair][o_pad] words: the pair (2j, 2j + 1) of kernel row i's elements
 // (tap j' = e / c, channel e % c) in the low and high halves, zero past kw * c and past o.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/gemm_loops.h"
 #include "runtime/cpu/gemm_partition.h"
 #include "runtime/thread_pool.h"
@@ -27,6 +28,7 @@
 #include "runtime/cpu/bf16_round_avx512.h"
 #include "runtime/cpu/elementwise_math_avx512.h"
 #include "runtime/cpu/epilogue_lanes_avx512.h"
+#include "runtime/cpu/gemm_bf16_tiles.h"
 #include "runtime/cpu/transpose_avx512.h"
 
 #include "runtime/cpu/target_end.h"
@@ -35,38 +37,12 @@ namespace cuvil::runtime::cpu {
 
 namespace {
 
-constexpr int MR = kBf16MR;
-constexpr int NR = kBf16NR;
-static_assert(NR == 32, "a sliver row of K pairs is two 16-lane vectors");
+using namespace bf16_tiles;
 
 // Compiled for the bf16 target too: a 64-byte vector passed by value outside it changes the ABI.
 CUVIL_BF16_TARGET inline __m512bh as_bh(__m512i v) {
   return reinterpret_cast<__m512bh&>(v);
 }
-
-// What a full tile does once its K is complete, in registers before its store: bias (at the
-// tile's columns) and the step's epilogue in lane form.
-struct TileFinish {
-  const float* bias = nullptr;             // at column `col`, or null
-  const LaneEpilogue* epilogue = nullptr;  // null: none
-  int64_t col = 0;                         // C's column of the tile's first lane
-};
-
-// A share of the next B sliver's panel, fetched into L2 one line per K step while a tile runs
-// on the current one: the slivers of a panel lie a whole K apart, so each starts a new stream
-// that the hardware prefetchers pick up late, and where weights come from memory (ResNet-50's
-// layer4 reads 4.7 MB per convolution) the first tile of a sliver waited for them.
-struct NextSliver {
-  const char* at = nullptr;
-  int64_t lines = 0;
-
-  __attribute__((always_inline)) void step() {
-    if (lines <= 0) return;
-    _mm_prefetch(at, _MM_HINT_T1);
-    at += 64;
-    --lines;
-  }
-};
 
 // C[R, NR] (+)= A-sliver x B-sliver over kp K pairs; fp32 accumulators; the A sliver is MR rows
 // wide whatever R (an edge tile uses its first R rows). With `finish`, bias and epilogue are
@@ -125,34 +101,8 @@ CUVIL_BF16_TARGET void micro(int64_t kp, const uint32_t* a, const uint32_t* b, f
     a += MR;
     b += NR;
   }
-  if (accumulate) {
-#pragma GCC unroll 12
-    for (int i = 0; i < R; ++i) {
-      acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(c + i * ldc));
-      acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(c + i * ldc + 16));
-    }
-  }
-  if (finish && finish->bias) {
-    const __m512 bias0 = _mm512_loadu_ps(finish->bias);
-    const __m512 bias1 = _mm512_loadu_ps(finish->bias + 16);
-#pragma GCC unroll 12
-    for (int i = 0; i < R; ++i) {
-      acc[i][0] = _mm512_add_ps(acc[i][0], bias0);
-      acc[i][1] = _mm512_add_ps(acc[i][1], bias1);
-    }
-  }
-  if (finish && finish->epilogue) {
-    avx512::epilogue_lanes(*finish->epilogue, acc, c, ldc, finish->col, __mmask16{0xffff});
-  }
-#pragma GCC unroll 12
-  for (int i = 0; i < R; ++i) {
-    _mm512_storeu_ps(c + i * ldc, acc[i][0]);
-    _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
-  }
+  store_tile<R>(acc, c, ldc, accumulate, finish);
 }
-
-// Tiles of at most this many rows take two accumulator sets (2 x 2 x 5 = 20 registers).
-constexpr int kTwoSetRows = 5;
 
 // The tile of `rows` rows (1..MR): a full one, or the edge of a panel whose rows are not a
 // multiple of MR (ResNet-50's 7 x 7 = 49 pixels: four tiles of 12 and one of 1, which cost as
@@ -164,132 +114,6 @@ inline void micro_rows(int rows, int64_t kp, const uint32_t* a, const uint32_t* 
     micro<R, (R <= kTwoSetRows ? 2 : 1)>(kp, a, b, c, ldc, accumulate, finish, next);
   });
 }
-
-// Where pack_a reads rows of A: a row-major matrix. A Rows type gives, for row i of the current
-// sliver (begin_sliver) and half h of the 32 floats at K index kk (begin_k), those 16 floats
-// (lanes outside `valid` zero).
-struct DenseRows {
-  const float* a;
-  int64_t lda;
-  const float* sliver = nullptr;
-  int64_t kk = 0;
-
-  void begin_sliver(int64_t r0, int64_t) { sliver = a + r0 * lda; }
-  void begin_k(int64_t k, int64_t) { kk = k; }
-  CUVIL_BF16_TARGET __attribute__((always_inline)) __m512 half(int i, int h,
-                                                               __mmask16 valid) const {
-    return _mm512_maskz_loadu_ps(valid, sliver + i * lda + kk + 16 * h);
-  }
-};
-
-// A as the im2col of an NHWC convolution's input, read in place (Bf16Gemm::im2col): row r is
-// output pixel r (images one after another), K runs (kh, kw, c), taps in the padding read 0.
-// The 16 floats of a half lie in one tap's channels unless c is not a multiple of 16 (they are
-// then gathered one by one). Per row, the sliver keeps where its window starts and which of its
-// taps lie inside the image, so that a half costs a bit test and a load.
-struct ConvRows {
-  static constexpr int64_t kMaxTaps = 64;  // taps of a window tracked in a row's bit mask
-
-  const float* x;
-  const ConvGeometry& g;
-  int64_t row0;  // the GEMM's first row within A
-  // Per row of the sliver: its window's top-left input pixel, that pixel's element offset in x
-  // (it may lie in the padding), and the taps inside the image (bit ki * kw + kj).
-  int64_t iy0[MR] = {}, ix0[MR] = {}, origin[MR] = {};
-  uint64_t inside[MR] = {};
-  // Per half: its tap (and that tap's row and column in the window, its first channel), its
-  // offset from a window's origin, whether it crosses into the next tap.
-  int64_t tap[2] = {}, offset[2] = {}, kk[2] = {}, tap_row[2] = {}, tap_col[2] = {},
-          channel[2] = {};
-  bool crosses[2] = {};
-  int64_t k_end = 0;
-
-  void begin_sliver(int64_t r0, int64_t rows) {
-    for (int64_t i = 0; i < rows; ++i) {
-      const int64_t pixel = row0 + r0 + i;
-      const int64_t n = pixel / (g.oh * g.ow), p = pixel % (g.oh * g.ow);
-      iy0[i] = p / g.ow * g.sh - g.ph;
-      ix0[i] = p % g.ow * g.sw - g.pw;
-      origin[i] = ((n * g.h + iy0[i]) * g.w + ix0[i]) * g.c;
-      // Taps in order ki * kw + kj, without a division per tap (this runs per sliver and panel).
-      uint64_t bits = 0;
-      int64_t t = 0;
-      for (int64_t ki = 0; ki < g.kh && t < kMaxTaps; ++ki) {
-        const int64_t iy = iy0[i] + ki;
-        for (int64_t kj = 0; kj < g.kw && t < kMaxTaps; ++kj, ++t) {
-          bits |= static_cast<uint64_t>(in_image(iy, ix0[i] + kj)) << t;
-        }
-      }
-      inside[i] = bits;
-    }
-  }
-  void begin_k(int64_t k, int64_t k1) {
-    k_end = k1;
-    for (int h = 0; h < 2; ++h) {
-      kk[h] = k + 16 * h;
-      tap[h] = kk[h] / g.c;
-      channel[h] = kk[h] % g.c;
-      tap_row[h] = tap[h] / g.kw;
-      tap_col[h] = tap[h] % g.kw;
-      offset[h] = (tap_row[h] * g.w + tap_col[h]) * g.c + channel[h];
-      crosses[h] = channel[h] + 16 > g.c && kk[h] + (g.c - channel[h]) < k1;
-    }
-  }
-  bool in_image(int64_t iy, int64_t ix) const { return iy >= 0 && iy < g.h && ix >= 0 && ix < g.w; }
-  bool inside_image(int i, int64_t t) const {
-    return in_image(iy0[i] + t / g.kw, ix0[i] + t % g.kw);
-  }
-  // dst[0, len) = row i's x at kernel row ki, from tap column col's channel first on (len <= 16).
-  // A member, not a lambda: GCC does not give a lambda its enclosing function's target.
-  CUVIL_BF16_TARGET void load_run(float* dst, int i, int64_t ki, int64_t len, int64_t col,
-                                  int64_t first) const {
-    const __mmask16 m = static_cast<__mmask16>((1u << len) - 1u);
-    const float* src = x + (origin[i] + (ki * g.w + col) * g.c + first);
-    _mm512_mask_storeu_ps(dst, m, _mm512_maskz_loadu_ps(m, src));
-  }
-  // A half that crosses taps (channels not a multiple of 16, or a panel that starts inside a
-  // tap). The taps of one kernel row lie side by side in x (NHWC), so a run within a kernel row
-  // whose taps are all inside the image is one masked load; a run that touches the padding is
-  // loaded tap by tap. A 5 x 5 window on 24 channels: a half spans at most two taps.
-  CUVIL_BF16_TARGET __m512 crossing_half(int i, int h, __mmask16 valid) const {
-    alignas(64) float v[16] = {};
-    int64_t t = tap[h], ki = tap_row[h], kj = tap_col[h], ch = channel[h];
-    auto tap_inside = [&](int64_t tt, int64_t col) {
-      return tt < kMaxTaps ? (inside[i] >> tt & 1u) != 0 : in_image(iy0[i] + ki, ix0[i] + col);
-    };
-    for (int64_t l = 0, k = kk[h]; l < 16 && k < k_end;) {
-      const int64_t run = std::min({(g.kw - kj) * g.c - ch, 16 - l, k_end - k});
-      const int64_t taps = (ch + run + g.c - 1) / g.c;
-      bool all_inside = true;
-      for (int64_t q = 0; q < taps && all_inside; ++q) all_inside = tap_inside(t + q, kj + q);
-      if (all_inside) {
-        load_run(v + l, i, ki, run, kj, ch);
-      } else {
-        for (int64_t q = 0, done = 0; q < taps; ++q) {
-          const int64_t len = std::min(g.c - (q == 0 ? ch : 0), run - done);
-          if (tap_inside(t + q, kj + q))
-            load_run(v + l + done, i, ki, len, kj + q, q == 0 ? ch : 0);
-          done += len;
-        }
-      }
-      l += run;
-      k += run;
-      const int64_t end = kj * g.c + ch + run;  // within the kernel row
-      t += end / g.c - kj;
-      kj = end / g.c;
-      ch = end % g.c;
-      if (kj == g.kw) kj = 0, ++ki;
-    }
-    return _mm512_maskz_load_ps(valid, v);
-  }
-  CUVIL_BF16_TARGET __attribute__((always_inline)) __m512 half(int i, int h,
-                                                               __mmask16 valid) const {
-    if (crosses[h]) return crossing_half(i, h, valid);
-    const bool in = tap[h] < kMaxTaps ? (inside[i] >> tap[h] & 1u) != 0 : inside_image(i, tap[h]);
-    if (valid == 0 || !in) return _mm512_setzero_ps();
-    return _mm512_maskz_loadu_ps(valid, x + (origin[i] + offset[h]));  // origin may lie outside
-  }
-};
 
 // Converts rows [0, rows) x columns [k0, k1) of fp32 A into MR-row slivers of K pairs:
 // dst[sliver][p][i] (kp pairs per sliver, zero-padded rows and odd tail). 16 pairs of MR rows
@@ -341,10 +165,6 @@ CUVIL_BF16_TARGET void convert_rows(const float* a, int64_t lda, int64_t rows, i
     if (k % 2 != 0) row[k] = 0;
   }
 }
-
-// How far ahead of a skinny product's B stream to prefetch: 2 KiB. Llama-3-8B decode at O3 went
-// from 43.6-44.6 to 35.2-35.4 ms with it; 4 and 8 KiB measured the same (docs/performance.md).
-constexpr int64_t kSkinnyPrefetchWords = 512;
 
 // Few rows: stream each packed B sliver once, M rows at a time; two accumulator sets per row
 // hide the VDPBF16PS latency.
@@ -448,15 +268,18 @@ class Bf16PanelsBase {
 // last K panel, so C is written once.
 class Bf16Panels : public Bf16PanelsBase {
  public:
-  Bf16Panels(const Bf16Gemm& g, ThreadPool& pool, int tid, int64_t rows) : Bf16PanelsBase(g) {
+  // `widen`: the tiles of a CPU without AVX512_BF16 (gemm_bf16_tiles.h), on A packed as fp32,
+  // two floats per K pair and row where VDPBF16PS takes one word.
+  Bf16Panels(const Bf16Gemm& g, ThreadPool& pool, int tid, int64_t rows, bool widen)
+      : Bf16PanelsBase(g), widen_(widen), pair_floats_(widen ? 2 : 1) {
     const GemmPanels b = panels();
     const int64_t kc_cap = std::min(b.kc, std::max<int64_t>(kp_, 1));
     // One A panel (the thread's rows fit MC) under several column blocks: packed once, whole K.
     keep_a_ = round_up(rows, MR) <= b.mc && g.n > b.nc;
     rows_cap_ = std::min(b.mc, round_up(rows, MR));
-    ap_ = reinterpret_cast<uint32_t*>(pool.scratch(
-        tid, ThreadPool::kPackA,
-        static_cast<size_t>(rows_cap_ * (keep_a_ ? std::max<int64_t>(kp_, 1) : kc_cap))));
+    ap_ = pool.scratch(tid, ThreadPool::kPackA,
+                       static_cast<size_t>(rows_cap_ * pair_floats_ *
+                                           (keep_a_ ? std::max<int64_t>(kp_, 1) : kc_cap)));
     tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
     const LaneEpilogue* lanes = g.epilogue ? g.epilogue->lanes() : nullptr;
     tiles_finish_ = !g.epilogue || (lanes && lanes->columns == g.n);
@@ -470,30 +293,31 @@ class Bf16Panels : public Bf16PanelsBase {
   int mr() const { return MR; }
   void pack_a(int64_t i0, int64_t rows, int64_t p0, int64_t kc) {
     ++a_panels_;
-    a_ = keep_a_ ? ap_ + rows_cap_ * p0 : ap_;
+    a_ = keep_a_ ? ap_ + rows_cap_ * pair_floats_ * p0 : ap_;
     if (keep_a_ && p0 + kc <= packed_to_) return;  // packed under an earlier column block
     const int64_t k1 = std::min(g_.k, 2 * (p0 + kc));
-    if (g_.im2col) {
+    if (widen_) {
+      widen_pack_a(g_, i0, rows, 2 * p0, k1, kc, a_);
+    } else if (g_.im2col) {
       ConvRows src{g_.a, *g_.im2col, i0};
-      cpu::pack_a(src, rows, 2 * p0, k1, kc, a_);
+      cpu::pack_a(src, rows, 2 * p0, k1, kc, words(a_));
     } else {
       DenseRows src{g_.a + i0 * g_.lda, g_.lda};
-      cpu::pack_a(src, rows, 2 * p0, k1, kc, a_);
+      cpu::pack_a(src, rows, 2 * p0, k1, kc, words(a_));
     }
     if (keep_a_) packed_to_ = p0 + kc;
   }
   void tile(const GemmTile& t) {
-    const uint32_t* a = a_ + t.ir * t.kc;
+    const float* a = a_ + t.ir * t.kc * pair_floats_;
     float* c = c_at(t);
     const bool finish = tiles_finish_ && t.last;
     if (t.cols == NR) {
       finish_.bias = g_.bias ? g_.bias + t.j : nullptr;
       finish_.col = t.j;
-      micro_rows(t.rows, t.kc, a, b_sliver(t.j), c, g_.ldc, t.accumulate,
-                 finish ? &finish_ : nullptr, next_sliver(t));
+      run_tile(t, a, c, g_.ldc, t.accumulate, finish ? &finish_ : nullptr);
       return;
     }
-    micro_rows(t.rows, t.kc, a, b_sliver(t.j), tile_, NR, false, nullptr, next_sliver(t));
+    run_tile(t, a, tile_, NR, false, nullptr);
     store_tile_part(tile_, NR, c, g_.ldc, t.rows, t.cols, t.accumulate);
     if (finish) finish_rows(g_, t.i, t.rows, t.j, t.cols);
   }
@@ -502,6 +326,18 @@ class Bf16Panels : public Bf16PanelsBase {
   }
 
  private:
+  static uint32_t* words(float* p) { return reinterpret_cast<uint32_t*>(p); }
+
+  void run_tile(const GemmTile& t, const float* a, float* c, int64_t ldc, bool accumulate,
+                const TileFinish* finish) const {
+    if (widen_) {
+      widen_tile(t.rows, t.kc, a, b_sliver(t.j), c, ldc, accumulate, finish, next_sliver(t));
+    } else {
+      micro_rows(t.rows, t.kc, reinterpret_cast<const uint32_t*>(a), b_sliver(t.j), c, ldc,
+                 accumulate, finish, next_sliver(t));
+    }
+  }
+
   // The row tiles of a sliver share the fetch of the next sliver's panel, tile r its r-th part;
   // only under the B panel's first A panel (later ones find B in cache).
   NextSliver next_sliver(const GemmTile& t) const {
@@ -512,8 +348,10 @@ class Bf16Panels : public Bf16PanelsBase {
     return {reinterpret_cast<const char*>(b_sliver(t.j + NR)) + 64 * first, last - first};
   }
 
-  uint32_t* ap_ = nullptr;
-  uint32_t* a_ = nullptr;  // the current A panel
+  const bool widen_;
+  const int64_t pair_floats_;  // A's floats per K pair and row: 1 (a bf16 pair word) or 2
+  float* ap_ = nullptr;
+  float* a_ = nullptr;  // the current A panel
   // Whether the packed A is kept for the whole K (see the constructor), its rows rounded up to
   // MR, and the K pairs packed so far.
   bool keep_a_ = false;
@@ -676,11 +514,16 @@ void pack_b_bf16(const float* b, int64_t ldb, bool transposed, int64_t k, int64_
 }
 
 void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
-  CUVIL_CHECK(cpu_has_avx512_bf16(), "gemm_bf16 called on a CPU without avx512_bf16");
+  CUVIL_CHECK(cpu_has_avx512(), "gemm_bf16 called on a CPU without avx512");
   if (g.m <= 0 || g.n <= 0) return;
+  const bool widen = !cpu_has_avx512_bf16();
   const int64_t slivers = ceil_div(g.n, NR);
   if (g.m <= kSkinnyRows) {
     CUVIL_CHECK(!g.im2col, "gemm_bf16: an in-place im2col A of few rows");
+    if (widen) {
+      pool.parallel_for(slivers, [&](int64_t s0, int64_t s1) { widen_skinny(g, s0, s1); });
+      return;
+    }
     const int64_t kp = ceil_div(g.k, 2);
     uint32_t* ap = reinterpret_cast<uint32_t*>(
         pool.scratch(pool.current_thread(), ThreadPool::kPackB, static_cast<size_t>(g.m * kp + 1)));
@@ -698,7 +541,7 @@ void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
                      Bf16AmxPanels panels(g, pool, tid, i1 - i0);
                      gemm_loops(panels, i0, i1, j0, j1);
                    } else {
-                     Bf16Panels panels(g, pool, tid, i1 - i0);
+                     Bf16Panels panels(g, pool, tid, i1 - i0, widen);
                      gemm_loops(panels, i0, i1, j0, j1);
                    }
                  });

@@ -3,6 +3,7 @@
 
 #include "runtime/cpu/batched_matmul.h"
 #include "runtime/cpu/conv_bf16_direct.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/gemm_bf16.h"
 #include "runtime/cpu/gemm_bf16_kernels.h"
 #include "runtime/cpu/kernel_util.h"
@@ -45,12 +46,13 @@ std::shared_ptr<const Bf16PackedWeights> weights_of(const KernelArgs& a, bool co
 
 }  // namespace
 
+// gemm_bf16 runs on VDPBF16PS, or without AVX512_BF16 on its pairs widened to fp32.
 bool bf16_supported(const Step&) {
-  return cpu_has_avx512_bf16();
+  return cpu_has_avx512();
 }
 
 bool conv2d_bf16_supported(const Step& step) {
-  return cpu_has_avx512_bf16() && lowp_conv_shape_ok(step);
+  return cpu_has_avx512() && lowp_conv_shape_ok(step);
 }
 
 std::shared_ptr<const void> prepare_linear_bf16(const Step& step, const float* const* constants) {
@@ -61,7 +63,7 @@ std::shared_ptr<const void> prepare_linear_bf16(const Step& step, const float* c
 
 std::shared_ptr<const void> prepare_conv2d_bf16(const Step& step, const float* const* constants) {
   if (!constants[1]) return nullptr;
-  if (const LowpConv g = lowp_conv(step); bf16_conv_runs_direct(g)) {
+  if (const LowpConv g = lowp_conv(step); bf16_conv_runs_direct_here(g)) {
     return pack_bf16_direct_weights(g, constants[1]);
   }
   return pack_step_weights(step, constants[1], true,
@@ -115,7 +117,7 @@ void conv2d_bf16(const KernelArgs& a) {
   const LowpConv& cg = schedule.conv;
   const Epilogue epi(a.step, a.in, a.out);
   const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
-  if (bf16_conv_runs_direct(cg)) {  // few input channels: no im2col (conv_bf16_direct.h)
+  if (bf16_conv_runs_direct_here(cg)) {  // few input channels: no im2col (conv_bf16_direct.h)
     const auto w = a.step.prepared
                        ? std::static_pointer_cast<const Bf16DirectWeights>(a.step.prepared)
                        : pack_bf16_direct_weights(cg, a.in[1]);

@@ -272,7 +272,7 @@ TEST(Cuvilpass, RejectsUnknownCpuFeature) {
   expect_rejected(
       "cuvil_pass_version: 1\ntarget: cpu\ncpu_features:\n  - avx512_bf16\n  - sse9\n"
       "passes: []\n",
-      5, "cpu_features[1]", "expected one of avx512_bf16, avx512_vnni, amx_bf16");
+      5, "cpu_features[1]", "expected one of avx512, avx512_bf16, avx512_vnni, amx_bf16");
 }
 
 TEST(Cuvilpass, RejectsCpuFeatureListedTwice) {

@@ -11,6 +11,7 @@
 #include "passes/reduced_precision.h"
 #include "passes/select_lowering.h"
 #include "passes/target_cpu.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/quantize.h"
 #include "runtime/executor.h"
 #include "runtime/reference/interpreter.h"
@@ -42,8 +43,13 @@ int count_precision(const Graph& g, OpKind op, const std::string& precision) {
   return count;
 }
 
+// VDPBF16PS: flash attention, Winograd and the direct stems in bf16.
 bool has_bf16() {
   return runtime::cpu::cpu_has_avx512_bf16();
+}
+// bf16 weight products: on VDPBF16PS, or widened to fp32 on any AVX-512 CPU.
+bool has_bf16_products() {
+  return runtime::cpu::cpu_has_avx512();
 }
 bool has_vnni() {
   return runtime::cpu::cpu_has_avx512_vnni();
@@ -59,7 +65,7 @@ TEST(ReducedPrecision, DefaultIsF32AndTouchesNothing) {
 }
 
 TEST(ReducedPrecision, Bf16LinearsPickTheBf16KernelAndMarkWeights) {
-  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  if (!has_bf16_products()) GTEST_SKIP() << "CPU lacks avx512";
   Graph g = testing::tiny_decoder(1, 5, 24);
   testing::run_pass(g, "reduced-precision",
                     {{"linear_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
@@ -77,7 +83,7 @@ TEST(ReducedPrecision, Bf16LinearsPickTheBf16KernelAndMarkWeights) {
 
 // Stated bound: kBf16Tolerance max relative error against the fp32 reference interpreter.
 TEST(ReducedPrecision, Bf16DecoderMatchesReferenceWithinBound) {
-  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  if (!has_bf16_products()) GTEST_SKIP() << "CPU lacks avx512";
   const Graph g = testing::tiny_decoder(2, 37, 64);
   const PipelineConfig config = with_precision({{"linear_dtype", std::string("bf16")},
                                                 {"matmul_dtype", std::string("bf16")},
@@ -125,7 +131,7 @@ TEST(ReducedPrecision, DecodeLikeAttentionStaysF32) {
 // A weight large enough to be converted and packed on all hardware threads at lowering
 // (runtime::cpu::kParallelPrepareElements) gives the same product.
 TEST(ReducedPrecision, Bf16LargeWeightPackedOnAllThreadsMatchesReference) {
-  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  if (!has_bf16_products()) GTEST_SKIP() << "CPU lacks avx512";
   Graph g;
   const ir::ValueId x = g.add_input("x", {9, 1031});
   g.mark_output(
@@ -145,7 +151,7 @@ TEST(ReducedPrecision, DeclaredBytesCountReplacedWeightsAtTheirStorage) {
   EXPECT_DOUBLE_EQ(compile(g, default_pipeline("cpu"), 1).plan.steps[0].bytes,
                    activations + 4 * weight);
   for (const auto& [dtype, bytes, has] :
-       {std::tuple{"bf16", 2.0, has_bf16()}, std::tuple{"int8", 1.0, has_vnni()}}) {
+       {std::tuple{"bf16", 2.0, has_bf16_products()}, std::tuple{"int8", 1.0, has_vnni()}}) {
     if (!has) continue;
     const Compiled c = compile(
         g, with_precision({{"linear_dtype", std::string(dtype)}, {"min_k", int64_t{1}}}), 1);
@@ -155,7 +161,7 @@ TEST(ReducedPrecision, DeclaredBytesCountReplacedWeightsAtTheirStorage) {
 }
 
 TEST(ReducedPrecision, Bf16ConvNetMatchesReferenceWithinBound) {
-  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  if (!has_bf16_products()) GTEST_SKIP() << "CPU lacks avx512";
   const Graph g = testing::tiny_resnet(2, 16, 9);
   const PipelineConfig config = with_precision({{"conv_dtype", std::string("bf16")},
                                                 {"linear_dtype", std::string("bf16")},
@@ -167,7 +173,7 @@ TEST(ReducedPrecision, Bf16ConvNetMatchesReferenceWithinBound) {
 // undilated one beside it is converted, and the whole still matches the reference.
 TEST(ReducedPrecision, DilatedConvsStayF32) {
   for (const auto& [dtype, available] :
-       {std::tuple{"bf16", has_bf16()}, std::tuple{"int8", has_vnni()}}) {
+       {std::tuple{"bf16", has_bf16_products()}, std::tuple{"int8", has_vnni()}}) {
     if (!available) continue;
     Graph g;
     const ir::ValueId x = g.add_input("x", {1, 16, 9, 7});
@@ -292,7 +298,7 @@ TEST(ReducedPrecision, Bf16StemsOfFewChannelsGoBf16) {
 }
 
 TEST(ReducedPrecision, Bf16OneByOneOfFewChannelsStaysF32WithAReason) {
-  if (!has_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+  if (!has_bf16_products()) GTEST_SKIP() << "CPU lacks avx512";
   const Graph g = one_conv_in_precision({1, 3, 9, 9}, 32, 1, 1, "bf16", 1);
   const std::vector<const ir::Node*> convs = convs_of(g);
   ASSERT_EQ(convs.size(), 1u);
@@ -357,7 +363,10 @@ TEST(ReducedPrecision, ATargetWithoutBf16StaysF32OnAnyHost) {
   }
 }
 
+// A plan compiled for avx512_bf16 runs on an AVX-512 host without it, on the widened tiles;
+// a host without AVX-512 cannot run it, and lowering says so instead of running another plan.
 TEST(ReducedPrecision, ATargetWithBf16IsCompiledForBf16EvenOnAHostWithout) {
+  if (!has_bf16_products()) GTEST_SKIP() << "CPU lacks avx512";
   setenv("CUVIL_CPU_DISABLE", "avx512_bf16", 1);
   PipelineConfig config =
       with_precision({{"linear_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
@@ -365,9 +374,66 @@ TEST(ReducedPrecision, ATargetWithBf16IsCompiledForBf16EvenOnAHostWithout) {
   Graph g = testing::tiny_decoder(1, 5, 24);
   run_pipeline(g, config);
   EXPECT_GT(count_precision(g, OpKind::linear, "bf16"), 0);
-  // This host cannot run that plan: lowering says so instead of running another one.
+  EXPECT_NO_THROW(lower(g, LowerOptions{}));
+  EXPECT_LE(compiled_vs_reference(testing::tiny_decoder(1, 5, 24), config, 2), kBf16Tolerance);
+  setenv("CUVIL_CPU_DISABLE", "avx512_bf16,avx512", 1);
   EXPECT_THROW(lower(g, LowerOptions{}), UserError);
   unsetenv("CUVIL_CPU_DISABLE");
+}
+
+// A target with AVX-512 and no avx512_bf16 (an Ice Lake or Zen 3 class CPU) runs bf16 weight
+// products widened, and keeps f32 what only VDPBF16PS runs: flash attention, Winograd, the
+// direct stems. Decided from the target, on any host.
+TEST(ReducedPrecision, AnAvx512TargetWithoutBf16WidensOnlyWeightProducts) {
+  Graph decoder = testing::tiny_decoder(1, 9, 64);  // 18 query rows per kv head: flash-sized
+  set_target_cpu(decoder, {"avx512"}, "widened.cuvilpass");
+  testing::run_pass(decoder, "reduced-precision",
+                    {{"linear_dtype", std::string("bf16")},
+                     {"attention_dtype", std::string("bf16")},
+                     {"min_k", int64_t{1}}});
+  int linears = 0, sdpas = 0;
+  for (const ir::Node& n : decoder.nodes()) {
+    if (n.op == OpKind::linear) {
+      ++linears;
+      EXPECT_EQ(n.attrs.get_string("impl", ""), "linear.bf16") << n.name;
+      EXPECT_EQ(decoder.value(n.inputs[1]).dtype, ir::DType::bf16) << n.name;
+    }
+    if (n.op == OpKind::sdpa) {
+      ++sdpas;
+      EXPECT_EQ(n.attrs.get_string("precision", ""), "f32");
+      EXPECT_NE(n.attrs.get_string("precision.fallback", "").find("needs avx512_bf16"),
+                std::string::npos);
+    }
+  }
+  EXPECT_GT(linears, 0);
+  EXPECT_EQ(sdpas, 1);
+
+  Graph convnet = testing::tiny_resnet(1, 16, 9);
+  set_target_cpu(convnet, {"avx512"}, "widened.cuvilpass");
+  testing::run_pass(convnet, "layout", {{"memory_layout", std::string("nhwc")}});
+  testing::run_pass(convnet, "select-lowering",
+                    {{"conv_3x3", std::string("winograd")}, {"winograd_min_tiles", int64_t{0}}});
+  testing::run_pass(convnet, "reduced-precision",
+                    {{"conv_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+  int winograd = 0, stems = 0, widened = 0;
+  for (const ir::Node* n : convs_of(convnet)) {
+    const std::string fallback = n->attrs.get_string("precision.fallback", "");
+    if (n->attrs.get_string("impl", "") == "conv2d.winograd_nhwc") {
+      ++winograd;
+      EXPECT_EQ(n->attrs.get_string("precision", ""), "f32") << n->name;
+      EXPECT_EQ(fallback, "its bf16 variant conv2d.winograd_bf16 needs avx512_bf16") << n->name;
+    } else if (convnet.value(n->inputs[1]).shape[1] < 16) {
+      ++stems;  // no direct bf16 path: the bf16 GEMM on few channels is slower than f32
+      EXPECT_EQ(n->attrs.get_string("precision", ""), "f32") << n->name;
+      EXPECT_NE(fallback.find("input channels"), std::string::npos) << n->name;
+    } else {
+      ++widened;
+      EXPECT_EQ(n->attrs.get_string("impl", ""), "conv2d.bf16") << n->name;
+    }
+  }
+  EXPECT_GT(winograd, 0);
+  EXPECT_EQ(stems, 1);
+  EXPECT_GT(widened, 0);
 }
 
 TEST(ReducedPrecision, ThePlanRecordsTheCpuItWasCompiledFor) {

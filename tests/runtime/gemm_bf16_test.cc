@@ -7,6 +7,7 @@
 
 #include "passes/ir/tensor.h"
 #include "runtime/cpu/attrs.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/gemm_bf16.h"
 #include "runtime/thread_pool.h"
 #include "tests/runtime/conv_kernel_support.h"
@@ -62,17 +63,39 @@ double bf16_error(int64_t m, int64_t n, int64_t k, bool transposed, bool bias,
       naive(m, n, k, a, b, transposed, bias_data));
 }
 
-class Bf16GemmTest : public ::testing::Test {
+// Each test runs on both sets of register tiles: VDPBF16PS ("vdpbf16ps", on CPUs with
+// AVX512_BF16) and the bf16 pairs widened to fp32 ("widened", any AVX-512 CPU; chosen here by
+// CUVIL_CPU_DISABLE=avx512_bf16).
+class Bf16GemmTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!cpu_has_avx512_bf16()) GTEST_SKIP() << "CPU lacks avx512_bf16";
+    if (widened()) {
+      if (!cpu_has_avx512()) GTEST_SKIP() << "CPU lacks avx512";
+    } else if (!cpu_has_avx512_bf16()) {
+      GTEST_SKIP() << "CPU lacks avx512_bf16";
+    }
+    disable("");
+  }
+  void TearDown() override { unsetenv("CUVIL_CPU_DISABLE"); }
+  bool widened() const { return GetParam() == "widened"; }
+  // CUVIL_CPU_DISABLE: the parameter's own choice, and `more` (a comma list) beside it.
+  void disable(const std::string& more) const {
+    std::string list = widened() ? "avx512_bf16" : "";
+    if (!more.empty()) list += (list.empty() ? "" : ",") + more;
+    setenv("CUVIL_CPU_DISABLE", list.c_str(), 1);
+    if (widened()) {
+      ASSERT_FALSE(cpu_has_avx512_bf16());
+    }
   }
 };
+
+INSTANTIATE_TEST_SUITE_P(Tiles, Bf16GemmTest, ::testing::Values("vdpbf16ps", "widened"),
+                         [](const auto& info) { return info.param; });
 
 // The stated bound for one bf16 product (8-bit mantissa, fp32 accumulation).
 constexpr double kBound = kBf16GemmTolerance;
 
-TEST_F(Bf16GemmTest, OddSizesMatchFp64WithinBound) {
+TEST_P(Bf16GemmTest, OddSizesMatchFp64WithinBound) {
   double worst = 0;
   for (int64_t m : {1, 3, 5, 7, 17, 33}) {
     for (int64_t n : {1, 3, 17, 33, 65}) {
@@ -88,7 +111,7 @@ TEST_F(Bf16GemmTest, OddSizesMatchFp64WithinBound) {
 
 // Every row count an edge tile can have (1..MR, beside full tiles), with full and part column
 // slivers, an odd number of K pairs (the two-set tiles' tail) and an even one.
-TEST_F(Bf16GemmTest, EveryEdgeRowCountMatchesFp64) {
+TEST_P(Bf16GemmTest, EveryEdgeRowCountMatchesFp64) {
   for (int64_t rows = 1; rows <= kBf16MR; ++rows) {
     for (int64_t n : {int64_t{kBf16NR}, int64_t{2 * kBf16NR + 5}}) {
       for (int64_t k : {9, 16}) {
@@ -99,13 +122,13 @@ TEST_F(Bf16GemmTest, EveryEdgeRowCountMatchesFp64) {
   }
 }
 
-TEST_F(Bf16GemmTest, NotTransposedBAndBias) {
+TEST_P(Bf16GemmTest, NotTransposedBAndBias) {
   for (int64_t m : {2, 13, 50}) {
     EXPECT_LE(bf16_error(m, 37, 29, false, true), kBound) << m;
   }
 }
 
-TEST_F(Bf16GemmTest, SmallBlocksSplitKAndEdges) {
+TEST_P(Bf16GemmTest, SmallBlocksSplitKAndEdges) {
   Bf16Blocking small;
   small.mc = 12, small.kc = 6, small.nc = 32;
   EXPECT_LE(bf16_error(41, 70, 45, true, true, small), kBound);
@@ -117,7 +140,7 @@ TEST_F(Bf16GemmTest, SmallBlocksSplitKAndEdges) {
 
 // A thread's rows that fit one A panel, under several column blocks: A is packed once for the
 // whole K and each K panel found again under the next block.
-TEST_F(Bf16GemmTest, OneAPanelServesEveryColumnBlock) {
+TEST_P(Bf16GemmTest, OneAPanelServesEveryColumnBlock) {
   Bf16Blocking blocking;
   blocking.mc = 48, blocking.kc = 6, blocking.nc = 32;
   for (int threads : {1, 2}) {
@@ -126,30 +149,49 @@ TEST_F(Bf16GemmTest, OneAPanelServesEveryColumnBlock) {
   }
 }
 
-TEST_F(Bf16GemmTest, DecodeRowsStreamPackedWeights) {
+TEST_P(Bf16GemmTest, DecodeRowsStreamPackedWeights) {
   for (int64_t m : {1, 2, 3, 4}) EXPECT_LE(bf16_error(m, 129, 515, true, true), kBound) << m;
 }
 
-TEST_F(Bf16GemmTest, LargeKErrorStaysWithinBound) {
+// Weights that bf16 holds exactly (multiples of 1/8 below 16) against activations it does not:
+// the widened tiles keep A in fp32 (the weights are the only reduced operand), so the product is
+// fp32-exact; VDPBF16PS rounds A to bf16 (about 2^-9 relative) on every path, skinny or tiled.
+TEST_P(Bf16GemmTest, OnlyVdpbf16psRoundsTheActivations) {
+  for (int64_t m : {1, 3, 30}) {
+    const int64_t n = 40, k = 65;
+    auto a = testing::uniform_vector(m * k, 7);
+    std::vector<float> b(static_cast<size_t>(k * n));
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = static_cast<float>(static_cast<int>(i * 37 % 23) - 11) / 8;
+    const double e = ir::max_relative_error(bf16_product(m, n, k, a, b, true, nullptr, {}, 2),
+                                            naive(m, n, k, a, b, true, nullptr));
+    if (widened()) {
+      EXPECT_LE(e, 1e-5) << m << " rows";
+    } else {
+      EXPECT_GT(e, 1e-4) << m << " rows";
+    }
+  }
+}
+
+TEST_P(Bf16GemmTest, LargeKErrorStaysWithinBound) {
   const double e = bf16_error(20, 64, 4096, true, false);
   std::printf("bf16 GEMM max_relative_error at K = 4096: %.3g\n", e);
   EXPECT_LE(e, kBound);
 }
 
 // Without AMX tiles the VDPBF16PS register-tile kernel runs every size.
-TEST_F(Bf16GemmTest, VectorPathWithoutAmxMatchesBound) {
-  setenv("CUVIL_CPU_DISABLE", "amx_bf16", 1);
+TEST_P(Bf16GemmTest, VectorPathWithoutAmxMatchesBound) {
+  disable("amx_bf16");
   EXPECT_FALSE(cpu_has_amx_bf16());
   for (int64_t m : {5, 13, 40}) EXPECT_LE(bf16_error(m, 45, 77, true, true), kBound) << m;
   Bf16Blocking small;
   small.mc = 12, small.kc = 6, small.nc = 32;
   EXPECT_LE(bf16_error(41, 70, 45, true, true, small), kBound);
-  unsetenv("CUVIL_CPU_DISABLE");
 }
 
 // Each element of C is the same sum whichever thread computes it: every split of C between
 // threads (the threading pass's partition) gives the same bits, edges and split K included.
-TEST_F(Bf16GemmTest, EveryPartitionGivesTheSameProduct) {
+TEST_P(Bf16GemmTest, EveryPartitionGivesTheSameProduct) {
   const int64_t m = 53, n = 97, k = 75;
   const auto a = testing::uniform_vector(m * k, 4);
   const auto b = testing::uniform_vector(k * n, 5);
@@ -170,8 +212,8 @@ TEST_F(Bf16GemmTest, EveryPartitionGivesTheSameProduct) {
 // and edge tiles after their store. Either way the result has the bits of the convolution
 // without the epilogue, finished by Epilogue::apply: for every kind of lane step, for epilogues
 // without a lane form, with K in one panel and split in three (finished on the last).
-TEST_F(Bf16GemmTest, EpiloguesFinishedInRegistersGiveTheBitsOfApplyAfterwards) {
-  setenv("CUVIL_CPU_DISABLE", "amx_bf16", 1);  // the register tiles, not AMX's
+TEST_P(Bf16GemmTest, EpiloguesFinishedInRegistersGiveTheBitsOfApplyAfterwards) {
+  disable("amx_bf16");  // the register tiles, not AMX's
   for (const testing::ConvCase& cc : {testing::ConvCase{1, 40, 9, 9, 64, 1, 1, 0, 1, true},
                                       testing::ConvCase{2, 17, 5, 7, 40, 1, 1, 0, 1, false},
                                       testing::ConvCase{1, 7, 9, 9, 33, 3, 1, 1, 1, true}}) {
@@ -183,7 +225,6 @@ TEST_F(Bf16GemmTest, EpiloguesFinishedInRegistersGiveTheBitsOfApplyAfterwards) {
       testing::expect_fused_epilogues_match_apply(plain, "conv2d.bf16");
     }
   }
-  unsetenv("CUVIL_CPU_DISABLE");
 }
 
 // conv2d.bf16 reads a convolution's im2col rows from its input as it packs them: whole taps of
@@ -191,8 +232,8 @@ TEST_F(Bf16GemmTest, EpiloguesFinishedInRegistersGiveTheBitsOfApplyAfterwards) {
 // of 16 and K panels that start inside a tap (both gathered one element at a time), windows of
 // more taps than a row's bit mask holds (9 x 9), and outputs of few pixels (an im2col buffer and
 // the streaming path).
-TEST_F(Bf16GemmTest, ConvGathersItsIm2colRowsInPlace) {
-  setenv("CUVIL_CPU_DISABLE", "amx_bf16", 1);  // AMX tiles take A from an im2col buffer
+TEST_P(Bf16GemmTest, ConvGathersItsIm2colRowsInPlace) {
+  disable("amx_bf16");  // AMX tiles take A from an im2col buffer
   for (const testing::ConvCase& cc : {testing::ConvCase{1, 16, 9, 9, 33, 3, 1, 1, 1, true},
                                       testing::ConvCase{2, 32, 7, 8, 40, 3, 2, 1, 1, false},
                                       testing::ConvCase{3, 16, 5, 5, 8, 3, 1, 0, 1, false},
@@ -213,7 +254,6 @@ TEST_F(Bf16GemmTest, ConvGathersItsIm2colRowsInPlace) {
       }
     }
   }
-  unsetenv("CUVIL_CPU_DISABLE");
 }
 
 TEST(Bf16Features, EnvironmentCanDisableBf16) {
