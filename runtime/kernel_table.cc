@@ -89,8 +89,8 @@ std::vector<KernelInfo> build_table() {
   t.back().prepare = onednn::conv2d_prepare;
   // Reduced precision (passes/reduced_precision.cc picks them): weights converted once in prepare.
   add(OpKind::conv2d, "bf16", cpu::conv2d_bf16,
-      "NHWC groups=1: bf16 weights, 1x1 as GEMM, few channels direct, others im2col "
-      "(avx512_bf16)",
+      "NHWC groups=1: bf16 weights, 1x1 as GEMM, few channels direct (avx512_bf16), others "
+      "im2col (avx512_bf16, or avx512 with the weights widened to fp32)",
       cpu::conv2d_bf16_supported);
   t.back().precision = "bf16";
   t.back().schedule = cpu::bf16_gemm_schedule;
@@ -115,7 +115,8 @@ std::vector<KernelInfo> build_table() {
   t.back().choice = "gemm";
   t.back().schedule = cpu::matmul_gemm_schedule;
   add(OpKind::linear, "bf16", cpu::linear_bf16,
-      "bf16 weights packed in K pairs, fp32 accumulation (avx512_bf16)", cpu::bf16_supported);
+      "bf16 weights packed in K pairs, fp32 accumulation (avx512_bf16, or avx512 widened)",
+      cpu::bf16_supported);
   t.back().precision = "bf16";
   t.back().schedule = cpu::bf16_gemm_schedule;
   t.back().prepare = cpu::prepare_linear_bf16;
@@ -128,7 +129,8 @@ std::vector<KernelInfo> build_table() {
   t.back().prepare = cpu::prepare_linear_int8;
   t.back().replaced_inputs = 1u << 1;
   add(OpKind::matmul, "bf16", cpu::matmul_bf16,
-      "both operands converted to bf16 per call (avx512_bf16)", cpu::bf16_supported);
+      "both operands converted to bf16 per call (avx512_bf16, or avx512 widened: B only)",
+      cpu::bf16_supported);
   t.back().precision = "bf16";
   t.back().schedule = cpu::bf16_gemm_schedule;
   add(OpKind::matmul, "onednn", onednn::matmul, "oneDNN matmul primitive (library)");

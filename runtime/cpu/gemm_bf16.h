@@ -7,7 +7,10 @@
 // few rows (decode) stream the packed bf16 B once, half the bytes of fp32. Where the CPU has
 // AMX-BF16 (cpu_has_amx_bf16), larger products run on tiles (TDPBF16PS) instead: the sliver layout
 // is two B tiles side by side, so the same packed weights serve both; measured: VDPBF16PS alone is
-// slower than fp32 FMA on the Sapphire Rapids this was built on, AMX several times faster.
+// slower than fp32 FMA on the Sapphire Rapids this was built on, AMX several times faster. On an
+// AVX-512 CPU without AVX512_BF16 the same packed weights run on fp32 FMAs, each pair word widened
+// in registers and A packed as fp32 (gemm_bf16_tiles.h): half the weight bytes of fp32, the
+// activations unrounded.
 #pragma once
 
 #include <cstdint>
@@ -65,7 +68,8 @@ struct Bf16Gemm {
   Bf16Blocking blocking;
 };
 
-// Threads split C; requires cpu_has_avx512_bf16().
+// Threads split C; requires cpu_has_avx512() (VDPBF16PS where cpu_has_avx512_bf16(), else the
+// widened tiles).
 void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool);
 
 }  // namespace cuvil::runtime::cpu

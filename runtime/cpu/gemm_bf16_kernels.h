@@ -1,5 +1,6 @@
-// Reduced-precision kernels registered in runtime/kernel_table.cc: bf16 (AVX512_BF16) and int8
-// (AVX512_VNNI) linear, matmul and conv2d. Their prepare functions convert constant weights
+// Reduced-precision kernels registered in runtime/kernel_table.cc: bf16 (AVX512_BF16, or any
+// AVX-512 CPU with the weights widened to fp32: gemm_bf16.h) and int8 (AVX512_VNNI) linear,
+// matmul and conv2d. Their prepare functions convert constant weights
 // once at lowering (Step::prepared); supports() says no on a CPU without the instructions, and
 // for convolutions outside what they handle (NHWC, groups = 1).
 #pragma once
