@@ -178,12 +178,7 @@ CUVIL_BF16_TARGET void skinny(const Bf16Gemm& g, const uint32_t* ap, int64_t s0,
     for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = _mm512_setzero_ps();
     int64_t p = 0;
     for (; p + 2 <= kp; p += 2) {
-      // The sliver is one long sequential stream per thread: fetch ahead of it by hand.
-      const char* ahead = reinterpret_cast<const char*>(b + p * NR + kSkinnyPrefetchWords);
-      _mm_prefetch(ahead, _MM_HINT_T0);
-      _mm_prefetch(ahead + 64, _MM_HINT_T0);
-      _mm_prefetch(ahead + 128, _MM_HINT_T0);
-      _mm_prefetch(ahead + 192, _MM_HINT_T0);
+      prefetch_skinny_ahead(b + p * NR);
       const __m512bh b0 = as_bh(_mm512_loadu_si512(b + p * NR));
       const __m512bh b1 = as_bh(_mm512_loadu_si512(b + p * NR + 16));
       const __m512bh b2 = as_bh(_mm512_loadu_si512(b + p * NR + 32));
@@ -208,17 +203,7 @@ CUVIL_BF16_TARGET void skinny(const Bf16Gemm& g, const uint32_t* ap, int64_t s0,
         acc[m][1] = _mm512_dpbf16_ps(acc[m][1], a0, b1);
       }
     }
-    const int64_t j0 = s * NR;
-    const int64_t nr = std::min<int64_t>(NR, g.n - j0);
-#pragma GCC unroll 4
-    for (int m = 0; m < M; ++m) {
-      alignas(64) float out[NR];
-      _mm512_store_ps(out, _mm512_add_ps(acc[m][0], acc[m][2]));
-      _mm512_store_ps(out + 16, _mm512_add_ps(acc[m][1], acc[m][3]));
-      float* row = g.c + m * g.ldc + j0;
-      std::copy(out, out + nr, row);
-      finish_row(g, row, j0, nr);
-    }
+    store_skinny_rows<M>(g, s, acc);
   }
 }
 

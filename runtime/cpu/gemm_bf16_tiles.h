@@ -17,6 +17,7 @@
 #include "runtime/cpu/elementwise_math_avx512.h"
 #include "runtime/cpu/epilogue_lanes_avx512.h"
 #include "runtime/cpu/gemm_bf16.h"
+#include "runtime/cpu/gemm_loops.h"
 
 namespace cuvil::runtime::cpu::bf16_tiles {
 
@@ -82,6 +83,34 @@ __attribute__((always_inline)) inline void store_tile(__m512 (&acc)[R][2], float
 // How far ahead of a skinny product's B stream to prefetch: 2 KiB. Llama-3-8B decode at O3 went
 // from 43.6-44.6 to 35.2-35.4 ms with it; 4 and 8 KiB measured the same (docs/performance.md).
 constexpr int64_t kSkinnyPrefetchWords = 512;
+
+// A skinny product's B sliver is one long sequential stream per thread: fetched ahead by hand,
+// the four lines of two K pairs per step.
+__attribute__((always_inline)) inline void prefetch_skinny_ahead(const uint32_t* pairs) {
+  const char* ahead = reinterpret_cast<const char*>(pairs + kSkinnyPrefetchWords);
+  _mm_prefetch(ahead, _MM_HINT_T0);
+  _mm_prefetch(ahead + 64, _MM_HINT_T0);
+  _mm_prefetch(ahead + 128, _MM_HINT_T0);
+  _mm_prefetch(ahead + 192, _MM_HINT_T0);
+}
+
+// Row m of a skinny product's C at sliver s: the two accumulator sets acc[m][0, 1] and [2, 3]
+// summed, stored (the sliver's valid columns), then bias and epilogue.
+template <int M>
+__attribute__((always_inline)) inline void store_skinny_rows(const Bf16Gemm& g, int64_t s,
+                                                             __m512 (&acc)[M][4]) {
+  const int64_t j0 = s * NR;
+  const int64_t nr = std::min<int64_t>(NR, g.n - j0);
+#pragma GCC unroll 4
+  for (int m = 0; m < M; ++m) {
+    alignas(64) float out[NR];
+    _mm512_store_ps(out, _mm512_add_ps(acc[m][0], acc[m][2]));
+    _mm512_store_ps(out + 16, _mm512_add_ps(acc[m][1], acc[m][3]));
+    float* row = g.c + m * g.ldc + j0;
+    std::copy(out, out + nr, row);
+    finish_row(g, row, j0, nr);
+  }
+}
 
 // Tiles of at most this many rows take two accumulator sets (2 x 2 x 5 = 20 registers): a tile
 // of few rows has too few independent chains of products to hide their latency with one.
