@@ -9,6 +9,7 @@
 #include "bench_suite/reach.h"
 #include "bench_suite/suites.h"
 #include "passes/cuvilpass.h"
+#include "runtime/cpu/cpu_isa.h"
 #include "runtime/cpu/quantize.h"
 
 namespace cuvil::bench {
@@ -33,10 +34,14 @@ const std::map<std::string, std::string>& exceptions() {
   return known;
 }
 
+// The bf16 GEMM runs on any AVX-512 CPU (VDPBF16PS, or its weights widened to fp32).
+bool bf16_gemm_runs() {
+  return runtime::cpu::cpu_has_avx512();
+}
 // Reduced precision runs only where the CPU has the instructions; elsewhere its nodes stay f32
 // and the knobs that pick it reach nothing (as tune then leaves them out).
 bool reduced_precision_runs() {
-  return runtime::cpu::cpu_has_avx512_bf16() || runtime::cpu::cpu_has_avx512_vnni();
+  return bf16_gemm_runs() || runtime::cpu::cpu_has_avx512_vnni();
 }
 bool excepted(const std::string& knob) {
   if (!reduced_precision_runs() &&
@@ -46,7 +51,7 @@ bool excepted(const std::string& knob) {
   }
   // The bf16 and int8 GEMMs' panels reach a step only where those GEMMs run; attention has only
   // a bf16 reduced precision.
-  if (!runtime::cpu::cpu_has_avx512_bf16() && knob.rfind("gemm-tiling.bf16_", 0) == 0) return true;
+  if (!bf16_gemm_runs() && knob.rfind("gemm-tiling.bf16_", 0) == 0) return true;
   if (!runtime::cpu::cpu_has_avx512_bf16() && knob == "reduced-precision.attention_dtype") {
     return true;
   }
@@ -107,7 +112,7 @@ TEST(KnobReachSuites, ReducedPrecisionGemmsTakeTheirOwnPanels) {
   // variant that lowers ResNet-50's convolutions to them, their own gemm-tiling knobs reach
   // those steps, and the fp32 GEMM's register tile reaches none of them.
   const RungReach& r = lightest_rungs().at("resnet50");
-  if (runtime::cpu::cpu_has_avx512_bf16()) {
+  if (bf16_gemm_runs()) {
     ASSERT_TRUE(r.reaches("gemm-tiling.bf16_kc"));
     EXPECT_NE(r.only_under.count("gemm-tiling.bf16_kc"), 0u) << "the default pipeline is fp32";
     for (const auto& [kernel, n] : r.steps.at("gemm-tiling.bf16_kc")) {
