@@ -660,8 +660,9 @@ int run_suite(RunOptions o, const std::string& executable) {
   }
   std::printf(
       "FLOPs: %s. Bytes: %s. %%peak against this machine's measured peaks: fp32 FMA, and the "
-      "bf16 or int8 dot products for such steps (a rung weighs each part by its peak); work whose "
-      "peak was not measured shows -.\n",
+      "bf16 or int8 dot products for such steps (bf16 steps widened to fp32, on a CPU without "
+      "AVX512_BF16: the FMA peak; a rung weighs each part by its peak); work whose peak was not "
+      "measured shows -.\n",
       kFlopConvention, kByteConvention);
   if (!compared.empty()) print_baseline_table(compared, context.baseline);
   std::fflush(stdout);
