@@ -1,6 +1,6 @@
-// gemm_bf16 on an AVX-512 CPU without AVX512_BF16 (Ice Lake, Zen 3 class): the packed bf16
-// weights are widened to fp32 in registers and multiplied with fp32 FMAs. The weights keep
-// their half size in memory and cache, so products that stream them (decode) read half the
+// gemm_bf16 on an AVX-512 CPU without AVX512_BF16 (Skylake-SP, Cascade Lake, Ice Lake class): the
+// packed bf16 weights are widened to fp32 in registers and multiplied with fp32 FMAs. The weights
+// keep their half size in memory and cache, so products that stream them (decode) read half the
 // bytes of fp32; compute-bound products pay two integer operations per B vector, shared by all
 // rows of a tile. The reference of these tiles is the VDPBF16PS set (gemm_bf16.cc) and the
 // tests' fp64 product; CUVIL_CPU_DISABLE=avx512_bf16 selects them on any AVX-512 CPU.

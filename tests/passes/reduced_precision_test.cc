@@ -381,7 +381,7 @@ TEST(ReducedPrecision, ATargetWithBf16IsCompiledForBf16EvenOnAHostWithout) {
   unsetenv("CUVIL_CPU_DISABLE");
 }
 
-// A target with AVX-512 and no avx512_bf16 (an Ice Lake or Zen 3 class CPU) runs bf16 weight
+// A target with AVX-512 and no avx512_bf16 (a Skylake-SP to Ice Lake class CPU) runs bf16 weight
 // products widened, and keeps f32 what only VDPBF16PS runs: flash attention, Winograd, the
 // direct stems. Decided from the target, on any host.
 TEST(ReducedPrecision, AnAvx512TargetWithoutBf16WidensOnlyWeightProducts) {
