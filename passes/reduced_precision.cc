@@ -50,8 +50,12 @@ std::string unsupported_reason(const Graph& g, const Node& n, const std::string&
   if ((n.op == OpKind::conv2d || n.op == OpKind::linear) && !g.is_constant(n.inputs[1])) {
     return "weights are not constant";
   }
-  if (n.op == OpKind::sdpa && dtype == "bf16" && !bf16_native(g)) {
-    return "flash attention in bf16 needs avx512_bf16 (the widened tiles serve weight products)";
+  // Widened to fp32, a bf16 product saves only the bytes of constant weights; both operands of
+  // a matmul or an attention are activations, which it would round and convert per call for
+  // nothing (and flash attention has no widened tiles).
+  if ((n.op == OpKind::sdpa || n.op == OpKind::matmul) && dtype == "bf16" && !bf16_native(g)) {
+    return std::string(n.op == OpKind::sdpa ? "flash attention" : "a matmul of activations") +
+           " in bf16 needs avx512_bf16 (the widened tiles serve weight products)";
   }
   if (n.op == OpKind::sdpa) {
     // As sdpa.auto decides: decode-like shapes run the blocked f32 kernel, since packing every
@@ -207,7 +211,7 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
       std::fprintf(stderr,
                    "reduced-precision: %s lacks avx512_bf16; bf16 weight products run on "
                    "AVX-512 with the weights widened to fp32 in registers (activations stay "
-                   "fp32), bf16 attention stays f32\n",
+                   "fp32), bf16 attention and matmuls stay f32\n",
                    target_cpu_description(graph).c_str());
     }
     const char* dtype_param = n.op == OpKind::linear   ? "linear_dtype"

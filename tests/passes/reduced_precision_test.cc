@@ -408,6 +408,18 @@ TEST(ReducedPrecision, AnAvx512TargetWithoutBf16WidensOnlyWeightProducts) {
   EXPECT_GT(linears, 0);
   EXPECT_EQ(sdpas, 1);
 
+  Graph product;  // a matmul of two activations: nothing for the widened tiles to save
+  const ir::ValueId a = product.add_input("a", {7, 64});
+  const ir::ValueId b = product.add_input("b", {64, 17});
+  product.mark_output(product.add_node(OpKind::matmul, {a, b}, {}, "mm"));
+  set_target_cpu(product, {"avx512"}, "widened.cuvilpass");
+  testing::run_pass(product, "reduced-precision",
+                    {{"matmul_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+  const ir::Node& mm = product.nodes()[0];
+  EXPECT_EQ(mm.attrs.get_string("precision", ""), "f32");
+  EXPECT_NE(mm.attrs.get_string("precision.fallback", "").find("needs avx512_bf16"),
+            std::string::npos);
+
   Graph convnet = testing::tiny_resnet(1, 16, 9);
   set_target_cpu(convnet, {"avx512"}, "widened.cuvilpass");
   testing::run_pass(convnet, "layout", {{"memory_layout", std::string("nhwc")}});
