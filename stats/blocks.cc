@@ -83,11 +83,12 @@ BlockDrift block_drift(const std::vector<double>& samples, uint64_t seed) {
   d.blocks = run_block_count(samples.size());
   if (d.blocks == 0) return d;
   std::vector<double> values = samples;
-  d.spread_pct = spread_pct(block_medians(values, d.blocks));
+  const std::vector<double> observed = block_medians(values, d.blocks);
+  d.spread_pct = spread_pct(observed);
   if (!(*std::min_element(values.begin(), values.end()) > 0)) return d;  // no log of it
   const double center = median_of(values);
   std::vector<double> ranks = ranks_of(values);
-  const double observed_distance = distance_from(block_medians(values, d.blocks), center);
+  const double observed_distance = distance_from(observed, center);
   const double observed_change = change_point(ranks);
   SplitMix64 rng{seed};
   int distance_as_far = 1, change_as_far = 1;  // the observed order is one of the orders

@@ -499,9 +499,10 @@ void pack_b_bf16(const float* b, int64_t ldb, bool transposed, int64_t k, int64_
 }
 
 void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
-  CUVIL_CHECK(cpu_has_avx512(), "gemm_bf16 called on a CPU without avx512");
-  if (g.m <= 0 || g.n <= 0) return;
+  // Each feature check reads CUVIL_CPU_DISABLE: one decides, per call.
   const bool widen = !cpu_has_avx512_bf16();
+  CUVIL_CHECK(!widen || cpu_has_avx512(), "gemm_bf16 called on a CPU without avx512");
+  if (g.m <= 0 || g.n <= 0) return;
   const int64_t slivers = ceil_div(g.n, NR);
   if (g.m <= kSkinnyRows) {
     CUVIL_CHECK(!g.im2col, "gemm_bf16: an in-place im2col A of few rows");
@@ -516,7 +517,7 @@ void gemm_bf16(const Bf16Gemm& g, ThreadPool& pool) {
     pool.parallel_for(slivers, [&](int64_t s0, int64_t s1) { skinny_rows(g, ap, s0, s1); });
     return;
   }
-  const bool amx = cpu_has_amx_bf16();
+  const bool amx = !widen && cpu_has_amx_bf16();
   CUVIL_CHECK(!g.im2col || !amx, "gemm_bf16: an in-place im2col A on the AMX path");
   const GemmSplit split = plan_gemm_split(pool.threads(), g.m, g.n, g.k, amx ? kAmxRows : MR, NR,
                                           g.blocking.partition, GemmBPacking::before);
