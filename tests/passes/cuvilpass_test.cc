@@ -237,10 +237,11 @@ TEST(Cuvilpass, RejectsNonMappingDocument) {
 
 TEST(Cuvilpass, CpuFeaturesAreReadAndWrittenBack) {
   const PipelineConfig c = parse_cuvilpass(
-      "cuvil_pass_version: 1\ntarget: cpu\ncpu_features: [avx512_vnni, avx512_bf16]\npasses: []\n",
+      "cuvil_pass_version: 1\ntarget: cpu\ncpu_features: [avx512, avx512_vnni, avx512_bf16]\n"
+      "passes: []\n",
       "ok.cuvilpass");
   ASSERT_TRUE(c.cpu_features.has_value());
-  EXPECT_EQ(*c.cpu_features, (std::vector<std::string>{"avx512_vnni", "avx512_bf16"}));
+  EXPECT_EQ(*c.cpu_features, (std::vector<std::string>{"avx512", "avx512_vnni", "avx512_bf16"}));
   const PipelineConfig again = parse_cuvilpass(to_yaml(c), "again.cuvilpass");
   EXPECT_EQ(again.cpu_features, c.cpu_features);
   EXPECT_EQ(config_hash(again), config_hash(c));
