@@ -20,6 +20,14 @@
 
 namespace cuvil::tuner {
 
+std::string noisy_rungs(const TrialRecord& t) {
+  std::string out;
+  for (const RungSamples& r : t.rungs) {
+    if (r.noisy) out += (out.empty() ? "" : ", ") + r.name;
+  }
+  return out;
+}
+
 nlohmann::json to_json(const TrialRecord& r) {
   nlohmann::json rungs = nlohmann::json::array();
   for (const RungSamples& s : r.rungs) {

@@ -44,6 +44,9 @@ struct TrialRecord {
   int64_t pinned = 0;
 };
 
+// The rungs of a trial the harness flagged NOISY, comma-separated; empty when none.
+std::string noisy_rungs(const TrialRecord& t);
+
 nlohmann::json to_json(const TrialRecord& record);
 // A UserError "field 'F': ..." (no file or line: the caller adds where the record came from) when
 // a complete or pruned trial's value, a rung's median or a sample is not a positive finite time.

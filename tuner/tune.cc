@@ -283,9 +283,9 @@ int tune(const TuneOptions& o) {
     test_kill_point("logged", asked.number);
     if (!o.quiet) {
       // Through Python, how much of the GIL the calls left to the application thread.
-      std::string gil, noisy;
+      std::string gil, noisy = noisy_rungs(record);
+      if (!noisy.empty()) noisy = "  NOISY: " + noisy;
       for (const RungSamples& r : record.rungs) {
-        if (r.noisy) noisy += (noisy.empty() ? "  NOISY: " : ", ") + r.name;
         if (r.gil_free < 0) continue;
         char buf[48];
         std::snprintf(buf, sizeof buf, "%sGIL free %.0f%%", gil.empty() ? "  " : ", ",

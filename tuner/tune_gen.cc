@@ -291,15 +291,6 @@ Pruned prune_unimportant(const TuneGenOptions& o, const SearchSpace& space,
   return p;
 }
 
-// The rungs of a trial the harness flagged NOISY, comma-separated; empty when none.
-std::string noisy_rungs(const TrialRecord& t) {
-  std::string out;
-  for (const RungSamples& r : t.rungs) {
-    if (r.noisy) out += (out.empty() ? "" : ", ") + r.name;
-  }
-  return out;
-}
-
 // The best trial and the ranking, with its warnings; before anything is measured or written,
 // --write-space is refused on a ranking from too few trials (unless --force).
 void report_ranking(const TuneGenOptions& o, const Chosen& c, const Ranking& r) {
