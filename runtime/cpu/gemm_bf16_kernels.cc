@@ -63,8 +63,8 @@ std::shared_ptr<const void> prepare_linear_bf16(const Step& step, const float* c
 
 std::shared_ptr<const void> prepare_conv2d_bf16(const Step& step, const float* const* constants) {
   if (!constants[1]) return nullptr;
-  if (const LowpConv g = lowp_conv(step); bf16_conv_runs_direct_here(g)) {
-    return pack_bf16_direct_weights(g, constants[1]);
+  if (const LowpSchedule& schedule = scheduled_lowp(step); schedule.bf16_direct) {
+    return pack_bf16_direct_weights(schedule.conv, constants[1]);
   }
   return pack_step_weights(step, constants[1], true,
                            preparing_pool(ir::num_elements(step.input_shapes[1])).get());
@@ -117,7 +117,7 @@ void conv2d_bf16(const KernelArgs& a) {
   const LowpConv& cg = schedule.conv;
   const Epilogue epi(a.step, a.in, a.out);
   const float* bias = has_operand(a.step, 2) ? a.in[2] : nullptr;
-  if (bf16_conv_runs_direct_here(cg)) {  // few input channels: no im2col (conv_bf16_direct.h)
+  if (schedule.bf16_direct) {  // few input channels: no im2col (conv_bf16_direct.h)
     const auto w = a.step.prepared
                        ? std::static_pointer_cast<const Bf16DirectWeights>(a.step.prepared)
                        : pack_bf16_direct_weights(cg, a.in[1]);

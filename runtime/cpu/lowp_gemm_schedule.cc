@@ -58,7 +58,8 @@ std::shared_ptr<const void> schedule(const Step& step, Lowp precision) {
     s->conv = lowp_conv(step);
     const LowpConv& g = s->conv;
     // Few channels run direct, with no panels: the gemm-tiling knobs reach nothing there.
-    if (precision == Lowp::bf16 && bf16_conv_runs_direct_here(g)) return s;
+    s->bf16_direct = precision == Lowp::bf16 && bf16_conv_runs_direct_here(g);
+    if (s->bf16_direct) return s;
     if (g.is_1x1()) {
       max_rows = g.n * g.h * g.w;
     } else {

@@ -16,7 +16,10 @@
 namespace cuvil::runtime::cpu {
 
 struct LowpSchedule {
-  LowpConv conv{};          // conv2d steps only
+  LowpConv conv{};  // conv2d steps only
+  // conv2d.bf16 runs direct (conv_bf16_direct.h): decided here, once, and read by its prepare
+  // hook and its runs, so the prepared weights' form and the path that reads them always agree.
+  bool bf16_direct = false;
   int64_t pixel_block = 0;  // conv2d, not 1x1: output pixels per im2col block (int8; bf16 on AMX)
   Bf16Blocking bf16;        // bf16 steps
   int64_t int8_mc = kInt8DefaultMc;  // int8 steps

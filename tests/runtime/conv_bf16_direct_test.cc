@@ -2,10 +2,13 @@
 // convolutions take it, and that it matches the fp64 reference within the bf16 bound.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "runtime/cpu/conv_bf16_direct.h"
 #include "runtime/cpu/gemm_bf16.h"
+#include "runtime/cpu/lowp_gemm_schedule.h"
 #include "tests/runtime/conv_kernel_support.h"
 #include "tests/runtime/conv_test_graphs.h"
 
@@ -78,6 +81,30 @@ TEST_F(Bf16DirectConvTest, EpiloguesGiveTheBitsOfApplyAfterwards) {
     testing::expect_fused_epilogues_match_apply(testing::conv_graph(cc, "nhwc", false, false),
                                                 "conv2d.bf16");
   }
+}
+
+// The path is chosen once, at scheduling: a CUVIL_CPU_DISABLE set between lowering and the run
+// (which turns bf16_conv_runs_direct_here false) leaves the step on the direct path its
+// prepared weights were packed for, rather than reading them as GEMM panels.
+TEST_F(Bf16DirectConvTest, ThePathChosenAtLoweringHoldsAtRunTime) {
+  const ConvCase& cc = kDirectCases[0];
+  const ir::Graph g = testing::conv_graph(cc, "nhwc", false, false);
+  const ir::Node& n = g.nodes().at(0);
+  const KernelInfo* k = find_kernel(n.op, "conv2d.bf16");
+  ASSERT_NE(k, nullptr);
+  Step step = testing::step_for(g, *k);
+  ASSERT_TRUE(scheduled_lowp(step).bf16_direct);
+  const std::vector<ir::Tensor> inputs = ir::random_inputs(g, 5);
+  std::vector<const float*> in = {inputs.at(0).data.data(), g.constant_data(n.inputs[1]).data()};
+  const float* constants[] = {nullptr, in[1]};
+  step.prepared = k->prepare(step, constants);
+  setenv("CUVIL_CPU_DISABLE", "avx512_bf16", 1);
+  std::vector<float> out(static_cast<size_t>(ir::num_elements(step.output_shape)));
+  ThreadPool pool(2);
+  k->fn({step, in.data(), out.data(), pool});
+  unsetenv("CUVIL_CPU_DISABLE");
+  const ir::Tensor want = reference::interpret(g, inputs).at(0);
+  EXPECT_LE(ir::max_relative_error(ir::Tensor(step.output_shape, out), want), kBf16GemmTolerance);
 }
 
 }  // namespace
