@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/cpu/cpu_isa.h"
+#include "runtime/cpu/quantize_avx512.h"
 #include "runtime/thread_pool.h"
 
 #if defined(__x86_64__)
@@ -71,14 +72,39 @@ bool cpu_has_amx_int8() {
 #endif
 }
 
+namespace {
+
+// The portable loops, the reference of the AVX-512 ones (quantize_avx512.cc).
+void activation_range_portable(const float* x, int64_t n, float* lo, float* hi) {
+  float mn = 0.0f, mx = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    mn = std::min(mn, x[i]);  // a NaN compares false: skipped
+    mx = std::max(mx, x[i]);
+  }
+  *lo = mn, *hi = mx;
+}
+
+void quantize_u8_portable(const float* x, int64_t n, float inv, float zero_point, uint8_t* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = std::nearbyint(x[i] * inv) + zero_point;
+    v = v > 0.0f ? v : 0.0f;  // a NaN gives 0
+    v = v < 255.0f ? v : 255.0f;
+    dst[i] = static_cast<uint8_t>(v);
+  }
+}
+
+}  // namespace
+
 ActivationQuant choose_activation_quant(const float* x, int64_t count, ThreadPool& pool) {
+  const bool avx512 = kernel_isa_avx512_or_portable() == KernelIsa::avx512;
   const int parts = pool.threads();
   std::vector<float> lo(static_cast<size_t>(parts), 0.0f), hi(static_cast<size_t>(parts), 0.0f);
   pool.parallel_for_tid(count, [&](int tid, int64_t b, int64_t e) {
     float mn = 0.0f, mx = 0.0f;
-    for (int64_t i = b; i < e; ++i) {
-      mn = std::min(mn, x[i]);
-      mx = std::max(mx, x[i]);
+    if (avx512) {
+      activation_range_avx512(x + b, e - b, &mn, &mx);
+    } else {
+      activation_range_portable(x + b, e - b, &mn, &mx);
     }
     lo[static_cast<size_t>(tid)] = std::min(lo[static_cast<size_t>(tid)], mn);
     hi[static_cast<size_t>(tid)] = std::max(hi[static_cast<size_t>(tid)], mx);
@@ -98,12 +124,14 @@ ActivationQuant choose_activation_quant(const float* x, int64_t count, ThreadPoo
 }
 
 void quantize_u8(const float* x, int64_t count, ActivationQuant q, uint8_t* dst, ThreadPool& pool) {
+  const bool avx512 = kernel_isa_avx512_or_portable() == KernelIsa::avx512;
   const float inv = 1.0f / q.scale;
   const float zp = static_cast<float>(q.zero_point);
   pool.parallel_for(count, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const float v = std::nearbyint(x[i] * inv) + zp;
-      dst[i] = static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));
+    if (avx512) {
+      quantize_u8_avx512(x + b, e - b, inv, zp, dst + b);
+    } else {
+      quantize_u8_portable(x + b, e - b, inv, zp, dst + b);
     }
   });
 }
