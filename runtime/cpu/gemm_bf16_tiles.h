@@ -1,7 +1,8 @@
 // What gemm_bf16's two sets of register tiles share: VDPBF16PS on bf16 pairs (gemm_bf16.cc), and
 // on AVX-512 CPUs without AVX512_BF16 the same packed pairs widened to fp32 in registers
 // (gemm_bf16_widen_avx512.cc). Where pack_a reads A (a row-major matrix, or a convolution's
-// input gathered in place), how a tile finishes in registers, and the next sliver's prefetch.
+// input gathered in place) and the next sliver's prefetch; the tile's finish in registers is
+// gemm_tile_store_avx512.h, shared with the int8 tiles.
 // Include after target_avx512_begin.h, as elementwise_math_avx512.h: it is compiled for AVX-512.
 #pragma once
 
@@ -18,20 +19,16 @@
 #include "runtime/cpu/epilogue_lanes_avx512.h"
 #include "runtime/cpu/gemm_bf16.h"
 #include "runtime/cpu/gemm_loops.h"
+#include "runtime/cpu/gemm_tile_store_avx512.h"
 
 namespace cuvil::runtime::cpu::bf16_tiles {
+
+using avx512::store_tile;
+using avx512::TileFinish;
 
 constexpr int MR = kBf16MR;
 constexpr int NR = kBf16NR;
 static_assert(NR == 32, "a sliver row of K pairs is two 16-lane vectors");
-
-// What a full tile does once its K is complete, in registers before its store: bias (at the
-// tile's columns) and the step's epilogue in lane form.
-struct TileFinish {
-  const float* bias = nullptr;             // at column `col`, or null
-  const LaneEpilogue* epilogue = nullptr;  // null: none
-  int64_t col = 0;                         // C's column of the tile's first lane
-};
 
 // A share of the next B sliver's panel, fetched into L2 one line per K step while a tile runs
 // on the current one: the slivers of a panel lie a whole K apart, so each starts a new stream
@@ -48,37 +45,6 @@ struct NextSliver {
     --lines;
   }
 };
-
-// C[R, NR] (+)= acc once the tile's K is complete: the earlier panels' sums when `accumulate`,
-// then with `finish` the bias and the epilogue, in registers; one store.
-template <int R>
-__attribute__((always_inline)) inline void store_tile(__m512 (&acc)[R][2], float* c, int64_t ldc,
-                                                      bool accumulate, const TileFinish* finish) {
-  if (accumulate) {
-#pragma GCC unroll 12
-    for (int i = 0; i < R; ++i) {
-      acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(c + i * ldc));
-      acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(c + i * ldc + 16));
-    }
-  }
-  if (finish && finish->bias) {
-    const __m512 bias0 = _mm512_loadu_ps(finish->bias);
-    const __m512 bias1 = _mm512_loadu_ps(finish->bias + 16);
-#pragma GCC unroll 12
-    for (int i = 0; i < R; ++i) {
-      acc[i][0] = _mm512_add_ps(acc[i][0], bias0);
-      acc[i][1] = _mm512_add_ps(acc[i][1], bias1);
-    }
-  }
-  if (finish && finish->epilogue) {
-    avx512::epilogue_lanes(*finish->epilogue, acc, c, ldc, finish->col, __mmask16{0xffff});
-  }
-#pragma GCC unroll 12
-  for (int i = 0; i < R; ++i) {
-    _mm512_storeu_ps(c + i * ldc, acc[i][0]);
-    _mm512_storeu_ps(c + i * ldc + 16, acc[i][1]);
-  }
-}
 
 // How far ahead of a skinny product's B stream to prefetch: 2 KiB. Llama-3-8B decode at O3 went
 // from 43.6-44.6 to 35.2-35.4 ms with it; 4 and 8 KiB measured the same (docs/performance.md).

@@ -21,9 +21,13 @@
 // cpu_has_avx512_vnni() (cpu_has_amx_int8()).
 #include "runtime/cpu/target_attributes.h"
 
-// The sliver transpose, compiled for AVX-512 (inlined into the VNNI packing only).
+// The sliver transpose and the tile's store with its finish in registers, compiled for AVX-512
+// (inlined into the VNNI code only).
 #include "runtime/cpu/target_avx512_begin.h"
 
+#include "runtime/cpu/elementwise_math_avx512.h"
+#include "runtime/cpu/epilogue_lanes_avx512.h"
+#include "runtime/cpu/gemm_tile_store_avx512.h"
 #include "runtime/cpu/transpose_avx512.h"
 
 #include "runtime/cpu/target_end.h"
@@ -75,6 +79,19 @@ CUVIL_VNNI_TARGET void micro(int64_t kq, const uint32_t* a, const uint32_t* b, f
     _mm512_storeu_ps(row, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c0[i], z0)), s0));
     _mm512_storeu_ps(row + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c1[i], z1)), s1));
   }
+}
+
+// A full tile just stored by micro (still in L1) finished in place: bias and the epilogue's lane
+// form in registers. Not in micro itself: with the finish inlined there GCC spilled the K loop's
+// accumulators (the product ran 2x slower).
+CUVIL_VNNI_TARGET void finish_tile(float* c, int64_t ldc, const avx512::TileFinish& finish) {
+  __m512 acc[MR][2];
+#pragma GCC unroll 12
+  for (int i = 0; i < MR; ++i) {
+    acc[i][0] = _mm512_loadu_ps(c + i * ldc);
+    acc[i][1] = _mm512_loadu_ps(c + i * ldc + 16);
+  }
+  avx512::store_tile<MR>(acc, c, ldc, false, &finish);
 }
 
 // Rows [0, rows) of u8 A into MR-row slivers of K quads: dst[sliver][p][i], zero-padded rows.
@@ -205,7 +222,9 @@ class Int8PanelsBase {
   const int64_t kq_;
 };
 
-// On VPDPBUSD: A packed in MR-row slivers of quads.
+// On VPDPBUSD: A packed in MR-row slivers of quads. Where the epilogue has a lane form (and C's
+// columns are the output's last dim), each full tile is finished in registers right after its
+// store, while it is in L1; edge tiles after theirs.
 class Int8Panels : public Int8PanelsBase {
  public:
   Int8Panels(const Int8Gemm& g, const Columns& cols, ThreadPool& pool, int tid, int64_t rows)
@@ -214,6 +233,9 @@ class Int8Panels : public Int8PanelsBase {
         pool.scratch(tid, ThreadPool::kPackA,
                      static_cast<size_t>(std::min(panels().mc, round_up(rows, MR)) * kq_ + 1)));
     tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
+    const LaneEpilogue* lanes = g.epilogue ? g.epilogue->lanes() : nullptr;
+    tiles_finish_ = !g.epilogue || (lanes && lanes->columns == g.b->n);
+    if (tiles_finish_) finish_.epilogue = lanes && lanes->count > 0 ? lanes : nullptr;
   }
   GemmPanels panels() const { return panels_of(MR); }
   int mr() const { return MR; }
@@ -224,15 +246,26 @@ class Int8Panels : public Int8PanelsBase {
     const uint32_t* a = ap_ + t.ir * kq_;
     if (t.rows == MR && t.cols == NR) {
       micro(kq_, a, b_sliver(t.j), c_at(t), g_.ldc, cols_.scale + t.j, cols_.comp + t.j);
+      if (tiles_finish_ && (g_.bias || finish_.epilogue)) {
+        finish_.bias = g_.bias ? g_.bias + t.j : nullptr;
+        finish_.col = t.j;
+        finish_tile(c_at(t), g_.ldc, finish_);
+      }
       return;
     }
     micro(kq_, a, b_sliver(t.j), tile_, NR, cols_.scale + t.j, cols_.comp + t.j);
     store_tile_part(tile_, NR, c_at(t), g_.ldc, t.rows, t.cols, false);
+    if (tiles_finish_) finish_rows(g_, t.i, t.rows, t.j, t.cols);
+  }
+  void finish(int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+    if (!tiles_finish_) finish_rows(g_, i0, rows, j0, cols);
   }
 
  private:
   uint32_t* ap_ = nullptr;
   float* tile_ = nullptr;
+  bool tiles_finish_ = false;
+  avx512::TileFinish finish_;
 };
 
 // ---- AMX-INT8 path (rows > kSkinnyRows when cpu_has_amx_int8()) ----

@@ -5,12 +5,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "passes/ir/tensor.h"
 #include "runtime/cpu/gemm_int8.h"
 #include "runtime/thread_pool.h"
+#include "tests/runtime/conv_kernel_support.h"
+#include "tests/runtime/conv_test_graphs.h"
 #include "tests/runtime/random_data.h"
 
 namespace cuvil::runtime::cpu {
@@ -204,6 +207,24 @@ TEST(Int8Features, EnvironmentCanDisableVnni) {
   EXPECT_FALSE(cpu_has_avx512_vnni());
   unsetenv("CUVIL_CPU_DISABLE");
   EXPECT_EQ(cpu_has_avx512_vnni(), before);
+}
+
+// conv2d.int8 finishes full register tiles in registers (bias, then the epilogue's lane form)
+// and edge tiles after their store. Either way the result has the bits of the convolution
+// without the epilogue, finished by Epilogue::apply: for every kind of lane step, and for
+// epilogues without a lane form; 1x1 products with edge rows and columns, and a 3x3 on its
+// column buffer.
+TEST_F(Int8GemmTest, EpiloguesFinishedInRegistersGiveTheBitsOfApplyAfterwards) {
+  setenv("CUVIL_CPU_DISABLE", "amx_int8", 1);  // the register tiles, not AMX's
+  for (const testing::ConvCase& cc : {testing::ConvCase{1, 40, 9, 9, 64, 1, 1, 0, 1, true},
+                                      testing::ConvCase{2, 17, 5, 7, 40, 1, 1, 0, 1, false},
+                                      testing::ConvCase{1, 7, 9, 9, 33, 3, 1, 1, 1, true}}) {
+    SCOPED_TRACE("c=" + std::to_string(cc.c) + " o=" + std::to_string(cc.o) +
+                 " k=" + std::to_string(cc.k));
+    testing::expect_fused_epilogues_match_apply(testing::conv_graph(cc, "nhwc", false, false),
+                                                "conv2d.int8");
+  }
+  unsetenv("CUVIL_CPU_DISABLE");
 }
 
 }  // namespace
