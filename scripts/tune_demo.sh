@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tuning demonstration of issue 5, end to end on resnet50's smallest rung (b1):
-#   1. cuvil-bench tune, TRIALS (60) trials of TPE, from the default pipeline as trial 0;
+#   1. cuvil-bench tune, TRIALS (60) trials of TPE, from the default pipeline as trial 0, resumed
+#      in steps of 20 until 2 complete trials per searched parameter (up to MAX_TRIALS, 400);
 #   2. cuvil-tune-gen --confirm: the default, the full best and the pruned best re-measured side
 #      by side; writes resnet50.tuned.cuvilpass (and the pruned search space);
 #   3. cuvil-bench run of the default and the tuned file, alternating ROUNDS (4) times each so
@@ -8,7 +9,7 @@
 #   4. cuvil-bench compare default.json tuned.json (Mann-Whitney U on the raw samples), and the
 #      ratio of medians printed last.
 # Run it on a quiet machine (load < 0.5): the tuner measures for real.
-#   scripts/tune_demo.sh [OUT_DIR]   env: CUVIL_BUILD (build), TRIALS, SAMPLER, SEED, ROUNDS,
+#   scripts/tune_demo.sh [OUT_DIR]   env: CUVIL_BUILD (build), TRIALS, MAX_TRIALS, SAMPLER, SEED, ROUNDS,
 #                                    SPACE (a search-space YAML; default configs/search/resnet50.yaml)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +21,8 @@ TRIALS=${TRIALS:-60}
 SAMPLER=${SAMPLER:-tpe}
 SEED=${SEED:-0}
 ROUNDS=${ROUNDS:-4}
+MAX_TRIALS=${MAX_TRIALS:-400}
+STEP=20
 SPACE_ARGS=()
 [ -n "${SPACE:-}" ] && SPACE_ARGS=(--space "$(realpath "$SPACE")")
 OUT=${1:-$ROOT/tune-demo-$(date -u +%Y%m%dT%H%M%SZ)}
@@ -31,8 +34,22 @@ cd "$OUT"
 echo "tune demo in $OUT; $(uptime)"
 [ -e study.db ] && echo "study.db exists: the study resumes up to $TRIALS trials"
 
-"$BENCH" tune --suite resnet50 --rungs b1 --trials "$TRIALS" --study study.db --sampler "$SAMPLER" \
-  --seed "$SEED" "${SPACE_ARGS[@]}" | tee tune.txt
+tune() {
+  "$BENCH" tune --suite resnet50 --rungs b1 --trials "$TRIALS" --study study.db --sampler "$SAMPLER" \
+    --seed "$SEED" "${SPACE_ARGS[@]}" | tee -a tune.txt
+}
+tune
+# cuvil-tune-gen ranks the parameters only from 2 complete trials per searched one (20 at least)
+# and refuses to prune the space on fewer; pruned trials do not count. Resume the study until it
+# has them (or MAX_TRIALS).
+dims=$(sed -n 's/.*; \([0-9]*\) searched dimension(s).*/\1/p' tune.txt | tail -1)
+complete() { grep -c '"state":"complete"' study.db.trials.jsonl || true; }
+need=$(( 2 * ${dims:-0} > 20 ? 2 * ${dims:-0} : 20 ))
+while [ "$(complete)" -lt "$need" ] && [ "$TRIALS" -lt "$MAX_TRIALS" ]; do
+  echo "tune demo: $(complete) complete trial(s) of the $need that ranking ${dims:-?} parameters needs; $STEP more"
+  TRIALS=$((TRIALS + STEP))
+  tune
+done
 "$TUNE_GEN" --study study.db --suite resnet50 --importance-threshold 0.05 --confirm "${SPACE_ARGS[@]}" \
   -o resnet50.tuned.cuvilpass --write-space resnet50.pruned.yaml --json tune-gen.json | tee tune-gen.txt
 
