@@ -1,7 +1,9 @@
 #include "passes/reduced_precision.h"
 
 #include <cstdio>
+#include <mutex>
 #include <set>
+#include <string>
 
 #include "base/error.h"
 #include "passes/target_cpu.h"
@@ -13,6 +15,16 @@
 namespace cuvil::passes {
 
 namespace {
+
+// A notice about what the target's CPU makes of the pipeline, on stderr once per process: the
+// pass runs once per compile, and `run` compiles every rung (and a probe or a Python session may
+// compile again) where the answer is the same each time.
+void notice_once(const std::string& text) {
+  static std::mutex mutex;
+  static std::set<std::string> printed;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (printed.insert(text).second) std::fprintf(stderr, "%s\n", text.c_str());
+}
 
 using ir::Graph;
 using ir::Node;
@@ -157,7 +169,6 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
         return "f32";
     }
   };
-  std::set<std::string> warned;
   std::set<ir::ValueId> bf16_weights, f32_weight_users;
   for (Node& n : graph.mutable_nodes()) {
     const std::string dtype = dtype_for(n.op);
@@ -167,13 +178,9 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
     }
     if (!isa_available(graph, dtype)) {
       // Documented fallback: a CPU without the instructions runs f32, with one warning.
-      if (warned.insert(dtype).second) {
-        std::fprintf(stderr,
-                     "reduced-precision: %s lacks %s; %s nodes stay f32 (accuracy bound "
-                     "remains the %s one)\n",
-                     target_cpu_description(graph).c_str(), isa_name(dtype), dtype.c_str(),
-                     dtype.c_str());
-      }
+      notice_once("reduced-precision: " + target_cpu_description(graph) + " lacks " +
+                  isa_name(dtype) + "; " + dtype + " nodes stay f32 (accuracy bound remains the " +
+                  dtype + " one)");
       n.attrs.set("precision", std::string("f32"));
       n.attrs.set("precision.fallback", std::string("target cpu lacks ") + isa_name(dtype));
       f32_weight_users.insert(n.inputs[1]);
@@ -207,12 +214,11 @@ void ReducedPrecisionPass::run(Graph& graph, const ParamMap& params) const {
       f32_weight_users.insert(n.inputs[1]);
       continue;
     }
-    if (dtype == "bf16" && !bf16_native(graph) && warned.insert("widened").second) {
-      std::fprintf(stderr,
-                   "reduced-precision: %s lacks avx512_bf16; bf16 weight products run on "
-                   "AVX-512 with the weights widened to fp32 in registers (activations stay "
-                   "fp32), bf16 attention and matmuls stay f32\n",
-                   target_cpu_description(graph).c_str());
+    if (dtype == "bf16" && !bf16_native(graph)) {
+      notice_once("reduced-precision: " + target_cpu_description(graph) +
+                  " lacks avx512_bf16; bf16 weight products run on AVX-512 with the weights "
+                  "widened to fp32 in registers (activations stay fp32), bf16 attention and "
+                  "matmuls stay f32");
     }
     const char* dtype_param = n.op == OpKind::linear   ? "linear_dtype"
                               : n.op == OpKind::conv2d ? "conv_dtype"

@@ -384,6 +384,27 @@ TEST(ReducedPrecision, ATargetWithBf16IsCompiledForBf16EvenOnAHostWithout) {
 // A target with AVX-512 and no avx512_bf16 (a Skylake-SP to Ice Lake class CPU) runs bf16 weight
 // products widened, and keeps f32 what only VDPBF16PS runs: flash attention, Winograd, the
 // direct stems. Decided from the target, on any host.
+// What the target CPU makes of bf16 is said once per process, however often the pass runs (`run`
+// compiles every rung): the notice names the target, so another target is named again.
+TEST(ReducedPrecision, SaysOncePerProcessWhatTheTargetWidens) {
+  auto notices = [](const std::string& source) {
+    Graph g = testing::tiny_decoder(1, 9, 64);
+    set_target_cpu(g, {"avx512"}, source);
+    ::testing::internal::CaptureStderr();
+    testing::run_pass(g, "reduced-precision",
+                      {{"linear_dtype", std::string("bf16")}, {"min_k", int64_t{1}}});
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    size_t count = 0;
+    for (size_t at = err.find("weights widened"); at != std::string::npos;
+         at = err.find("weights widened", at + 1))
+      ++count;
+    return count;
+  };
+  EXPECT_EQ(notices("once-a.cuvilpass"), 1u);
+  EXPECT_EQ(notices("once-a.cuvilpass"), 0u);
+  EXPECT_EQ(notices("once-b.cuvilpass"), 1u);
+}
+
 TEST(ReducedPrecision, AnAvx512TargetWithoutBf16WidensOnlyWeightProducts) {
   Graph decoder = testing::tiny_decoder(1, 9, 64);  // 18 query rows per kv head: flash-sized
   set_target_cpu(decoder, {"avx512"}, "widened.cuvilpass");
