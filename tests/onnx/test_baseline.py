@@ -35,6 +35,7 @@ def test_eager_and_script_rows_beside_cuvil(tmp_path):
     out = tmp_path / "run.json"
     r = cuvil("run", "--model", str(model), "--baseline", "torch", "--out", str(out), *QUICK)
     assert "PyTorch" in r.stdout and "speed-up" in r.stdout
+    assert "BEYOND BOUND" not in r.stdout
     doc = json.loads(out.read_text())
     medians = {b["name"]: b for b in doc["benchmarks"] if b.get("aggregate_name") == "median"}
     assert set(medians) == {"small/b1_median", "small/b1/torch-eager_median",
@@ -60,6 +61,21 @@ def test_eager_and_script_rows_beside_cuvil(tmp_path):
          "median latency (ms)", "rung", "small/b1", "torch-eager", "torch-script",
          'class="interval"'], capture_output=True, text=True, timeout=180)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_baseline_beyond_the_pipelines_bound_is_flagged(tmp_path):
+    # Must-fail: PyTorch given another model (other weights) than the one cuvil runs: its output
+    # differs far beyond the f32 bound, and the table, a warning and the JSON say so.
+    model = small_model(tmp_path)
+    torch.manual_seed(1)
+    torch.save(Small().eval(), str(tmp_path / "other.pt"))
+    out = tmp_path / "run.json"
+    r = cuvil("run", "--model", str(model), "--baseline", "torch", "--torch-module",
+              str(tmp_path / "other.pt"), "--out", str(out), *QUICK)
+    assert r.stdout.count("BEYOND BOUND") == 2, r.stdout
+    assert "beyond this pipeline's f32 bound 1e-04" in r.stderr, r.stderr
+    warnings = json.loads(out.read_text())["context"]["cuvil"]["warnings"]
+    assert sum("beyond this pipeline's f32 bound" in w for w in warnings) == 2, warnings
 
 
 def test_bf16_rows_beside_cuvil(tmp_path):

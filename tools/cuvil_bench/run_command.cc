@@ -28,6 +28,7 @@
 #include "bench_suite/torch_baseline.h"
 #include "passes/cuvilpass.h"
 #include "passes/pipeline.h"
+#include "passes/reduced_precision.h"
 #include "probes/clock.h"
 #include "probes/machine_peak.h"
 #include "reports/pictures/baseline_bars.h"
@@ -394,10 +395,36 @@ void resolve_baseline(RunOptions& o, const Suite& suite) {
   }
 }
 
+// What cuvil's output may differ from an fp32 reference by: the pipeline's accuracy bound
+// (reduced_precision.h), the one `verify` holds it to.
+struct AccuracyBound {
+  double tolerance = passes::kFp32Tolerance;
+  std::string precision = "f32";
+};
+
+// Whether an fp32 PyTorch row's output differs from cuvil's beyond the bound: then the speed-up
+// compares two different answers. A bf16 PyTorch row carries its own rounding, so it is not
+// held to cuvil's bound.
+bool beyond_bound(const RungResult& b, const AccuracyBound& bound, const std::string& torch_dtype) {
+  return torch_dtype == "fp32" && b.max_rel_error_vs_cuvil > bound.tolerance;
+}
+
+std::string beyond_bound_warning(const RungResult& b, const AccuracyBound& bound) {
+  char buf[400];
+  std::snprintf(
+      buf, sizeof buf,
+      "%s/%s: %s's output differs from cuvil's by %.2e, beyond this pipeline's %s "
+      "bound %.0e (the one `verify` holds it to): the speed-up compares different answers",
+      b.suite.c_str(), b.rung.c_str(), b.baseline.c_str(), b.max_rel_error_vs_cuvil,
+      bound.precision.c_str(), bound.tolerance);
+  return buf;
+}
+
 // PyTorch beside cuvil, per rung: medians with their 95% intervals and cuvil's speed-up over
 // each (the interval of the ratio from the two medians' intervals), and output agreement.
 void print_baseline_table(const std::vector<std::pair<RungResult, std::vector<RungResult>>>& rows,
-                          const nlohmann::json& info) {
+                          const nlohmann::json& info, const AccuracyBound& bound,
+                          const std::string& torch_dtype) {
   std::printf(
       "\nPyTorch %s beside cuvil (same inputs, %d thread(s), interleaved samples; BLAS: %s)\n",
       info.value("version", std::string("?")).c_str(), info.value("threads", 0),
@@ -416,10 +443,11 @@ void print_baseline_table(const std::vector<std::pair<RungResult, std::vector<Ru
                     t.median_ci.high / c.median_ci.low);
       char err[24];
       std::snprintf(err, sizeof err, "%.2e", b.max_rel_error_vs_cuvil);
-      std::printf("%-22s %-17s %10.3f %10.3f..%-10.3f %8.2fx %17s %12s%s\n", "", b.baseline.c_str(),
-                  t.median * 1e-6, t.median_ci.low * 1e-6, t.median_ci.high * 1e-6,
-                  t.median / c.median, ci, err,
-                  b.measurement.noisy || cuvil_row.measurement.noisy ? "  NOISY" : "");
+      std::printf("%-22s %-17s %10.3f %10.3f..%-10.3f %8.2fx %17s %12s%s%s\n", "",
+                  b.baseline.c_str(), t.median * 1e-6, t.median_ci.low * 1e-6,
+                  t.median_ci.high * 1e-6, t.median / c.median, ci, err,
+                  b.measurement.noisy || cuvil_row.measurement.noisy ? "  NOISY" : "",
+                  beyond_bound(b, bound, torch_dtype) ? "  BEYOND BOUND" : "");
     }
   }
   for (const auto& [variant, why] :
@@ -620,6 +648,8 @@ int run_suite(RunOptions o, const std::string& executable) {
   nlohmann::json benchmarks = nlohmann::json::array();
   int family = 0;
   int noisy = 0;
+  AccuracyBound bound;
+  bound.tolerance = passes::precision_tolerance(config, &bound.precision);
   std::vector<std::shared_ptr<const std::vector<float>>> weights;
   std::vector<std::pair<RungResult, std::vector<RungResult>>> compared;
   std::vector<RungResult> profiled;  // --probes ops: for the roofline
@@ -651,6 +681,12 @@ int run_suite(RunOptions o, const std::string& executable) {
       print_warning(w);
       context.warnings.push_back(w);
     }
+    for (const RungResult& b : baseline_rows) {
+      if (!beyond_bound(b, bound, o.torch.dtype)) continue;
+      const std::string w = beyond_bound_warning(b, bound);
+      print_warning(w);
+      context.warnings.push_back(w);
+    }
     for (const RungResult* row : rows) {
       for (auto& entry : benchmark_entries(*row, family++)) benchmarks.push_back(entry);
     }
@@ -664,7 +700,7 @@ int run_suite(RunOptions o, const std::string& executable) {
       "AVX512_BF16: the FMA peak; a rung weighs each part by its peak); work whose peak was not "
       "measured shows -.\n",
       kFlopConvention, kByteConvention);
-  if (!compared.empty()) print_baseline_table(compared, context.baseline);
+  if (!compared.empty()) print_baseline_table(compared, context.baseline, bound, o.torch.dtype);
   std::fflush(stdout);
   if (noisy > 0) {
     print_warning(std::to_string(noisy) + " of " + std::to_string(family) +
