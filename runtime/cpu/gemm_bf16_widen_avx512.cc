@@ -111,6 +111,9 @@ __attribute__((noinline)) void pack_a(Rows& src, int64_t rows, int64_t k0, int64
 
 // acc[m] (+)= A row m's K pair p x the sliver's pair p: even products in acc[m][0, 1], odd in
 // acc[m][2, 3]. An odd K's last pair has no odd element in A (B's is zero there).
+// A skinny product streams this many slivers at once per row of A (M rows: 4 / M streams).
+constexpr int kSkinnyStreams = 4;
+
 template <int M>
 __attribute__((always_inline)) inline void skinny_pair(const Bf16Gemm& g, const uint32_t* b,
                                                        int64_t p, bool has_odd,
@@ -130,24 +133,47 @@ __attribute__((always_inline)) inline void skinny_pair(const Bf16Gemm& g, const 
   }
 }
 
-// M rows of C over slivers [s0, s1): each packed sliver streamed once, two K pairs a step.
+// S slivers from sliver s, M rows of C: each packed sliver streamed once, two K pairs a step,
+// the S streams side by side. Several streams per thread keep more lines in flight than one
+// (the fp32 GEMV streams 8 weight rows at once for the same reason).
+template <int M, int S>
+__attribute__((always_inline)) inline void skinny_slivers(const Bf16Gemm& g, int64_t s) {
+  const int64_t kp = ceil_div(g.k, 2), full = g.k / 2;  // full: pairs with both elements in A
+  const uint32_t* b[S];
+  __m512 acc[S][M][4];
+#pragma GCC unroll 4
+  for (int t = 0; t < S; ++t) {
+    b[t] = g.b + (s + t) * kp * NR;
+#pragma GCC unroll 4
+    for (int m = 0; m < M; ++m) {
+      acc[t][m][0] = acc[t][m][1] = acc[t][m][2] = acc[t][m][3] = _mm512_setzero_ps();
+    }
+  }
+  int64_t p = 0;
+  for (; p + 2 <= full; p += 2) {
+#pragma GCC unroll 4
+    for (int t = 0; t < S; ++t) prefetch_skinny_ahead(b[t] + p * NR);
+#pragma GCC unroll 4
+    for (int t = 0; t < S; ++t) skinny_pair<M>(g, b[t], p, true, acc[t]);
+#pragma GCC unroll 4
+    for (int t = 0; t < S; ++t) skinny_pair<M>(g, b[t], p + 1, true, acc[t]);
+  }
+  for (; p < kp; ++p) {
+#pragma GCC unroll 4
+    for (int t = 0; t < S; ++t) skinny_pair<M>(g, b[t], p, p < full, acc[t]);
+  }
+#pragma GCC unroll 4
+  for (int t = 0; t < S; ++t) store_skinny_rows<M>(g, s + t, acc[t]);
+}
+
+// M rows of C over slivers [s0, s1): kSkinnyStreams / M slivers at a time (16 accumulators),
+// the rest one by one.
 template <int M>
 void skinny(const Bf16Gemm& g, int64_t s0, int64_t s1) {
-  const int64_t kp = ceil_div(g.k, 2), full = g.k / 2;  // full: pairs with both elements in A
-  for (int64_t s = s0; s < s1; ++s) {
-    const uint32_t* b = g.b + s * kp * NR;
-    __m512 acc[M][4];
-#pragma GCC unroll 4
-    for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = _mm512_setzero_ps();
-    int64_t p = 0;
-    for (; p + 2 <= full; p += 2) {
-      prefetch_skinny_ahead(b + p * NR);
-      skinny_pair<M>(g, b, p, true, acc);
-      skinny_pair<M>(g, b, p + 1, true, acc);
-    }
-    for (; p < kp; ++p) skinny_pair<M>(g, b, p, p < full, acc);
-    store_skinny_rows<M>(g, s, acc);
-  }
+  constexpr int S = std::max(1, kSkinnyStreams / M);
+  int64_t s = s0;
+  for (; s + S <= s1; s += S) skinny_slivers<M, S>(g, s);
+  for (; s < s1; ++s) skinny_slivers<M, 1>(g, s);
 }
 
 }  // namespace

@@ -149,8 +149,19 @@ TEST_P(Bf16GemmTest, OneAPanelServesEveryColumnBlock) {
   }
 }
 
+// Decode-like products stream the packed slivers, several side by side per thread (the widened
+// tiles: 4 / m of them): sliver counts per thread that are and are not multiples of that, the
+// partial last sliver inside such a group (n = 229: 8 slivers) or after it, an odd K.
 TEST_P(Bf16GemmTest, DecodeRowsStreamPackedWeights) {
-  for (int64_t m : {1, 2, 3, 4}) EXPECT_LE(bf16_error(m, 129, 515, true, true), kBound) << m;
+  for (int64_t m : {1, 2, 3, 4}) {
+    EXPECT_LE(bf16_error(m, 129, 515, true, true), kBound) << m;
+    for (int64_t n : {229, 421}) {
+      for (int threads : {1, 2}) {
+        EXPECT_LE(bf16_error(m, n, 77, true, true, Bf16Blocking{}, threads), kBound)
+            << m << " rows, n " << n << ", threads " << threads;
+      }
+    }
+  }
 }
 
 // Weights that bf16 holds exactly (multiples of 1/8 below 16) against activations it does not:
