@@ -45,7 +45,7 @@ void activation_range_avx512(const float* x, int64_t n, float* lo, float* hi) {
 
 namespace {
 
-// 16 values quantised to u8 in the low 16 bytes' worth of int32 lanes.
+// 16 values quantised, one u8 value (0..255) per int32 lane.
 inline __m512i quantize16(__m512 v, __m512 inv, __m512 zp) {
   const __m512 r =
       _mm512_roundscale_ps(_mm512_mul_ps(v, inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
