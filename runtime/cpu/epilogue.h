@@ -67,4 +67,18 @@ class Epilogue {
   bool has_lanes_ = true;
 };
 
+// Whether a GEMM's register tiles can finish `epi` (null: none) in registers, for C of `columns`
+// columns: every step has a lane form and C's columns are the output's last dim. Then *lanes is
+// what to apply there (null when there are no steps); else the kernel applies `epi` to what it
+// stored.
+inline bool tiles_finish_in_registers(const Epilogue* epi, int64_t columns,
+                                      const LaneEpilogue** lanes) {
+  *lanes = nullptr;
+  if (!epi) return true;
+  const LaneEpilogue* l = epi->lanes();
+  if (!l || l->columns != columns) return false;
+  if (l->count > 0) *lanes = l;
+  return true;
+}
+
 }  // namespace cuvil::runtime::cpu

@@ -266,9 +266,7 @@ class Bf16Panels : public Bf16PanelsBase {
                        static_cast<size_t>(rows_cap_ * pair_floats_ *
                                            (keep_a_ ? std::max<int64_t>(kp_, 1) : kc_cap)));
     tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
-    const LaneEpilogue* lanes = g.epilogue ? g.epilogue->lanes() : nullptr;
-    tiles_finish_ = !g.epilogue || (lanes && lanes->columns == g.n);
-    if (tiles_finish_) finish_.epilogue = lanes && lanes->count > 0 ? lanes : nullptr;
+    tiles_finish_ = tiles_finish_in_registers(g.epilogue, g.n, &finish_.epilogue);
   }
   GemmPanels panels() const {
     return {round_up(std::max<int64_t>(1, g_.blocking.mc), MR),

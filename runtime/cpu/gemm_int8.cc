@@ -242,9 +242,7 @@ class Int8Panels : public Int8PanelsBase {
         pool.scratch(tid, ThreadPool::kPackA,
                      static_cast<size_t>(std::min(panels().mc, round_up(rows, MR)) * kq_ + 1)));
     tile_ = pool.scratch(tid, ThreadPool::kTile, MR * NR);
-    const LaneEpilogue* lanes = g.epilogue ? g.epilogue->lanes() : nullptr;
-    tiles_finish_ = !g.epilogue || (lanes && lanes->columns == g.b->n);
-    if (tiles_finish_) finish_.epilogue = lanes && lanes->count > 0 ? lanes : nullptr;
+    tiles_finish_ = tiles_finish_in_registers(g.epilogue, g.b->n, &finish_.epilogue);
   }
   GemmPanels panels() const { return panels_of(MR); }
   int mr() const { return MR; }

@@ -42,8 +42,8 @@ void im2col_khwc(const LowpConv& g, const T* x, int64_t img, int64_t p0, int64_t
     const int64_t oy = (p0 + p) / g.ow, ox = (p0 + p) % g.ow;
     const int64_t ix0 = ox * g.sw - g.pw;
     // The window's taps inside the image's columns: [kj0, kj1).
-    const int64_t kj0 = std::clamp<int64_t>(-ix0, 0, g.kw);
-    const int64_t kj1 = std::clamp<int64_t>(g.w - ix0, kj0, g.kw);
+    const int64_t kj0 = first_tap_inside(ix0, 1, g.kw);
+    const int64_t kj1 = end_tap_inside(ix0, g.w, 1, g.kw);
     T* dst = col + p * ldcol;
     for (int64_t ki = 0; ki < g.kh; ++ki, dst += row) {
       const int64_t iy = oy * g.sh - g.ph + ki;
