@@ -23,6 +23,12 @@ SEED=${SEED:-0}
 ROUNDS=${ROUNDS:-4}
 MAX_TRIALS=${MAX_TRIALS:-400}
 STEP=20
+for count in TRIALS MAX_TRIALS ROUNDS; do
+  if [[ ! ${!count} =~ ^[1-9][0-9]*$ ]]; then
+    echo "tune_demo.sh: $count must be a positive whole number, got '${!count}'" >&2
+    exit 2
+  fi
+done
 SPACE_ARGS=()
 [ -n "${SPACE:-}" ] && SPACE_ARGS=(--space "$(realpath "$SPACE")")
 OUT=${1:-$ROOT/tune-demo-$(date -u +%Y%m%dT%H%M%SZ)}

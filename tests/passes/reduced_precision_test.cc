@@ -381,9 +381,6 @@ TEST(ReducedPrecision, ATargetWithBf16IsCompiledForBf16EvenOnAHostWithout) {
   unsetenv("CUVIL_CPU_DISABLE");
 }
 
-// A target with AVX-512 and no avx512_bf16 (a Skylake-SP to Ice Lake class CPU) runs bf16 weight
-// products widened, and keeps f32 what only VDPBF16PS runs: flash attention, Winograd, the
-// direct stems. Decided from the target, on any host.
 // What the target CPU makes of bf16 is said once per process, however often the pass runs (`run`
 // compiles every rung): the notice names the target, so another target is named again.
 TEST(ReducedPrecision, SaysOncePerProcessWhatTheTargetWidens) {
@@ -405,6 +402,9 @@ TEST(ReducedPrecision, SaysOncePerProcessWhatTheTargetWidens) {
   EXPECT_EQ(notices("once-b.cuvilpass"), 1u);
 }
 
+// A target with AVX-512 and no avx512_bf16 (a Skylake-SP to Ice Lake class CPU) runs bf16 weight
+// products widened, and keeps f32 what only VDPBF16PS runs: flash attention, Winograd, the
+// direct stems, and matmuls of two activations. Decided from the target, on any host.
 TEST(ReducedPrecision, AnAvx512TargetWithoutBf16WidensOnlyWeightProducts) {
   Graph decoder = testing::tiny_decoder(1, 9, 64);  // 18 query rows per kv head: flash-sized
   set_target_cpu(decoder, {"avx512"}, "widened.cuvilpass");
